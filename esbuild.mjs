@@ -1,0 +1,53 @@
+// Builds the two shipped bundles and a transpiled tree for the tests.
+//   dist/extension.js  the VS Code extension (vscode is provided by the host)
+//   dist/cli.js        the headless CLI; bundled with no vscode at all, so a stray
+//                      vscode import in the core fails this build
+//   out/               every .ts under src/ and test/ transpiled one-to-one (CommonJS),
+//                      for mocha in node and for the tests inside a VS Code host
+import * as esbuild from 'esbuild';
+import { readdirSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+
+const production = !process.argv.includes('--dev');
+
+function tsFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) return tsFiles(p);
+    return p.endsWith('.ts') && !p.endsWith('.d.ts') ? [p] : [];
+  });
+}
+
+const shared = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  minify: production,
+  sourcemap: !production,
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+
+rmSync('out', { recursive: true, force: true });
+await Promise.all([
+  esbuild.build({ ...shared, entryPoints: ['src/vscode/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] }),
+  esbuild.build({ ...shared, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } }),
+  esbuild.build({
+    entryPoints: [...tsFiles('src'), ...tsFiles('test')],
+    outdir: 'out',
+    outbase: '.',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    sourcemap: 'inline',
+    logLevel: 'warning',
+  }),
+]);
+
+// The task file's JSON Schema comes from the zod schema, so the editor and the core agree.
+const require = createRequire(import.meta.url);
+const { taskFileJsonSchema } = require('./out/src/core/taskFileJsonSchema.js');
+mkdirSync('dist', { recursive: true });
+writeFileSync('dist/harness-tasks.schema.json', JSON.stringify(taskFileJsonSchema(), null, 2) + '\n');

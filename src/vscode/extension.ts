@@ -1,0 +1,7 @@
+import * as vscode from 'vscode';
+
+export function activate(context: vscode.ExtensionContext): void {
+  context.subscriptions.push(vscode.commands.registerCommand('launchpad.status', () => undefined));
+}
+
+export function deactivate(): void {}

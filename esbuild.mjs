@@ -5,9 +5,11 @@
 //   out/               every .ts under src/ and test/ transpiled one-to-one (CommonJS),
 //                      for mocha in node and for the tests inside a VS Code host
 import * as esbuild from 'esbuild';
-import { readdirSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+
+const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
 const production = !process.argv.includes('--dev');
 
@@ -33,7 +35,13 @@ const shared = {
 rmSync('out', { recursive: true, force: true });
 await Promise.all([
   esbuild.build({ ...shared, entryPoints: ['src/vscode/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] }),
-  esbuild.build({ ...shared, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } }),
+  esbuild.build({
+    ...shared,
+    entryPoints: ['src/cli/main.ts'],
+    outfile: 'dist/cli.js',
+    banner: { js: '#!/usr/bin/env node' },
+    define: { LAUNCHPAD_VERSION: JSON.stringify(version) },
+  }),
   esbuild.build({
     entryPoints: [...tsFiles('src'), ...tsFiles('test')],
     outdir: 'out',

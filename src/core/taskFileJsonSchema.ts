@@ -1,3 +1,8 @@
-export function taskFileJsonSchema(): object {
-  return { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' };
+import * as z from 'zod/mini';
+import { taskFileSchema } from './taskFileSchema';
+
+/** JSON Schema for harness-tasks.json, contributed to the editor through `jsonValidation`. */
+export function taskFileJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(taskFileSchema, { target: 'draft-7', io: 'input', unrepresentable: 'any' });
+  return { ...schema, title: 'Launchpad task file (harness-tasks.json)' };
 }

@@ -1,0 +1,34 @@
+import { GITIGNORE_ENTRIES, initHarness } from '../../core/init';
+import type { Command } from '../command';
+import { EXIT, UsageError } from '../exit';
+import { harnessRootForInit } from '../harness';
+
+export const initCommand: Command = {
+  name: 'init',
+  usage: 'launchpad init [--gitignore | --no-gitignore] [--init-script] [--dir DIR]',
+  summary: 'Create harness-tasks.json, harness-progress.txt and .harness-active here (or in --dir). Never overwrites an existing file.',
+  details:
+    'The run artefacts folder (.launchpad/) is always listed in .git/info/exclude. Adding the state files to .gitignore changes a\n' +
+    'tracked file, so it is asked on a terminal and otherwise done only with --gitignore.',
+  options: {
+    gitignore: { type: 'boolean', help: `add the state files to .gitignore (${GITIGNORE_ENTRIES.length} entries)` },
+    'no-gitignore': { type: 'boolean', help: 'do not touch .gitignore and do not ask' },
+    'init-script': { type: 'boolean', help: 'also write a harness-init.sh health-check template' },
+  },
+  async run({ io, dir, values }) {
+    if (values.gitignore && values['no-gitignore']) throw new UsageError('init: --gitignore and --no-gitignore exclude each other');
+    const paths = harnessRootForInit({ io, dir, values, positionals: [] });
+    let gitignore = values.gitignore === true;
+    if (!gitignore && !values['no-gitignore'] && io.interactive && io.ask) {
+      const answer = await io.ask('Add the Launchpad state files to .gitignore? [y/N] ');
+      gitignore = /^y(es)?$/i.test(answer.trim());
+    }
+    const result = await initHarness(paths, { gitignore, initScript: values['init-script'] === true });
+    io.out(`Launchpad state root: ${paths.root}\n`);
+    for (const f of result.created) io.out(`  created  ${f}\n`);
+    for (const f of result.existing) io.out(`  kept     ${f} (already there)\n`);
+    if (result.ignored.length) io.out(`  .gitignore: added ${result.ignored.join(', ')}\n`);
+    if (result.created.includes('harness-tasks.json')) io.out('Next: launchpad add "Title" --validate "npm test" --files src/x/\n');
+    return EXIT.OK;
+  },
+};

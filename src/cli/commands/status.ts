@@ -1,0 +1,80 @@
+import { parseTaskFile } from '../../core/taskFile';
+import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
+import { TaskFileError } from '../../core/taskFile';
+import { readFileSync } from 'node:fs';
+import type { Command } from '../command';
+import { EXIT } from '../exit';
+import { existingHarness } from '../harness';
+
+export const statusCommand: Command = {
+  name: 'status',
+  usage: 'launchpad status [--json]',
+  summary: 'Show the tasks, their states, active worktrees and the last log lines. Read-only: takes no lock.',
+  options: {
+    json: { type: 'boolean', help: 'print the status as JSON' },
+  },
+  async run(ctx) {
+    const store = existingHarness(ctx, 'status');
+    let report: StatusReport;
+    try {
+      report = await buildStatus(store);
+    } catch (err) {
+      if (err instanceof TaskFileError && backupIsValid(store.paths.backup)) {
+        ctx.io.err(`note: harness-tasks.json.bak is valid; "launchpad run" restores it (keeping the broken file beside it)\n`);
+      }
+      throw err;
+    }
+    ctx.io.out(ctx.values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatus(report));
+    return EXIT.OK;
+  },
+};
+
+function backupIsValid(path: string): boolean {
+  try {
+    return parseTaskFile(readFileSync(path, 'utf8')).ok;
+  } catch {
+    return false;
+  }
+}
+
+const STATE_HINT: Record<TaskSummary['state'], string> = {
+  running: 'running',
+  ready: 'ready',
+  waiting: 'waiting on dependencies',
+  needs_validation: 'needs a validation command',
+  retryable: 'will be retried',
+  failed: 'attempts exhausted',
+  blocked: 'blocked',
+  completed: '',
+};
+
+export function formatStatus(r: StatusReport): string {
+  const lines: string[] = [];
+  lines.push(`Launchpad: ${r.root}`);
+  lines.push(
+    `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total})`,
+  );
+  lines.push(`Sessions: ${r.session_count}${r.last_session ? ` (last ${r.last_session})` : ''}`);
+  if (r.active_session) lines.push(`Active run: ${r.active_session.command} (pid=${r.active_session.pid}, since ${r.active_session.acquired_at})`);
+  lines.push('');
+  for (const t of r.tasks) {
+    const shown = t.state === 'blocked' ? 'blocked' : t.status;
+    let line = `[${shown}] ${t.id}: ${t.title} (${t.attempts}/${t.max_attempts})`;
+    if (t.status === 'in_progress' && t.agent_id) line += ` [agent=${t.agent_id}]`;
+    const hint = STATE_HINT[t.state];
+    if (hint && hint !== shown) line += ` - ${hint}`;
+    if (t.state === 'blocked' && t.blocked_reason) line += `: ${t.blocked_reason}`;
+    else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${t.last_error}`;
+    lines.push(line);
+  }
+  if (!r.tasks.length) lines.push('(no tasks yet: launchpad add "Title" --validate "CMD")');
+  lines.push('');
+  lines.push('Worktrees:');
+  if (r.worktrees.length) for (const w of r.worktrees) lines.push(`  ${w.branch}  ${w.path}`);
+  else lines.push('  (none)');
+  lines.push('');
+  lines.push('Recent log:');
+  for (const l of r.recent_log) lines.push(`  ${l}`);
+  if (!r.recent_log.length) lines.push('  (empty)');
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,32 @@
+// Exit codes (SPEC §5) and the one mapping from an error to a code and a message.
+import { LockHeldError } from '../core/lock';
+import { TaskFileMissingError } from '../core/stateStore';
+import { TaskFileError } from '../core/taskFile';
+import { InputError } from '../core/taskOps';
+
+export const EXIT = {
+  /** Done; for `run`: every task completed. */
+  OK: 0,
+  /** `run` stopped with tasks failed, blocked or not runnable. */
+  INCOMPLETE: 1,
+  /** Usage, configuration or bad input. */
+  USAGE: 2,
+  /** Another live session holds the lock. */
+  LOCKED: 3,
+} as const;
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export function exitFor(err: unknown): { code: number; message: string } {
+  if (err instanceof LockHeldError) return { code: EXIT.LOCKED, message: err.message };
+  if (err instanceof TaskFileError || err instanceof TaskFileMissingError || err instanceof InputError || err instanceof UsageError) {
+    return { code: EXIT.USAGE, message: err.message };
+  }
+  const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  return { code: EXIT.INCOMPLETE, message: `internal error: ${message}` };
+}

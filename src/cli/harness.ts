@@ -1,0 +1,19 @@
+// Finding the state root for a command.
+import { findStateRoot, StatePaths, TASKS_FILE } from '../core/statePaths';
+import { StateStore } from '../core/stateStore';
+import type { CommandContext } from './command';
+import { UsageError } from './exit';
+
+/** The state root of an existing harness: --dir, $HARNESS_STATE_ROOT, or found upward. */
+export function existingHarness(ctx: CommandContext, command: string): StateStore {
+  const root = findStateRoot(ctx.io.cwd, ctx.dir, ctx.io.env);
+  if (!root) {
+    throw new UsageError(`${TASKS_FILE}: not found in ${ctx.io.cwd} or any parent directory; run "launchpad init" first, or pass --dir`);
+  }
+  return new StateStore(new StatePaths(root), `launchpad ${command}`);
+}
+
+/** Where `init` (and a first `run`) creates the harness: --dir, $HARNESS_STATE_ROOT, found upward, or here. */
+export function harnessRootForInit(ctx: CommandContext): StatePaths {
+  return new StatePaths(findStateRoot(ctx.io.cwd, ctx.dir, ctx.io.env) ?? ctx.io.cwd);
+}

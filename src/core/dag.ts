@@ -1,0 +1,308 @@
+// The dependency rules, in one place: cycle detection, unknown dependencies, blocked
+// propagation to a fixpoint, the eligible pool and its order, batch construction, and the
+// state a task shows. Pure functions over the task list; linear in tasks + edges.
+import { compareIds } from './ids';
+import { isCategory, type Category } from './logLine';
+import type { Task } from './taskFileSchema';
+
+/** What a person sees for a task; `status` plus what the dependency rules say about it. */
+export type TaskState =
+  | 'running'
+  | 'ready'
+  | 'waiting'
+  | 'needs_validation'
+  | 'retryable'
+  | 'failed'
+  | 'blocked'
+  | 'completed';
+
+/** A failure the dependency rules put on a task: `entry` goes to its error_log. */
+export interface DependencyFailure {
+  taskId: string;
+  entry: string;
+}
+
+const DEPENDENCY_TAG = '[DEPENDENCY]';
+
+/** The category of an error_log entry `[CATEGORY] reason`. */
+export function entryCategory(entry: string | undefined): Category | undefined {
+  const m = entry ? /^\[([A-Z_]+)\]/.exec(entry) : null;
+  return m && isCategory(m[1]!) ? m[1] : undefined;
+}
+
+export function lastFailureCategory(task: Task): Category | undefined {
+  return entryCategory(task.error_log.at(-1));
+}
+
+/**
+ * Failed by the dependency rules (cycle, unknown or failed dependency). Seed 000 says an
+ * error_log that *contains* a [DEPENDENCY] entry; we look at the last entry, so a task that
+ * was unblocked by a retry and later failed on its own stays retryable.
+ */
+export function isDependencyFailure(task: Task): boolean {
+  return task.status === 'failed' && lastFailureCategory(task) === 'DEPENDENCY';
+}
+
+/** Failed and will never be retried without a person's `retry`. */
+export function isPermanentlyFailed(task: Task): boolean {
+  return task.status === 'failed' && (task.attempts >= task.max_attempts || isDependencyFailure(task));
+}
+
+export function isRetryable(task: Task): boolean {
+  return task.status === 'failed' && !isPermanentlyFailed(task);
+}
+
+export function hasValidationCommand(task: Task): boolean {
+  return !!task.validation?.command?.trim();
+}
+
+/** Seed 000: an empty files_hint may touch anything; a merge conflict retries alone. */
+export function runsSolo(task: Task): boolean {
+  return task.files_hint.length === 0 || lastFailureCategory(task) === 'MERGE_CONFLICT';
+}
+
+/**
+ * What a run marks before selecting work: tasks on a cycle, tasks with unknown dependencies,
+ * then everything that depends on a permanently failed task, repeated to a fixpoint. Tasks
+ * already failed for a dependency reason are not marked again.
+ */
+export function findDependencyFailures(tasks: readonly Task[]): DependencyFailure[] {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const failures: DependencyFailure[] = [];
+  const marked = new Set<string>();
+  const mark = (task: Task, entry: string) => {
+    marked.add(task.id);
+    if (!isDependencyFailure(task)) failures.push({ taskId: task.id, entry });
+  };
+
+  for (const task of tasks) {
+    if (task.status === 'completed') continue;
+    const unknown = task.depends_on.find((d) => !byId.has(d));
+    if (unknown !== undefined) mark(task, `${DEPENDENCY_TAG} Unknown dependency ${unknown}`);
+  }
+  for (const [taskId, cycle] of findCycles(tasks, byId)) {
+    if (!marked.has(taskId)) mark(byId.get(taskId)!, `${DEPENDENCY_TAG} Circular dependency detected: ${cycle.join(' -> ')}`);
+  }
+
+  // Blocked propagation: a breadth-first walk over reverse edges from every permanent failure.
+  const dependents = reverseEdges(tasks);
+  const queue = tasks.filter((t) => marked.has(t.id) || isPermanentlyFailed(t)).map((t) => t.id);
+  const seen = new Set(queue);
+  for (let i = 0; i < queue.length; i++) {
+    const failedId = queue[i]!;
+    for (const dep of dependents.get(failedId) ?? []) {
+      if (seen.has(dep.id) || dep.status === 'completed' || dep.status === 'in_progress') continue;
+      seen.add(dep.id);
+      queue.push(dep.id);
+      if (!marked.has(dep.id) && !isPermanentlyFailed(dep)) mark(dep, `${DEPENDENCY_TAG} Blocked by failed ${failedId}`);
+    }
+  }
+  return failures;
+}
+
+function reverseEdges(tasks: readonly Task[]): Map<string, Task[]> {
+  const dependents = new Map<string, Task[]>();
+  for (const task of tasks) {
+    for (const d of new Set(task.depends_on)) {
+      let list = dependents.get(d);
+      if (!list) dependents.set(d, (list = []));
+      list.push(task);
+    }
+  }
+  return dependents;
+}
+
+/**
+ * Every non-completed task that lies on a cycle, with one cycle through it written from it back
+ * to it (`a -> b -> a`; a self-reference is `a -> a`). Tarjan's algorithm, iterative.
+ */
+function findCycles(tasks: readonly Task[], byId: Map<string, Task>): Map<string, string[]> {
+  const live = (id: string) => {
+    const t = byId.get(id);
+    return t !== undefined && t.status !== 'completed';
+  };
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  let counter = 0;
+
+  for (const root of tasks) {
+    if (!live(root.id) || index.has(root.id)) continue;
+    const work: Array<{ id: string; next: number }> = [{ id: root.id, next: 0 }];
+    index.set(root.id, counter);
+    low.set(root.id, counter++);
+    stack.push(root.id);
+    onStack.add(root.id);
+    while (work.length) {
+      const frame = work.at(-1)!;
+      const deps = byId.get(frame.id)!.depends_on;
+      if (frame.next < deps.length) {
+        const d = deps[frame.next++]!;
+        if (!live(d)) continue;
+        if (!index.has(d)) {
+          index.set(d, counter);
+          low.set(d, counter++);
+          stack.push(d);
+          onStack.add(d);
+          work.push({ id: d, next: 0 });
+        } else if (onStack.has(d)) {
+          low.set(frame.id, Math.min(low.get(frame.id)!, index.get(d)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work.at(-1);
+      if (parent) low.set(parent.id, Math.min(low.get(parent.id)!, low.get(frame.id)!));
+      if (low.get(frame.id) === index.get(frame.id)) {
+        const component: string[] = [];
+        let id: string;
+        do {
+          id = stack.pop()!;
+          onStack.delete(id);
+          component.push(id);
+        } while (id !== frame.id);
+        const selfLoop = component.length === 1 && byId.get(frame.id)!.depends_on.includes(frame.id);
+        if (component.length > 1 || selfLoop) components.push(component);
+      }
+    }
+  }
+
+  const cycles = new Map<string, string[]>();
+  for (const component of components) {
+    const members = new Set(component);
+    for (const id of component.sort(compareIds)) cycles.set(id, cycleThrough(id, members, byId));
+  }
+  return cycles;
+}
+
+/** Shortest path id -> … -> id inside one strongly connected component (breadth-first). */
+function cycleThrough(start: string, members: Set<string>, byId: Map<string, Task>): string[] {
+  const parent = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const id = queue[i]!;
+    for (const d of byId.get(id)!.depends_on) {
+      if (!members.has(d)) continue;
+      if (d === start) {
+        const path = [start];
+        for (let cur: string | undefined = id; cur !== start && cur !== undefined; cur = parent.get(cur)) path.splice(1, 0, cur);
+        return [...path, start];
+      }
+      if (!parent.has(d)) {
+        parent.set(d, id);
+        queue.push(d);
+      }
+    }
+  }
+  return [start, start];
+}
+
+const PRIORITY_RANK = { P0: 0, P1: 1, P2: 2 } as const;
+
+function allDepsCompleted(task: Task, byId: Map<string, Task>): boolean {
+  return task.depends_on.every((d) => byId.get(d)?.status === 'completed');
+}
+
+/**
+ * The eligible pool in seed 000's order: pending tasks whose dependencies are all completed
+ * (priority, then id), then retryable failed ones (priority, then oldest failure). A task
+ * without a validation command is never eligible: nothing could prove it done.
+ */
+export function eligibleTasks(tasks: readonly Task[]): Task[] {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, byId);
+  const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
+  const retry = tasks.filter((t) => isRetryable(t) && ready(t));
+  pending.sort((a, b) => PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] || compareIds(a.id, b.id));
+  retry.sort(
+    (a, b) =>
+      PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] ||
+      (a.failed_at ?? '').localeCompare(b.failed_at ?? '') ||
+      compareIds(a.id, b.id),
+  );
+  return [...pending, ...retry];
+}
+
+/** Tasks that would be eligible but have no validation command (logged once per run). */
+export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  return tasks.filter(
+    (t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, byId),
+  );
+}
+
+/**
+ * The next tasks to start, given those already running: seed 000's batch construction applied
+ * to free slots. No dependency between any two, no overlapping files_hint, solo tasks alone.
+ * When the first eligible task must run solo and others are running, nothing starts: it waits
+ * for the running ones to finish rather than being overtaken.
+ */
+export function selectBatch(eligible: readonly Task[], running: readonly Task[], maxParallel: number): Task[] {
+  if (running.some(runsSolo)) return [];
+  const batch: Task[] = [];
+  const busy = [...running];
+  for (const task of eligible) {
+    if (busy.length >= maxParallel) break;
+    if (runsSolo(task)) {
+      if (busy.length === 0) return [task];
+      if (batch.length === 0) return [];
+      continue;
+    }
+    if (busy.some((other) => dependsEitherWay(task, other) || hintsOverlap(task.files_hint, other.files_hint))) continue;
+    batch.push(task);
+    busy.push(task);
+  }
+  return batch;
+}
+
+function dependsEitherWay(a: Task, b: Task): boolean {
+  return a.depends_on.includes(b.id) || b.depends_on.includes(a.id);
+}
+
+/**
+ * Directory-level overlap: `src/auth/` overlaps `src/auth/oauth/` and `src/auth/x.ts`, not
+ * `src/authz/`. A glob counts as the directory before its first wildcard.
+ */
+export function hintsOverlap(a: readonly string[], b: readonly string[]): boolean {
+  const na = a.map(normalizeHint);
+  const nb = b.map(normalizeHint);
+  return na.some((x) => nb.some((y) => x === '' || y === '' || x === y || y.startsWith(x + '/') || x.startsWith(y + '/')));
+}
+
+export function normalizeHint(hint: string): string {
+  let h = hint.trim().replace(/\\/g, '/');
+  const wildcard = h.search(/[*?[{]/);
+  if (wildcard >= 0) h = h.slice(0, h.lastIndexOf('/', wildcard) + 1);
+  h = h.replace(/\/{2,}/g, '/').replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  return h === '.' ? '' : h;
+}
+
+export interface DependencyAnalysis {
+  states: Map<string, TaskState>;
+  /** Why a task is blocked: its [DEPENDENCY] entry, stored or what a run would mark. */
+  blockedReasons: Map<string, string>;
+}
+
+/** The state of every task as `status` shows it. Read-only: nothing is marked. */
+export function analyzeTasks(tasks: readonly Task[]): DependencyAnalysis {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const blockedReasons = new Map<string, string>();
+  for (const t of tasks) if (isDependencyFailure(t)) blockedReasons.set(t.id, t.error_log.at(-1)!);
+  for (const f of findDependencyFailures(tasks)) blockedReasons.set(f.taskId, f.entry);
+
+  const states = new Map<string, TaskState>();
+  for (const t of tasks) {
+    let state: TaskState;
+    if (t.status === 'completed') state = 'completed';
+    else if (t.status === 'in_progress') state = 'running';
+    else if (blockedReasons.has(t.id)) state = 'blocked';
+    else if (t.status === 'failed' && isPermanentlyFailed(t)) state = 'failed';
+    else if (!allDepsCompleted(t, byId)) state = 'waiting';
+    else if (!hasValidationCommand(t)) state = 'needs_validation';
+    else state = t.status === 'failed' ? 'retryable' : 'ready';
+    states.set(t.id, state);
+  }
+  return { states, blockedReasons };
+}

@@ -1,0 +1,202 @@
+// The git operations Launchpad performs, each one `git` process with an argument array (no
+// shell: a valid ref name is not shell-safe). A thin wrapper over runProcess rather than a git
+// library: the controller runs about ten git commands per task and the overhead budget is
+// measured against the same commands typed by hand.
+import { runProcess, type ProcessResult } from '../process/runProcess';
+import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
+
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly result: ProcessResult,
+  ) {
+    const detail = (result.stderr || result.stdout || result.spawnError || '').trim().split('\n').slice(-3).join(' | ');
+    super(`git ${args.join(' ')} failed${result.timedOut ? ' (timed out)' : ` (exit ${result.code})`}: ${detail}`);
+    this.name = 'GitError';
+  }
+}
+
+export interface MergeOutcome {
+  ok: boolean;
+  /** Files left in conflict, when the merge stopped on conflicts. */
+  conflicts: string[];
+  /** Local changes in the main working tree that the merge would overwrite. */
+  blockedBy: string[];
+  output: string;
+}
+
+const GIT_TIMEOUT_MS = 5 * 60_000;
+
+/** Never prompt, never open an editor, and print messages we can recognise. */
+const gitEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_EDITOR: 'true',
+  GIT_SEQUENCE_EDITOR: 'true',
+  GIT_MERGE_AUTOEDIT: 'no',
+  LC_ALL: 'C',
+});
+
+export class Git {
+  constructor(readonly cwd: string) {}
+
+  async run(args: string[], opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number } = {}): Promise<ProcessResult> {
+    const result = await runProcess({
+      command: { file: 'git', args },
+      cwd: opts.cwd ?? this.cwd,
+      env: gitEnv(),
+      timeoutMs: opts.timeoutMs ?? GIT_TIMEOUT_MS,
+    });
+    if (!opts.allowFail && result.code !== 0) throw new GitError(args, result);
+    return result;
+  }
+
+  private async text(args: string[], cwd?: string): Promise<string> {
+    return (await this.run(args, cwd ? { cwd } : {})).stdout.trim();
+  }
+
+  /** The top of the working tree holding `cwd`, or undefined outside a repository. */
+  async toplevel(): Promise<string | undefined> {
+    const r = await this.run(['rev-parse', '--show-toplevel'], { allowFail: true });
+    return r.code === 0 ? r.stdout.trim() : undefined;
+  }
+
+  async head(cwd?: string): Promise<string | undefined> {
+    const r = await this.run(['rev-parse', '--verify', '-q', 'HEAD'], { allowFail: true, ...(cwd ? { cwd } : {}) });
+    return r.code === 0 ? r.stdout.trim() : undefined;
+  }
+
+  /** The checked-out branch's short name, or undefined when HEAD is detached. */
+  async currentBranch(): Promise<string | undefined> {
+    const r = await this.run(['symbolic-ref', '--short', '-q', 'HEAD'], { allowFail: true });
+    return r.code === 0 ? r.stdout.trim() : undefined;
+  }
+
+  async configValue(key: string): Promise<string | undefined> {
+    const r = await this.run(['config', '--get', key], { allowFail: true });
+    return r.code === 0 ? r.stdout.trim() : undefined;
+  }
+
+  /** Tracked files with uncommitted changes (staged or not), relative to the top level. */
+  async trackedChanges(cwd?: string): Promise<string[]> {
+    const out = (await this.run(['status', '--porcelain=v1', '-z', '--untracked-files=no'], cwd ? { cwd } : {})).stdout;
+    return parsePorcelainPaths(out);
+  }
+
+  /** Any change at all, untracked files included (an agent's leftovers in its worktree). */
+  async anyChanges(cwd: string): Promise<string[]> {
+    const out = (await this.run(['status', '--porcelain=v1', '-z', '--untracked-files=all'], { cwd })).stdout;
+    return parsePorcelainPaths(out);
+  }
+
+  /** A path inside the git directory (`MERGE_HEAD`, `rebase-merge`), absolute. */
+  async gitPath(name: string, cwd?: string): Promise<string> {
+    const p = await this.text(['rev-parse', '--path-format=absolute', '--git-path', name], cwd);
+    return p;
+  }
+
+  async listWorktrees(): Promise<WorktreeInfo[]> {
+    return parseWorktreeList((await this.run(['worktree', 'list', '--porcelain', '-z'])).stdout);
+  }
+
+  async addWorktree(path: string, branch: string, base: string): Promise<void> {
+    await this.run(['worktree', 'add', '-b', branch, '--', path, base]);
+  }
+
+  /** A worktree for an existing branch (recovery validates a branch whose worktree is gone). */
+  async addWorktreeForBranch(path: string, branch: string): Promise<void> {
+    await this.run(['worktree', 'add', '--', path, branch]);
+  }
+
+  async removeWorktree(path: string): Promise<void> {
+    const r = await this.run(['worktree', 'remove', '--force', '--force', '--', path], { allowFail: true });
+    // Already gone from disk: drop git's record of it.
+    if (r.code !== 0) await this.run(['worktree', 'prune'], { allowFail: true });
+  }
+
+  async branchExists(branch: string): Promise<boolean> {
+    const r = await this.run(['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { allowFail: true });
+    return r.code === 0;
+  }
+
+  async deleteBranch(branch: string): Promise<void> {
+    await this.run(['branch', '-D', '--', branch], { allowFail: true });
+  }
+
+  /** Local branches whose names start with `prefix`. */
+  async branches(prefix: string): Promise<string[]> {
+    const out = await this.text(['for-each-ref', '--format=%(refname:short)', `refs/heads/${prefix}*`]);
+    return out ? out.split('\n') : [];
+  }
+
+  async countCommits(range: string): Promise<number> {
+    return Number(await this.text(['rev-list', '--count', range]));
+  }
+
+  async isAncestor(commit: string, of: string): Promise<boolean> {
+    return (await this.run(['merge-base', '--is-ancestor', commit, of], { allowFail: true })).code === 0;
+  }
+
+  async commitExists(commit: string): Promise<boolean> {
+    return (await this.run(['cat-file', '-e', `${commit}^{commit}`], { allowFail: true })).code === 0;
+  }
+
+  /** Files changed between two commits. */
+  async changedFiles(from: string, to: string): Promise<string[]> {
+    const out = await this.text(['diff', '--name-only', '-z', from, to]);
+    return out.split('\0').filter(Boolean);
+  }
+
+  /** Commits everything left uncommitted in a worktree. */
+  async commitAll(cwd: string, message: string): Promise<void> {
+    await this.run(['add', '-A'], { cwd });
+    await this.run(['commit', '-q', '--no-verify', '-m', message], { cwd });
+  }
+
+  /** `git merge --no-ff` into the current branch; conflicts are reported, not thrown. */
+  async mergeNoFf(branch: string, message: string): Promise<MergeOutcome> {
+    const r = await this.run(['merge', '--no-ff', '--no-edit', '-m', message, branch], { allowFail: true });
+    const output = `${r.stdout}\n${r.stderr}`.trim();
+    if (r.code === 0) return { ok: true, conflicts: [], blockedBy: [], output };
+    const blockedBy = overwrittenFiles(r.stderr);
+    if (blockedBy.length) return { ok: false, conflicts: [], blockedBy, output };
+    const conflicts = (await this.text(['diff', '--name-only', '-z', '--diff-filter=U'])).split('\0').filter(Boolean);
+    if (!conflicts.length) throw new GitError(['merge', '--no-ff', branch], r);
+    return { ok: false, conflicts, blockedBy: [], output };
+  }
+
+  async mergeAbort(): Promise<void> {
+    await this.run(['merge', '--abort'], { allowFail: true });
+  }
+
+  /** Rebases the branch checked out in `cwd` onto `onto`; aborts and returns false on conflict. */
+  async rebase(cwd: string, onto: string): Promise<boolean> {
+    const r = await this.run(['rebase', onto], { cwd, allowFail: true });
+    if (r.code === 0) return true;
+    await this.run(['rebase', '--abort'], { cwd, allowFail: true });
+    return false;
+  }
+
+  async shortHash(commit: string): Promise<string> {
+    return this.text(['rev-parse', '--short', commit]);
+  }
+}
+
+/** Paths from `git status --porcelain=v1 -z` (renames carry their source path after a NUL). */
+export function parsePorcelainPaths(out: string): string[] {
+  const fields = out.split('\0');
+  const paths: string[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    if (f.length < 4) continue;
+    paths.push(f.slice(3));
+    if (f[0] === 'R' || f[0] === 'C') i++;
+  }
+  return paths;
+}
+
+/** "Your local changes to the following files would be overwritten by merge:" and its list. */
+function overwrittenFiles(stderr: string): string[] {
+  const m = /would be overwritten by merge:\n((?:\t.*\n?)+)/.exec(stderr);
+  return m ? m[1]!.split('\n').map((l) => l.trim()).filter(Boolean) : [];
+}

@@ -1,0 +1,145 @@
+// The mkdir lock of seed 002: mkdir is atomic, a stale lock is reclaimed by renaming it away
+// (so two reclaimers cannot both win), and a live holder makes us fail fast naming it.
+// The holder record carries the process identity beside the pid (see processIdentity.ts).
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isSameProcessAlive, processIdentity } from './processIdentity';
+
+export interface LockHolder {
+  pid: number;
+  identity?: string;
+  host: string;
+  /** What holds it, for the message a second caller sees: "launchpad run", "launchpad add". */
+  command: string;
+  acquired_at: string;
+}
+
+export class LockHeldError extends Error {
+  constructor(
+    readonly lockDir: string,
+    readonly holder: LockHolder | undefined,
+  ) {
+    super(
+      holder
+        ? `another session is active: ${holder.command} (pid=${holder.pid} on ${holder.host}, since ${holder.acquired_at}); lock ${lockDir}`
+        : `another session is starting (lock ${lockDir} has no holder record yet)`,
+    );
+    this.name = 'LockHeldError';
+  }
+}
+
+export interface LockHandle {
+  readonly dir: string;
+  readonly holder: LockHolder;
+  /** Set when acquiring removed a dead holder's lock; the caller logs it. */
+  readonly reclaimedFrom?: LockHolder | undefined;
+  release(): void;
+}
+
+/** A lock directory younger than this without a holder record is being created, not stale. */
+const CREATING_GRACE_MS = 5000;
+
+export function readLockHolder(lockDir: string): LockHolder | undefined {
+  try {
+    const holder = JSON.parse(readFileSync(join(lockDir, 'holder.json'), 'utf8')) as LockHolder;
+    return typeof holder.pid === 'number' ? holder : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The live holder of a lock, or undefined when it is free or stale. Read-only. */
+export function liveLockHolder(lockDir: string): LockHolder | undefined {
+  const holder = readLockHolder(lockDir);
+  return holder && isHolderAlive(holder) ? holder : undefined;
+}
+
+function isHolderAlive(holder: LockHolder): boolean {
+  // Another machine's process cannot be checked from here: assume it is alive.
+  if (holder.host !== hostname()) return true;
+  return isSameProcessAlive(holder.pid, holder.identity);
+}
+
+/** Takes the lock now or throws LockHeldError. */
+export function tryAcquireLock(lockDir: string, command: string): LockHandle {
+  mkdirSync(dirname(lockDir), { recursive: true });
+  let reclaimedFrom: LockHolder | undefined;
+  if (!tryMkdir(lockDir)) {
+    const holder = readLockHolder(lockDir);
+    if (holder ? isHolderAlive(holder) : ageMs(lockDir) < CREATING_GRACE_MS) {
+      throw new LockHeldError(lockDir, holder);
+    }
+    // Stale: move it aside atomically; if someone else moved it first, they win.
+    const aside = `${lockDir}.stale.${process.pid}.${Date.now()}`;
+    try {
+      renameSync(lockDir, aside);
+    } catch {
+      throw new LockHeldError(lockDir, readLockHolder(lockDir));
+    }
+    rmSync(aside, { recursive: true, force: true });
+    if (!tryMkdir(lockDir)) throw new LockHeldError(lockDir, readLockHolder(lockDir));
+    reclaimedFrom = holder;
+  }
+
+  const holder: LockHolder = {
+    pid: process.pid,
+    identity: processIdentity(process.pid),
+    host: hostname(),
+    command,
+    acquired_at: new Date().toISOString(),
+  };
+  const tmp = join(lockDir, 'holder.json.tmp');
+  writeFileSync(tmp, JSON.stringify(holder) + '\n');
+  renameSync(tmp, join(lockDir, 'holder.json'));
+  // Seed 002's shell snippet reads `$LOCKDIR/pid`; keep it readable by such scripts.
+  writeFileSync(join(lockDir, 'pid'), `${process.pid}\n`);
+
+  let released = false;
+  return {
+    dir: lockDir,
+    holder,
+    reclaimedFrom,
+    release() {
+      if (released) return;
+      released = true;
+      const current = readLockHolder(lockDir);
+      // Never remove a lock someone else took over after declaring ours stale.
+      if (current && (current.pid !== holder.pid || current.identity !== holder.identity)) return;
+      rmSync(lockDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits up to `timeoutMs` for the lock (short transactions), then throws LockHeldError. */
+export async function acquireLock(lockDir: string, command: string, timeoutMs: number): Promise<LockHandle> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 5;
+  for (;;) {
+    try {
+      return tryAcquireLock(lockDir, command);
+    } catch (err) {
+      if (!(err instanceof LockHeldError) || Date.now() >= deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 100);
+  }
+}
+
+function tryMkdir(dir: string): boolean {
+  try {
+    mkdirSync(dir);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return Infinity;
+  }
+}

@@ -1,0 +1,225 @@
+// Reading harness-progress.txt fast: grep-style filters over a file of any size, in chunks,
+// without decoding lines that cannot match; and incremental reads from a byte offset so a
+// live view or `log --follow` reads only what was appended.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { parseLogLine, type Category, type LogType } from './logLine';
+
+export interface LogFilter {
+  type?: LogType | undefined;
+  taskId?: string | undefined;
+  session?: number | undefined;
+  category?: Category | undefined;
+  regex?: RegExp | undefined;
+}
+
+interface Matcher {
+  /** A byte string every matching line contains, to skip the rest with Buffer.indexOf. */
+  needle?: Buffer;
+  /** Run the regex over whole decoded chunks when there is no needle. */
+  chunkRegex?: RegExp;
+  test(line: string): boolean;
+}
+
+export function isEmptyFilter(f: LogFilter): boolean {
+  return !f.type && !f.taskId && f.session === undefined && !f.category && !f.regex;
+}
+
+/** Whether one line passes the filter. The slow path, and the reference for the fast ones. */
+export function lineMatches(line: string, f: LogFilter): boolean {
+  if (f.regex && !testRegex(f.regex, line)) return false;
+  if (!f.type && !f.taskId && f.session === undefined && !f.category) return true;
+  const entry = parseLogLine(line);
+  if (!entry) return false;
+  return (
+    (!f.type || entry.type === f.type) &&
+    (!f.taskId || entry.taskId === f.taskId) &&
+    (f.session === undefined || entry.session === f.session) &&
+    (!f.category || entry.category === f.category)
+  );
+}
+
+function testRegex(re: RegExp, line: string): boolean {
+  re.lastIndex = 0;
+  return re.test(line);
+}
+
+function compile(f: LogFilter): Matcher {
+  const test = (line: string) => lineMatches(line, f);
+  // The most selective literal first.
+  if (f.taskId) return { needle: Buffer.from(`[${f.taskId}]`), test };
+  if (f.category) return { needle: Buffer.from(`[${f.category}]`), test };
+  if (f.session !== undefined) return { needle: Buffer.from(`[SESSION-${f.session}] `), test };
+  if (f.type) return { needle: Buffer.from(`] ${f.type}`), test };
+  if (f.regex) {
+    const literal = plainLiteral(f.regex);
+    if (literal !== undefined) return { needle: Buffer.from(literal), test };
+    return { chunkRegex: new RegExp(f.regex.source, f.regex.flags.replace(/[gym]/g, '') + 'gm'), test };
+  }
+  return { test: () => true };
+}
+
+/** The regex as a literal string when it has no special characters and no flags. */
+function plainLiteral(re: RegExp): string | undefined {
+  if (re.flags.replace(/[gu]/g, '') !== '') return undefined;
+  return /^[^\\^$.|?*+()[\]{}]+$/.test(re.source) ? re.source : undefined;
+}
+
+/** Matching lines among the complete lines in buf[0, end). */
+function scan(buf: Buffer, end: number, m: Matcher, out: string[]): void {
+  if (m.needle) {
+    let pos = 0;
+    while (pos < end) {
+      const hit = buf.indexOf(m.needle, pos);
+      if (hit < 0 || hit >= end) return;
+      const start = buf.lastIndexOf(10, hit) + 1;
+      let stop = buf.indexOf(10, hit);
+      if (stop < 0 || stop > end) stop = end;
+      const line = decodeLine(buf, start, stop);
+      if (m.test(line)) out.push(line);
+      pos = stop + 1;
+    }
+    return;
+  }
+  const text = buf.toString('utf8', 0, end);
+  if (m.chunkRegex) {
+    const re = m.chunkRegex;
+    re.lastIndex = 0;
+    let match: RegExpExecArray | null;
+    while ((match = re.exec(text))) {
+      const start = text.lastIndexOf('\n', match.index - 1) + 1;
+      let stop = text.indexOf('\n', match.index);
+      if (stop < 0) stop = text.length;
+      // A pattern like [^x] can match across a newline; only whole-line matches count.
+      const line = stripCr(text.slice(start, stop));
+      if (m.test(line)) {
+        out.push(line);
+        re.lastIndex = stop + 1;
+      } else {
+        re.lastIndex = match.index + 1;
+      }
+    }
+    return;
+  }
+  for (const line of text.split('\n')) if (line) out.push(stripCr(line));
+}
+
+function decodeLine(buf: Buffer, start: number, stop: number): string {
+  if (stop > start && buf[stop - 1] === 13) stop--;
+  return buf.toString('utf8', start, stop);
+}
+
+function stripCr(line: string): string {
+  return line.endsWith('\r') ? line.slice(0, -1) : line;
+}
+
+const CHUNK = 4 * 1024 * 1024;
+
+export interface ReadResult {
+  /** Where the next incremental read starts: just after the last complete line. */
+  offset: number;
+}
+
+/**
+ * Streams matching lines of `file` from byte `offset` to its current end, in batches
+ * (`onLines` per chunk). A trailing line without its newline is left for the next read.
+ */
+export function readLogLines(file: string, filter: LogFilter, onLines: (lines: string[]) => void, offset = 0): ReadResult {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { offset: 0 };
+    throw err;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    // The log is append-only; if it shrank, it was replaced: start over.
+    let pos = offset > size ? 0 : offset;
+    const matcher = compile(filter);
+    let buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(size - pos, 1)));
+    let carry = 0;
+    while (pos < size) {
+      const want = Math.min(buf.length - carry, size - pos);
+      const n = readSync(fd, buf, carry, want, pos);
+      if (n <= 0) break;
+      pos += n;
+      const filled = carry + n;
+      const lastNl = buf.lastIndexOf(10, filled - 1);
+      if (lastNl < 0) {
+        // One line longer than the buffer: grow and keep reading.
+        if (filled === buf.length) {
+          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(bigger, 0, 0, filled);
+          buf = bigger;
+        }
+        carry = filled;
+        continue;
+      }
+      const out: string[] = [];
+      scan(buf, lastNl + 1, matcher, out);
+      if (out.length) onLines(out);
+      carry = filled - (lastNl + 1);
+      buf.copy(buf, 0, lastNl + 1, filled);
+    }
+    return { offset: pos - carry };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** All matching lines, for small logs and tests. */
+export function filterLog(file: string, filter: LogFilter = {}): string[] {
+  const all: string[] = [];
+  readLogLines(file, filter, (lines) => all.push(...lines));
+  return all;
+}
+
+/** The last `count` lines of the log, reading only its tail. */
+export function tailLog(file: string, count: number): string[] {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const size = fstatSync(fd).size;
+    let span = Math.min(size, 64 * 1024);
+    for (;;) {
+      const buf = Buffer.allocUnsafe(span);
+      readSync(fd, buf, 0, span, size - span);
+      const lines = buf.toString('utf8').split('\n');
+      if (lines.at(-1) === '') lines.pop();
+      if (span === size || lines.length > count) {
+        if (span !== size) lines.shift(); // the first line may be cut
+        return lines.slice(-count).map(stripCr);
+      }
+      span = Math.min(size, span * 4);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Follows a growing log: each `poll()` returns only the matching lines appended since the last. */
+export class LogFollower {
+  private offset: number;
+
+  constructor(
+    private readonly file: string,
+    private readonly filter: LogFilter,
+    startOffset = 0,
+  ) {
+    this.offset = startOffset;
+  }
+
+  poll(): string[] {
+    const out: string[] = [];
+    this.offset = readLogLines(this.file, this.filter, (lines) => out.push(...lines), this.offset).offset;
+    return out;
+  }
+
+  get position(): number {
+    return this.offset;
+  }
+}

@@ -1,0 +1,189 @@
+// Every process Launchpad starts goes through here. Each runs in its own process group, and
+// a timeout, an abort or the leader's exit ends the whole group (SIGTERM, then SIGKILL after a
+// grace period), so no grandchild outlives the step that started it.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { groupAlive, killGroup } from './killGroup';
+import type { ProcessRecords } from './processRecords';
+
+export interface ProcessSpec {
+  /** A shell command line (run by /bin/sh -c), or a program and its arguments (no shell). */
+  command: string | { file: string; args: string[] };
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  stdin?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Live output, stdout and stderr interleaved as they arrive. */
+  onOutput?: (text: string) => void;
+  /** Appends all output here (the attempt's transcript). */
+  transcript?: string;
+  /** How much of stdout and stderr to keep in memory each (the tail). Default: all. */
+  captureBytes?: number;
+  /** Record the group while it runs, so a later session can end it after a crash. */
+  record?: { records: ProcessRecords; name: string; label: string };
+  /** Between SIGTERM and SIGKILL. */
+  graceMs?: number;
+  onSpawn?: (pid: number) => void;
+}
+
+export interface ProcessResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  stdout: string;
+  stderr: string;
+  /** The last output, both streams interleaved, bounded by captureBytes. */
+  tail: string;
+  /** Set when the process could not be started at all (missing cwd, missing program). */
+  spawnError?: string;
+  durationMs: number;
+}
+
+const DEFAULT_GRACE_MS = 2000;
+
+export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
+  const started = Date.now();
+  const { file, args } =
+    typeof spec.command === 'string' ? { file: '/bin/sh', args: ['-c', spec.command] } : spec.command;
+  const limit = spec.captureBytes ?? Infinity;
+  const grace = spec.graceMs ?? DEFAULT_GRACE_MS;
+
+  return new Promise((resolve) => {
+    let transcript: WriteStream | undefined;
+    if (spec.transcript) {
+      mkdirSync(dirname(spec.transcript), { recursive: true });
+      transcript = createWriteStream(spec.transcript, { flags: 'a' });
+    }
+    const out = new Capture(limit);
+    const err = new Capture(limit);
+    const tail = new Capture(limit);
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const child = spawn(file, args, {
+      cwd: spec.cwd,
+      env: spec.env ?? process.env,
+      detached: true,
+      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+
+    const endGroup = () => {
+      if (pid === undefined) return;
+      if (!killGroup(pid, 'SIGTERM')) return;
+      const t = setTimeout(() => {
+        if (groupAlive(pid)) killGroup(pid, 'SIGKILL');
+      }, grace);
+      t.unref();
+      timers.push(t);
+    };
+    const onAbort = () => {
+      aborted = true;
+      endGroup();
+    };
+
+    const finish = (code: number | null, signal: NodeJS.Signals | null, spawnError?: string) => {
+      if (settled) return;
+      settled = true;
+      timers.forEach(clearTimeout);
+      // The leader is gone; anything of its group still here has had its SIGTERM.
+      if (pid !== undefined && groupAlive(pid)) killGroup(pid, 'SIGKILL');
+      spec.signal?.removeEventListener('abort', onAbort);
+      if (spec.record) spec.record.records.remove(spec.record.name);
+      const result: ProcessResult = {
+        code,
+        signal,
+        timedOut,
+        aborted,
+        stdout: out.text,
+        stderr: err.text,
+        tail: tail.text,
+        durationMs: Date.now() - started,
+        ...(spawnError ? { spawnError } : {}),
+      };
+      if (transcript) transcript.end(() => resolve(result));
+      else resolve(result);
+    };
+
+    child.on('error', (e) => finish(null, null, e.message));
+    if (pid === undefined) return;
+    spec.onSpawn?.(pid);
+    if (spec.record) spec.record.records.add(spec.record.name, pid, spec.record.label);
+
+    const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];
+    const onData = (which: 0 | 1) => (chunk: Buffer) => {
+      const text = decoders[which]!.write(chunk);
+      if (!text) return;
+      (which === 0 ? out : err).push(text);
+      tail.push(text);
+      transcript?.write(text);
+      spec.onOutput?.(text);
+    };
+    child.stdout!.on('data', onData(0));
+    child.stderr!.on('data', onData(1));
+
+    if (spec.stdin !== undefined) {
+      child.stdin!.on('error', () => undefined); // the program may not read its input: EPIPE
+      child.stdin!.end(spec.stdin);
+    }
+    if (spec.timeoutMs !== undefined) {
+      const t = setTimeout(() => {
+        timedOut = true;
+        endGroup();
+      }, spec.timeoutMs);
+      timers.push(t);
+    }
+    if (spec.signal) {
+      if (spec.signal.aborted) onAbort();
+      else spec.signal.addEventListener('abort', onAbort, { once: true });
+    }
+
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Whatever the leader left behind in its group goes with it.
+      endGroup();
+      // A process that escaped the group may still hold our pipes: do not wait for it forever.
+      const t = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code, signal);
+      }, grace + 1000);
+      t.unref();
+      timers.push(t);
+    });
+    child.on('close', (code, signal) => finish(exit?.code ?? code, exit?.signal ?? signal));
+  });
+}
+
+/** Keeps the last `limit` characters of a stream. */
+class Capture {
+  private parts: string[] = [];
+  private size = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(text: string): void {
+    this.parts.push(text);
+    this.size += text.length;
+    if (this.size > this.limit * 2) this.compact();
+  }
+
+  private compact(): void {
+    const all = this.parts.join('');
+    const kept = all.slice(-this.limit);
+    this.parts = [kept];
+    this.size = kept.length;
+  }
+
+  get text(): string {
+    const all = this.parts.join('');
+    return all.length > this.limit ? all.slice(-this.limit) : all;
+  }
+}

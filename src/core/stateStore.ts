@@ -1,0 +1,147 @@
+// harness-tasks.json on disk: read, atomic write with a backup, recovery from the backup, and
+// read-modify-write transactions under the state lock. A reader never sees a partial file and a
+// file that could not be parsed is never overwritten.
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { acquireLock } from './lock';
+import { StatePaths, TASKS_FILE } from './statePaths';
+import { parseTaskFile, serializeTaskFile, TaskFileError } from './taskFile';
+import type { TaskFile } from './taskFileSchema';
+
+export class TaskFileMissingError extends Error {
+  constructor(readonly path: string) {
+    super(`${TASKS_FILE}: not found in ${path.slice(0, -TASKS_FILE.length - 1) || '/'}; run "launchpad init" first`);
+    this.name = 'TaskFileMissingError';
+  }
+}
+
+export interface LoadedState {
+  file: TaskFile;
+  /** The exact text read, to tell whether a write changes anything. */
+  text: string;
+}
+
+export type RecoveryOutcome =
+  | { kind: 'ok' }
+  | { kind: 'restored'; error: TaskFileError; corruptCopy: string }
+  | { kind: 'unrecoverable'; error: TaskFileError };
+
+/** How long `add`, `retry` and the controller wait for another writer's transaction. */
+export const TRANSACTION_WAIT_MS = 10_000;
+
+export class StateStore {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly paths: StatePaths,
+    /** Names the holder of the state lock: "launchpad run", "launchpad add". */
+    private readonly command = 'launchpad',
+  ) {}
+
+  exists(): boolean {
+    return existsSync(this.paths.tasks);
+  }
+
+  /** Reads and validates; throws TaskFileMissingError or TaskFileError. */
+  load(): LoadedState {
+    let text: string;
+    try {
+      text = readFileSync(this.paths.tasks, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
+      throw err;
+    }
+    const parsed = parseTaskFile(text, TASKS_FILE);
+    if (!parsed.ok) throw parsed.error;
+    return { file: parsed.file, text };
+  }
+
+  /**
+   * Atomic replace: current file → .bak (itself by rename), new text → .tmp, fsync, rename over.
+   * Callers pass state they loaded and validated, so the .bak is always a valid file.
+   */
+  save(file: TaskFile, text = serializeTaskFile(file)): string {
+    if (existsSync(this.paths.tasks)) {
+      const bakTmp = `${this.paths.backup}.tmp`;
+      copyFileSync(this.paths.tasks, bakTmp);
+      renameSync(bakTmp, this.paths.backup);
+    }
+    writeDurably(this.paths.tmp, text);
+    renameSync(this.paths.tmp, this.paths.tasks);
+    return text;
+  }
+
+  /** Creates the file only if absent (never clobbers). Returns false when it already existed. */
+  create(file: TaskFile): boolean {
+    if (existsSync(this.paths.tasks)) return false;
+    writeDurably(this.paths.tmp, serializeTaskFile(file));
+    try {
+      // link fails if the target appeared meanwhile, unlike rename.
+      linkSync(this.paths.tmp, this.paths.tasks);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    } finally {
+      rmSync(this.paths.tmp, { force: true });
+    }
+    return true;
+  }
+
+  /**
+   * Session start (seed 000): a file that fails to parse or validate is replaced by a valid
+   * .bak, keeping the broken file beside it; with no valid .bak both stay byte-for-byte.
+   */
+  recover(): RecoveryOutcome {
+    try {
+      this.load();
+      return { kind: 'ok' };
+    } catch (err) {
+      if (!(err instanceof TaskFileError)) throw err;
+      let backupText: string;
+      try {
+        backupText = readFileSync(this.paths.backup, 'utf8');
+      } catch {
+        return { kind: 'unrecoverable', error: err };
+      }
+      if (!parseTaskFile(backupText, `${TASKS_FILE}.bak`).ok) return { kind: 'unrecoverable', error: err };
+      const corruptCopy = `${this.paths.tasks}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      copyFileSync(this.paths.tasks, corruptCopy);
+      writeDurably(this.paths.tmp, backupText);
+      renameSync(this.paths.tmp, this.paths.tasks);
+      return { kind: 'restored', error: err, corruptCopy };
+    }
+  }
+
+  /**
+   * One read-modify-write under the state lock. `mutate` edits the freshly loaded file in place
+   * and returns a result; the file is written only when the mutation changed something. Transactions from
+   * this process are queued so they never wait on their own lock.
+   */
+  transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
+    const run = async () => {
+      const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
+      try {
+        const { file } = this.load();
+        const before = serializeTaskFile(file);
+        const result = mutate(file);
+        const after = serializeTaskFile(file);
+        if (after !== before) this.save(file, after);
+        return result;
+      } finally {
+        lock.release();
+      }
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function writeDurably(path: string, text: string): void {
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

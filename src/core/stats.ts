@@ -1,0 +1,48 @@
+// The STATS fields. The counts are disjoint and add up to tasks_total: `blocked` takes the
+// tasks the dependency rules hold back, `failed` the rest of the failed ones, `pending` every
+// other task not yet started.
+import { analyzeTasks } from './dag';
+import type { Task } from './taskFileSchema';
+
+export interface Stats {
+  tasks_total: number;
+  completed: number;
+  failed: number;
+  in_batch: number;
+  pending: number;
+  blocked: number;
+  attempts_total: number;
+}
+
+export function computeStats(tasks: readonly Task[]): Stats {
+  const { states } = analyzeTasks(tasks);
+  const stats: Stats = { tasks_total: tasks.length, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0 };
+  for (const task of tasks) {
+    stats.attempts_total += task.attempts;
+    switch (states.get(task.id)) {
+      case 'completed':
+        stats.completed++;
+        break;
+      case 'running':
+        stats.in_batch++;
+        break;
+      case 'blocked':
+        stats.blocked++;
+        break;
+      case 'failed':
+      case 'retryable':
+        stats.failed++;
+        break;
+      default:
+        stats.pending++;
+    }
+  }
+  return stats;
+}
+
+/** `tasks_total=8 completed=1 failed=2 in_batch=0 pending=4 blocked=1 attempts_total=5 …` */
+export function formatStats(stats: Stats, extra: Record<string, number> = {}): string {
+  return Object.entries({ ...stats, ...extra })
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+}

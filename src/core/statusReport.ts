@@ -1,0 +1,98 @@
+// Everything `status` shows, as data: the CLI prints it, `status --json` emits it, the
+// extension reads the same fields. Read-only: no lock, no write.
+import { analyzeTasks, isRetryable, type TaskState } from './dag';
+import { Git } from './git/git';
+import { taskIdOfBranch } from './ids';
+import { liveLockHolder, type LockHolder } from './lock';
+import { tailLog } from './logReader';
+import type { StatePaths } from './statePaths';
+import { computeStats } from './stats';
+import type { StateStore } from './stateStore';
+import type { Task, TaskFile } from './taskFileSchema';
+
+export interface TaskSummary {
+  id: string;
+  title: string;
+  status: Task['status'];
+  state: TaskState;
+  priority: Task['priority'];
+  attempts: number;
+  max_attempts: number;
+  depends_on: string[];
+  retryable: boolean;
+  agent_id: string | null;
+  worktree_branch: string | null;
+  last_error: string | null;
+  blocked_reason: string | null;
+  validation_command: string | null;
+}
+
+export interface StatusReport {
+  root: string;
+  tasks_total: number;
+  completed: number;
+  failed: number;
+  pending: number;
+  in_progress: number;
+  blocked: number;
+  attempts_total: number;
+  session_count: number;
+  last_session: string | null;
+  /** The live `run` holding the session lock, if any. */
+  active_session: LockHolder | null;
+  worktrees: Array<{ path: string; branch: string | null; task: string | null }>;
+  recent_log: string[];
+  tasks: TaskSummary[];
+}
+
+export function summarizeTasks(file: TaskFile): TaskSummary[] {
+  const { states, blockedReasons } = analyzeTasks(file.tasks);
+  return file.tasks.map((t) => ({
+    id: t.id,
+    title: t.title,
+    status: t.status,
+    state: states.get(t.id)!,
+    priority: t.priority,
+    attempts: t.attempts,
+    max_attempts: t.max_attempts,
+    depends_on: t.depends_on,
+    retryable: isRetryable(t),
+    agent_id: t.agent_id ?? null,
+    worktree_branch: t.worktree_branch ?? null,
+    last_error: t.error_log.at(-1) ?? null,
+    blocked_reason: blockedReasons.get(t.id) ?? null,
+    validation_command: t.validation?.command ?? null,
+  }));
+}
+
+export async function buildStatus(store: StateStore, logLines = 5): Promise<StatusReport> {
+  const paths: StatePaths = store.paths;
+  const { file } = store.load();
+  const stats = computeStats(file.tasks);
+  return {
+    root: paths.root,
+    tasks_total: stats.tasks_total,
+    completed: stats.completed,
+    failed: stats.failed,
+    pending: stats.pending,
+    in_progress: stats.in_batch,
+    blocked: stats.blocked,
+    attempts_total: stats.attempts_total,
+    session_count: file.session_count,
+    last_session: file.last_session ?? null,
+    active_session: liveLockHolder(paths.sessionLock) ?? null,
+    worktrees: await harnessWorktrees(paths.root),
+    recent_log: tailLog(paths.progress, logLines),
+    tasks: summarizeTasks(file),
+  };
+}
+
+/** The repository's worktrees that serve a task (branch harness-<id>); none outside git. */
+export async function harnessWorktrees(root: string): Promise<StatusReport['worktrees']> {
+  const git = new Git(root);
+  if (!(await git.toplevel())) return [];
+  const all = await git.listWorktrees();
+  return all
+    .map((w) => ({ path: w.path, branch: w.branch?.replace(/^refs\/heads\//, '') ?? null, task: w.branch ? (taskIdOfBranch(w.branch) ?? null) : null }))
+    .filter((w) => w.task !== null);
+}

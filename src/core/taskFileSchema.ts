@@ -1,0 +1,99 @@
+// The shape of harness-tasks.json: version 3 (launchpad-run) and version 2 (harness) in one
+// schema. Every field either names is understood; unknown fields pass through untouched so a
+// write never drops a user's data. Defaults follow SPEC §1.
+// zod/mini: the same validation as classic zod at a tenth of the bundle size (no locales).
+import * as z from 'zod/mini';
+import { TASK_ID_PATTERN } from './ids';
+
+export const STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
+export const PRIORITIES = ['P0', 'P1', 'P2'] as const;
+
+const text = () => z.string();
+const nullableText = () => z.optional(z.nullable(z.string()));
+const count = (min: number) => z.int().check(z.gte(min));
+const withDefault = <T extends z.core.SomeType>(schema: T, value: z.core.output<T> & {}) => z._default(schema, value as never);
+const emptyList = () => z._default(z.array(z.string()), () => []);
+
+const ID_RULE =
+  'use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit, with no "..", no trailing "." and no ".lock" ending';
+const taskId = z.string().check(z.regex(TASK_ID_PATTERN, { error: `invalid task id: ${ID_RULE}` }));
+
+export const checkpointSchema = z.looseObject({
+  step: count(0),
+  total: count(0),
+  description: text(),
+  timestamp: text(),
+});
+
+export const taskSchema = z.looseObject({
+  id: taskId,
+  title: z.string().check(z.minLength(1)),
+  status: z.enum(STATUSES),
+  priority: withDefault(z.enum(PRIORITIES), 'P1'),
+  depends_on: emptyList(),
+  attempts: withDefault(count(0), 0),
+  max_attempts: withDefault(count(1), 3),
+  context: nullableText(),
+  files_hint: emptyList(),
+  validation: z.optional(
+    z.nullable(
+      z.looseObject({
+        command: nullableText(),
+        timeout_seconds: z.optional(z.nullable(z.number().check(z.positive()))),
+      }),
+    ),
+  ),
+  on_failure: z.optional(z.nullable(z.looseObject({ cleanup: nullableText() }))),
+  error_log: emptyList(),
+  /** The bounded tail of the output of the last failure, for a hover or `status`. */
+  error_tail: nullableText(),
+  /** When the task last failed: the retry pool takes the oldest failure first. */
+  failed_at: nullableText(),
+  checkpoints: z.optional(z.array(checkpointSchema)),
+  agent_id: nullableText(),
+  worktree_branch: nullableText(),
+  started_at_commit: nullableText(),
+  completed_at: nullableText(),
+  claimed_by: nullableText(),
+  lease_expires_at: nullableText(),
+});
+
+export const sessionConfigSchema = z.looseObject({
+  max_tasks_per_session: withDefault(count(1), 20),
+  max_sessions: withDefault(count(1), 50),
+  max_parallel_agents: withDefault(count(1), 3),
+  concurrency_mode: z.optional(z.enum(['exclusive', 'concurrent'])),
+  agent_command: nullableText(),
+  agent_timeout_seconds: withDefault(z.number().check(z.positive()), 3600),
+  worktree_dir: nullableText(),
+});
+
+export const taskFileSchema = z
+  .looseObject({
+    version: withDefault(z.union([z.literal(2), z.literal(3)]), 3),
+    created: z.optional(text()),
+    session_config: z.prefault(sessionConfigSchema, {}),
+    tasks: z.array(taskSchema),
+    session_count: withDefault(count(0), 0),
+    last_session: nullableText(),
+  })
+  .check(
+    z.superRefine((file, ctx) => {
+      const seen = new Map<string, number>();
+      file.tasks.forEach((task, index) => {
+        const first = seen.get(task.id);
+        if (first !== undefined) {
+          ctx.addIssue({ code: 'custom', path: ['tasks', index, 'id'], message: `duplicate id "${task.id}" (also tasks[${first}].id)` });
+        } else {
+          seen.set(task.id, index);
+        }
+      });
+    }),
+  );
+
+export type TaskFile = z.infer<typeof taskFileSchema>;
+export type Task = z.infer<typeof taskSchema>;
+export type TaskStatus = Task['status'];
+export type Priority = Task['priority'];
+export type SessionConfig = TaskFile['session_config'];
+export type Checkpoint = z.infer<typeof checkpointSchema>;

@@ -1,0 +1,29 @@
+// Helpers for tests running inside the VS Code host under scripts/vscode-host/run.mjs.
+// Outside it (e.g. @vscode/test-cli on desktop VS Code) they quietly do nothing.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Asks the runner for a PNG of the workbench as it is now (e.g. after opening a view) and waits
+ * until it is written. Returns the file, or undefined when no runner is listening.
+ */
+export async function requestScreenshot(name: string, timeoutMs = 15_000): Promise<string | undefined> {
+  const dir = process.env.HOST_TEST_SCREENSHOT_DIR;
+  if (!dir) return undefined;
+  const base = path.join(dir, name.replace(/[^\w.-]+/g, '-'));
+  fs.writeFileSync(`${base}.request`, '');
+  for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(100)) {
+    if (fs.existsSync(`${base}.done`)) return `${base}.png`;
+  }
+  throw new Error(`no screenshot ${base}.png within ${timeoutMs} ms`);
+}
+
+/** The folder the extension under test must load from: the dev folder, or the .vsix install dir. */
+export const expectedExtensionRoot = (): string | undefined => process.env.HOST_TEST_EXTENSION_ROOT;
+
+export async function waitFor(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(100)) if (check()) return;
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}

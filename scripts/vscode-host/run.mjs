@@ -80,7 +80,7 @@ async function killGroup(child, log, graceMs = 3000) {
   if (!child?.pid) return;
   try { process.kill(-child.pid, 'SIGTERM'); } catch { return; }
   const t0 = Date.now();
-  while (Date.now() - t0 < graceMs && groupAlive(child.pid)) await sleep(50);
+  while (Date.now() - t0 < graceMs && groupAlive(child.pid)) { await sleep(300); log('DEBUG ' + (await import('node:child_process')).execSync(`ps -o pid,stat,etime,args -g ${child.pid} | cut -c1-120`)); }
   log(`[runner] group ${child.pid}: ${Date.now() - t0} ms after SIGTERM`);
   try { process.kill(-child.pid, 'SIGKILL'); log(`[runner] process group ${child.pid} outlived SIGTERM: SIGKILL`); } catch { /* gone */ }
 }

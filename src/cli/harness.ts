@@ -1,6 +1,6 @@
 // Finding the state root for a command.
 import { findStateRoot, StatePaths, TASKS_FILE } from '../core/statePaths';
-import { StateStore } from '../core/stateStore';
+import { StateStore, TaskFileMissingError } from '../core/stateStore';
 import type { CommandContext } from './command';
 import { UsageError } from './exit';
 
@@ -10,7 +10,11 @@ export function existingHarness(ctx: CommandContext, command: string): StateStor
   if (!root) {
     throw new UsageError(`${TASKS_FILE}: not found in ${ctx.io.cwd} or any parent directory; run "launchpad init" first, or pass --dir`);
   }
-  return new StateStore(new StatePaths(root), `launchpad ${command}`);
+  const store = new StateStore(new StatePaths(root), `launchpad ${command}`);
+  // Checked before anything else: --dir or $HARNESS_STATE_ROOT naming a folder without a harness
+  // must not get a .launchpad/ lock folder created in it, and `log` must not print nothing and exit 0.
+  if (!store.exists()) throw new TaskFileMissingError(store.paths.tasks);
+  return store;
 }
 
 /** Where `init` (and a first `run`) creates the harness: --dir, $HARNESS_STATE_ROOT, found upward, or here. */

@@ -1,10 +1,10 @@
 // harness-tasks.json on disk: read, atomic write with a backup, recovery from the backup, and
 // read-modify-write transactions under the state lock. A reader never sees a partial file and a
 // file that could not be parsed is never overwritten.
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { acquireLock } from './lock';
 import { StatePaths, TASKS_FILE } from './statePaths';
-import { parseTaskFile, serializeTaskFile, TaskFileError } from './taskFile';
+import { MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError, tooLargeProblem } from './taskFile';
 import type { TaskFile } from './taskFileSchema';
 
 export class TaskFileMissingError extends Error {
@@ -45,7 +45,7 @@ export class StateStore {
   load(): LoadedState {
     let text: string;
     try {
-      text = readFileSync(this.paths.tasks, 'utf8');
+      text = readTaskFileText(this.paths.tasks, TASKS_FILE);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
       throw err;
@@ -98,7 +98,7 @@ export class StateStore {
       if (!(err instanceof TaskFileError)) throw err;
       let backupText: string;
       try {
-        backupText = readFileSync(this.paths.backup, 'utf8');
+        backupText = readTaskFileText(this.paths.backup, `${TASKS_FILE}.bak`);
       } catch {
         return { kind: 'unrecoverable', error: err };
       }
@@ -133,6 +133,22 @@ export class StateStore {
     const next = this.queue.then(run, run);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+}
+
+/**
+ * The file's text, refusing one over MAX_TASK_FILE_BYTES from its size alone: reading a file of
+ * several hundred MiB first would take seconds and gigabytes, and past 512 MiB node cannot even
+ * make it a string (an internal error instead of a TaskFileError).
+ */
+export function readTaskFileText(path: string, label: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    if (size > MAX_TASK_FILE_BYTES) throw new TaskFileError(label, '', [tooLargeProblem(size)]);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -27,9 +27,7 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
     error: new TaskFileError(fileLabel, field, problems),
   });
 
-  if (text.length > MAX_TASK_FILE_BYTES) {
-    return fail('', `file is ${(text.length / 1048576).toFixed(1)} MiB, over the ${MAX_TASK_FILE_BYTES / 1048576} MiB limit`);
-  }
+  if (text.length > MAX_TASK_FILE_BYTES) return fail('', tooLargeProblem(text.length));
   if (text.charCodeAt(0) === 0xfeff) {
     return fail('', 'starts with a byte-order mark (BOM); save it as UTF-8 without a BOM');
   }
@@ -56,6 +54,11 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
     return fail(formatPath(issues[0]!.path), ...shown);
   }
   return { ok: true, file: parsed.data };
+}
+
+/** The problem reported for a file over MAX_TASK_FILE_BYTES (checked on disk before reading, and here). */
+export function tooLargeProblem(bytes: number): string {
+  return `file is ${(bytes / 1048576).toFixed(1)} MiB, over the ${MAX_TASK_FILE_BYTES / 1048576} MiB limit`;
 }
 
 /** Stable, human-diffable JSON: two-space indent and a final newline. */

@@ -1,7 +1,7 @@
 import { parseTaskFile } from '../../core/taskFile';
 import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile';
-import { readFileSync } from 'node:fs';
+import { readTaskFileText } from '../../core/stateStore';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';
@@ -31,7 +31,7 @@ export const statusCommand: Command = {
 
 function backupIsValid(path: string): boolean {
   try {
-    return parseTaskFile(readFileSync(path, 'utf8')).ok;
+    return parseTaskFile(readTaskFileText(path, 'harness-tasks.json.bak')).ok;
   } catch {
     return false;
   }

@@ -86,11 +86,14 @@ export function splitList(value: string | boolean | undefined): string[] | undef
     .filter(Boolean);
 }
 
-export function numberOption(name: string, value: string | boolean | undefined, opts: { integer?: boolean; min: number }): number | undefined {
+/** `above`: the bound itself is not allowed (a timeout of 0 seconds). */
+export function numberOption(name: string, value: string | boolean | undefined, opts: { integer?: boolean; min: number; above?: boolean }): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(n) || (opts.integer && !Number.isInteger(n)) || n < opts.min) {
-    throw new UsageError(`--${name}: expected ${opts.integer ? 'a whole number' : 'a number'} of at least ${opts.min}, got "${String(value)}"`);
+  const tooSmall = opts.above ? n <= opts.min : n < opts.min;
+  if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(n) || (opts.integer && !Number.isInteger(n)) || tooSmall) {
+    const bound = opts.above ? `greater than ${opts.min}` : `of at least ${opts.min}`;
+    throw new UsageError(`--${name}: expected ${opts.integer ? 'a whole number' : 'a number'} ${bound}, got "${String(value)}"`);
   }
   return n;
 }

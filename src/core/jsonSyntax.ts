@@ -21,14 +21,23 @@ export function locateJsonSyntaxError(text: string): JsonSyntaxError | undefined
     const line = before.split('\n').length;
     return { offset, line, column: offset - before.lastIndexOf('\n'), message };
   };
-  const describe = (ch: string | undefined) => (ch === undefined ? 'end of file' : `'${ch}'`);
+  const describe = (ch: string | undefined) => (ch === undefined ? 'end of file' : ch === "'" ? 'a single quote' : `'${ch}'`);
+  // What people write in hand-edited JSON that JSON does not allow, said plainly.
+  const notJson = (offset: number): JsonSyntaxError | undefined => {
+    const rest = text.slice(offset, offset + 9);
+    if (rest.startsWith('//') || rest.startsWith('/*')) return at(offset, 'comments are not allowed in JSON');
+    if (rest[0] === "'") return at(offset, 'single quotes are not allowed in JSON: put keys and strings in "double quotes"');
+    const word = /^(NaN|Infinity|undefined)\b/.exec(rest);
+    if (word) return at(offset, `${word[1]} is not a JSON value (use a number or null)`);
+    return undefined;
+  };
 
   for (;;) {
     while (i < text.length && ' \t\r\n'.includes(text[i]!)) i++;
     const ch = text[i];
 
     if (expect === 'end') {
-      return ch === undefined ? undefined : at(i, `unexpected ${describe(ch)} after the end of the JSON value`);
+      return ch === undefined ? undefined : (notJson(i) ?? at(i, `unexpected ${describe(ch)} after the end of the JSON value`));
     }
     if (ch === undefined) {
       return at(i, stack.length ? `the file ends inside ${stack.at(-1) === '{' ? 'an object' : 'an array'}: it looks truncated` : 'no JSON value');
@@ -55,7 +64,8 @@ export function locateJsonSyntaxError(text: string): JsonSyntaxError | undefined
         expect = stack.length ? 'comma-or-close' : 'end';
         continue;
       }
-      return at(i, `expected ',' or '${close}', got ${describe(ch)}`);
+      const missingComma = ch === '"' || ch === '{' || ch === '[' ? ' (a missing comma?)' : '';
+      return notJson(i) ?? at(i, `expected ',' or '${close}', got ${describe(ch)}${missingComma}`);
     }
     if (expect === 'key' || expect === 'key-or-close') {
       if (expect === 'key-or-close' && ch === '}') {
@@ -64,7 +74,7 @@ export function locateJsonSyntaxError(text: string): JsonSyntaxError | undefined
         expect = stack.length ? 'comma-or-close' : 'end';
         continue;
       }
-      if (ch !== '"') return at(i, `expected a "quoted" key, got ${describe(ch)}`);
+      if (ch !== '"') return notJson(i) ?? at(i, `expected a "quoted" key, got ${describe(ch)}`);
       const end = scanString(text, i);
       if (typeof end !== 'number') return at(end.offset, end.message);
       i = end;
@@ -90,7 +100,8 @@ export function locateJsonSyntaxError(text: string): JsonSyntaxError | undefined
     else if (ch === '-' || (ch >= '0' && ch <= '9')) end = scanNumber(text, i);
     else {
       const word = /^(true|false|null)/.exec(text.slice(i, i + 5));
-      end = word ? i + word[0].length : { offset: i, message: `unexpected ${describe(ch)} where a value was expected` };
+      if (!word) return notJson(i) ?? at(i, `unexpected ${describe(ch)} where a value was expected`);
+      end = i + word[0].length;
     }
     if (typeof end !== 'number') return at(end.offset, end.message);
     i = end;

@@ -84,8 +84,12 @@ function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
       if (value === undefined) return `required field is missing (expected ${expected})`;
       return `expected ${expected}, got ${kindOf(value)}`;
     }
-    case 'invalid_value':
-      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(valueAt(raw, issue.path))}`;
+    case 'invalid_value': {
+      const value = valueAt(raw, issue.path);
+      const expected = `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+      if (value === undefined) return `required field is missing (expected ${expected})`;
+      return `expected ${expected}, got ${JSON.stringify(value)}`;
+    }
     case 'invalid_union': {
       const value = valueAt(raw, issue.path);
       if (issue.path.at(-1) === 'version') return `expected 2 or 3, got ${JSON.stringify(value)}`;
@@ -93,9 +97,10 @@ function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
     }
     case 'too_small':
       if (issue.origin === 'string') return 'must not be empty';
-      return `must be at least ${String(issue.minimum)}, got ${JSON.stringify(valueAt(raw, issue.path))}`;
+      // z.positive() is exclusive: "at least 0" would wrongly allow 0.
+      return `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}, got ${JSON.stringify(valueAt(raw, issue.path))}`;
     case 'too_big':
-      return `must be at most ${String(issue.maximum)}`;
+      return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${String(issue.maximum)}`;
     case 'invalid_format':
     case 'custom': {
       const value = valueAt(raw, issue.path);

@@ -32,7 +32,7 @@ export const addCommand: Command = {
       dependsOn: splitList(values['depends-on']),
       files: splitList(values.files),
       validate: values.validate as string | undefined,
-      timeoutSeconds: numberOption('timeout', values.timeout, { min: 0.001 }),
+      timeoutSeconds: numberOption('timeout', values.timeout, { min: 0, above: true }),
       maxAttempts: numberOption('max-attempts', values['max-attempts'], { integer: true, min: 1 }),
     };
     const { task, session } = await store.transact((file) => ({ task: addTask(file, input), session: file.session_count }));

@@ -3,12 +3,13 @@ import { addCommand } from './commands/add';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
 import { retryCommand } from './commands/retry';
+import { runCommand } from './commands/run';
 import { statusCommand } from './commands/status';
 import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './command';
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, statusCommand, retryCommand, logCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand];
 
 declare const LAUNCHPAD_VERSION: string | undefined;
 

@@ -142,8 +142,8 @@ export class Git {
   }
 
   /** Files changed between two commits. */
-  async changedFiles(from: string, to: string): Promise<string[]> {
-    const out = await this.text(['diff', '--name-only', '-z', from, to]);
+  async changedFiles(from: string, to: string, cwd?: string): Promise<string[]> {
+    const out = await this.text(['diff', '--name-only', '-z', from, to], cwd);
     return out.split('\0').filter(Boolean);
   }
 

@@ -1,0 +1,71 @@
+import { Controller } from '../../core/controller/controller';
+import { headlessTerminals } from '../../core/controller/headlessTerminals';
+import { buildStatus } from '../../core/statusReport';
+import { StateStore } from '../../core/stateStore';
+import { numberOption, type Command } from '../command';
+import { harnessRootForInit } from '../harness';
+import { stderrLogger } from '../io';
+
+export const runCommand: Command = {
+  name: 'run',
+  usage: 'launchpad run [--agent CMD] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json]',
+  summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
+  details: [
+    'Each task runs in its own git worktree on branch harness-<id>; the agent command (a shell command line) gets the prompt',
+    'on stdin and in $LAUNCHPAD_PROMPT_FILE, with LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE, LAUNCHPAD_WORKTREE, LAUNCHPAD_BRANCH and',
+    'LAUNCHPAD_ATTEMPT set, and must print RESULT:SUCCESS or RESULT:FAIL <reason> as its last verdict. The agent command is',
+    'the first of: --agent, $LAUNCHPAD_AGENT, session_config.agent_command in harness-tasks.json.',
+    'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
+  ].join('\n'),
+  options: {
+    agent: { type: 'string', value: 'CMD', help: 'agent command line, e.g. "claude -p \\"$(cat $LAUNCHPAD_PROMPT_FILE)\\""' },
+    'max-parallel': { type: 'string', value: 'N', help: 'agents at once (default session_config.max_parallel_agents, 3)' },
+    'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
+    verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
+    json: { type: 'boolean', help: 'print nothing while running, then the outcome and the final status as JSON' },
+  },
+  async run(ctx) {
+    const { io, values } = ctx;
+    const json = values.json === true;
+    const paths = harnessRootForInit(ctx);
+    const controller = new Controller({
+      paths,
+      settings: {
+        cliAgent: values.agent as string | undefined,
+        maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
+        worktreeDir: values['worktree-dir'] as string | undefined,
+        env: io.env,
+      },
+      logger: stderrLogger(io),
+      terminals: headlessTerminals(
+        values.verbose && !json
+          ? (taskId, _kind, text) => io.out(text.split('\n').filter((l, i, a) => l || i < a.length - 1).map((l) => `  ${taskId} | ${l}\n`).join(''))
+          : undefined,
+      ),
+      onLogLine: json ? undefined : (line) => io.out(line + '\n'),
+    });
+
+    let interrupts = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      interrupts++;
+      if (interrupts > 1) process.exit(signal === 'SIGINT' ? 130 : 143);
+      if (!json) io.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
+      controller.stop();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      const outcome = await controller.run();
+      if (json) {
+        const status = outcome.reason === 'state-unrecoverable' ? null : await buildStatus(new StateStore(paths), 0);
+        io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, session: outcome.session, stats: outcome.stats, status }, null, 2) + '\n');
+      } else {
+        io.out(`\n${outcome.message}\n`);
+      }
+      return outcome.exitCode;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  },
+};

@@ -1,0 +1,57 @@
+// Reading an agent's transcript as it streams: the verdict (the last RESULT line) and the
+// CHECKPOINT lines (SPEC §4). Pure and incremental: it sees chunks, not whole lines.
+
+export interface Checkpoint {
+  step: number;
+  total: number;
+  description: string;
+}
+
+export type AgentVerdict = { kind: 'success' } | { kind: 'fail'; reason: string } | { kind: 'none' };
+
+const RESULT_RE = /^RESULT:(SUCCESS|FAIL)\b[:\s]*(.*)$/;
+const CHECKPOINT_RE = /^CHECKPOINT step=(\d+)\/(\d+) "(.*)"$/;
+
+export function parseCheckpoint(line: string): Checkpoint | undefined {
+  const m = CHECKPOINT_RE.exec(line.trim());
+  if (!m) return undefined;
+  return { step: Number(m[1]), total: Number(m[2]), description: m[3]! };
+}
+
+export class AgentOutputScanner {
+  private partial = '';
+  private last: AgentVerdict = { kind: 'none' };
+
+  constructor(private readonly onCheckpoint: (c: Checkpoint) => void = () => undefined) {}
+
+  push(text: string): void {
+    const lines = (this.partial + text).split('\n');
+    this.partial = lines.pop()!;
+    for (const line of lines) this.line(line);
+  }
+
+  /** The verdict once the stream has ended. */
+  finish(): AgentVerdict {
+    if (this.partial) this.line(this.partial);
+    this.partial = '';
+    return this.last;
+  }
+
+  private line(raw: string): void {
+    const line = raw.replace(/\r$/, '').trim();
+    const result = RESULT_RE.exec(line);
+    if (result) {
+      this.last = result[1] === 'SUCCESS' ? { kind: 'success' } : { kind: 'fail', reason: result[2]!.trim() || 'agent reported failure' };
+      return;
+    }
+    const checkpoint = parseCheckpoint(line);
+    if (checkpoint) this.onCheckpoint(checkpoint);
+  }
+}
+
+/** The last non-empty line of some output, for a one-line error_log reason. */
+export function lastMeaningfulLine(output: string): string | undefined {
+  const lines = output.split('\n').map((l) => l.replace(/\r$/, '').trim());
+  for (let i = lines.length - 1; i >= 0; i--) if (lines[i]) return lines[i]!.slice(0, 300);
+  return undefined;
+}

@@ -1,0 +1,38 @@
+// Ending an attempt that failed: the task's on_failure.cleanup runs in its worktree (a failing
+// cleanup is logged, never fatal), then the failure is recorded and the worktree discarded.
+import { lastMeaningfulLine } from './agentOutput';
+import type { Category } from '../logLine';
+import type { Task } from '../taskFileSchema';
+import { CLEANUP_TIMEOUT_S } from './runConfig';
+import type { Session } from './session';
+import type { TaskTerminal } from './types';
+
+export async function discardAttempt(
+  s: Session,
+  task: Task,
+  worktree: string,
+  terminal: TaskTerminal,
+  failure: { category: Category; reason: string; tail?: string | undefined; discardReason: string },
+): Promise<'failed'> {
+  const cleanup = task.on_failure?.cleanup?.trim();
+  if (cleanup && !s.stopping) {
+    terminal.write(`\r\n$ ${cleanup}   (on_failure.cleanup)\r\n`);
+    const r = await terminal.run('cleanup', {
+      command: cleanup,
+      cwd: s.projectDirIn(worktree),
+      timeoutMs: CLEANUP_TIMEOUT_S * 1000,
+      signal: s.stopSignal,
+      captureBytes: 8 * 1024,
+      record: { records: s.records, name: `${task.id}.cleanup`, label: `cleanup of ${task.id}` },
+    });
+    if (r.code !== 0) {
+      const why = r.timedOut ? `timed out after ${CLEANUP_TIMEOUT_S}s` : `exited with ${r.code ?? r.signal}`;
+      const last = r.spawnError ?? lastMeaningfulLine(r.tail);
+      s.log({ type: 'WARN', taskId: task.id, message: `on_failure.cleanup ${why}: ${cleanup}${last ? ` (${last})` : ''}` });
+    }
+  }
+  await s.failTask(task, failure.category, failure.reason, failure.tail, failure.discardReason);
+  terminal.write(`\r\n[launchpad] ${task.id} failed: [${failure.category}] ${failure.reason}\r\n`);
+  terminal.close('failed');
+  return 'failed';
+}

@@ -1,0 +1,47 @@
+// harness-init.sh at every session start (seed 000 step 6). A failure is ENV_SETUP: it runs once
+// more, and a second failure stops the session.
+import { accessSync, constants, existsSync } from 'node:fs';
+import { lastMeaningfulLine } from './agentOutput';
+import { HEALTH_CHECK_TIMEOUT_S } from './runConfig';
+import type { Session } from './session';
+
+export async function runHealthCheck(s: Session): Promise<boolean> {
+  const script = s.paths.initScript;
+  if (!existsSync(script)) return true;
+  const terminal = s.terminals.open({ id: 'harness-init', title: 'health check (harness-init.sh)' }, s.paths.root);
+  // Executable: honour its shebang; otherwise plain sh.
+  const command = isExecutable(script) ? { file: script, args: [] } : { file: '/bin/sh', args: [script] };
+  try {
+    for (let round = 1; round <= 2; round++) {
+      const r = await terminal.run('health-check', {
+        command,
+        cwd: s.paths.root,
+        timeoutMs: HEALTH_CHECK_TIMEOUT_S * 1000,
+        signal: s.stopSignal,
+        captureBytes: 16 * 1024,
+        record: { records: s.records, name: 'harness-init', label: 'harness-init.sh' },
+      });
+      if (r.code === 0) {
+        s.log({ type: 'INIT', message: 'Environment health check: PASS' });
+        return true;
+      }
+      if (s.stopping) return false;
+      const why = r.timedOut ? `timed out after ${HEALTH_CHECK_TIMEOUT_S}s` : r.spawnError ?? `exited with ${r.code ?? r.signal}`;
+      const last = lastMeaningfulLine(r.tail);
+      s.log({ type: 'ERROR', category: 'ENV_SETUP', message: `harness-init.sh ${why}${last ? `: ${last}` : ''}${round === 1 ? ' (running it once more)' : ''}` });
+    }
+    s.log({ type: 'INIT', message: 'Environment health check: FAIL' });
+    return false;
+  } finally {
+    terminal.close('completed');
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,40 @@
+// Merges happen one at a time; when several tasks are ready together, the lowest task id goes
+// first (seed 000: "merge them one at a time in task-id order").
+import { compareIds } from '../ids';
+
+interface Waiting {
+  id: string;
+  run: () => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+export class MergeQueue {
+  private waiting: Waiting[] = [];
+  private busy = false;
+
+  enqueue<T>(id: string, run: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ id, run, resolve: resolve as (v: unknown) => void, reject });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      while (this.waiting.length) {
+        this.waiting.sort((a, b) => compareIds(a.id, b.id));
+        const next = this.waiting.shift()!;
+        try {
+          next.resolve(await next.run());
+        } catch (err) {
+          next.reject(err);
+        }
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+}

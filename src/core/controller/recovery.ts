@@ -1,0 +1,149 @@
+// What a session does about the last one before it starts new work: ends the processes a dead
+// controller left running, aborts its interrupted merge, applies seed 000's Context Window
+// Recovery Protocol to every in_progress task, and removes orphaned worktrees and branches.
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Git } from '../git/git';
+import { branchFor, taskIdOfBranch } from '../ids';
+import type { Task } from '../taskFileSchema';
+import { mergeTask, type TaskEnd } from './merge';
+import type { MergeQueue } from './mergeQueue';
+import type { Session } from './session';
+import { inspectWork } from './taskRun';
+import { validateTask } from './validate';
+import { discardAttempt } from './discard';
+
+/** Ends agents and validations that a killed controller left behind. Returns their labels. */
+export function endOrphanedProcesses(s: Session): void {
+  for (const label of s.records.killAll()) {
+    s.log({ type: 'RECOVERY', message: `action="ended orphaned process" reason="${label} outlived its controller"` });
+  }
+}
+
+/** A merge of ours left half-done by a crash (MERGE_HEAD present): abort it. */
+export async function abortInterruptedMerge(git: Git): Promise<string | undefined> {
+  const mergeHead = await git.gitPath('MERGE_HEAD');
+  if (!existsSync(mergeHead)) return undefined;
+  const msg = readText(await git.gitPath('MERGE_MSG'));
+  if (!/^Merge \[[^\]]+\] /.test(msg)) return undefined;
+  await git.mergeAbort();
+  return msg.split('\n')[0];
+}
+
+async function abortInterruptedRebase(git: Git, worktree: string): Promise<void> {
+  for (const name of ['rebase-merge', 'rebase-apply']) {
+    if (existsSync(await git.gitPath(name, worktree))) {
+      await git.run(['rebase', '--abort'], { cwd: worktree, allowFail: true });
+      return;
+    }
+  }
+}
+
+export async function recoverInProgress(s: Session, merges: MergeQueue, workerId: string): Promise<void> {
+  const { file } = s.store.load();
+  const tasks = file.tasks.filter((t) => t.status === 'in_progress');
+  if (!tasks.length) return;
+  const worktrees = await s.git.listWorktrees();
+  const work: Array<Promise<TaskEnd>> = [];
+  for (const task of tasks) {
+    if (heldByAnotherWorker(task, file.session_config.concurrency_mode, workerId)) {
+      s.log({ type: 'WARN', taskId: task.id, message: `left alone: claimed by ${task.claimed_by} until ${task.lease_expires_at}` });
+      continue;
+    }
+    const branch = branchFor(task.id);
+    const wt = worktrees.find((w) => w.branch === `refs/heads/${branch}`);
+    const recover = async (): Promise<TaskEnd> => {
+      if (!wt && !(await s.git.branchExists(branch))) {
+        s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked failed" reason="no worktree or branch found"' });
+        await s.failTask(task, 'SESSION_TIMEOUT', 'No worktree or branch found', undefined, 'no worktree or branch found');
+        return 'failed';
+      }
+      const worktree = wt?.path ?? s.worktreePath(task.id);
+      if (wt) await abortInterruptedRebase(s.git, worktree);
+      else await s.git.addWorktreeForBranch(worktree, branch);
+
+      const base = await baseOf(s, task, branch);
+      const problem = await inspectWork(s, task, worktree, base, false);
+      const ahead = await s.git.countCommits(`${base}..${branch}`);
+      if (ahead === 0) {
+        s.log({ type: 'RECOVERY', taskId: task.id, message: `action="removed empty ${wt ? 'worktree' : 'branch'}" reason="no sub-agent progress"` });
+        await s.failTask(task, 'SESSION_TIMEOUT', 'Sub-agent work incomplete', undefined, 'no sub-agent progress');
+        return 'failed';
+      }
+      if (await s.git.isAncestor(branch, 'HEAD')) {
+        s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked completed" reason="its branch was already merged"' });
+        await s.completeTask(task, undefined);
+        return 'completed';
+      }
+      s.log({ type: 'RECOVERY', taskId: task.id, message: `action="validated orphaned ${wt ? 'worktree' : 'branch'}" reason="controller session timeout"` });
+      const terminal = s.terminals.open(task, worktree);
+      if (problem) return discardAttempt(s, task, worktree, terminal, { category: 'AGENT_FAIL', reason: problem, discardReason: 'agent reported failure' });
+      const attemptDir = s.attemptDir(task.id, task.attempts);
+      const v = await validateTask(s, task, worktree, terminal, attemptDir);
+      if (v.kind === 'interrupted') return 'interrupted';
+      if (v.kind === 'fail') return discardAttempt(s, task, worktree, terminal, { ...v, discardReason: 'validation failed' });
+      return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, attemptDir));
+    };
+    work.push(recover());
+  }
+  await Promise.all(work);
+}
+
+/** Where the task's branch started: recorded at dispatch, else where it meets the base branch. */
+async function baseOf(s: Session, task: Task, branch: string): Promise<string> {
+  if (task.started_at_commit && (await s.git.commitExists(task.started_at_commit))) return task.started_at_commit;
+  const r = await s.git.run(['merge-base', 'HEAD', branch], { allowFail: true });
+  return r.code === 0 ? r.stdout.trim() : 'HEAD';
+}
+
+function heldByAnotherWorker(task: Task, mode: string | undefined, workerId: string): boolean {
+  if (mode !== 'concurrent' || !task.claimed_by || task.claimed_by === workerId || !task.lease_expires_at) return false;
+  return Date.parse(task.lease_expires_at) > Date.now();
+}
+
+/**
+ * Worktrees and branches named harness-<id> for a task that is not in progress are leftovers
+ * of a crash between a task's end and its clean-up: remove them. Other branches are not ours.
+ */
+export async function removeOrphanedWorktrees(s: Session): Promise<void> {
+  const { file } = s.store.load();
+  const status = new Map(file.tasks.map((t) => [t.id, t.status]));
+  const orphan = (id: string | undefined): id is string => id !== undefined && status.has(id) && status.get(id) !== 'in_progress';
+  const removed = new Set<string>();
+
+  for (const w of await s.git.listWorktrees()) {
+    const id = w.branch ? taskIdOfBranch(w.branch) : undefined;
+    if (orphan(id)) removed.add(id);
+  }
+  for (const branch of await s.git.branches('harness-')) {
+    const id = taskIdOfBranch(branch);
+    if (orphan(id)) removed.add(id);
+  }
+  for (const id of removed) {
+    await s.removeWorktree(id);
+    s.log({ type: 'RECOVERY', taskId: id, message: `action="removed orphaned worktree" reason="task is ${status.get(id)}"` });
+  }
+  // Directories left in our worktree folder without git knowing them (a crash inside `worktree add`).
+  await s.git.run(['worktree', 'prune'], { allowFail: true });
+  const registered = new Set((await s.git.listWorktrees()).map((w) => w.path));
+  for (const name of listDir(s.config.worktreeRoot)) {
+    const path = join(s.config.worktreeRoot, name);
+    if (orphan(name) && !registered.has(path)) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}

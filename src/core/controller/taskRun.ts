@@ -1,0 +1,150 @@
+// One task from dispatch to its end: claim it, give it a worktree on harness-<id> from the base
+// branch's head, run the agent with the prompt, read its verdict, validate in the worktree, and
+// merge (through the merge queue) or discard.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { branchFor } from '../ids';
+import { STATE_FILE_NAMES } from '../statePaths';
+import type { Task } from '../taskFileSchema';
+import { AgentOutputScanner, type Checkpoint } from './agentOutput';
+import { discardAttempt } from './discard';
+import { mergeTask, type TaskEnd } from './merge';
+import type { MergeQueue } from './mergeQueue';
+import { buildPrompt } from './prompt';
+import { mustFind, type Session } from './session';
+import type { TaskTerminal } from './types';
+import { CAPTURE_BYTES, validateTask } from './validate';
+
+export async function runTask(s: Session, task: Task, merges: MergeQueue): Promise<TaskEnd> {
+  const agentId = `agent_${randomBytes(4).toString('hex')}`;
+  const branch = branchFor(task.id);
+  const worktree = s.worktreePath(task.id);
+  const base = s.head;
+
+  const { before, attempt } = await s.transact((file) => {
+    const t = mustFind(file, task.id);
+    const before = structuredClone(t);
+    t.status = 'in_progress';
+    t.attempts += 1;
+    t.agent_id = agentId;
+    t.worktree_branch = branch;
+    t.started_at_commit = base;
+    t.checkpoints = [];
+    return { before, attempt: t.attempts };
+  });
+  s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}` });
+  s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
+
+  const terminal = s.terminals.open(task, worktree);
+  const fail = (category: 'TASK_EXEC' | 'AGENT_FAIL' | 'TIMEOUT', reason: string, discardReason: string, tail?: string) =>
+    discardAttempt(s, before, worktree, terminal, { category, reason, tail, discardReason });
+
+  try {
+    await createWorktree(s, task.id, worktree, branch, base);
+  } catch (err) {
+    return fail('TASK_EXEC', `could not create worktree ${worktree}: ${(err as Error).message}`, 'worktree creation failed');
+  }
+  if (s.stopping) return interrupted(terminal);
+
+  const attemptDir = s.attemptDir(task.id, attempt);
+  const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch });
+  const promptFile = join(attemptDir, 'prompt.md');
+  writeFileSync(promptFile, prompt);
+  terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
+
+  const scanner = new AgentOutputScanner((c) => void recordCheckpoint(s, task.id, c));
+  const agent = await terminal.run('agent', {
+    command: s.config.agentCommand!,
+    cwd: s.projectDirIn(worktree),
+    env: {
+      ...process.env,
+      LAUNCHPAD_TASK_ID: task.id,
+      LAUNCHPAD_TASK_TITLE: task.title,
+      LAUNCHPAD_PROMPT_FILE: promptFile,
+      LAUNCHPAD_WORKTREE: worktree,
+      LAUNCHPAD_BRANCH: branch,
+      LAUNCHPAD_ATTEMPT: String(attempt),
+    },
+    stdin: prompt,
+    timeoutMs: s.config.agentTimeoutMs,
+    signal: s.stopSignal,
+    transcript: join(attemptDir, 'transcript.log'),
+    captureBytes: CAPTURE_BYTES,
+    record: { records: s.records, name: `${task.id}.agent`, label: `agent of ${task.id}` },
+    onOutput: (text) => scanner.push(text),
+  });
+  const verdict = scanner.finish();
+  if (agent.aborted && s.stopping) return interrupted(terminal);
+
+  const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;
+  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${success ? 'success' : 'error'}` });
+  s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
+  if (agent.timedOut) {
+    return fail('TIMEOUT', `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`, 'agent timed out', agent.tail);
+  }
+  if (agent.spawnError) return fail('AGENT_FAIL', `could not start the agent: ${agent.spawnError}`, 'agent reported failure');
+  if (verdict.kind === 'fail') return fail('AGENT_FAIL', verdict.reason, 'agent reported failure', agent.tail);
+  if (verdict.kind === 'none') {
+    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
+    return fail('AGENT_FAIL', `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, 'agent reported failure', agent.tail);
+  }
+
+  const problem = await inspectWork(s, before, worktree, base);
+  if (problem) return fail('AGENT_FAIL', problem, 'agent reported failure');
+
+  const validation = await validateTask(s, before, worktree, terminal, attemptDir);
+  if (validation.kind === 'interrupted') return interrupted(terminal);
+  if (validation.kind === 'fail') {
+    return discardAttempt(s, before, worktree, terminal, { ...validation, discardReason: 'validation failed' });
+  }
+  return merges.enqueue(task.id, () => mergeTask(s, before, worktree, terminal, attemptDir));
+}
+
+function interrupted(terminal: TaskTerminal): TaskEnd {
+  terminal.write('\r\n[launchpad] stopped: the task stays in progress for the next run to recover\r\n');
+  terminal.close('interrupted');
+  return 'interrupted';
+}
+
+/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first. */
+export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<void> {
+  try {
+    await s.git.addWorktree(worktree, branch, base);
+  } catch {
+    await s.removeWorktree(taskId);
+    await s.git.addWorktree(worktree, branch, base);
+  }
+}
+
+/**
+ * After a successful agent: commits what it left uncommitted (validation must judge what will
+ * be merged), and refuses work that touches the controller's state files. Returns a problem.
+ */
+export async function inspectWork(s: Session, task: Task, worktree: string, base: string, warnIfEmpty = true): Promise<string | undefined> {
+  const leftovers = await s.git.anyChanges(worktree);
+  if (leftovers.length) {
+    await s.git.commitAll(worktree, `[${task.id}] ${task.title} (changes left uncommitted by the agent)`);
+    s.log({ type: 'WARN', taskId: task.id, message: `agent left ${leftovers.length} uncommitted change(s); committed them` });
+  }
+  const changed = await s.git.changedFiles(base, 'HEAD', worktree);
+  const sub = relative(s.toplevel, s.paths.root).split('\\').join('/');
+  const stateFiles = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
+  const touched = changed.filter((f) => stateFiles.has(f));
+  if (touched.length) return `agent modified the controller's state files: ${touched.join(', ')}`;
+  if (!changed.length && warnIfEmpty) s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });
+  return undefined;
+}
+
+async function recordCheckpoint(s: Session, taskId: string, c: Checkpoint): Promise<void> {
+  try {
+    await s.transact((file) => {
+      const t = mustFind(file, taskId);
+      (t.checkpoints ??= []).push({ ...c, timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    });
+    s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
+    s.taskEvents.fire({ taskId, kind: 'checkpoint' });
+  } catch (err) {
+    s.logger.warn(`could not record checkpoint of ${taskId}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,45 @@
+// What the controller exposes to a front end: its outcome, its events, and the terminal seam
+// through which every agent, validation and cleanup runs (child processes in the CLI, a
+// VS Code task per worktree in the extension).
+import type { ProcessResult, ProcessSpec } from '../process/runProcess';
+import type { Stats } from '../stats';
+
+export type StopReason =
+  | 'all-completed'
+  | 'nothing-runnable'
+  | 'max-tasks-per-session'
+  | 'max-sessions'
+  | 'stopped'
+  | 'env-setup-failed'
+  | 'state-unrecoverable'
+  | 'config-error';
+
+export interface RunOutcome {
+  /** SPEC §5: 0 every task completed, 1 stopped with work left, 2 configuration or bad input. */
+  exitCode: 0 | 1 | 2;
+  reason: StopReason;
+  /** One line for a person. */
+  message: string;
+  session: number;
+  stats: Stats;
+}
+
+export type ProcessKind = 'agent' | 'validation' | 'cleanup' | 'health-check';
+
+/** One task's view while it runs: everything it starts goes through here, in order. */
+export interface TaskTerminal {
+  run(kind: ProcessKind, spec: ProcessSpec): Promise<ProcessResult>;
+  /** A controller message (dispatch, verdict, merge) shown between process outputs. */
+  write(text: string): void;
+  /** The task is done with this worktree (merged, discarded or left for recovery). */
+  close(outcome: 'completed' | 'failed' | 'interrupted'): void;
+}
+
+export interface TerminalFactory {
+  open(task: { id: string; title: string }, cwd: string): TaskTerminal;
+}
+
+export interface TaskEvent {
+  taskId: string;
+  kind: 'dispatched' | 'agent-done' | 'validated' | 'completed' | 'failed' | 'interrupted' | 'checkpoint';
+}

@@ -1,5 +1,6 @@
 // launchpad <command> [options]: argv → a command → the core. Exit codes in exit.ts.
 import { addCommand } from './commands/add';
+import { demoAgentCommand, demoCommand } from './commands/demo';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
 import { retryCommand } from './commands/retry';
@@ -9,7 +10,9 @@ import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './c
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, demoCommand];
+/** Commands that work but are not listed in the help. */
+const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 
 declare const LAUNCHPAD_VERSION: string | undefined;
 
@@ -63,7 +66,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.out(target ? commandHelp(target) : mainHelp());
       return EXIT.OK;
     }
-    const command = COMMANDS.find((c) => c.name === name);
+    const command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
     if (!command) throw new UsageError(`unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
     const { values, positionals } = parseCommandArgs(command, rest);
     if (values.help) {

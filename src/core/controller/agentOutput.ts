@@ -49,9 +49,20 @@ export class AgentOutputScanner {
   }
 }
 
-/** The last non-empty line of some output, for a one-line error_log reason. */
+const ERROR_LINE = /\b[A-Z]?\w*(Error|Exception)\b[^:]*:\s*\S/;
+const TELLING = /\b(error|errors|fail|failed|failure|failing|assert\w*|expected|exception|not found|cannot|denied|missing)\b/i;
+const NOISE = /^(at\s|Node\.js v\d|\^+$|[{}[\]],?$)/;
+
+/**
+ * One line that says why some output failed, for an error_log entry: the last `SomeError: …`
+ * line, else the last line that names a failure (stack frames and runtime footers skipped),
+ * else the last non-empty line.
+ */
 export function lastMeaningfulLine(output: string): string | undefined {
-  const lines = output.split('\n').map((l) => l.replace(/\r$/, '').trim());
-  for (let i = lines.length - 1; i >= 0; i--) if (lines[i]) return lines[i]!.slice(0, 300);
-  return undefined;
+  const lines = output
+    .split('\n')
+    .map((l) => l.replace(/\r$/, '').trim())
+    .filter((l) => l && !NOISE.test(l));
+  const line = lines.findLast((l) => ERROR_LINE.test(l)) ?? lines.findLast((l) => TELLING.test(l)) ?? lines.at(-1);
+  return line?.slice(0, 300);
 }

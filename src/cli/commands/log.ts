@@ -1,6 +1,6 @@
-import { watch } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, watch } from 'node:fs';
 import { CATEGORIES, LOG_TYPES, type Category, type LogType } from '../../core/logLine';
-import { LogFollower, readLogLines, type LogFilter } from '../../core/logReader';
+import { lineMatches, LogFollower, readLogLines, type LogFilter } from '../../core/logReader';
 import { isValidTaskId } from '../../core/ids';
 import { numberOption, type Command } from '../command';
 import { EXIT, UsageError } from '../exit';
@@ -25,7 +25,13 @@ export const logCommand: Command = {
     const file = store.paths.progress;
     const write = (lines: string[]) => ctx.io.out(lines.join('\n') + '\n');
     const { offset } = readLogLines(file, filter, write);
-    if (!ctx.values.follow) return EXIT.OK;
+    if (!ctx.values.follow) {
+      // readLogLines leaves a last line without its newline for the next incremental read;
+      // a one-shot read has no next read, so it is printed like any other (as grep does).
+      const last = unterminatedTail(file, offset);
+      if (last && lineMatches(last, filter)) write([last]);
+      return EXIT.OK;
+    }
 
     const follower = new LogFollower(file, filter, offset);
     await new Promise<void>((resolve) => {
@@ -75,4 +81,24 @@ export function parseFilter(values: Record<string, string | boolean | undefined>
     }
   }
   return filter;
+}
+
+/** The bytes after the last newline (from `offset`, just after it), without a trailing CR. */
+function unterminatedTail(file: string, offset: number): string {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= offset) return '';
+    const buf = Buffer.alloc(size - offset);
+    const n = readSync(fd, buf, 0, buf.length, offset);
+    const text = buf.toString('utf8', 0, n);
+    return text.includes('\n') ? '' : text.replace(/\r$/, '');
+  } finally {
+    closeSync(fd);
+  }
 }

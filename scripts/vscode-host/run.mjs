@@ -199,6 +199,7 @@ export async function runSuite(opts) {
     return child;
   };
   let browser;
+  const hostErrors = []; // shown when the tests could not even report
   const cleanup = async () => {
     stopped = true;
     await browser?.close().catch(() => {});
@@ -267,7 +268,10 @@ export async function runSuite(opts) {
       consoleChain = consoleChain
         .then(async () => (m.text().includes('%') ? formatConsole(await Promise.all(m.args().map((a) => a.jsonValue()))) : m.text()))
         .catch(() => m.text())
-        .then((text) => log(`[browser:${m.type()}] ${text}`));
+        .then((text) => {
+          log(`[browser:${m.type()}] ${text}`);
+          if (m.type() === 'error' && /\bError\b/.test(text)) hostErrors.push(text.split('\n')[0]);
+        });
     });
     page.on('pageerror', (e) => log(`[browser:pageerror] ${e.stack ?? e}`));
     // The workbench calls this when the tests are done (smoke-test-driver contract).
@@ -342,7 +346,7 @@ export async function runSuite(opts) {
   const failed = list.filter((r) => r.state === 'failed').length;
   const ok = !error && exitCode === 0 && failed === 0 && passed > 0;
   if (error) say(error.message);
-  else if (!results) say(`the tests wrote no ${resultsFile} (exit code ${exitCode})`);
+  else if (!results) say(`the tests wrote no ${resultsFile} (exit code ${exitCode})${hostErrors.slice(0, 3).map((e) => `\n  ${e}`).join('')}`);
   else if (passed + failed === 0) say('no test ran');
   else if (exitCode !== 0 && failed === 0) say(`the tests exited with ${exitCode}`);
   say(`${elapsed()} s, peak ${Math.round(peak.kb / 1024)} MB in ${peak.procs} processes${ok ? '' : `; log: ${logFile}`}`);

@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
 
-/** Folders under out/test/vscode holding a suite of their own; all other *.test.js are "trusted". */
+/** Folders under out/test/vscode holding a suite of their own; all other *.test.js are "trusted".
+ *  Keep .vscode-test.mjs and scripts/vscode-host/test-all.mjs in step. */
 export const SUITE_DIRS = ['restricted'];
 
 export interface TestResult {

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// The one entry for CI and `npm test` (the caller builds first): every suite of test/vscode, each
+// in its own VS Code host run, then one closing `N passed, N failed` line for them all.
+//   node scripts/vscode-host/test-all.mjs [--vsix FILE] [--only trusted,restricted,vsix] [--timeout SECONDS]
+import { join, resolve } from 'node:path';
+import { CACHE, ROOT } from './install.mjs';
+import { interruptedExitCode, runSuite } from './run.mjs';
+
+const args = process.argv.slice(2);
+const flag = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+const vsix = flag('--vsix');
+const only = flag('--only')?.split(',');
+const timeout = Number(flag('--timeout') ?? 300);
+
+const suites = [
+  { label: 'trusted', suite: 'trusted', trust: true },
+  { label: 'restricted', suite: 'restricted', trust: false }, // the folder opens in Restricted Mode
+  // The trusted suite again, against the packaged extension as a user would install it.
+  ...(vsix ? [{ label: 'vsix', suite: 'trusted', trust: true, vsix: resolve(vsix) }] : []),
+].filter((s) => !only || only.includes(s.label));
+
+const outcomes = [];
+for (const s of suites) {
+  console.log(`\n=== ${s.label} ===`);
+  const started = Date.now();
+  try {
+    const r = await runSuite({
+      ...s,
+      extensionPath: ROOT,
+      tests: join(ROOT, 'out/test/vscode/index.js'),
+      setup: join(ROOT, 'out/test/vscode/setup.js'), // a git repository holding harness-tasks.json
+      screenshot: join(CACHE, 'screenshots', `${s.label}.png`),
+      env: {},
+      timeout,
+    });
+    outcomes.push({ ...s, ...r, seconds: (Date.now() - started) / 1000 });
+    if (interruptedExitCode) process.exit(interruptedExitCode); // SIGINT/SIGTERM: no further suites
+  } catch (e) {
+    console.error(`vscode-host: ${s.label}: ${e.message}`);
+    outcomes.push({ ...s, ok: false, passed: 0, failed: 0, seconds: (Date.now() - started) / 1000 });
+  }
+}
+
+console.log('\n=== summary ===');
+for (const o of outcomes) {
+  console.log(`  ${o.ok ? 'ok  ' : 'FAIL'} ${o.label.padEnd(10)} ${o.passed} passed, ${o.failed} failed, ${o.seconds.toFixed(1)} s${o.ok ? '' : `  ${o.logFile ?? ''}`}`);
+}
+const sum = (k) => outcomes.reduce((n, o) => n + o[k], 0);
+console.log(`${sum('passed')} passed, ${sum('failed')} failed`);
+process.exit(outcomes.length > 0 && outcomes.every((o) => o.ok) ? 0 : 1);

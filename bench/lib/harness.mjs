@@ -1,0 +1,201 @@
+// The measuring kit every benchmark module gets as its one argument (`bench`).
+//
+//   const s = await bench.time(fn, { warmup, reps, before })   samples → { median, min, max, … }
+//   bench.check(label, s, { budgetMs })                       a figure against an absolute budget
+//   bench.info(label, s)                                      a figure shown for information
+//   const p = await bench.pair(ours, peer, { … })             ours and a peer, interleaved
+//   bench.checkRatio(label, p, { budget, peerName })          ours / peer against a ratio budget
+//   bench.tmp('name')                                         a fresh dir under this run's temp dir
+//   bench.core('logReader')                                   require('out/src/core/logReader.js')
+//   bench.rng(seed)                                           a seeded PRNG (mulberry32)
+//
+// Every timed run is preceded by a full GC (the runner starts children with --expose-gc), so
+// each repetition starts from the same heap; a GC the measured code itself causes still counts.
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const require = createRequire(join(ROOT, 'package.json'));
+
+/** Statistics of a list of samples (milliseconds unless said otherwise). */
+export function summarize(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const n = sorted.length;
+  const mid = n >> 1;
+  const median = n % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { n, median, min: sorted[0], max: sorted[n - 1], mean: sorted.reduce((a, b) => a + b, 0) / n, samples };
+}
+
+/** mulberry32: small, fast and good enough for test data; the same seed gives the same data. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    /** integer in [lo, hi] */
+    int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),
+    pick: (list) => list[Math.floor(next() * list.length)],
+    /** true with probability p */
+    chance: (p) => next() < p,
+    /** pick by weight: [[value, weight], …] */
+    weighted(pairs) {
+      const total = pairs.reduce((s, [, w]) => s + w, 0);
+      let r = next() * total;
+      for (const [v, w] of pairs) if ((r -= w) < 0) return v;
+      return pairs[pairs.length - 1][0];
+    },
+  };
+}
+
+const gc = typeof globalThis.gc === 'function' ? globalThis.gc : () => {};
+
+export function fmtMs(ms) {
+  if (ms >= 100) return ms.toFixed(0);
+  if (ms >= 10) return ms.toFixed(1);
+  if (ms >= 1) return ms.toFixed(2);
+  return ms.toFixed(3);
+}
+
+function fmtStats(s, unit = 'ms') {
+  return `median ${fmtMs(s.median)} ${unit} (min ${fmtMs(s.min)}, max ${fmtMs(s.max)}, n=${s.n})`;
+}
+
+export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false }) {
+  const results = [];
+  let tmpCount = 0;
+
+  /** Repetitions scaled by --quick / --reps-scale, never below 3. */
+  const reps = (n) => Math.max(3, Math.round(n * scale));
+
+  const bench = {
+    name: moduleName,
+    ROOT,
+    rng,
+    summarize,
+    reps,
+    verbose,
+    log: (...args) => console.log(`  ${moduleName}:`, ...args),
+    debug: (...args) => verbose && console.log(`  ${moduleName}:`, ...args),
+
+    core(mod) {
+      try {
+        return require(join(ROOT, 'out', 'src', 'core', `${mod}.js`));
+      } catch (err) {
+        if (err.code === 'MODULE_NOT_FOUND') throw new Error(`out/src/core/${mod}.js is missing: run "npm run build" first (npm run bench does)`);
+        throw err;
+      }
+    },
+
+    tmp(name = 'tmp') {
+      const dir = join(tmpRoot, `${moduleName}-${name}-${tmpCount++}`);
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    },
+
+    /**
+     * Times `fn` (sync or async): `warmup` untimed runs, then `reps` timed ones. `before(i)` runs
+     * untimed ahead of each run (warm-ups included), e.g. to put a file back as it was.
+     */
+    async time(fn, { warmup = 5, reps: n = 20, before } = {}) {
+      const samples = [];
+      const total = warmup + reps(n);
+      for (let i = 0; i < total; i++) {
+        if (before) await before(i);
+        gc();
+        const t0 = process.hrtime.bigint();
+        const r = fn(i);
+        if (r && typeof r.then === 'function') await r;
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        if (i >= warmup) samples.push(ms);
+      }
+      return summarize(samples);
+    },
+
+    /**
+     * Times `ours` and `peer` alternately (ours, peer, ours, peer …) so both see the same
+     * background load, and gives the ratio of the medians. Each may return a value (a line
+     * count) which is kept from the last run as `oursValue` / `peerValue`.
+     */
+    async pair(ours, peer, { warmup = 3, reps: n = 15 } = {}) {
+      const a = [];
+      const b = [];
+      let oursValue;
+      let peerValue;
+      const total = warmup + reps(n);
+      for (let i = 0; i < total; i++) {
+        for (const [fn, out, set] of [
+          [ours, a, (v) => (oursValue = v)],
+          [peer, b, (v) => (peerValue = v)],
+        ]) {
+          gc();
+          const t0 = process.hrtime.bigint();
+          let r = fn(i);
+          if (r && typeof r.then === 'function') r = await r;
+          const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+          set(r);
+          if (i >= warmup) out.push(ms);
+        }
+      }
+      const os = summarize(a);
+      const ps = summarize(b);
+      const ratios = summarize(a.map((x, i) => x / b[i]));
+      return { ours: os, peer: ps, ratio: os.median / ps.median, pairRatios: ratios, oursValue, peerValue };
+    },
+
+    /** A figure with an absolute budget in ms; `budgetMs` undefined makes it information only. */
+    check(label, stats, { budgetMs, note } = {}) {
+      const verdict = budgetMs === undefined ? 'info' : stats.median <= budgetMs ? 'PASS' : 'OVER';
+      const budget = budgetMs === undefined ? '' : `budget ≤ ${budgetMs} ms`;
+      console.log(`  ${moduleName} ${label}: ${fmtStats(stats)}${budget ? `  ${budget}` : ''}  ${verdict}${note ? `  (${note})` : ''}`);
+      results.push({ module: moduleName, label, unit: 'ms', median: stats.median, min: stats.min, max: stats.max, n: stats.n, budget, verdict, note });
+      return verdict;
+    },
+
+    info(label, stats, opts = {}) {
+      return bench.check(label, stats, { ...opts, budgetMs: undefined });
+    },
+
+    /** ours / peer (ratio of the medians) against a budget ratio; `budget` undefined is info. */
+    checkRatio(label, pair, { budget, peerName = 'peer', note } = {}) {
+      const r = pair.ratio;
+      const verdict = budget === undefined ? 'info' : r <= budget ? 'PASS' : 'OVER';
+      const b = budget === undefined ? '' : `budget ≤ ${budget}× ${peerName}`;
+      console.log(
+        `  ${moduleName} ${label}: ${r.toFixed(2)}× ${peerName} — ours ${fmtStats(pair.ours)}, ${peerName} ${fmtStats(pair.peer)}; ` +
+          `per-pair ratio min ${pair.pairRatios.min.toFixed(2)} max ${pair.pairRatios.max.toFixed(2)}${b ? `  ${b}` : ''}  ${verdict}${note ? `  (${note})` : ''}`,
+      );
+      results.push({
+        module: moduleName,
+        label,
+        unit: '×',
+        median: r,
+        min: pair.pairRatios.min,
+        max: pair.pairRatios.max,
+        n: pair.ours.n,
+        ours: { median: pair.ours.median, min: pair.ours.min, max: pair.ours.max },
+        peer: { name: peerName, median: pair.peer.median, min: pair.peer.min, max: pair.peer.max },
+        budget: b,
+        verdict,
+        note,
+      });
+      return verdict;
+    },
+
+    /** A plain number worth showing (bytes, counts), no timing. */
+    fact(label, value, unit = '') {
+      console.log(`  ${moduleName} ${label}: ${value}${unit ? ' ' + unit : ''}`);
+      results.push({ module: moduleName, label, unit, value, verdict: 'fact' });
+    },
+
+    results,
+  };
+  return bench;
+}

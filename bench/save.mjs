@@ -1,0 +1,76 @@
+// Saving a 5,000-task harness-tasks.json atomically: StateStore.save (serialize, copy the current
+// file to .bak, write .tmp + fsync, rename over). Budget (DESIGN.md): ≤ 20 ms.
+// For information: the steps of a save one by one, load() (read + JSON.parse + zod validation)
+// of the same file, and a full transact() round trip (lock, load, mutate, save, unlock).
+//
+// The file lives under the OS temp dir: the figure includes a real fsync on that file system.
+import { closeSync, copyFileSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { generateTaskFile } from './lib/gen.mjs';
+
+export const description = 'atomic save of a 5,000-task state file (≤ 20 ms); load and transact for information';
+
+const TASKS = 5_000;
+const SEED = 43;
+const BUDGET_MS = 20;
+
+export default async function run(bench) {
+  const { StateStore } = bench.core('stateStore');
+  const { StatePaths } = bench.core('statePaths');
+  const { parseTaskFile, serializeTaskFile } = bench.core('taskFile');
+
+  const dir = bench.tmp('state');
+  const store = new StateStore(new StatePaths(dir), 'launchpad bench');
+  const parsed = parseTaskFile(JSON.stringify(generateTaskFile(TASKS, { seed: SEED })));
+  if (!parsed.ok) throw parsed.error;
+  const file = parsed.file;
+  store.save(file);
+  const size = statSync(store.paths.tasks).size;
+  bench.fact('generated state file', `${TASKS} tasks, ${(size / 1048576).toFixed(2)} MiB pretty-printed (seed ${SEED}) in ${dir.split('/').slice(0, -1).join('/')}`);
+
+  // Each save writes slightly different content, as a real transaction does.
+  const touch = (i) => {
+    file.tasks[i % TASKS].attempts = (file.tasks[i % TASKS].attempts + 1) % 3;
+  };
+  const opts = { warmup: 5, reps: 30 };
+
+  bench.check('StateStore.save(file): serialize + .bak + .tmp/fsync + rename', await bench.time(() => store.save(file), { ...opts, before: touch }), {
+    budgetMs: BUDGET_MS,
+  });
+
+  // The same steps one at a time, to see where a save's time goes.
+  const { paths } = store;
+  bench.info('  serializeTaskFile (JSON.stringify, 2-space indent)', await bench.time(() => serializeTaskFile(file), opts));
+  const text = serializeTaskFile(file);
+  bench.info('  copy current → .bak (copyFile + rename)', await bench.time(() => {
+    copyFileSync(paths.tasks, `${paths.backup}.tmp`);
+    renameSync(`${paths.backup}.tmp`, paths.backup);
+  }, opts));
+  bench.info('  write .tmp + fsync + close', await bench.time(() => {
+    const fd = openSync(paths.tmp, 'w');
+    writeSync(fd, text);
+    fsyncSync(fd);
+    closeSync(fd);
+  }, opts));
+  bench.info('  write .tmp without fsync (what fsync costs, by difference)', await bench.time(() => {
+    const fd = openSync(paths.tmp, 'w');
+    writeSync(fd, text);
+    closeSync(fd);
+  }, opts));
+  bench.info('  StateStore.save(file, text): already serialized', await bench.time(() => store.save(file, text), opts));
+
+  // Reading it back.
+  bench.info('StateStore.load(): read + JSON.parse + schema', await bench.time(() => store.load(), opts));
+  const raw = readFileSync(paths.tasks, 'utf8');
+  bench.info('  JSON.parse alone', await bench.time(() => JSON.parse(raw), opts));
+  bench.info('  parseTaskFile (parse + schema, no I/O)', await bench.time(() => parseTaskFile(raw), opts));
+
+  // A whole read-modify-write as `retry` or the controller does it.
+  let flip = 0;
+  bench.info('StateStore.transact(): lock + load + mutate + save + unlock', await bench.time(
+    () =>
+      store.transact((f) => {
+        f.tasks[0].title = flip++ % 2 ? 'Implement user authentication' : 'Implement user authentication (v2)';
+      }),
+    opts,
+  ));
+}

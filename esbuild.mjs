@@ -21,6 +21,13 @@ function tsFiles(dir) {
   });
 }
 
+function jsFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? jsFiles(p) : p.endsWith('.js') ? [p] : [];
+  });
+}
+
 const shared = {
   bundle: true,
   platform: 'node',
@@ -32,7 +39,7 @@ const shared = {
   legalComments: 'none',
 };
 
-rmSync('out', { recursive: true, force: true });
+const testSources = [...tsFiles('src'), ...tsFiles('test')];
 await Promise.all([
   esbuild.build({ ...shared, entryPoints: ['src/vscode/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] }),
   esbuild.build({
@@ -43,7 +50,7 @@ await Promise.all([
     define: { LAUNCHPAD_VERSION: JSON.stringify(version) },
   }),
   esbuild.build({
-    entryPoints: [...tsFiles('src'), ...tsFiles('test')],
+    entryPoints: testSources,
     outdir: 'out',
     outbase: '.',
     platform: 'node',
@@ -53,6 +60,12 @@ await Promise.all([
     logLevel: 'warning',
   }),
 ]);
+
+// Outputs whose source is gone would still be picked up by mocha: remove them. (out/ is never
+// wiped as a whole, so a test run in progress keeps its files while another build runs.)
+const expected = new Set(testSources.map((f) => join('out', f.replace(/\.ts$/, '.js'))));
+const outputs = statSync('out', { throwIfNoEntry: false }) ? jsFiles('out') : [];
+for (const f of outputs) if (!expected.has(f)) rmSync(f);
 
 // The task file's JSON Schema comes from the zod schema, so the editor and the core agree.
 const require = createRequire(import.meta.url);

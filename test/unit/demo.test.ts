@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { runCli } from './helpers/cli';
+import { git } from './helpers/gitRepo';
+import { readLog, readTasks } from './helpers/harness';
+import { tempDir } from './helpers/tmp';
+
+describe('launchpad demo (the README\'s first command)', () => {
+  it('builds the sample repository and runs every task to completion, retrying the two that fail once', function () {
+    this.timeout(120_000);
+    const dir = join(tempDir(), 'demo');
+    const r = runCli(['demo', dir], { cwd: tempDir(), timeoutMs: 110_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /all 6 tasks completed/);
+
+    const tasks = readTasks(dir).tasks;
+    assert.deepEqual(tasks.map((t) => t.status), Array(6).fill('completed'));
+    assert.equal(tasks.find((t) => t.id === 'task-002')!.attempts, 2);
+    assert.equal(tasks.find((t) => t.id === 'task-006')!.attempts, 2);
+
+    const log = readLog(dir);
+    assert.ok(log.some((l) => /ERROR \[task-002\] \[TEST_FAIL\] .*should be 3/.test(l)), 'the failed validation is logged with its reason');
+    assert.ok(log.some((l) => /ERROR \[task-006\] \[AGENT_FAIL\]/.test(l)));
+    // Six merge commits on main, one per task, and the checker passes on the merged result.
+    const merges = git(dir, 'log', '--first-parent', '--merges', '--format=%s').split('\n');
+    assert.equal(merges.length, 6);
+    for (const t of tasks) assert.ok(merges.includes(`Merge [${t.id}] ${t.title}`), t.id);
+    for (const part of ['slugify', 'wordCount', 'capitalize', 'titleCase', 'index', 'docs']) {
+      assert.match(require('node:child_process').execFileSync('node', ['check.js', part], { cwd: dir, encoding: 'utf8' }), /^ok/);
+    }
+  });
+
+  it('refuses a directory that is not empty', () => {
+    const dir = tempDir();
+    require('node:fs').writeFileSync(join(dir, 'x'), '');
+    const r = runCli(['demo', dir], { cwd: dir });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /not empty/);
+  });
+});

@@ -1,0 +1,341 @@
+import assert from 'node:assert/strict';
+import { locateJsonSyntaxError } from '../../../src/core/jsonSyntax';
+import { formatPath, MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError } from '../../../src/core/taskFile';
+import type { TaskFile } from '../../../src/core/taskFileSchema';
+import { fixtureText, rng } from './fixtures';
+
+function ok(text: string): TaskFile {
+  const r = parseTaskFile(text);
+  if (!r.ok) assert.fail(`expected the file to parse, got: ${r.error.message}`);
+  return r.file;
+}
+
+function err(text: string, label?: string): TaskFileError {
+  const r = label === undefined ? parseTaskFile(text) : parseTaskFile(text, label);
+  if (r.ok) assert.fail(`expected a parse error for ${text.slice(0, 80)}`);
+  assert.ok(r.error instanceof TaskFileError);
+  return r.error;
+}
+
+const minimalTask = { id: 't1', title: 'x', status: 'pending' };
+const withTasks = (...tasks: unknown[]) => JSON.stringify({ tasks });
+
+describe('core/jsonSyntax locateJsonSyntaxError', () => {
+  const cases: Array<[string, number, number, RegExp]> = [
+    ['{\n  "a": 1,\n}', 3, 1, /trailing comma before '}'/],
+    ['{"a": [1, 2,]}', 1, 13, /trailing comma before ']'/],
+    ['{"a" 1}', 1, 6, /expected ':'/],
+    ['{\n"a": 1\n"b": 2}', 3, 1, /expected ','.*missing comma/],
+    ['[1,2', 1, 5, /ends inside an array.*truncated/],
+    ['{"a": {"b": 1}', 1, 15, /ends inside an object/],
+    ['{"a": "x', 1, 7, /never closed/],
+    ['{"a": "x\ny"}', 1, 9, /control character/],
+    ['{"a": "\\q"}', 1, 8, /bad escape/],
+    ['{"a": "\\u12G4"}', 1, 8, /\\u escape/],
+    ['{} x', 1, 4, /after the end/],
+    ["{'a': 1}", 1, 2, /single quotes/],
+    ['{"a": NaN}', 1, 7, /NaN is not a JSON value/],
+    ['{"a": 1} // note', 1, 10, /comments/],
+    ['{\n  /* c */ "a": 1}', 2, 3, /comments/],
+    ['[01]', 1, 3, /expected ','/],
+    ['[-]', 1, 2, /malformed number/],
+    ['[tru]', 1, 2, /where a value was expected/],
+    ['', 1, 1, /no JSON value/],
+    ['{,}', 1, 2, /quoted" key/],
+    ['[\r\n1,\r\n]', 3, 1, /trailing comma/],
+  ];
+  for (const [text, line, column, message] of cases) {
+    it(`${JSON.stringify(text)} → line ${line}, column ${column}`, () => {
+      assert.throws(() => JSON.parse(text));
+      const where = locateJsonSyntaxError(text);
+      assert.ok(where, 'an error position');
+      assert.equal(where.line, line);
+      assert.equal(where.column, column);
+      assert.match(where.message, message);
+    });
+  }
+
+  it('says nothing for valid JSON', () => {
+    for (const text of ['{}', '[]', ' 1 ', '"s"', 'null', '{"a":[1,-2.5e+3,true,false,null,"\\u00e9\\n\\"",{}]}', fixtureText('seed-000-tasks.json')]) {
+      assert.equal(locateJsonSyntaxError(text), undefined, text);
+    }
+  });
+
+  it('agrees with JSON.parse on hundreds of mutated task files', () => {
+    const base = fixtureText('seed-000-tasks.json');
+    const rand = rng(1234);
+    const junk = ['', ',', '}', ']', '{', '[', '"', ':', '\n', 'x', '0', '-', '.', 'e', '\\', "'", '/'];
+    for (let k = 0; k < 600; k++) {
+      const at = rand(base.length);
+      const kind = rand(3);
+      const text =
+        kind === 0
+          ? base.slice(0, at) // truncated
+          : kind === 1
+            ? base.slice(0, at) + junk[rand(junk.length)] + base.slice(at) // inserted
+            : base.slice(0, at) + base.slice(at + 1 + rand(3)); // deleted
+      let valid = true;
+      try {
+        JSON.parse(text);
+      } catch {
+        valid = false;
+      }
+      const where = locateJsonSyntaxError(text);
+      assert.equal(where === undefined, valid, `mutation ${k}: ${JSON.stringify(text.slice(Math.max(0, at - 20), at + 20))}`);
+      if (where) {
+        assert.ok(where.offset >= 0 && where.offset <= text.length);
+        const before = text.slice(0, where.offset).split('\n');
+        assert.equal(where.line, before.length);
+        assert.equal(where.column, before.at(-1)!.length + 1);
+      }
+    }
+  });
+
+  it('survives deep nesting without overflowing the stack', () => {
+    const deep = '['.repeat(200_000) + ']'.repeat(199_999);
+    const where = locateJsonSyntaxError(deep);
+    assert.ok(where);
+    assert.match(where.message, /truncated/);
+  });
+});
+
+describe('core/taskFile parseTaskFile', () => {
+  describe('syntax errors', () => {
+    it('name the file, the line and the column', () => {
+      const e = err('{\n  "tasks": [\n    {"id": "t1",}\n  ]\n}');
+      assert.equal(e.field, '');
+      assert.equal(e.message, "harness-tasks.json: invalid JSON at line 3, column 17: trailing comma before '}'");
+    });
+
+    it('use the label given for the file', () => {
+      assert.match(err('{', 'harness-tasks.json.bak').message, /^harness-tasks\.json\.bak: invalid JSON at line 1, column 2/);
+    });
+
+    it('refuse an empty file, a BOM, UTF-16 and binary content plainly', () => {
+      assert.match(err('').message, /file is empty/);
+      assert.match(err('  \n ').message, /file is empty/);
+      assert.match(err('\ufeff{"tasks":[]}').message, /byte-order mark/);
+      assert.match(err('{\u0000"\u0000t').message, /not UTF-8/);
+      assert.match(err('\ufffd\ufffd{').message, /not UTF-8/);
+    });
+
+    it('refuse a file over the size limit without parsing it', () => {
+      const big = '{"tasks":[],"pad":"' + 'x'.repeat(MAX_TASK_FILE_BYTES) + '"}';
+      assert.match(err(big).message, /MiB/);
+    });
+  });
+
+  describe('schema errors: "file: json.path: problem"', () => {
+    const cases: Array<[string, unknown, string, RegExp]> = [
+      ['a root that is not an object', [], '(root)', /expected object, got array/],
+      ['missing tasks', {}, 'tasks', /required field is missing \(expected array\)/],
+      ['tasks not an array', { tasks: 'x' }, 'tasks', /expected array, got string "x"/],
+      ['an unknown status', { tasks: [{ ...minimalTask, status: 'done' }] }, 'tasks[0].status', /expected one of "pending", "in_progress", "completed", "failed", got "done"/],
+      ['a missing status', { tasks: [{ id: 't1', title: 'x' }] }, 'tasks[0].status', /required field is missing/],
+      ['a missing title', { tasks: [{ id: 't1', status: 'pending' }] }, 'tasks[0].title', /required field is missing \(expected string\)/],
+      ['an empty title', { tasks: [{ ...minimalTask, title: '' }] }, 'tasks[0].title', /must not be empty/],
+      ['an unknown priority', { tasks: [{ ...minimalTask, priority: 'P9' }] }, 'tasks[0].priority', /"P0", "P1", "P2", got "P9"/],
+      ['fractional attempts', { tasks: [{ ...minimalTask, attempts: 1.5 }] }, 'tasks[0].attempts', /whole number, got number 1.5/],
+      ['negative attempts', { tasks: [{ ...minimalTask, attempts: -1 }] }, 'tasks[0].attempts', /at least 0, got -1/],
+      ['max_attempts 0', { tasks: [{ ...minimalTask, max_attempts: 0 }] }, 'tasks[0].max_attempts', /at least 1, got 0/],
+      ['depends_on not a list', { tasks: [{ ...minimalTask, depends_on: 'task-001' }] }, 'tasks[0].depends_on', /expected array, got string "task-001"/],
+      ['a number in depends_on', { tasks: [{ ...minimalTask, depends_on: ['a', 7] }] }, 'tasks[0].depends_on[1]', /expected string, got number/],
+      ['timeout 0', { tasks: [{ ...minimalTask, validation: { command: 'x', timeout_seconds: 0 } }] }, 'tasks[0].validation.timeout_seconds', /greater than 0, got 0/],
+      ['version 4', { version: 4, tasks: [] }, 'version', /expected 2 or 3, got 4/],
+      ['a null session_config', { tasks: [], session_config: null }, 'session_config', /expected object, got null/],
+      ['max_parallel_agents 0', { tasks: [], session_config: { max_parallel_agents: 0 } }, 'session_config.max_parallel_agents', /at least 1/],
+      ['a bad concurrency_mode', { tasks: [], session_config: { concurrency_mode: 'wild' } }, 'session_config.concurrency_mode', /"exclusive", "concurrent"/],
+      ['a checkpoint without step', { tasks: [{ ...minimalTask, checkpoints: [{ total: 2, description: 'd', timestamp: 't' }] }] }, 'tasks[0].checkpoints[0].step', /required field is missing/],
+    ];
+    for (const [name, doc, path, problem] of cases) {
+      it(name, () => {
+        const e = err(JSON.stringify(doc));
+        assert.equal(e.field, path);
+        assert.equal(e.file, 'harness-tasks.json');
+        const first = e.message.split('\n')[0]!;
+        assert.ok(first.startsWith(`harness-tasks.json: ${path}: `), first);
+        assert.match(first, problem);
+      });
+    }
+
+    it('an invalid id names the task index and the bad id', () => {
+      const e = err(withTasks({ ...minimalTask, id: 'ok-1' }, { ...minimalTask, id: 'task $(rm -rf ~)' }));
+      assert.equal(e.field, 'tasks[1].id');
+      assert.match(e.message, /^harness-tasks\.json: tasks\[1\]\.id: invalid task id: .*\(got "task \$\(rm -rf ~\)"\)$/);
+    });
+
+    for (const bad of ['a..b', 'x.lock', 'trailing.', '-lead', 'a'.repeat(65)]) {
+      it(`the git-ref exclusions are schema errors too (${bad.slice(0, 12)})`, () => {
+        assert.equal(err(withTasks({ ...minimalTask, id: bad })).field, 'tasks[0].id');
+      });
+    }
+
+    it('duplicate ids name both indexes', () => {
+      const e = err(withTasks({ ...minimalTask, id: 'task-001' }, { ...minimalTask, id: 'task-002' }, { ...minimalTask, id: 'task-001' }));
+      assert.equal(e.field, 'tasks[2].id');
+      assert.equal(e.message, 'harness-tasks.json: tasks[2].id: duplicate id "task-001" (also tasks[0].id)');
+    });
+
+    it('lists up to five problems, then a count', () => {
+      const e = err(withTasks(1, 2, 3, 4, 5, 6, 7));
+      assert.equal(e.problems.length, 6);
+      assert.equal(e.problems[5], '… and 2 more problem(s)');
+      assert.equal(e.message.split('\n').length, 6);
+      assert.ok(e.message.split('\n').slice(0, 5).every((l, i) => l === `harness-tasks.json: tasks[${i}]: expected object, got number`));
+    });
+  });
+
+  describe('the two seed shapes', () => {
+    it('reads seed 000 (version 3) with every field', () => {
+      const f = ok(fixtureText('seed-000-tasks.json'));
+      assert.equal(f.version, 3);
+      assert.equal(f.created, '2025-07-01T10:00:00Z');
+      assert.deepEqual(f.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600 });
+      assert.deepEqual(f.tasks.map((t) => [t.id, t.status, t.priority]), [
+        ['task-001', 'completed', 'P0'],
+        ['task-002', 'failed', 'P1'],
+        ['task-003', 'pending', 'P1'],
+      ]);
+      const t2 = f.tasks[1]!;
+      assert.deepEqual(t2.files_hint, ['src/middleware/rate-limit.ts']);
+      assert.deepEqual(t2.validation, { command: 'npm test -- --testPathPattern=rate-limit', timeout_seconds: 120 });
+      assert.deepEqual(t2.on_failure, { cleanup: 'docker compose down redis' });
+      assert.deepEqual(t2.error_log, ['[TEST_FAIL] Rate limit middleware test: expected 429 got 200']);
+      assert.equal(t2.agent_id, null);
+      assert.equal(t2.worktree_branch, null);
+      assert.deepEqual(f.tasks[2]!.depends_on, ['task-001']);
+      assert.equal(f.tasks[0]!.completed_at, '2025-07-01T10:08:06Z');
+      assert.equal(f.session_count, 1);
+      assert.equal(f.last_session, '2025-07-01T10:12:03Z');
+    });
+
+    it('reads seed 002 (version 2) with its own fields', () => {
+      const f = ok(fixtureText('seed-002-tasks.json'));
+      assert.equal(f.version, 2);
+      assert.equal(f.session_config.concurrency_mode, 'exclusive');
+      assert.equal(f.session_config.max_parallel_agents, 3, 'default filled in');
+      assert.equal(f.tasks[0]!.started_at_commit, 'def5678');
+      assert.deepEqual(f.tasks[0]!.checkpoints, []);
+      assert.deepEqual(f.tasks[1]!.error_log, ['[TASK_EXEC] Redis connection refused']);
+    });
+
+    it('reads seed 002 concurrent-mode claims and checkpoints', () => {
+      const doc = JSON.parse(fixtureText('seed-002-tasks.json'));
+      doc.session_config.concurrency_mode = 'concurrent';
+      Object.assign(doc.tasks[2], {
+        status: 'in_progress',
+        claimed_by: 'worker-7',
+        lease_expires_at: '2025-07-01T11:00:00Z',
+        checkpoints: [{ step: 2, total: 4, description: 'auth routes created, tests pending', timestamp: '2025-07-01T10:05:00Z' }],
+      });
+      const f = ok(JSON.stringify(doc));
+      assert.equal(f.session_config.concurrency_mode, 'concurrent');
+      assert.equal(f.tasks[2]!.claimed_by, 'worker-7');
+      assert.equal(f.tasks[2]!.lease_expires_at, '2025-07-01T11:00:00Z');
+      assert.deepEqual(f.tasks[2]!.checkpoints, doc.tasks[2].checkpoints);
+    });
+  });
+
+  describe('defaults (SPEC §1)', () => {
+    it('fill every absent field', () => {
+      const f = ok(withTasks(minimalTask));
+      const t = f.tasks[0]!;
+      assert.equal(t.priority, 'P1');
+      assert.deepEqual(t.depends_on, []);
+      assert.equal(t.attempts, 0);
+      assert.equal(t.max_attempts, 3);
+      assert.deepEqual(t.error_log, []);
+      assert.deepEqual(t.files_hint, []);
+      assert.equal(f.session_config.max_parallel_agents, 3);
+      assert.equal(f.session_config.max_tasks_per_session, 20);
+      assert.equal(f.session_config.max_sessions, 50);
+      assert.equal(f.session_count, 0);
+    });
+
+    it('keep what is given and fill only the rest', () => {
+      const f = ok(JSON.stringify({ tasks: [{ ...minimalTask, priority: 'P0', max_attempts: 5 }], session_config: { max_sessions: 7 } }));
+      assert.equal(f.tasks[0]!.priority, 'P0');
+      assert.equal(f.tasks[0]!.max_attempts, 5);
+      assert.equal(f.session_config.max_sessions, 7);
+      assert.equal(f.session_config.max_parallel_agents, 3);
+      assert.equal(f.session_config.max_tasks_per_session, 20);
+    });
+
+    it('accept nulls where the seeds write null', () => {
+      const f = ok(withTasks({ ...minimalTask, context: null, validation: null, on_failure: null, agent_id: null, completed_at: null }));
+      assert.equal(f.tasks[0]!.validation, null);
+    });
+  });
+
+  describe('unknown fields', () => {
+    const doc = {
+      version: 3,
+      x_root: { nested: [1, { deep: null }], s: 'é\n' },
+      session_config: { max_parallel_agents: 2, x_config: [true] },
+      tasks: [
+        {
+          ...minimalTask,
+          x_task: { a: 1 },
+          validation: { command: 'npm test', timeout_seconds: 5, x_validation: 'v' },
+          on_failure: { cleanup: null, x_on_failure: 2 },
+          checkpoints: [{ step: 1, total: 2, description: 'd', timestamp: 't', x_checkpoint: 'c' }],
+        },
+      ],
+      session_count: 4,
+      x_tail: 0,
+    };
+
+    it('are kept through parse → serialize at every level', () => {
+      const out = JSON.parse(serializeTaskFile(ok(JSON.stringify(doc))));
+      assert.deepEqual(out.x_root, doc.x_root);
+      assert.equal(out.x_tail, 0);
+      assert.deepEqual(out.session_config.x_config, [true]);
+      assert.deepEqual(out.tasks[0].x_task, { a: 1 });
+      assert.equal(out.tasks[0].validation.x_validation, 'v');
+      assert.equal(out.tasks[0].on_failure.x_on_failure, 2);
+      assert.equal(out.tasks[0].checkpoints[0].x_checkpoint, 'c');
+    });
+
+    it('survive an edit of the parsed file, and serialize → parse is stable', () => {
+      const f = ok(JSON.stringify(doc));
+      f.tasks[0]!.status = 'completed';
+      f.session_count++;
+      const once = serializeTaskFile(f);
+      const twice = serializeTaskFile(ok(once));
+      assert.equal(twice, once);
+      const out = JSON.parse(once);
+      assert.equal(out.tasks[0].status, 'completed');
+      assert.equal(out.session_count, 5);
+      assert.deepEqual(out.tasks[0].x_task, { a: 1 });
+    });
+
+    it('the seeds survive a round trip with nothing dropped', () => {
+      for (const name of ['seed-000-tasks.json', 'seed-002-tasks.json']) {
+        const original = JSON.parse(fixtureText(name));
+        const out = JSON.parse(serializeTaskFile(ok(fixtureText(name))));
+        // Every original field is still there with its value (defaults may be added).
+        const check = (a: unknown, b: unknown, path: string): void => {
+          if (a !== null && typeof a === 'object') {
+            assert.ok(b !== null && typeof b === 'object', path);
+            for (const [k, v] of Object.entries(a)) check(v, (b as Record<string, unknown>)[k], `${path}.${k}`);
+          } else {
+            assert.equal(b, a, path);
+          }
+        };
+        check(original, out, name);
+      }
+    });
+  });
+
+  it('serializes with two-space indent and a final newline', () => {
+    const text = serializeTaskFile(ok(withTasks(minimalTask)));
+    assert.ok(text.endsWith('}\n'));
+    assert.match(text, /^\{\n {2}"version": 3,\n/);
+  });
+
+  it('formatPath writes JSON paths', () => {
+    assert.equal(formatPath([]), '(root)');
+    assert.equal(formatPath(['tasks', 3, 'depends_on', 0]), 'tasks[3].depends_on[0]');
+    assert.equal(formatPath(['session_config', 'max_sessions']), 'session_config.max_sessions');
+  });
+});

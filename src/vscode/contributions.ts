@@ -1,0 +1,47 @@
+// Every id the extension shares with package.json, in one table: commands, views, settings,
+// context keys. A host test checks this table and package.json agree both ways.
+
+export const COMMANDS = {
+  run: 'launchpad.run',
+  stop: 'launchpad.stop',
+  status: 'launchpad.status',
+  addTask: 'launchpad.addTask',
+  init: 'launchpad.init',
+  retryTask: 'launchpad.retryTask',
+  filterLog: 'launchpad.filterLog',
+  refresh: 'launchpad.refresh',
+  viewByState: 'launchpad.viewByState',
+  viewByDependency: 'launchpad.viewByDependency',
+  showTranscript: 'launchpad.showTranscript',
+  revealInLog: 'launchpad.revealInLog',
+  openWorktree: 'launchpad.openWorktree',
+  openWorktreeTerminal: 'launchpad.openWorktreeTerminal',
+  compareWorktree: 'launchpad.compareWorktree',
+  removeWorktree: 'launchpad.removeWorktree',
+  showOutput: 'launchpad.showOutput',
+  /** What a click on a task runs: retry when it failed, otherwise reveal it. */
+  taskClicked: 'launchpad.taskClicked',
+  /** Reveal a task in the Tasks view by id (links in the progress log). */
+  revealTask: 'launchpad.revealTask',
+} as const;
+export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
+
+export const VIEWS = {
+  tasks: 'launchpad.tasks',
+  worktrees: 'launchpad.worktrees',
+} as const;
+
+export const SETTINGS = {
+  agentCommand: 'launchpad.agent.command',
+  worktreeLocation: 'launchpad.worktree.location',
+  maxParallelAgents: 'launchpad.maxParallelAgents',
+} as const;
+
+export const CONTEXT_KEYS = {
+  hasHarness: 'launchpad.hasHarness',
+  running: 'launchpad.running',
+  tasksViewMode: 'launchpad.tasksViewMode',
+} as const;
+
+export const LOG_LANGUAGE_ID = 'launchpad-log';
+export const TASK_TYPE = 'launchpad';

@@ -1,0 +1,156 @@
+// The one copy of the harness state the extension's views read: the task file as the core
+// parses and analyses it, the task worktrees, the live run's lock holder. It reloads when the
+// state files change on disk, whoever changed them (a run here, the CLI in a terminal, another
+// window, an edit), through a short debounce. Views never keep state of their own.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { liveLockHolder, type LockHolder } from '../../core/lock';
+import type { Logger } from '../../core/logger';
+import { StatePaths, TASKS_FILE } from '../../core/statePaths';
+import { harnessWorktrees, summarizeTasks, type StatusReport, type TaskSummary } from '../../core/statusReport';
+import { StateStore, TaskFileMissingError } from '../../core/stateStore';
+import type { Task, TaskFile } from '../../core/taskFileSchema';
+import { CONTEXT_KEYS } from '../contributions';
+
+export interface TaskEntry extends TaskSummary {
+  task: Task;
+}
+
+export interface HarnessSnapshot {
+  paths: StatePaths;
+  /** harness-tasks.json exists (it may still be invalid: see `error`). */
+  exists: boolean;
+  file?: TaskFile | undefined;
+  /** Why the task file could not be read (its message names the file and the field). */
+  error?: Error | undefined;
+  tasks: TaskEntry[];
+  byId: Map<string, TaskEntry>;
+  worktrees: StatusReport['worktrees'];
+  activeSession?: LockHolder | undefined;
+}
+
+/** Reload delay after a change: coalesces the .bak/.tmp/rename bursts of one write. */
+const DEBOUNCE_MS = 100;
+
+export class HarnessModel implements vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<HarnessSnapshot>();
+  readonly onDidChange = this.emitter.event;
+  private readonly disposables: vscode.Disposable[] = [this.emitter];
+  private watcher: vscode.Disposable | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private loading: Promise<HarnessSnapshot> | undefined;
+  private current: HarnessSnapshot | undefined;
+
+  constructor(private readonly logger: Logger) {
+    this.disposables.push(vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh(0)));
+  }
+
+  /** The latest snapshot, or undefined before the first load finishes. */
+  get snapshot(): HarnessSnapshot | undefined {
+    return this.current;
+  }
+
+  /** The state root: the first workspace folder holding harness-tasks.json, else the first folder. */
+  stateRoot(): StatePaths | undefined {
+    const folders = vscode.workspace.workspaceFolders?.filter((f) => f.uri.scheme === 'file') ?? [];
+    const withHarness = folders.find((f) => existsSync(join(f.uri.fsPath, TASKS_FILE)));
+    const folder = withHarness ?? folders[0];
+    return folder ? new StatePaths(folder.uri.fsPath) : undefined;
+  }
+
+  /** Loads now (coalescing concurrent calls) and notifies listeners. */
+  refresh(): Promise<HarnessSnapshot | undefined> {
+    clearTimeout(this.timer);
+    this.loading ??= this.load().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  scheduleRefresh(delay = DEBOUNCE_MS): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.refresh(), delay);
+  }
+
+  private async load(): Promise<HarnessSnapshot> {
+    const paths = this.stateRoot();
+    if (!paths) {
+      const empty = emptySnapshot(new StatePaths('/'));
+      this.publish(empty);
+      return empty;
+    }
+    this.watch(paths);
+    const snapshot = emptySnapshot(paths);
+    const store = new StateStore(paths);
+    try {
+      snapshot.file = store.load().file;
+      snapshot.exists = true;
+      const summaries = summarizeTasks(snapshot.file);
+      snapshot.tasks = summaries.map((s, i) => ({ ...s, task: snapshot.file!.tasks[i]! }));
+      snapshot.byId = new Map(snapshot.tasks.map((t) => [t.id, t]));
+    } catch (err) {
+      snapshot.exists = !(err instanceof TaskFileMissingError);
+      if (snapshot.exists) snapshot.error = err as Error;
+    }
+    snapshot.activeSession = liveLockHolder(paths.sessionLock);
+    try {
+      snapshot.worktrees = await harnessWorktrees(paths.root);
+    } catch (err) {
+      this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
+    }
+    this.publish(snapshot);
+    return snapshot;
+  }
+
+  private publish(snapshot: HarnessSnapshot): void {
+    this.current = snapshot;
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.hasHarness, snapshot.exists);
+    this.emitter.fire(snapshot);
+  }
+
+  /** Files are replaced by rename, so the watch is on names in the folder, not on inodes. */
+  private watchedRoot: string | undefined;
+  private watch(paths: StatePaths): void {
+    if (this.watchedRoot === paths.root) return;
+    this.watcher?.dispose();
+    this.watchedRoot = paths.root;
+    const pattern = new vscode.RelativePattern(
+      vscode.Uri.file(paths.root),
+      '{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock/holder.json}',
+    );
+    const w = vscode.workspace.createFileSystemWatcher(pattern);
+    const poke = () => this.scheduleRefresh();
+    this.watcher = vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke));
+  }
+
+  /** The newest attempt folder of a task (prompt.md, transcript.log, validation.log). */
+  latestAttemptDir(taskId: string): string | undefined {
+    const paths = this.current?.paths;
+    if (!paths) return undefined;
+    const base = paths.runsOf(taskId);
+    let best: { dir: string; mtime: number } | undefined;
+    for (const name of safeList(base)) {
+      const dir = join(base, name);
+      const mtime = statSync(dir).mtimeMs;
+      if (!best || mtime > best.mtime) best = { dir, mtime };
+    }
+    return best?.dir;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.watcher?.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function emptySnapshot(paths: StatePaths): HarnessSnapshot {
+  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [] };
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

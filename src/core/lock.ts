@@ -104,8 +104,9 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
       if (released) return;
       released = true;
       const current = readLockHolder(lockDir);
-      // Never remove a lock someone else took over after declaring ours stale.
-      if (current && (current.pid !== holder.pid || current.identity !== holder.identity)) return;
+      // Never remove a lock someone else took over after declaring ours stale, nor one another
+      // process is creating right now (its directory exists, its holder record not yet).
+      if (!current || current.pid !== holder.pid || current.identity !== holder.identity) return;
       rmSync(lockDir, { recursive: true, force: true });
     },
   };

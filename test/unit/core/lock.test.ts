@@ -1,0 +1,281 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { acquireLock, liveLockHolder, LockHeldError, readLockHolder, tryAcquireLock, type LockHolder } from '../../../src/core/lock';
+import { isSameProcessAlive, processIdentity } from '../../../src/core/processIdentity';
+import { tempDir } from '../helpers/tmp';
+import { FIXTURE_SCRIPTS } from './fixtures';
+
+/** A pid that was just used and is now gone. */
+function deadPid(): number {
+  const r = spawnSync('true');
+  assert.ok(r.pid > 0);
+  return r.pid;
+}
+
+const children: ChildProcess[] = [];
+function liveChild(): number {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  children.push(child);
+  assert.ok(child.pid);
+  return child.pid;
+}
+
+function writeHolder(lockDir: string, holder: Partial<LockHolder>): void {
+  mkdirSync(lockDir, { recursive: true });
+  writeFileSync(join(lockDir, 'holder.json'), JSON.stringify({ host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:00Z', ...holder }));
+}
+
+function ageBy(path: string, seconds: number): void {
+  const t = Date.now() / 1000 - seconds;
+  utimesSync(path, t, t);
+}
+
+function heldError(fn: () => unknown): LockHeldError {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (e) {
+    caught = e;
+  }
+  assert.ok(caught instanceof LockHeldError, `expected LockHeldError, got ${String(caught)}`);
+  return caught;
+}
+
+describe('core/lock', () => {
+  let root: string;
+  let lockDir: string;
+  beforeEach(() => {
+    root = tempDir('launchpad-lock-');
+    lockDir = join(root, '.launchpad', 'state.lock');
+  });
+  after(() => children.forEach((c) => c.kill('SIGKILL')));
+
+  describe('tryAcquireLock', () => {
+    it('creates the lock dir (and its parent) with a holder record carrying an identity beside the pid', () => {
+      const handle = tryAcquireLock(lockDir, 'launchpad run');
+      const holder = readLockHolder(lockDir)!;
+      assert.equal(holder.pid, process.pid);
+      assert.equal(holder.identity, processIdentity(process.pid));
+      assert.ok(holder.identity, 'an identity is recorded');
+      assert.equal(holder.host, hostname());
+      assert.equal(holder.command, 'launchpad run');
+      assert.ok(!Number.isNaN(Date.parse(holder.acquired_at)));
+      assert.deepEqual(handle.holder, holder);
+      assert.equal(handle.reclaimedFrom, undefined);
+      assert.equal(readFileSync(join(lockDir, 'pid'), 'utf8').trim(), String(process.pid), "seed 002's $LOCKDIR/pid");
+      handle.release();
+    });
+
+    it('a second acquire fails fast with LockHeldError naming pid, command and host', () => {
+      const handle = tryAcquireLock(lockDir, 'launchpad run');
+      const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+      assert.equal(e.holder?.pid, process.pid);
+      assert.match(e.message, new RegExp(`launchpad run \\(pid=${process.pid} on ${hostname()}, since `));
+      assert.equal(e.lockDir, lockDir);
+      assert.equal(liveLockHolder(lockDir)?.pid, process.pid);
+      handle.release();
+    });
+
+    it('reclaims a lock whose holder pid is dead, and says from whom', () => {
+      const pid = deadPid();
+      writeHolder(lockDir, { pid, identity: 'whatever' });
+      assert.equal(liveLockHolder(lockDir), undefined);
+      const handle = tryAcquireLock(lockDir, 'launchpad run');
+      assert.equal(handle.reclaimedFrom?.pid, pid);
+      assert.equal(readLockHolder(lockDir)?.pid, process.pid);
+      assert.deepEqual(readdirSync(root + '/.launchpad'), ['state.lock'], 'the stale copy is gone');
+      handle.release();
+    });
+
+    it('reclaims a lock whose pid is alive but belongs to another process now (reused pid)', () => {
+      const pid = liveChild();
+      writeHolder(lockDir, { pid, identity: 'boot-id:12345' });
+      assert.equal(isSameProcessAlive(pid, undefined), true);
+      const handle = tryAcquireLock(lockDir, 'launchpad run');
+      assert.equal(handle.reclaimedFrom?.pid, pid);
+      assert.equal(handle.reclaimedFrom?.identity, 'boot-id:12345');
+      handle.release();
+    });
+
+    it('a live holder with its recorded identity keeps the lock', () => {
+      const pid = liveChild();
+      writeHolder(lockDir, { pid, identity: processIdentity(pid), command: 'launchpad run --agent x' });
+      const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+      assert.match(e.message, new RegExp(`launchpad run --agent x \\(pid=${pid} on `));
+      assert.equal(liveLockHolder(lockDir)?.pid, pid);
+    });
+
+    it('a live holder that recorded no identity (an older writer) keeps the lock', () => {
+      const pid = liveChild();
+      writeHolder(lockDir, { pid });
+      heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+    });
+
+    it("a holder on another host is assumed alive: its pid means nothing here", () => {
+      writeHolder(lockDir, { pid: deadPid(), host: 'elsewhere.invalid' });
+      const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+      assert.match(e.message, /on elsewhere\.invalid/);
+    });
+
+    it('a lock dir without holder.json younger than 5 s counts as held (being created)', () => {
+      mkdirSync(lockDir, { recursive: true });
+      const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+      assert.equal(e.holder, undefined);
+      assert.match(e.message, /no holder record yet/);
+      assert.ok(existsSync(lockDir));
+    });
+
+    it('a lock dir without holder.json older than 5 s is stale and reclaimed', () => {
+      mkdirSync(lockDir, { recursive: true });
+      writeFileSync(join(lockDir, 'pid'), '12345\n');
+      ageBy(lockDir, 10);
+      const handle = tryAcquireLock(lockDir, 'launchpad run');
+      assert.equal(handle.reclaimedFrom, undefined);
+      assert.equal(readLockHolder(lockDir)?.pid, process.pid);
+      handle.release();
+    });
+
+    it('an unreadable holder.json follows the same age rule', () => {
+      mkdirSync(lockDir, { recursive: true });
+      writeFileSync(join(lockDir, 'holder.json'), '{"pid": ');
+      heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+      ageBy(lockDir, 10);
+      tryAcquireLock(lockDir, 'launchpad run').release();
+    });
+  });
+
+  describe('release', () => {
+    it('removes the lock; a second release is harmless; the lock can be taken again', () => {
+      const handle = tryAcquireLock(lockDir, 'a');
+      handle.release();
+      assert.equal(existsSync(lockDir), false);
+      handle.release();
+      const again = tryAcquireLock(lockDir, 'b');
+      handle.release();
+      assert.ok(existsSync(lockDir), "a stale handle's release does not remove the new holder's lock");
+      again.release();
+      assert.equal(existsSync(lockDir), false);
+    });
+
+    it('never removes a lock someone else took over', () => {
+      const handle = tryAcquireLock(lockDir, 'a');
+      const other = liveChild();
+      // Another process declared ours stale and took the lock over.
+      writeHolder(lockDir, { pid: other, identity: processIdentity(other), command: 'launchpad run' });
+      handle.release();
+      assert.equal(readLockHolder(lockDir)?.pid, other);
+    });
+
+    it('never removes a lock another process is creating right now (no holder.json yet)', () => {
+      const handle = tryAcquireLock(lockDir, 'a');
+      // Ours vanished (removed by hand) and another process has just made the directory.
+      rmSync(lockDir, { recursive: true });
+      mkdirSync(lockDir);
+      handle.release();
+      assert.ok(existsSync(lockDir), "release removed another process's fresh lock");
+    });
+  });
+
+  describe('acquireLock', () => {
+    it('waits for the holder to release, then takes the lock', async () => {
+      const first = tryAcquireLock(lockDir, 'first');
+      let released = false;
+      setTimeout(() => {
+        released = true;
+        first.release();
+      }, 120);
+      const second = await acquireLock(lockDir, 'second', 5000);
+      assert.equal(released, true);
+      assert.equal(readLockHolder(lockDir)?.command, 'second');
+      second.release();
+    });
+
+    it('gives up with LockHeldError after its timeout', async () => {
+      const first = tryAcquireLock(lockDir, 'first');
+      await assert.rejects(acquireLock(lockDir, 'second', 80), LockHeldError);
+      assert.equal(readLockHolder(lockDir)?.command, 'first');
+      first.release();
+    });
+  });
+
+  describe('processes racing for one lock', function () {
+    this.timeout(30_000);
+
+    interface Outcome {
+      pid: number;
+      won: boolean;
+      held?: boolean;
+      error?: string;
+      reclaimed?: number | null;
+    }
+
+    async function race(dir: string, racers: number): Promise<Outcome[]> {
+      const startAt = Date.now() + 1500;
+      const runs = Array.from({ length: racers }, () => {
+        const child = spawn(process.execPath, [join(FIXTURE_SCRIPTS, 'lockRacer.js'), dir, String(startAt), '400'], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        children.push(child);
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        return new Promise<Outcome>((resolve, reject) =>
+          child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as Outcome) : reject(new Error(`racer exited ${code}: ${out}`)))),
+        );
+      });
+      return Promise.all(runs);
+    }
+
+    function exactlyOneWinner(outcomes: Outcome[]): void {
+      const winners = outcomes.filter((o) => o.won);
+      assert.equal(winners.length, 1, JSON.stringify(outcomes));
+      for (const o of outcomes) if (!o.won) assert.equal(o.held, true, `a loser failed with something else: ${o.error}`);
+    }
+
+    it('a free lock: exactly one of four wins, the others get LockHeldError', async () => {
+      exactlyOneWinner(await race(lockDir, 4));
+      assert.equal(existsSync(lockDir), false, 'the winner released it');
+    });
+
+    it('a stale lock (dead holder): exactly one of four reclaims it', async () => {
+      const pid = deadPid();
+      writeHolder(lockDir, { pid });
+      const outcomes = await race(lockDir, 4);
+      exactlyOneWinner(outcomes);
+      // The winner reclaimed it, or took the name in the instant after another racer moved it aside.
+      assert.ok([pid, null].includes(outcomes.find((o) => o.won)!.reclaimed ?? null));
+      assert.deepEqual(readdirSync(join(root, '.launchpad')), [], 'no stale copy is left behind');
+    });
+  });
+});
+
+describe('core/processIdentity', () => {
+  it('gives this process a stable identity, different from another live process', () => {
+    const mine = processIdentity(process.pid);
+    assert.ok(mine);
+    assert.equal(processIdentity(process.pid), mine);
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const theirs = processIdentity(child.pid!);
+      assert.ok(theirs);
+      assert.notEqual(theirs, mine);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('gives no identity for a dead pid', () => {
+    assert.equal(processIdentity(deadPid()), undefined);
+  });
+
+  it('isSameProcessAlive: alive and, when an identity is given, the same process', () => {
+    const mine = processIdentity(process.pid);
+    assert.equal(isSameProcessAlive(process.pid, mine), true);
+    assert.equal(isSameProcessAlive(process.pid, undefined), true);
+    assert.equal(isSameProcessAlive(process.pid, `${mine}-not`), false);
+    assert.equal(isSameProcessAlive(deadPid(), undefined), false);
+    for (const bad of [0, -1, 1.5, Number.NaN]) assert.equal(isSameProcessAlive(bad, undefined), false, String(bad));
+  });
+});

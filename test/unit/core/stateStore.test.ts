@@ -1,0 +1,291 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tryAcquireLock } from '../../../src/core/lock';
+import { StatePaths } from '../../../src/core/statePaths';
+import { StateStore, TaskFileMissingError } from '../../../src/core/stateStore';
+import { parseTaskFile, serializeTaskFile, TaskFileError } from '../../../src/core/taskFile';
+import { version } from '../../fixtures/core/saveLoop';
+import { tempDir } from '../helpers/tmp';
+import { FIXTURE_SCRIPTS, task, taskFile } from './fixtures';
+
+function newStore(): { store: StateStore; paths: StatePaths } {
+  const paths = new StatePaths(tempDir('launchpad-store-'));
+  return { store: new StateStore(paths, 'launchpad test'), paths };
+}
+
+const leftovers = (paths: StatePaths) => readdirSync(paths.root).filter((n) => n.endsWith('.tmp'));
+
+describe('core/stateStore', () => {
+  describe('load', () => {
+    it('throws TaskFileMissingError naming the directory when there is no file', () => {
+      const { store, paths } = newStore();
+      assert.equal(store.exists(), false);
+      assert.throws(() => store.load(), (e: unknown) => e instanceof TaskFileMissingError && e.message.includes(paths.root));
+    });
+
+    it('throws TaskFileError for a broken file, and returns the exact text of a good one', () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, '{"tasks": [}');
+      assert.throws(() => store.load(), TaskFileError);
+      const text = '{ "tasks": [ ] }';
+      writeFileSync(paths.tasks, text);
+      const loaded = store.load();
+      assert.equal(loaded.text, text);
+      assert.deepEqual(loaded.file.tasks, []);
+    });
+  });
+
+  describe('save', () => {
+    it('writes the file with no .bak when there was none before, and leaves no .tmp', () => {
+      const { store, paths } = newStore();
+      const text = store.save(taskFile([task('t1')]));
+      assert.equal(readFileSync(paths.tasks, 'utf8'), text);
+      assert.equal(text, serializeTaskFile(taskFile([task('t1')])));
+      assert.equal(existsSync(paths.backup), false);
+      assert.deepEqual(leftovers(paths), []);
+    });
+
+    it('copies the previous file byte-for-byte to .bak before replacing it', () => {
+      const { store, paths } = newStore();
+      const handWritten = '{"tasks":[{"id":"t1","title":"hand written","status":"pending"}]}  \n';
+      writeFileSync(paths.tasks, handWritten);
+      const text = store.save(taskFile([task('t1'), task('t2')]));
+      assert.equal(readFileSync(paths.backup, 'utf8'), handWritten);
+      assert.equal(readFileSync(paths.tasks, 'utf8'), text);
+      store.save(taskFile([task('t3')]));
+      assert.equal(readFileSync(paths.backup, 'utf8'), text, 'the .bak is always the previous version');
+      assert.deepEqual(leftovers(paths), []);
+    });
+
+    it('replaces the file by rename (a new inode), never by rewriting it in place', () => {
+      const { store, paths } = newStore();
+      store.save(taskFile([]));
+      const before = statSync(paths.tasks).ino;
+      store.save(taskFile([task('t1')]));
+      assert.notEqual(statSync(paths.tasks).ino, before);
+    });
+  });
+
+  describe('create', () => {
+    it('creates the file when absent', () => {
+      const { store, paths } = newStore();
+      assert.equal(store.create(taskFile([task('t1')])), true);
+      assert.equal(parseTaskFile(readFileSync(paths.tasks, 'utf8')).ok, true);
+      assert.deepEqual(leftovers(paths), []);
+    });
+
+    it('never clobbers an existing file, even a broken one', () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, 'not json at all');
+      assert.equal(store.create(taskFile([task('t1')])), false);
+      assert.equal(readFileSync(paths.tasks, 'utf8'), 'not json at all');
+      assert.equal(existsSync(paths.backup), false);
+      assert.deepEqual(leftovers(paths), []);
+    });
+  });
+
+  describe('recover', () => {
+    const good = serializeTaskFile(taskFile([task('t1')]));
+
+    it('says ok for a valid file and touches nothing', () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, good);
+      assert.deepEqual(store.recover(), { kind: 'ok' });
+      assert.equal(existsSync(paths.backup), false);
+    });
+
+    for (const [name, broken] of [
+      ['unparseable', '{"tasks": [ {"id": "t1", '],
+      ['schema-invalid', '{"tasks": [{"id": "t1", "title": "x", "status": "done"}]}'],
+    ] as const) {
+      it(`restores a valid .bak over an ${name} file and keeps the broken one as .corrupt-*`, () => {
+        const { store, paths } = newStore();
+        writeFileSync(paths.tasks, broken);
+        writeFileSync(paths.backup, good);
+        const outcome = store.recover();
+        assert.equal(outcome.kind, 'restored');
+        assert.ok(outcome.kind === 'restored');
+        assert.ok(outcome.error instanceof TaskFileError);
+        assert.equal(readFileSync(paths.tasks, 'utf8'), good);
+        assert.equal(readFileSync(paths.backup, 'utf8'), good);
+        assert.match(outcome.corruptCopy, /harness-tasks\.json\.corrupt-/);
+        assert.equal(readFileSync(outcome.corruptCopy, 'utf8'), broken);
+        assert.deepEqual(readdirSync(paths.root).filter((n) => n.includes('.corrupt-')).length, 1);
+        assert.deepEqual(leftovers(paths), []);
+        assert.deepEqual(store.recover(), { kind: 'ok' });
+      });
+    }
+
+    it('with no .bak: unrecoverable, and the file stays byte-for-byte', () => {
+      const { store, paths } = newStore();
+      const broken = Buffer.from([0x7b, 0x0a, 0xff, 0xfe, 0x00, 0x22]);
+      writeFileSync(paths.tasks, broken);
+      const outcome = store.recover();
+      assert.equal(outcome.kind, 'unrecoverable');
+      assert.deepEqual(readFileSync(paths.tasks), broken);
+      assert.deepEqual(readdirSync(paths.root), ['harness-tasks.json']);
+    });
+
+    it('with an invalid .bak: unrecoverable, and both files stay byte-for-byte', () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, '{"tasks": 1}');
+      writeFileSync(paths.backup, '{"tasks": [');
+      const outcome = store.recover();
+      assert.equal(outcome.kind, 'unrecoverable');
+      assert.ok(outcome.kind === 'unrecoverable');
+      assert.match(outcome.error.message, /^harness-tasks\.json: tasks: expected array/);
+      assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": 1}');
+      assert.equal(readFileSync(paths.backup, 'utf8'), '{"tasks": [');
+      assert.deepEqual(readdirSync(paths.root).sort(), ['harness-tasks.json', 'harness-tasks.json.bak']);
+    });
+  });
+
+  describe('transact', () => {
+    it('writes the mutation, keeps the previous version as .bak, releases the lock', async () => {
+      const { store, paths } = newStore();
+      store.create(taskFile([task('t1')]));
+      const before = readFileSync(paths.tasks, 'utf8');
+      const result = await store.transact((f) => {
+        f.tasks.push(task('t2'));
+        return f.tasks.length;
+      });
+      assert.equal(result, 2);
+      assert.deepEqual(store.load().file.tasks.map((t) => t.id), ['t1', 't2']);
+      assert.equal(readFileSync(paths.backup, 'utf8'), before);
+      assert.equal(existsSync(paths.stateLock), false);
+    });
+
+    it('serializes concurrent transactions of one process in call order, losing no update', async () => {
+      const { store } = newStore();
+      store.create(taskFile([]));
+      const order: number[] = [];
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          store.transact((f) => {
+            order.push(i);
+            f.session_count += 1;
+            ((f as Record<string, unknown>).trail ??= [] as number[]) as number[];
+            ((f as Record<string, unknown>).trail as number[]).push(i);
+            return f.session_count;
+          }),
+        ),
+      );
+      assert.deepEqual(order, [...Array(30).keys()]);
+      assert.deepEqual(results, Array.from({ length: 30 }, (_, i) => i + 1));
+      const file = store.load().file as Record<string, unknown>;
+      assert.equal(file.session_count, 30);
+      assert.deepEqual(file.trail, [...Array(30).keys()]);
+    });
+
+    it('a transaction that throws writes nothing and does not stop the next one', async () => {
+      const { store, paths } = newStore();
+      store.create(taskFile([]));
+      const before = readFileSync(paths.tasks, 'utf8');
+      const failing = store.transact((f) => {
+        f.session_count = 99;
+        throw new Error('boom');
+      });
+      const next = store.transact((f) => (f.session_count = 1));
+      await assert.rejects(failing, /boom/);
+      assert.equal(await next, 1);
+      assert.equal(readFileSync(paths.backup, 'utf8'), before, 'only the second transaction wrote');
+      assert.equal(store.load().file.session_count, 1);
+    });
+
+    it('writes nothing when nothing changed: no .bak, same inode, same bytes', async () => {
+      const { store, paths } = newStore();
+      // Hand formatting a write would normalize: a no-op must keep it.
+      const text = '{"tasks":[{"id":"t1","title":"x","status":"pending"}]}';
+      writeFileSync(paths.tasks, text);
+      const ino = statSync(paths.tasks).ino;
+      const seen = await store.transact((f) => {
+        f.tasks[0]!.title = 'x';
+        return f.tasks.length;
+      });
+      assert.equal(seen, 1);
+      assert.equal(readFileSync(paths.tasks, 'utf8'), text);
+      assert.equal(statSync(paths.tasks).ino, ino);
+      assert.equal(existsSync(paths.backup), false);
+    });
+
+    it('never writes when the file is invalid: the mutation does not run, bytes stay', async () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, '{"tasks": [}');
+      let ran = false;
+      await assert.rejects(
+        store.transact(() => {
+          ran = true;
+        }),
+        TaskFileError,
+      );
+      assert.equal(ran, false);
+      assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": [}');
+      assert.deepEqual(readdirSync(paths.root).filter((n) => n.startsWith('harness-')), ['harness-tasks.json']);
+      assert.equal(existsSync(paths.stateLock), false, 'the lock is released after a failed load');
+    });
+
+    it('waits for the state lock held elsewhere, then runs', async () => {
+      const { store } = newStore();
+      store.create(taskFile([]));
+      const held = tryAcquireLock(store.paths.stateLock, 'someone else');
+      let releasedAt = 0;
+      setTimeout(() => {
+        releasedAt = Date.now();
+        held.release();
+      }, 150);
+      let ranAt = 0;
+      await store.transact((f) => {
+        ranAt = Date.now();
+        f.session_count = 5;
+      });
+      assert.ok(releasedAt > 0 && ranAt >= releasedAt, 'the mutation ran only after the other holder released');
+      assert.equal(store.load().file.session_count, 5);
+    });
+  });
+
+  describe('a reader racing a writer in another process', function () {
+    this.timeout(60_000);
+
+    it('every read parses and is exactly one of the written versions; never partial, never missing', async () => {
+      const { paths } = newStore();
+      const stopFile = join(paths.root, 'stop');
+      const child = spawn(process.execPath, [join(FIXTURE_SCRIPTS, 'saveLoop.js'), paths.root, stopFile, '5000'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      try {
+        while (!out.includes('ready')) {
+          if (child.exitCode !== null) assert.fail(`the writer exited early: ${out}`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        const seen = new Set<number>();
+        let reads = 0;
+        while (reads < 400) {
+          for (let k = 0; k < 10; k++, reads++) {
+            const text = readFileSync(paths.tasks, 'utf8');
+            const parsed = parseTaskFile(text);
+            if (!parsed.ok) assert.fail(`read ${reads} did not parse (${text.length} chars): ${parsed.error.message}`);
+            const i = parsed.file.session_count;
+            assert.equal(text, serializeTaskFile(version(i)), `read ${reads} is not version ${i} as written`);
+            seen.add(i);
+          }
+          await new Promise((r) => setImmediate(r));
+        }
+        writeFileSync(stopFile, '');
+        assert.equal(await exited, 0);
+        const saved = Number(/saved (\d+)/.exec(out)?.[1]);
+        assert.ok(saved > 0, out);
+        assert.ok(seen.size > 1, `the reads saw ${seen.size} version(s): the writer never overlapped the reader`);
+        assert.deepEqual(leftovers(paths), []);
+        assert.equal(readFileSync(paths.tasks, 'utf8'), serializeTaskFile(version(saved)));
+        assert.equal(readFileSync(paths.backup, 'utf8'), serializeTaskFile(version(saved - 1)));
+      } finally {
+        child.kill('SIGKILL');
+      }
+    });
+  });
+});

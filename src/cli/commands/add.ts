@@ -1,5 +1,4 @@
-import { addTask } from '../../core/taskOps';
-import { ProgressLog } from '../../core/progressLog';
+import { addTaskLogged } from '../../core/harnessEdits';
 import { splitList, numberOption, type Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';
@@ -35,18 +34,7 @@ export const addCommand: Command = {
       timeoutSeconds: numberOption('timeout', values.timeout, { min: 0, above: true }),
       maxAttempts: numberOption('max-attempts', values['max-attempts'], { integer: true, min: 1 }),
     };
-    const { task, session } = await store.transact((file) => ({ task: addTask(file, input), session: file.session_count }));
-    const details = [
-      `priority=${task.priority}`,
-      `depends_on=[${task.depends_on.join(', ')}]`,
-      `files_hint=[${task.files_hint.join(', ')}]`,
-      task.validation?.command ? `validation="${task.validation.command}"` : 'validation=none',
-    ];
-    new ProgressLog(store.paths.progress).append(session, {
-      type: 'INIT',
-      taskId: task.id,
-      message: `task added: "${task.title}" ${details.join(' ')}`,
-    });
+    const task = await addTaskLogged(store, input);
     ctx.io.out(`${task.id}\n`);
     if (!task.validation?.command) ctx.io.err(`note: ${task.id} has no validation command; a run will not start it until it has one\n`);
     return EXIT.OK;

@@ -1,5 +1,4 @@
-import { ProgressLog } from '../../core/progressLog';
-import { retryTask } from '../../core/taskOps';
+import { retryTaskLogged } from '../../core/harnessEdits';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';
@@ -14,19 +13,7 @@ export const retryCommand: Command = {
   async run(ctx) {
     const id = ctx.positionals[0]!;
     const store = existingHarness(ctx, 'retry');
-    const { reset, session, previousAttempts } = await store.transact((file) => {
-      const previousAttempts = file.tasks.find((t) => t.id === id)?.attempts ?? 0;
-      return { reset: retryTask(file, id), session: file.session_count, previousAttempts };
-    });
-    const log = new ProgressLog(store.paths.progress);
-    log.append(
-      session,
-      ...reset.map((t) =>
-        t.id === id
-          ? { type: 'RECOVERY' as const, taskId: t.id, message: `action="retry" reason="requested by user" attempts_before=${previousAttempts}` }
-          : { type: 'RECOVERY' as const, taskId: t.id, message: `action="unblocked" reason="retry of ${id}"` },
-      ),
-    );
+    const reset = await retryTaskLogged(store, id);
     for (const t of reset) ctx.io.out(`${t.id}: pending${t.id === id ? ` (attempts 0/${t.max_attempts})` : ` (was blocked by ${id})`}\n`);
     return EXIT.OK;
   },

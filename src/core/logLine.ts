@@ -72,7 +72,9 @@ export function formatLogLine(entry: LogEntry): string {
   return line;
 }
 
-const LINE_RE = /^\[([^\]]+)\] \[SESSION-(\d+)\] (\S+)(?: \[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\])?(?: \[([A-Z_]+)\])?(?: (.*))?$/;
+// N is written as formatLogLine writes it (no leading zeros), so a filter for session 1 can look
+// for the literal `[SESSION-1] ` and agree with this parser on every line.
+const LINE_RE = /^\[([^\]]+)\] \[SESSION-(0|[1-9]\d*)\] (\S+)(?: \[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\])?(?: \[([A-Z_]+)\])?(?: (.*))?$/;
 
 /** Parses one line (without its newline); undefined when it is not in the grammar. */
 export function parseLogLine(line: string): LogEntry | undefined {

@@ -186,9 +186,9 @@ function cycleThrough(start: string, members: Set<string>, byId: Map<string, Tas
     for (const d of byId.get(id)!.depends_on) {
       if (!members.has(d)) continue;
       if (d === start) {
-        const path = [start];
-        for (let cur: string | undefined = id; cur !== start && cur !== undefined; cur = parent.get(cur)) path.splice(1, 0, cur);
-        return [...path, start];
+        const back: string[] = [];
+        for (let cur: string | undefined = id; cur !== start && cur !== undefined; cur = parent.get(cur)) back.push(cur);
+        return [start, ...back.reverse(), start];
       }
       if (!parent.has(d)) {
         parent.set(d, id);

@@ -1,0 +1,430 @@
+import assert from 'node:assert/strict';
+import {
+  analyzeTasks,
+  eligibleTasks,
+  entryCategory,
+  findDependencyFailures,
+  hasValidationCommand,
+  hintsOverlap,
+  isDependencyFailure,
+  isPermanentlyFailed,
+  isRetryable,
+  normalizeHint,
+  runsSolo,
+  selectBatch,
+  tasksMissingValidation,
+} from '../../../src/core/dag';
+import { computeStats } from '../../../src/core/stats';
+import type { Task } from '../../../src/core/taskFileSchema';
+import { exhausted, task } from './fixtures';
+
+const ids = (tasks: readonly Task[]) => tasks.map((t) => t.id);
+const failuresOf = (tasks: Task[]) => Object.fromEntries(findDependencyFailures(tasks).map((f) => [f.taskId, f.entry]));
+
+describe('core/dag', () => {
+  describe('cycle detection', () => {
+    it("marks both tasks of a two-cycle with seed 000's message, each from itself", () => {
+      const tasks = [task('task-A', { depends_on: ['task-B'] }), task('task-B', { depends_on: ['task-A'] })];
+      assert.deepEqual(failuresOf(tasks), {
+        'task-A': '[DEPENDENCY] Circular dependency detected: task-A -> task-B -> task-A',
+        'task-B': '[DEPENDENCY] Circular dependency detected: task-B -> task-A -> task-B',
+      });
+    });
+
+    it('a self-reference is a cycle', () => {
+      assert.deepEqual(failuresOf([task('task-A', { depends_on: ['task-A'] }), task('task-B')]), {
+        'task-A': '[DEPENDENCY] Circular dependency detected: task-A -> task-A',
+      });
+    });
+
+    it('a three-cycle writes the whole loop; a task hanging off it is blocked, not cyclic', () => {
+      const tasks = [
+        task('t1', { depends_on: ['t2'] }),
+        task('t2', { depends_on: ['t3'] }),
+        task('t3', { depends_on: ['t1'] }),
+        task('t4', { depends_on: ['t3'] }),
+      ];
+      const f = failuresOf(tasks);
+      assert.equal(f.t1, '[DEPENDENCY] Circular dependency detected: t1 -> t2 -> t3 -> t1');
+      assert.equal(f.t2, '[DEPENDENCY] Circular dependency detected: t2 -> t3 -> t1 -> t2');
+      assert.equal(f.t3, '[DEPENDENCY] Circular dependency detected: t3 -> t1 -> t2 -> t3');
+      assert.equal(f.t4, '[DEPENDENCY] Blocked by failed t3');
+    });
+
+    it('writes a shortest loop through each task when several cycles share it', () => {
+      const tasks = [
+        task('a', { depends_on: ['b', 'c'] }),
+        task('b', { depends_on: ['c'] }),
+        task('c', { depends_on: ['a'] }),
+      ];
+      const f = failuresOf(tasks);
+      assert.equal(f.a, '[DEPENDENCY] Circular dependency detected: a -> c -> a');
+      assert.equal(f.b, '[DEPENDENCY] Circular dependency detected: b -> c -> a -> b');
+    });
+
+    it('ignores a cycle among completed tasks', () => {
+      const tasks = [
+        task('a', { status: 'completed', depends_on: ['b'] }),
+        task('b', { status: 'completed', depends_on: ['a'] }),
+        task('c', { depends_on: ['a'] }),
+      ];
+      assert.deepEqual(findDependencyFailures(tasks), []);
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['c']);
+    });
+
+    it('does not mark a cycle member already failed for a dependency reason again', () => {
+      const tasks = [
+        task('a', { depends_on: ['b'], status: 'failed', error_log: ['[DEPENDENCY] Circular dependency detected: a -> b -> a'] }),
+        task('b', { depends_on: ['a'] }),
+      ];
+      assert.deepEqual(Object.keys(failuresOf(tasks)), ['b']);
+    });
+  });
+
+  it('an unknown dependency fails the task, and its dependents are blocked', () => {
+    const tasks = [task('a', { depends_on: ['ghost'] }), task('b', { depends_on: ['a'] }), task('c', { status: 'completed', depends_on: ['ghost'] })];
+    assert.deepEqual(failuresOf(tasks), {
+      a: '[DEPENDENCY] Unknown dependency ghost',
+      b: '[DEPENDENCY] Blocked by failed a',
+    });
+  });
+
+  describe('blocked propagation', () => {
+    it('runs to a fixpoint down a chain', () => {
+      const tasks = [
+        task('t5', { depends_on: ['t4'] }),
+        task('t4', { depends_on: ['t3'] }),
+        task('t3', { depends_on: ['t2'] }),
+        task('t2', { depends_on: ['t1'] }),
+        exhausted('t1'),
+      ];
+      assert.deepEqual(failuresOf(tasks), {
+        t2: '[DEPENDENCY] Blocked by failed t1',
+        t3: '[DEPENDENCY] Blocked by failed t2',
+        t4: '[DEPENDENCY] Blocked by failed t3',
+        t5: '[DEPENDENCY] Blocked by failed t4',
+      });
+    });
+
+    it('marks the bottom of a diamond once', () => {
+      const tasks = [
+        exhausted('top'),
+        task('left', { depends_on: ['top'] }),
+        task('right', { depends_on: ['top'] }),
+        task('bottom', { depends_on: ['left', 'right'] }),
+      ];
+      const failures = findDependencyFailures(tasks);
+      assert.deepEqual(failures.map((f) => f.taskId).sort(), ['bottom', 'left', 'right']);
+      assert.match(failuresOf(tasks).bottom!, /^\[DEPENDENCY\] Blocked by failed (left|right)$/);
+    });
+
+    it('passes through tasks already dependency-failed without marking them twice', () => {
+      const tasks = [
+        exhausted('a'),
+        task('b', { depends_on: ['a'], status: 'failed', error_log: ['[DEPENDENCY] Blocked by failed a'] }),
+        task('c', { depends_on: ['b'] }),
+      ];
+      assert.deepEqual(failuresOf(tasks), { c: '[DEPENDENCY] Blocked by failed b' });
+    });
+
+    it('a retryable failed dependency blocks nothing: its dependents wait', () => {
+      const tasks = [task('a', { status: 'failed', attempts: 1, error_log: ['[TEST_FAIL] x'] }), task('b', { depends_on: ['a'] })];
+      assert.deepEqual(findDependencyFailures(tasks), []);
+      assert.equal(analyzeTasks(tasks).states.get('b'), 'waiting');
+    });
+
+    it('leaves completed and running dependents alone', () => {
+      const tasks = [exhausted('a'), task('b', { depends_on: ['a'], status: 'completed' }), task('c', { depends_on: ['a'], status: 'in_progress' })];
+      assert.deepEqual(findDependencyFailures(tasks), []);
+    });
+
+    it('a retryable failed dependent of a permanent failure is blocked too', () => {
+      const tasks = [exhausted('a'), task('b', { depends_on: ['a'], status: 'failed', attempts: 1, error_log: ['[TEST_FAIL] x'] })];
+      assert.deepEqual(failuresOf(tasks), { b: '[DEPENDENCY] Blocked by failed a' });
+    });
+  });
+
+  describe('permanent vs retryable failures', () => {
+    it('a task whose last error_log entry is [DEPENDENCY] is permanent, attempts notwithstanding', () => {
+      const t = task('b', { status: 'failed', attempts: 0, error_log: ['[TEST_FAIL] x', '[DEPENDENCY] Blocked by failed a'] });
+      assert.equal(isDependencyFailure(t), true);
+      assert.equal(isPermanentlyFailed(t), true);
+      assert.equal(isRetryable(t), false);
+      assert.deepEqual(failuresOf([t, task('c', { depends_on: ['b'] })]), { c: '[DEPENDENCY] Blocked by failed b' });
+    });
+
+    it('deviation from seed 000: an older [DEPENDENCY] entry followed by [TEST_FAIL] with attempts left is retryable', () => {
+      const t = task('b', { status: 'failed', attempts: 1, error_log: ['[DEPENDENCY] Blocked by failed a', '[TEST_FAIL] 2 tests failed'] });
+      assert.equal(isDependencyFailure(t), false);
+      assert.equal(isPermanentlyFailed(t), false);
+      assert.equal(isRetryable(t), true);
+      const tasks = [t, task('c', { depends_on: ['b'] })];
+      assert.deepEqual(findDependencyFailures(tasks), []);
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['b']);
+    });
+
+    it('attempts at max_attempts is permanent; a pending task is neither', () => {
+      assert.equal(isPermanentlyFailed(exhausted('a')), true);
+      assert.equal(isRetryable(task('a', { status: 'failed', attempts: 2, max_attempts: 3 })), true);
+      assert.equal(isPermanentlyFailed(task('a')), false);
+      assert.equal(isRetryable(task('a')), false);
+    });
+
+    it('entryCategory reads [CATEGORY] at the start only', () => {
+      assert.equal(entryCategory('[MERGE_CONFLICT] x'), 'MERGE_CONFLICT');
+      assert.equal(entryCategory('x [DEPENDENCY]'), undefined);
+      assert.equal(entryCategory('[NOT_A_CATEGORY] x'), undefined);
+      assert.equal(entryCategory(undefined), undefined);
+    });
+  });
+
+  describe('the eligible pool', () => {
+    it('pending by priority then id (natural order), then retryable failed by priority then oldest failure', () => {
+      const tasks = [
+        task('task-10', { priority: 'P1' }),
+        task('task-9', { priority: 'P1' }),
+        task('task-2', { priority: 'P2' }),
+        task('task-11', { priority: 'P0' }),
+        task('r-new', { status: 'failed', attempts: 1, priority: 'P1', failed_at: '2025-07-01T12:00:00Z' }),
+        task('r-old', { status: 'failed', attempts: 1, priority: 'P1', failed_at: '2025-07-01T09:00:00Z' }),
+        task('r-p0', { status: 'failed', attempts: 2, priority: 'P0', failed_at: '2025-07-02T00:00:00Z' }),
+        task('done', { status: 'completed' }),
+        task('busy', { status: 'in_progress' }),
+        exhausted('dead'),
+      ];
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['task-11', 'task-9', 'task-10', 'task-2', 'r-p0', 'r-old', 'r-new']);
+    });
+
+    it('only tasks whose dependencies are all completed', () => {
+      const tasks = [
+        task('a', { status: 'completed' }),
+        task('b'),
+        task('c', { depends_on: ['a'] }),
+        task('d', { depends_on: ['a', 'b'] }),
+        task('e', { depends_on: ['b'], status: 'failed', attempts: 1 }),
+      ];
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['b', 'c']);
+    });
+
+    it('never a task without validation.command; tasksMissingValidation names those that would be eligible', () => {
+      const tasks = [
+        task('ok'),
+        task('none', { validation: undefined }),
+        task('null', { validation: null }),
+        task('nullcmd', { validation: { command: null } }),
+        task('blank', { validation: { command: '   ' } }),
+        task('retry', { status: 'failed', attempts: 1, validation: { command: '' } }),
+        task('waiting', { validation: null, depends_on: ['ok'] }),
+        task('done', { validation: null, status: 'completed' }),
+      ];
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['ok']);
+      assert.deepEqual(ids(tasksMissingValidation(tasks)), ['none', 'null', 'nullcmd', 'blank', 'retry']);
+      assert.equal(hasValidationCommand(tasks[0]!), true);
+      assert.equal(analyzeTasks(tasks).states.get('none'), 'needs_validation');
+    });
+  });
+
+  describe('selectBatch', () => {
+    const pool = (n: number) => Array.from({ length: n }, (_, i) => task(`t${i + 1}`));
+
+    it('takes up to max_parallel tasks in pool order', () => {
+      assert.deepEqual(ids(selectBatch(pool(5), [], 3)), ['t1', 't2', 't3']);
+      assert.deepEqual(ids(selectBatch(pool(2), [], 3)), ['t1', 't2']);
+      assert.deepEqual(ids(selectBatch(pool(5), [], 1)), ['t1']);
+      assert.deepEqual(selectBatch([], [], 3), []);
+    });
+
+    it('never puts a task with its dependency in one batch, either way round', () => {
+      const a = task('a');
+      const b = task('b', { depends_on: ['a'] });
+      const c = task('c');
+      assert.deepEqual(ids(selectBatch([a, b, c], [], 3)), ['a', 'c']);
+      assert.deepEqual(ids(selectBatch([b, a, c], [], 3)), ['b', 'c']);
+    });
+
+    it('never starts a task next to a running one it depends on or that depends on it', () => {
+      const running = [task('r')];
+      assert.deepEqual(ids(selectBatch([task('x', { depends_on: ['r'] }), task('y')], running, 3)), ['y']);
+      assert.deepEqual(ids(selectBatch([task('x'), task('y')], [task('r', { depends_on: ['x'] })], 3)), ['y']);
+    });
+
+    it('skips tasks whose files_hint overlaps a batch task at directory level', () => {
+      const tasks = [
+        task('auth', { files_hint: ['src/auth/'] }),
+        task('oauth', { files_hint: ['src/auth/oauth/'] }),
+        task('authz', { files_hint: ['src/authz'] }),
+        task('mw', { files_hint: ['src/middleware/auth.ts', 'src/auth/index.ts'] }),
+      ];
+      assert.deepEqual(ids(selectBatch(tasks, [], 4)), ['auth', 'authz']);
+    });
+
+    it('an empty files_hint runs solo: alone when first, skipped when others are in the batch', () => {
+      const solo = task('solo', { files_hint: [] });
+      assert.deepEqual(ids(selectBatch([solo, ...pool(3)], [], 3)), ['solo']);
+      assert.deepEqual(ids(selectBatch([task('t1'), solo, task('t2')], [], 3)), ['t1', 't2']);
+      assert.equal(runsSolo(solo), true);
+    });
+
+    it('a task whose last failure was MERGE_CONFLICT runs solo; an older one does not count', () => {
+      const conflicted = task('m', { status: 'failed', attempts: 1, error_log: ['[MERGE_CONFLICT] src/a.ts'] });
+      const recovered = task('n', { status: 'failed', attempts: 2, error_log: ['[MERGE_CONFLICT] src/a.ts', '[TEST_FAIL] x'] });
+      assert.equal(runsSolo(conflicted), true);
+      assert.equal(runsSolo(recovered), false);
+      assert.deepEqual(ids(selectBatch([conflicted, ...pool(2)], [], 3)), ['m']);
+      assert.deepEqual(ids(selectBatch([recovered, ...pool(2)], [], 3)), ['n', 't1', 't2']);
+    });
+
+    it('a solo task first in line waits for the running tasks instead of being overtaken', () => {
+      const solo = task('solo', { files_hint: [] });
+      assert.deepEqual(selectBatch([solo, ...pool(3)], [task('r')], 3), []);
+      assert.deepEqual(ids(selectBatch([solo], [], 3)), ['solo'], 'and runs once nothing is running');
+    });
+
+    it('nothing starts beside a running solo task', () => {
+      assert.deepEqual(selectBatch(pool(3), [task('r', { files_hint: [] })], 3), []);
+    });
+
+    it('rolling dispatch: running tasks take slots, free slots are filled', () => {
+      const running = [task('r1'), task('r2')];
+      assert.deepEqual(ids(selectBatch(pool(3), running, 3)), ['t1']);
+      assert.deepEqual(selectBatch(pool(3), [...running, task('r3')], 3), []);
+      assert.deepEqual(ids(selectBatch([task('x', { files_hint: ['src/r1/deep/'] }), ...pool(3)], running, 4)), ['t1', 't2']);
+    });
+  });
+
+  describe('hintsOverlap (directory level)', () => {
+    const table: Array<[string[], string[], boolean]> = [
+      [['src/auth/'], ['src/auth/oauth/'], true],
+      [['src/auth'], ['src/authz'], false],
+      [['src/auth/'], ['src/authz/'], false],
+      [['src/auth/'], ['src/auth/x.ts'], true],
+      [['src/auth.ts'], ['src/auth.ts'], true],
+      [['src/auth.ts'], ['src/auth.tsx'], false],
+      [['src/**/*.ts'], ['src/db/x.ts'], true],
+      [['src/auth/*.ts'], ['src/auth/oauth/y.ts'], true],
+      [['src/auth/*.ts'], ['src/db/'], false],
+      [['lib/*.ts'], ['src/x.ts'], false],
+      [['*.md'], ['src/deep/file.ts'], true],
+      [['src/{a,b}/x.ts'], ['src/c/'], true],
+      [['.'], ['anything/at/all'], true],
+      [[''], ['anything'], true],
+      [['./'], ['x'], true],
+      [['./src/a'], ['src/a/b'], true],
+      [['src\\auth\\'], ['src/auth/x'], true],
+      [['src//auth//'], ['src/auth'], true],
+      [['a', 'b'], ['c', 'b/d'], true],
+      [['a', 'b'], ['c', 'd'], false],
+      [[], ['a'], false],
+    ];
+    for (const [a, b, want] of table) {
+      it(`${JSON.stringify(a)} vs ${JSON.stringify(b)}: ${want ? 'overlap' : 'disjoint'}`, () => {
+        assert.equal(hintsOverlap(a, b), want);
+        assert.equal(hintsOverlap(b, a), want, 'symmetric');
+      });
+    }
+
+    it('normalizeHint: globs count as their directory, "." as everything', () => {
+      assert.equal(normalizeHint('src/auth/*.ts'), 'src/auth');
+      assert.equal(normalizeHint('src/auth*'), 'src');
+      assert.equal(normalizeHint('*.md'), '');
+      assert.equal(normalizeHint('.'), '');
+      assert.equal(normalizeHint(' ./src/a/ '), 'src/a');
+    });
+  });
+
+  describe('analyzeTasks', () => {
+    it('gives every task one state', () => {
+      const tasks = [
+        task('done', { status: 'completed' }),
+        task('run', { status: 'in_progress' }),
+        task('ready'),
+        task('wait', { depends_on: ['ready'] }),
+        task('noval', { validation: null }),
+        task('retry', { status: 'failed', attempts: 1 }),
+        exhausted('dead'),
+        task('blocked', { depends_on: ['dead'] }),
+        task('stored', { status: 'failed', error_log: ['[DEPENDENCY] Blocked by failed dead'], depends_on: ['dead'] }),
+        task('cyc', { depends_on: ['cyc'] }),
+      ];
+      const { states, blockedReasons } = analyzeTasks(tasks);
+      assert.deepEqual(Object.fromEntries(states), {
+        done: 'completed',
+        run: 'running',
+        ready: 'ready',
+        wait: 'waiting',
+        noval: 'needs_validation',
+        retry: 'retryable',
+        dead: 'failed',
+        blocked: 'blocked',
+        stored: 'blocked',
+        cyc: 'blocked',
+      });
+      assert.deepEqual(Object.fromEntries(blockedReasons), {
+        blocked: '[DEPENDENCY] Blocked by failed dead',
+        stored: '[DEPENDENCY] Blocked by failed dead',
+        cyc: '[DEPENDENCY] Circular dependency detected: cyc -> cyc',
+      });
+    });
+
+    it('is read-only: the tasks are not changed', () => {
+      const tasks = [exhausted('a'), task('b', { depends_on: ['a'] })];
+      const before = JSON.stringify(tasks);
+      analyzeTasks(tasks);
+      findDependencyFailures(tasks);
+      eligibleTasks(tasks);
+      selectBatch(eligibleTasks(tasks), [], 3);
+      assert.equal(JSON.stringify(tasks), before);
+    });
+  });
+
+  describe('scaling: nothing quadratic (no timing asserted; mocha times out at 30 s)', function () {
+    this.timeout(30_000);
+    const N = 20_000;
+
+    function everything(tasks: Task[]) {
+      const failures = findDependencyFailures(tasks);
+      const eligible = eligibleTasks(tasks);
+      const batch = selectBatch(eligible, [], 3);
+      const missing = tasksMissingValidation(tasks);
+      const { states } = analyzeTasks(tasks);
+      const stats = computeStats(tasks);
+      return { failures, eligible, batch, missing, states, stats };
+    }
+
+    it(`a ${N}-task chain, listed leaf first, whose root failed for good`, () => {
+      const tasks: Task[] = [];
+      for (let i = N - 1; i >= 1; i--) tasks.push(task(`task-${i}`, { depends_on: [`task-${i - 1}`] }));
+      tasks.push(exhausted('task-0'));
+      const r = everything(tasks);
+      assert.equal(r.failures.length, N - 1);
+      assert.equal(r.stats.blocked, N - 1);
+      assert.deepEqual(r.eligible, []);
+    });
+
+    it(`a ${N}-task chain all pending: one eligible task`, () => {
+      const tasks = Array.from({ length: N }, (_, i) => task(`task-${i}`, { depends_on: i ? [`task-${i - 1}`] : [] }));
+      const r = everything(tasks);
+      assert.deepEqual(ids(r.batch), ['task-0']);
+      assert.equal(r.states.get(`task-${N - 1}`), 'waiting');
+    });
+
+    it(`a ${N}-task wide DAG: one root, ${N - 2} independent middles, one task depending on all`, () => {
+      const middles = Array.from({ length: N - 2 }, (_, i) => task(`m-${i}`, { depends_on: ['root'], files_hint: ['src/shared/'] }));
+      const tasks = [task('root', { status: 'completed' }), ...middles, task('sink', { depends_on: middles.map((t) => t.id) })];
+      const r = everything(tasks);
+      assert.equal(r.eligible.length, N - 2);
+      assert.deepEqual(ids(r.batch), ['m-0'], 'all middles share a hint: one at a time');
+      assert.equal(r.states.get('sink'), 'waiting');
+      // The same, with the root failed for good: everything below is blocked once.
+      tasks[0] = exhausted('root');
+      const blocked = everything(tasks);
+      assert.equal(blocked.failures.length, N - 1);
+    });
+
+    it(`a ${N}-task pool with all-solo tasks and many running`, () => {
+      const tasks = Array.from({ length: N }, (_, i) => task(`s-${i}`, { files_hint: i % 2 ? [] : ['src/same/'] }));
+      const running = Array.from({ length: 50 }, (_, i) => task(`run-${i}`, { status: 'in_progress', files_hint: [`src/same/${i}/`] }));
+      assert.deepEqual(selectBatch(eligibleTasks(tasks), running, 100), []);
+    });
+  });
+});

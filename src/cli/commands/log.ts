@@ -1,9 +1,9 @@
 import { closeSync, fstatSync, openSync, readSync, watch } from 'node:fs';
-import { CATEGORIES, LOG_TYPES, type Category, type LogType } from '../../core/logLine';
-import { lineMatches, LogFollower, readLogLines, type LogFilter } from '../../core/logReader';
-import { isValidTaskId } from '../../core/ids';
-import { numberOption, type Command } from '../command';
-import { EXIT, UsageError } from '../exit';
+import { parseLogFilter } from '../../core/logFilterSpec';
+import { CATEGORIES, LOG_TYPES } from '../../core/logLine';
+import { lineMatches, LogFollower, readLogLines } from '../../core/logReader';
+import type { Command } from '../command';
+import { EXIT } from '../exit';
 import { existingHarness } from '../harness';
 
 export const logCommand: Command = {
@@ -21,7 +21,7 @@ export const logCommand: Command = {
   },
   async run(ctx) {
     const store = existingHarness(ctx, 'log');
-    const filter = parseFilter(ctx.values);
+    const filter = parseLogFilter(ctx.values);
     const file = store.paths.progress;
     const write = (lines: string[]) => ctx.io.out(lines.join('\n') + '\n');
     const { offset } = readLogLines(file, filter, write);
@@ -55,33 +55,6 @@ export const logCommand: Command = {
     return EXIT.OK;
   },
 };
-
-export function parseFilter(values: Record<string, string | boolean | undefined>): LogFilter {
-  const filter: LogFilter = {};
-  if (typeof values.type === 'string') {
-    const type = LOG_TYPES.find((t) => t.toLowerCase() === (values.type as string).toLowerCase());
-    if (!type) throw new UsageError(`--type: unknown type "${values.type}"; one of ${LOG_TYPES.join(', ')}`);
-    filter.type = type as LogType;
-  }
-  if (typeof values.category === 'string') {
-    const category = CATEGORIES.find((c) => c.toLowerCase() === (values.category as string).toLowerCase());
-    if (!category) throw new UsageError(`--category: unknown category "${values.category}"; one of ${CATEGORIES.join(', ')}`);
-    filter.category = category as Category;
-  }
-  if (typeof values.task === 'string') {
-    if (!isValidTaskId(values.task)) throw new UsageError(`--task: "${values.task}" is not a valid task id`);
-    filter.taskId = values.task;
-  }
-  filter.session = numberOption('session', values.session, { integer: true, min: 0 });
-  if (typeof values.grep === 'string') {
-    try {
-      filter.regex = new RegExp(values.grep);
-    } catch (err) {
-      throw new UsageError(`--grep: ${(err as Error).message}`);
-    }
-  }
-  return filter;
-}
 
 /** The bytes after the last newline (from `offset`, just after it), without a trailing CR. */
 function unterminatedTail(file: string, offset: number): string {

@@ -32,6 +32,17 @@ describe('launchpad --help and usage errors', () => {
     });
   }
 
+  it('every command listed by launchpad --help has its own --help (exit 0, usage line, --dir)', () => {
+    const listed = [...cli(['--help'], { cwd: empty }).stdout.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]!);
+    for (const command of Object.keys(OPTIONS)) assert.ok(listed.includes(command), `${command} not listed`);
+    for (const command of listed) {
+      const r = cli([command, '--help'], { cwd: empty });
+      assert.match(r.stdout, new RegExp(`^usage: launchpad ${command}\\b`));
+      assert.match(r.stdout, /--dir DIR/);
+    }
+    assert.deepEqual(readdirSync(empty), []);
+  });
+
   it('--help with other arguments still only prints help', () => {
     const r = cli(['add', 'a title', '--priority', 'P9', '--help'], { cwd: empty });
     assert.match(r.stdout, /^usage: launchpad add TITLE/);

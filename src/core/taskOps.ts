@@ -84,19 +84,22 @@ export function retryTask(file: TaskFile, id: string): Task[] {
   task.status = 'pending';
   task.attempts = 0;
   task.failed_at = null;
+  // Who blocked whom, read once; then a breadth-first walk from the retried task.
+  const blocked = new Map<string, Task[]>();
+  for (const t of file.tasks) {
+    const by = isDependencyFailure(t) ? /^\[DEPENDENCY\] Blocked by failed (\S+)$/.exec(t.error_log.at(-1)!) : null;
+    if (!by) continue;
+    let list = blocked.get(by[1]!);
+    if (!list) blocked.set(by[1]!, (list = []));
+    list.push(t);
+  }
   const reset = [task];
-  const resetIds = new Set([id]);
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const t of file.tasks) {
-      const by = isDependencyFailure(t) ? /^\[DEPENDENCY\] Blocked by failed (\S+)$/.exec(t.error_log.at(-1)!) : null;
-      if (by && resetIds.has(by[1]!)) {
-        t.status = 'pending';
-        t.failed_at = null;
-        resetIds.add(t.id);
-        reset.push(t);
-        changed = true;
-      }
+  for (let i = 0; i < reset.length; i++) {
+    for (const t of blocked.get(reset[i]!.id) ?? []) {
+      if (t.status !== 'failed') continue; // already reset
+      t.status = 'pending';
+      t.failed_at = null;
+      reset.push(t);
     }
   }
   return reset.sort((a, b) => compareIds(a.id, b.id));

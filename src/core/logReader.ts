@@ -86,6 +86,8 @@ function scan(buf: Buffer, end: number, m: Matcher, out: string[]): void {
     re.lastIndex = 0;
     let match: RegExpExecArray | null;
     while ((match = re.exec(text))) {
+      // An empty match after the final newline belongs to no line.
+      if (match.index >= text.length) break;
       const start = text.lastIndexOf('\n', match.index - 1) + 1;
       let stop = text.indexOf('\n', match.index);
       if (stop < 0) stop = text.length;
@@ -176,6 +178,8 @@ export function filterLog(file: string, filter: LogFilter = {}): string[] {
 
 /** The last `count` lines of the log, reading only its tail. */
 export function tailLog(file: string, count: number): string[] {
+  // slice(-0) would be every line read.
+  if (count <= 0) return [];
   let fd: number;
   try {
     fd = openSync(file, 'r');

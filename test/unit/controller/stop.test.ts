@@ -1,0 +1,111 @@
+// A person's stop (SPEC §3): SIGINT or SIGTERM to a running `launchpad run` ends the agents and
+// everything they started, leaves their tasks in_progress with their worktrees, logs STATS with
+// a non-zero in_batch, releases the lock, exits 1; the next run recovers and completes them.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  agentCmd,
+  assertAllGone,
+  extraWorktrees,
+  harness,
+  harnessBranches,
+  linesOf,
+  logLines,
+  merges,
+  pidsOf,
+  read,
+  run,
+  show,
+  shq,
+  startRun,
+  stats,
+  taskById,
+  tempDir,
+  waitFor,
+  waitForLog,
+} from './support';
+
+async function stopWith(signal: NodeJS.Signals, ids: string[]) {
+  const pids = tempDir();
+  const root = harness({ tasks: ids.map((id) => ({ id })) });
+  const started = startRun(root, agentCmd('commits-then-hangs.sh'), [], { PID_DIR: pids });
+  await waitForLog(root, new RegExp(`DISPATCH \\[${ids.at(-1)}\\]`));
+  // Each agent has committed its work and started its child and grandchild.
+  const all = (await Promise.all(ids.map((id) => pidsOf(pids, id)))).flat();
+  started.child.kill(signal);
+  const r = await started.done;
+  return { root, r, all };
+}
+
+function assertStopped(root: string, r: { code: number | null; stdout: string; stderr: string }, ids: string[]): void {
+  assert.equal(r.code, 1, show(r as never, root));
+  assert.match(r.stdout, /stopped by request/);
+  const lines = logLines(root);
+  assert.equal(lines.at(-1)!.raw.replace(/^.*\] /, ''), 'LOCK released');
+  assert.equal(lines.at(-2)!.type, 'STATS');
+  assert.equal(stats(root).in_batch, ids.length);
+  assert.ok(!existsSync(join(root, '.launchpad/session.lock')), 'the lock was not released');
+  for (const id of ids) {
+    const t = taskById(root, id);
+    assert.equal(t.status, 'in_progress', id);
+    assert.equal(t.worktree_branch, `harness-${id}`);
+    assert.match(String(t.agent_id), /^agent_/);
+    assert.equal(linesOf(root, 'AGENT_DONE', id).length, 0, `${id} was collected as if it had finished`);
+    assert.equal(linesOf(root, 'DISCARD', id).length, 0, `${id} was discarded`);
+  }
+  assert.equal(extraWorktrees(root).length, ids.length, 'worktrees were removed');
+  assert.deepEqual(harnessBranches(root), ids.map((id) => `harness-${id}`));
+  assert.ok(existsSync(join(root, '.harness-active')));
+}
+
+async function assertRecoveredByNextRun(root: string, ids: string[]): Promise<void> {
+  // The agent would fail: the work must come from recovery, not from a new attempt.
+  const next = await run(root, agentCmd('fails.sh'));
+  assert.equal(next.code, 0, show(next, root));
+  for (const id of ids) {
+    assert.equal(taskById(root, id).status, 'completed');
+    assert.match(linesOf(root, 'RECOVERY', id)[0]!.message, /^action="validated orphaned worktree"/);
+    assert.equal(linesOf(root, 'DISPATCH', id).length, 1);
+  }
+  assert.equal(merges(root).length, ids.length);
+  assert.deepEqual(extraWorktrees(root), []);
+}
+
+describe('controller: stop (SIGINT, SIGTERM)', function () {
+  this.timeout(120_000);
+
+  it('SIGINT: agents and their grandchildren end, tasks stay in_progress with worktrees, STATS in_batch=2, LOCK released, exit 1; the next run recovers them', async () => {
+    const ids = ['task-001', 'task-002'];
+    const { root, r, all } = await stopWith('SIGINT', ids);
+    await assertAllGone(all, 'agents, children or grandchildren after SIGINT');
+    assertStopped(root, r, ids);
+    await assertRecoveredByNextRun(root, ids);
+  });
+
+  it('SIGTERM: the same', async () => {
+    const ids = ['task-001'];
+    const { root, r, all } = await stopWith('SIGTERM', ids);
+    await assertAllGone(all, 'agent, child or grandchild after SIGTERM');
+    assertStopped(root, r, ids);
+    await assertRecoveredByNextRun(root, ids);
+  });
+
+  it('a stop while a validation runs: the validation ends, the task stays in_progress, and the next run validates it again', async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, 'validation.pid');
+    // Hangs the first time (recording its pid), passes the next.
+    const validate = `if [ -e ${shq(join(dir, 'seen'))} ]; then test -f src/task-001/done.txt; else : > ${shq(join(dir, 'seen'))}; sleep 120 & echo $! > ${shq(pidFile)}; wait; fi`;
+    const root = harness({ tasks: [{ id: 'task-001', validate }] });
+    const started = startRun(root, agentCmd('writes-done.sh'));
+    await waitFor('the validation to start', () => existsSync(pidFile) && Number(read(pidFile)) > 0);
+    started.child.kill('SIGINT');
+    const r = await started.done;
+    await assertAllGone([Number(read(pidFile))], 'the validation');
+    assert.equal(r.code, 1, show(r, root));
+    assert.equal(stats(root).in_batch, 1);
+    assert.equal(taskById(root, 'task-001').status, 'in_progress');
+    assert.equal(linesOf(root, 'VALIDATE').length, 0, 'an interrupted validation was logged as a verdict');
+    await assertRecoveredByNextRun(root, ['task-001']);
+  });
+});

@@ -19,6 +19,8 @@ export { tempDir } from '../helpers/tmp';
  * these tests run, and a half-written bundle must not fail a run here.
  */
 const CLI_COPY = (() => {
+  // CONTROLLER_TEST_CLI: another build to test (e.g. a deliberately broken one, to see tests fail).
+  if (process.env.CONTROLLER_TEST_CLI) return process.env.CONTROLLER_TEST_CLI;
   const dir = tempDir('launchpad-cli-');
   const copy = join(dir, 'cli.js');
   for (let i = 0; i < 20; i++) {

@@ -63,17 +63,21 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
       else await s.git.addWorktreeForBranch(worktree, branch);
 
       const base = await baseOf(s, task, branch);
+      // Merged already (the controller died between `git merge` and recording the task): done.
+      // Asked before committing leftovers: what the worktree holds now (a validation's caches,
+      // build output) was never part of that merge, and committing it would make the merged
+      // branch look unmerged, so it would be validated and merged a second time.
+      if ((await s.git.countCommits(`${base}..${branch}`)) > 0 && (await s.git.isAncestor(branch, 'HEAD'))) {
+        s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked completed" reason="its branch was already merged"' });
+        await s.completeTask(task, undefined);
+        return 'completed';
+      }
       const problem = await inspectWork(s, task, worktree, base, false);
       const ahead = await s.git.countCommits(`${base}..${branch}`);
       if (ahead === 0) {
         s.log({ type: 'RECOVERY', taskId: task.id, message: `action="removed empty ${wt ? 'worktree' : 'branch'}" reason="no sub-agent progress"` });
         await s.failTask(task, 'SESSION_TIMEOUT', 'Sub-agent work incomplete', undefined, 'no sub-agent progress');
         return 'failed';
-      }
-      if (await s.git.isAncestor(branch, 'HEAD')) {
-        s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked completed" reason="its branch was already merged"' });
-        await s.completeTask(task, undefined);
-        return 'completed';
       }
       s.log({ type: 'RECOVERY', taskId: task.id, message: `action="validated orphaned ${wt ? 'worktree' : 'branch'}" reason="controller session timeout"` });
       const terminal = s.terminals.open(task, worktree);

@@ -13,6 +13,7 @@ import {
   defaultWorktreeRoot,
   git,
   harness,
+  launchpad,
   linesOf,
   logLines,
   read,
@@ -245,5 +246,29 @@ describe('controller: batches and dispatch', function () {
     assert.equal(t.attempts, 0);
     assert.equal(linesOf(root, 'DISPATCH', 'task-001').length, 0);
     assert.equal(taskById(root, 'task-003').status, 'completed');
+  });
+
+  it('the agent command: --agent, else $LAUNCHPAD_AGENT, else session_config.agent_command; none at all → ERROR [CONFIG], nothing dispatched, exit 2', async () => {
+    const root = harness({ tasks: [{ id: 'task-001' }], sessionConfig: { agent_command: agentCmd('fails.sh') } });
+    const none = harness({ tasks: [{ id: 'task-001' }] });
+    const r0 = await launchpad(none, ['run']);
+    assert.equal(r0.code, 2, show(r0, none));
+    assert.match(linesOf(none, 'ERROR')[0]!.raw, /ERROR \[CONFIG\] No agent command: pass --agent, set LAUNCHPAD_AGENT/);
+    assert.equal(linesOf(none, 'DISPATCH').length, 0);
+    assert.equal(taskById(none, 'task-001').status, 'pending');
+
+    // $LAUNCHPAD_AGENT beats session_config.agent_command (which would fail the task).
+    const r1 = await launchpad(root, ['run'], { LAUNCHPAD_AGENT: agentCmd('writes-done.sh') });
+    assert.equal(r1.code, 0, show(r1, root));
+
+    const cfg = harness({ tasks: [{ id: 'task-001' }], sessionConfig: { agent_command: agentCmd('writes-done.sh') } });
+    const r2 = await launchpad(cfg, ['run']);
+    assert.equal(r2.code, 0, show(r2, cfg));
+
+    // --agent beats $LAUNCHPAD_AGENT.
+    const flag = harness({ tasks: [{ id: 'task-001', maxAttempts: 1 }] });
+    const r3 = await launchpad(flag, ['run', '--agent', agentCmd('fails.sh')], { LAUNCHPAD_AGENT: agentCmd('writes-done.sh') });
+    assert.equal(r3.code, 1, show(r3, flag));
+    assert.deepEqual(taskById(flag, 'task-001').error_log, ['[AGENT_FAIL] could not resolve import errors']);
   });
 });

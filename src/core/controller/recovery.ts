@@ -93,11 +93,27 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
   await Promise.all(work);
 }
 
-/** Where the task's branch started: recorded at dispatch, else where it meets the base branch. */
+/**
+ * Where the task's branch started: recorded at dispatch, else where it meets the base branch —
+ * as it was before the branch's own merge, if it was merged already (else the merge base is the
+ * branch's tip and the merged work would look like no work at all).
+ */
 async function baseOf(s: Session, task: Task, branch: string): Promise<string> {
   if (task.started_at_commit && (await s.git.commitExists(task.started_at_commit))) return task.started_at_commit;
-  const r = await s.git.run(['merge-base', 'HEAD', branch], { allowFail: true });
+  const r = await s.git.run(['merge-base', (await mergedBy(s.git, branch)) ?? 'HEAD', branch], { allowFail: true });
   return r.code === 0 ? r.stdout.trim() : 'HEAD';
+}
+
+/** The first parent of the merge commit on HEAD's first-parent line that merged `branch`'s tip. */
+async function mergedBy(git: Git, branch: string): Promise<string | undefined> {
+  if (!(await git.isAncestor(branch, 'HEAD'))) return undefined;
+  const tip = (await git.run(['rev-parse', '--verify', '-q', `refs/heads/${branch}`])).stdout.trim();
+  const merges = (await git.run(['rev-list', '--first-parent', '--merges', '--parents', 'HEAD'])).stdout;
+  for (const line of merges.split('\n')) {
+    const [, first, second] = line.split(' ');
+    if (second === tip) return first;
+  }
+  return undefined;
 }
 
 function heldByAnotherWorker(task: Task, mode: string | undefined, workerId: string): boolean {

@@ -117,6 +117,10 @@ describe('controller: collecting and validating results', function () {
     assert.ok(second.includes(t.error_log[0]!), 'the error_log entry is not in the retry prompt');
     assert.match(second, /done\.txt is missing/);
     assert.deepEqual(batches(root), [['task-001'], ['task-001']]);
+    for (const a of ['attempt-1', 'attempt-2']) {
+      assert.match(read(join(runs, a, 'transcript.log')), /^RESULT:SUCCESS\n$/);
+      assert.match(read(join(runs, a, 'validation.log')), a === 'attempt-1' ? /done\.txt is missing/ : /^$/);
+    }
     assert.equal(read(join(root, 'src/task-001/done.txt')), 'done by task-001 attempt 2\n');
   });
 

@@ -8,12 +8,15 @@ import {
   agentCmd,
   editTaskFile,
   extraWorktrees,
+  byTask,
+  defaultWorktreeRoot,
   git,
   harness,
   harnessBranches,
+  launchpad,
   linesOf,
   logLines,
-  makeRepo,
+  repo as makeRepo,
   patchTask,
   read,
   readTasks,
@@ -233,5 +236,24 @@ describe('controller: session start', function () {
     assert.equal(b.path, join(fromEnv, 'task-001'));
     const c = await worktreeOf([], {});
     assert.equal(c.path, join(c.root, 'wt-from-config', 'task-001'));
+  });
+
+  it('a state root in a subfolder of the repository: agents and validations run in that subfolder of the worktree; its tracked state files are not dirty', async () => {
+    const repo = makeRepo({ 'README.md': '# repo\n', 'app/README.md': '# app\n' });
+    const app = join(repo, 'app');
+    assert.equal((await launchpad(app, ['init'])).code, 0);
+    const add = await launchpad(app, ['add', 'First', '--files', 'src/task-001/', '--validate', 'test -f src/task-001/done.txt && pwd -P']);
+    assert.equal(add.code, 0, show(add));
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'state files tracked');
+    const add2 = await launchpad(app, ['add', 'Second', '--files', 'src/task-002/', '--validate', 'test -f src/task-002/done.txt', '--max-attempts', '1']);
+    assert.equal(add2.code, 0, show(add2));
+    assert.match(git(repo, 'status', '--porcelain'), /M app\/harness-tasks\.json/);
+    const r = await run(app, byTask({ 'task-002': agentCmd('touches-state.sh') }, agentCmd('writes-done.sh')));
+    assert.equal(r.code, 1, show(r, app));
+    assert.equal(read(join(repo, 'app/src/task-001/done.txt')), 'done by task-001 attempt 1\n');
+    assert.equal(read(join(app, '.launchpad/runs/task-001/attempt-1/validation.log')).trim(), join(defaultWorktreeRoot(repo), 'task-001', 'app'));
+    // The agent's copy of app/harness-progress.txt is a state file too.
+    assert.deepEqual(taskById(app, 'task-002').error_log.slice(0, 1), ["[AGENT_FAIL] agent modified the controller's state files: app/harness-progress.txt"]);
   });
 });

@@ -6,12 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CLI } from '../helpers/cli';
-import { git } from '../helpers/gitRepo';
+import { git, makeRepo } from '../helpers/gitRepo';
 import { agent, makeHarness, readLog, type HarnessOptions } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
 
 export { agent, readLog, readTasks, taskById } from '../helpers/harness';
-export { git, makeRepo, writeFiles } from '../helpers/gitRepo';
+export { git, writeFiles } from '../helpers/gitRepo';
 export { tempDir } from '../helpers/tmp';
 
 /**
@@ -110,6 +110,13 @@ afterEach(async () => {
 /** A harness (repo + task file) whose default worktree folder beside it goes with the temp dirs. */
 export function harness(opts: HarnessOptions): string {
   const root = makeHarness(opts);
+  worktreeFolders.push(defaultWorktreeRoot(root));
+  return root;
+}
+
+/** A plain repository (no harness yet), cleaned up the same way. */
+export function repo(files?: Record<string, string>): string {
+  const root = makeRepo(files);
   worktreeFolders.push(defaultWorktreeRoot(root));
   return root;
 }

@@ -26,29 +26,50 @@ export interface HarnessSnapshot {
   error?: Error | undefined;
   tasks: TaskEntry[];
   byId: Map<string, TaskEntry>;
+  /** Task worktrees (git worktree list). Empty in Restricted Mode, where no git process runs. */
   worktrees: StatusReport['worktrees'];
+  /** Ids of tasks that have at least one attempt folder (prompt, transcripts). */
+  withAttempts: ReadonlySet<string>;
   activeSession?: LockHolder | undefined;
 }
 
 /** Reload delay after a change: coalesces the .bak/.tmp/rename bursts of one write. */
 const DEBOUNCE_MS = 100;
 
+/** What the watcher looks at, relative to the state root (files are replaced by rename). */
+const WATCHED =
+  '{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock,.launchpad/session.lock/holder.json,.git/worktrees/*}';
+
 export class HarnessModel implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<HarnessSnapshot>();
   readonly onDidChange = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [this.emitter];
   private watcher: vscode.Disposable | undefined;
+  private watchedRoot: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private loading: Promise<HarnessSnapshot> | undefined;
+  private reloading: Promise<HarnessSnapshot> | undefined;
   private current: HarnessSnapshot | undefined;
+  private firstLoad: { promise: Promise<HarnessSnapshot>; resolve: (s: HarnessSnapshot) => void };
 
   constructor(private readonly logger: Logger) {
-    this.disposables.push(vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh(0)));
+    let resolve!: (s: HarnessSnapshot) => void;
+    this.firstLoad = { promise: new Promise((r) => (resolve = r)), resolve };
+    this.disposables.push(
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh(0)),
+      // Trust granted: worktrees can now be listed (that runs git).
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.scheduleRefresh(0)),
+    );
   }
 
   /** The latest snapshot, or undefined before the first load finishes. */
   get snapshot(): HarnessSnapshot | undefined {
     return this.current;
+  }
+
+  /** The latest snapshot, waiting for the first load when there is none yet. */
+  whenLoaded(): Promise<HarnessSnapshot> {
+    return this.current ? Promise.resolve(this.current) : this.firstLoad.promise;
   }
 
   /** The state root: the first workspace folder holding harness-tasks.json, else the first folder. */
@@ -59,14 +80,32 @@ export class HarnessModel implements vscode.Disposable {
     return folder ? new StatePaths(folder.uri.fsPath) : undefined;
   }
 
-  /** Loads now (coalescing concurrent calls) and notifies listeners. */
-  refresh(): Promise<HarnessSnapshot | undefined> {
+  /**
+   * Loads now and notifies listeners. Calls during a load share one more load after it, so a
+   * change that lands while reading is never missed.
+   */
+  refresh(): Promise<HarnessSnapshot> {
     clearTimeout(this.timer);
-    this.loading ??= this.load().finally(() => (this.loading = undefined));
-    return this.loading;
+    this.timer = undefined;
+    if (!this.loading) {
+      this.loading = this.load().finally(() => (this.loading = undefined));
+      return this.loading;
+    }
+    this.reloading ??= this.loading
+      .catch(() => undefined)
+      .then(() => {
+        this.reloading = undefined;
+        return this.refresh();
+      });
+    return this.reloading;
   }
 
+  /**
+   * A reload soon. An already scheduled one is not pushed back: a steady stream of changes (a
+   * run appending to the log) still refreshes every DEBOUNCE_MS instead of never.
+   */
   scheduleRefresh(delay = DEBOUNCE_MS): void {
+    if (this.timer && delay > 0) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.refresh(), delay);
   }
@@ -91,11 +130,14 @@ export class HarnessModel implements vscode.Disposable {
       snapshot.exists = !(err instanceof TaskFileMissingError);
       if (snapshot.exists) snapshot.error = err as Error;
     }
+    snapshot.withAttempts = new Set(safeList(join(paths.artefacts, 'runs')));
     snapshot.activeSession = liveLockHolder(paths.sessionLock);
-    try {
-      snapshot.worktrees = await harnessWorktrees(paths.root);
-    } catch (err) {
-      this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
+    if (vscode.workspace.isTrusted) {
+      try {
+        snapshot.worktrees = await harnessWorktrees(paths.root);
+      } catch (err) {
+        this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
+      }
     }
     this.publish(snapshot);
     return snapshot;
@@ -104,20 +146,16 @@ export class HarnessModel implements vscode.Disposable {
   private publish(snapshot: HarnessSnapshot): void {
     this.current = snapshot;
     void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.hasHarness, snapshot.exists);
+    this.firstLoad.resolve(snapshot);
     this.emitter.fire(snapshot);
   }
 
   /** Files are replaced by rename, so the watch is on names in the folder, not on inodes. */
-  private watchedRoot: string | undefined;
   private watch(paths: StatePaths): void {
     if (this.watchedRoot === paths.root) return;
     this.watcher?.dispose();
     this.watchedRoot = paths.root;
-    const pattern = new vscode.RelativePattern(
-      vscode.Uri.file(paths.root),
-      '{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock/holder.json}',
-    );
-    const w = vscode.workspace.createFileSystemWatcher(pattern);
+    const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(paths.root), WATCHED));
     const poke = () => this.scheduleRefresh();
     this.watcher = vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke));
   }
@@ -130,8 +168,12 @@ export class HarnessModel implements vscode.Disposable {
     let best: { dir: string; mtime: number } | undefined;
     for (const name of safeList(base)) {
       const dir = join(base, name);
-      const mtime = statSync(dir).mtimeMs;
-      if (!best || mtime > best.mtime) best = { dir, mtime };
+      try {
+        const mtime = statSync(dir).mtimeMs;
+        if (!best || mtime > best.mtime) best = { dir, mtime };
+      } catch {
+        // removed meanwhile
+      }
     }
     return best?.dir;
   }
@@ -144,7 +186,7 @@ export class HarnessModel implements vscode.Disposable {
 }
 
 function emptySnapshot(paths: StatePaths): HarnessSnapshot {
-  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [] };
+  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], withAttempts: new Set() };
 }
 
 function safeList(dir: string): string[] {

@@ -1,0 +1,97 @@
+// How a task looks: its state's words, icon and colour, the one-line description and the hover.
+// Everything shown comes from the snapshot; nothing here decides a state.
+import * as vscode from 'vscode';
+import type { TaskState } from '../../core/dag';
+import { escapeMarkdown, fencedBlock } from '../markdown';
+import type { TaskEntry } from '../model/harnessModel';
+
+export const STATE_LABELS: Record<TaskState, string> = {
+  running: 'Running',
+  ready: 'Ready',
+  retryable: 'Failed, will be retried',
+  needs_validation: 'Needs a validation command',
+  waiting: 'Waiting on dependencies',
+  blocked: 'Blocked',
+  failed: 'Failed (attempts exhausted)',
+  completed: 'Completed',
+};
+
+const ICONS: Record<TaskState, [icon: string, color: string | undefined]> = {
+  running: ['sync~spin', 'charts.blue'],
+  ready: ['circle-large-outline', 'charts.green'],
+  retryable: ['error', 'list.warningForeground'],
+  needs_validation: ['warning', 'list.warningForeground'],
+  waiting: ['watch', undefined],
+  blocked: ['circle-slash', 'list.errorForeground'],
+  failed: ['error', 'list.errorForeground'],
+  completed: ['pass', 'testing.iconPassed'],
+};
+
+export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
+  const [icon, color] = ICONS[state];
+  const id = spin ? icon : icon.replace('~spin', '');
+  return new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
+}
+
+/** `P1 · attempts 1/3 · step 2/5`: what changes while a task runs, at a glance. */
+export function describeTask(t: TaskEntry): string {
+  const parts = [t.priority, `attempts ${t.attempts}/${t.max_attempts}`];
+  const checkpoint = t.state === 'running' ? t.task.checkpoints?.at(-1) : undefined;
+  if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
+  return parts.join(' · ');
+}
+
+const MAX_ERRORS = 10;
+const MAX_CHECKPOINTS = 5;
+const TAIL_LINES = 30;
+const TAIL_CHARS = 2000;
+
+/** The hover: state, dependencies, validation, why it is blocked, what failed and where it got. */
+export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  const line = (label: string, value: string) => {
+    md.appendMarkdown(`**${label}:** ${escapeMarkdown(value)}\n\n`);
+  };
+  md.appendMarkdown(`**${escapeMarkdown(t.id)}** ${escapeMarkdown(t.title)}\n\n`);
+  line('State', `${STATE_LABELS[t.state]} · ${t.priority} · attempts ${t.attempts}/${t.max_attempts}`);
+  line('Depends on', t.depends_on.length ? t.depends_on.join(', ') : 'nothing');
+  line('Validation', t.validation_command ?? 'none (a run will not start this task)');
+  if (t.blocked_reason) line('Blocked', t.blocked_reason);
+  if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ''}`);
+
+  const checkpoints = t.task.checkpoints ?? [];
+  if (checkpoints.length) {
+    md.appendMarkdown('**Checkpoints:**\n\n');
+    if (checkpoints.length > MAX_CHECKPOINTS) md.appendMarkdown(`- … ${checkpoints.length - MAX_CHECKPOINTS} earlier\n`);
+    for (const c of checkpoints.slice(-MAX_CHECKPOINTS)) {
+      md.appendMarkdown(`- ${escapeMarkdown(`step ${c.step}/${c.total} "${c.description}" (${c.timestamp})`)}\n`);
+    }
+    md.appendMarkdown('\n');
+  }
+
+  const errors = t.task.error_log;
+  if (errors.length) {
+    md.appendMarkdown('**Error log:**\n\n');
+    if (errors.length > MAX_ERRORS) md.appendMarkdown(`- … ${errors.length - MAX_ERRORS} earlier entries\n`);
+    for (const e of errors.slice(-MAX_ERRORS)) {
+      md.appendMarkdown(`- ${escapeMarkdown(e)}\n`);
+    }
+    md.appendMarkdown('\n');
+  }
+  const tail = t.task.error_tail?.trim();
+  if (tail) {
+    md.appendMarkdown('**Last output of the failure:**\n\n');
+    md.appendMarkdown(fencedBlock(boundTail(tail)));
+  }
+  return md;
+}
+
+/** The last lines of a failure's output, bounded for a hover. */
+export function boundTail(tail: string): string {
+  let lines = tail.split(/\r?\n/);
+  const cut = lines.length > TAIL_LINES;
+  lines = lines.slice(-TAIL_LINES);
+  let text = lines.join('\n');
+  if (text.length > TAIL_CHARS) text = text.slice(-TAIL_CHARS);
+  return (cut || text.length < tail.length ? '…\n' : '') + text;
+}

@@ -1,0 +1,223 @@
+// The Tasks view: the task DAG grouped by state, or each task under what it depends on. A thin
+// provider: every call reads the model's current snapshot; the only state kept here is the
+// view's own (the mode, how far long lists are paged).
+import * as vscode from 'vscode';
+import { COMMANDS } from '../contributions';
+import { fencedBlock } from '../markdown';
+import type { HarnessModel, HarnessSnapshot, TaskEntry } from '../model/harnessModel';
+import { describeTask, STATE_LABELS, stateIcon, taskTooltip } from './taskPresentation';
+import {
+  dependencyIndex,
+  groupByState,
+  groupKey,
+  limitShowing,
+  page,
+  PAGE_SIZE,
+  pathOf,
+  pathTo,
+  ROOT_KEY,
+  taskKey,
+  type DependencyIndex,
+  type GroupNode,
+  type TaskItemNode,
+  type TaskNode,
+  type TasksViewMode,
+} from './taskTree';
+
+export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TaskNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly subscription: vscode.Disposable;
+  /** How many children each list shows (view state, not harness state). */
+  private readonly limits = new Map<string, number>();
+  /** Derived per snapshot, dropped with it. */
+  private readonly groups = new WeakMap<HarnessSnapshot, ReturnType<typeof groupByState>>();
+  private readonly indexes = new WeakMap<HarnessSnapshot, DependencyIndex>();
+
+  constructor(
+    private readonly model: HarnessModel,
+    private viewMode: TasksViewMode,
+  ) {
+    this.subscription = model.onDidChange(() => this.changed.fire(undefined));
+  }
+
+  get mode(): TasksViewMode {
+    return this.viewMode;
+  }
+
+  setMode(mode: TasksViewMode): void {
+    if (mode === this.viewMode) return;
+    this.viewMode = mode;
+    this.changed.fire(undefined);
+  }
+
+  /** The "show more" item of a list: one page more. */
+  showMore(listKey: string): void {
+    this.limits.set(listKey, this.limit(listKey) + PAGE_SIZE);
+    this.changed.fire(undefined);
+  }
+
+  async getChildren(node?: TaskNode): Promise<TaskNode[]> {
+    const s = await this.model.whenLoaded();
+    if (!node) {
+      if (s.error) return [{ kind: 'error', key: 'error', message: s.error.message }];
+      if (this.viewMode === 'state') {
+        return [...this.groupsOf(s)].map(([state, ids]): GroupNode => ({ kind: 'group', key: groupKey(state), state, count: ids.length }));
+      }
+      return this.paged(ROOT_KEY, this.indexOf(s).roots, undefined, (id) => this.depNode(s, [id], undefined));
+    }
+    if (node.kind === 'group') {
+      const ids = this.groupsOf(s).get(node.state) ?? [];
+      return this.paged(node.key, ids, node, (id) => stateNode(id, node));
+    }
+    if (node.kind === 'task' && this.viewMode === 'dependency' && node.expandable) {
+      const path = pathOf(node);
+      const ids = this.indexOf(s).dependents.get(node.taskId) ?? [];
+      return this.paged(node.key, ids, node, (id) => this.depNode(s, [...path, id], node));
+    }
+    return [];
+  }
+
+  getParent(node: TaskNode): TaskNode | undefined {
+    return node.kind === 'task' || node.kind === 'more' ? node.parent : undefined;
+  }
+
+  getTreeItem(node: TaskNode): vscode.TreeItem {
+    switch (node.kind) {
+      case 'error':
+        return errorItem(node.message, this.model.snapshot?.paths.tasks);
+      case 'group': {
+        const item = new vscode.TreeItem(STATE_LABELS[node.state], vscode.TreeItemCollapsibleState.Expanded);
+        item.id = node.key;
+        item.description = String(node.count);
+        item.iconPath = stateIcon(node.state, false);
+        item.contextValue = `group:${node.state}`;
+        return item;
+      }
+      case 'more': {
+        const item = new vscode.TreeItem(`Show ${Math.min(node.hidden, PAGE_SIZE)} more…`, vscode.TreeItemCollapsibleState.None);
+        item.id = node.key;
+        item.description = `${node.hidden} not shown`;
+        item.iconPath = new vscode.ThemeIcon('ellipsis');
+        item.command = { command: COMMANDS.showMore, title: 'Show More', arguments: [node.listKey] };
+        return item;
+      }
+      case 'task':
+        return this.taskItem(node);
+    }
+  }
+
+  private taskItem(node: TaskItemNode): vscode.TreeItem {
+    const s = this.model.snapshot;
+    const t = s?.byId.get(node.taskId);
+    const collapsible = node.expandable ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None;
+    const item = new vscode.TreeItem(t ? `${t.id}: ${t.title}` : node.taskId, collapsible);
+    item.id = node.key;
+    if (!s || !t) return item;
+    const description = describeTask(t);
+    item.description =
+      this.viewMode === 'dependency' ? [STATE_LABELS[t.state].toLowerCase(), description, node.cycle ? 'cycle' : ''].filter(Boolean).join(' · ') : description;
+    item.iconPath = stateIcon(t.state);
+    item.tooltip = taskTooltip(t);
+    item.contextValue = taskContextValue(t, s);
+    item.command = { command: COMMANDS.taskClicked, title: 'Open Task', arguments: [t.id] };
+    return item;
+  }
+
+  /**
+   * The node of a task as the current mode shows it (the first place it appears in the
+   * dependency view), paging its lists far enough to include it. Undefined when it is not shown.
+   */
+  async nodeOf(taskId: string): Promise<TaskItemNode | undefined> {
+    const s = await this.model.whenLoaded();
+    const entry = s.byId.get(taskId);
+    if (!entry || s.error) return undefined;
+    let grew = false;
+    const include = (listKey: string, ids: readonly string[], id: string) => {
+      const limit = this.limit(listKey);
+      const wanted = limitShowing(ids.indexOf(id), limit);
+      if (wanted !== limit) {
+        this.limits.set(listKey, wanted);
+        grew = true;
+      }
+    };
+    let node: TaskItemNode | undefined;
+    if (this.viewMode === 'state') {
+      const ids = this.groupsOf(s).get(entry.state) ?? [];
+      const group: GroupNode = { kind: 'group', key: groupKey(entry.state), state: entry.state, count: ids.length };
+      include(group.key, ids, taskId);
+      node = stateNode(taskId, group);
+    } else {
+      const index = this.indexOf(s);
+      const path = pathTo(index, taskId);
+      if (!path) return undefined;
+      let parent: TaskItemNode | undefined;
+      for (let i = 0; i < path.length; i++) {
+        const list = i === 0 ? index.roots : (index.dependents.get(path[i - 1]!) ?? []);
+        include(parent?.key ?? ROOT_KEY, list, path[i]!);
+        parent = this.depNode(s, path.slice(0, i + 1), parent);
+      }
+      node = parent;
+    }
+    if (grew) this.changed.fire(undefined);
+    return node;
+  }
+
+  private paged(listKey: string, ids: readonly string[], parent: TaskNode | undefined, make: (id: string) => TaskNode): TaskNode[] {
+    const { shown, hidden } = page(ids, this.limit(listKey));
+    const nodes = shown.map(make);
+    if (hidden) nodes.push({ kind: 'more', key: `${listKey}#more`, listKey, parent, hidden });
+    return nodes;
+  }
+
+  private depNode(s: HarnessSnapshot, path: string[], parent: TaskItemNode | undefined): TaskItemNode {
+    const id = path.at(-1)!;
+    const cycle = path.indexOf(id) < path.length - 1;
+    const expandable = !cycle && (this.indexOf(s).dependents.get(id)?.length ?? 0) > 0;
+    return { kind: 'task', key: taskKey('dependency', path), taskId: id, parent, cycle, expandable };
+  }
+
+  private limit(listKey: string): number {
+    return this.limits.get(listKey) ?? PAGE_SIZE;
+  }
+
+  private groupsOf(s: HarnessSnapshot) {
+    let g = this.groups.get(s);
+    if (!g) this.groups.set(s, (g = groupByState(s.tasks)));
+    return g;
+  }
+
+  private indexOf(s: HarnessSnapshot): DependencyIndex {
+    let i = this.indexes.get(s);
+    if (!i) this.indexes.set(s, (i = dependencyIndex(s.tasks)));
+    return i;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+}
+
+function stateNode(id: string, group: GroupNode): TaskItemNode {
+  return { kind: 'task', key: taskKey('state', [id]), taskId: id, parent: group, cycle: false, expandable: false };
+}
+
+/** `task:<state>`, plus `:worktree` and `:transcript` when it has them (package.json menus match these). */
+export function taskContextValue(t: TaskEntry, s: HarnessSnapshot): string {
+  let value = `task:${t.state}`;
+  if (s.worktrees.some((w) => w.task === t.id)) value += ':worktree';
+  if (s.withAttempts.has(t.id)) value += ':transcript';
+  return value;
+}
+
+function errorItem(message: string, tasksFile: string | undefined): vscode.TreeItem {
+  const first = message.split('\n')[0]!;
+  const item = new vscode.TreeItem(first, vscode.TreeItemCollapsibleState.None);
+  item.id = 'error';
+  item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('list.errorForeground'));
+  item.tooltip = new vscode.MarkdownString(fencedBlock(message)).appendMarkdown('\nClick to open the file. When `harness-tasks.json.bak` is valid, the next run restores it and keeps the broken file beside it.');
+  item.contextValue = 'taskFileError';
+  if (tasksFile) item.command = { command: 'vscode.open', title: 'Open harness-tasks.json', arguments: [vscode.Uri.file(tasksFile)] };
+  return item;
+}

@@ -1,0 +1,49 @@
+// The Worktrees view: the repository's task worktrees (git worktree list, branches harness-<id>),
+// the task each serves and that task's state. Read from the model's snapshot on every call.
+import * as vscode from 'vscode';
+import { escapeMarkdown } from '../markdown';
+import type { HarnessModel } from '../model/harnessModel';
+import { STATE_LABELS, stateIcon } from './taskPresentation';
+
+export interface WorktreeNode {
+  kind: 'worktree';
+  path: string;
+  branch: string | null;
+  taskId: string;
+}
+
+export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<WorktreeNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(private readonly model: HarnessModel) {
+    this.subscription = model.onDidChange(() => this.changed.fire(undefined));
+  }
+
+  async getChildren(node?: WorktreeNode): Promise<WorktreeNode[]> {
+    if (node) return [];
+    const s = await this.model.whenLoaded();
+    return s.worktrees.map((w) => ({ kind: 'worktree', path: w.path, branch: w.branch, taskId: w.task! }));
+  }
+
+  getTreeItem(node: WorktreeNode): vscode.TreeItem {
+    const entry = this.model.snapshot?.byId.get(node.taskId);
+    const item = new vscode.TreeItem(entry ? `${node.taskId}: ${entry.title}` : node.taskId, vscode.TreeItemCollapsibleState.None);
+    item.id = `worktree:${node.path}`;
+    const state = entry ? STATE_LABELS[entry.state].toLowerCase() : 'not in harness-tasks.json';
+    item.description = `${state} · ${node.branch ?? 'detached'}`;
+    item.iconPath = entry ? stateIcon(entry.state) : new vscode.ThemeIcon('git-branch');
+    const task = entry ? `${entry.id}: ${entry.title} (${state})` : `${node.taskId} (${state})`;
+    item.tooltip = new vscode.MarkdownString(
+      [`**Worktree:** ${escapeMarkdown(node.path)}`, `**Branch:** ${escapeMarkdown(node.branch ?? '(detached)')}`, `**Task:** ${escapeMarkdown(task)}`].join('\n\n'),
+    );
+    item.contextValue = `worktree:${entry?.state ?? 'orphaned'}`;
+    return item;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+}

@@ -2,6 +2,7 @@
 // and an event when any of them changes.
 import * as z from 'zod/mini';
 import * as vscode from 'vscode';
+import type { RunSettings } from '../core/controller/runConfig';
 import { SETTINGS } from './contributions';
 
 const settingsSchema = z.object({
@@ -36,4 +37,14 @@ export function onDidChangeSettings(listener: () => void): vscode.Disposable {
   return vscode.workspace.onDidChangeConfiguration((e) => {
     if (Object.values(SETTINGS).some((s) => e.affectsConfiguration(s))) listener();
   });
+}
+
+/** The editor's part of a run's settings; the core resolves them against the task file (SPEC §4). */
+export function toRunSettings(settings: LaunchpadSettings, env: NodeJS.ProcessEnv = process.env): RunSettings {
+  return {
+    editorAgent: settings.agentCommand,
+    maxParallel: settings.maxParallelAgents,
+    worktreeDir: settings.worktreeLocation,
+    env,
+  };
 }

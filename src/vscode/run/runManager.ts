@@ -1,13 +1,89 @@
+// Owns the controller run of this window (at most one): starts it with the editor's settings
+// and the VS Code task terminals, stops it, says when it starts and ends. What a person sees of
+// a run (notification, status bar, outcome message) lives in runProgress.ts.
 import * as vscode from 'vscode';
+import { Controller } from '../../core/controller/controller';
+import type { RunSettings } from '../../core/controller/runConfig';
+import type { RunOutcome } from '../../core/controller/types';
 import type { Logger } from '../../core/logger';
+import type { StatePaths } from '../../core/statePaths';
+import { CONTEXT_KEYS } from '../contributions';
 import type { HarnessModel } from '../model/harnessModel';
+import { vscodeTaskTerminals } from './taskTerminals';
 
-/** Owns the controller run of this window (at most one). */
+export interface ActiveRun {
+  readonly paths: StatePaths;
+  readonly startedAt: Date;
+  readonly done: Promise<RunOutcome>;
+}
+
+export type RunEvent = { kind: 'started'; run: ActiveRun } | { kind: 'ended'; run: ActiveRun; outcome?: RunOutcome; error?: unknown };
+
 export class RunManager implements vscode.Disposable {
+  private readonly events = new vscode.EventEmitter<RunEvent>();
+  readonly onDidChange = this.events.event;
+  private current: { run: ActiveRun; controller: Controller } | undefined;
+
   constructor(
     readonly model: HarnessModel,
     readonly logger: Logger,
   ) {}
 
-  dispose(): void {}
+  get active(): ActiveRun | undefined {
+    return this.current?.run;
+  }
+
+  /**
+   * Starts a run now. The checks a person gets a clear message for come first (commands/run.ts);
+   * whatever the core still refuses (lock taken meanwhile, dirty tree) rejects `done`.
+   */
+  start(paths: StatePaths, settings: RunSettings): ActiveRun {
+    if (this.current) throw new Error('a run is already going in this window');
+    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(paths.root));
+    const controller = new Controller({
+      paths,
+      settings,
+      logger: this.logger,
+      onLogLine: (line) => this.logger.info(line),
+      terminals: vscodeTaskTerminals({
+        logger: this.logger,
+        scope: folder ?? vscode.TaskScope.Workspace,
+        // The worktree exists by now: the Worktrees view should show it without waiting for a log line.
+        onProcessStart: () => this.model.scheduleRefresh(),
+      }),
+    });
+    controller.onDidChangeTask(() => this.model.scheduleRefresh());
+    const done = controller.run();
+    const run: ActiveRun = { paths, startedAt: new Date(), done };
+    this.current = { run, controller };
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, true);
+    this.events.fire({ kind: 'started', run });
+    done.then(
+      (outcome) => this.finish(run, { outcome }),
+      (error: unknown) => this.finish(run, { error }),
+    );
+    return run;
+  }
+
+  /** SPEC §3: running agents end, their tasks stay in progress for the next run's recovery. */
+  stop(): boolean {
+    if (!this.current) return false;
+    this.logger.info('stop requested: ending the running agents');
+    this.current.controller.stop();
+    return true;
+  }
+
+  private finish(run: ActiveRun, result: { outcome?: RunOutcome; error?: unknown }): void {
+    if (this.current?.run !== run) return;
+    this.current = undefined;
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, false);
+    void this.model.refresh();
+    this.events.fire({ kind: 'ended', run, ...result });
+  }
+
+  dispose(): void {
+    // The window is closing: end the agents (their tasks are recovered by the next run).
+    this.current?.controller.stop();
+    this.events.dispose();
+  }
 }

@@ -1,0 +1,106 @@
+// What a person sees of a run: a progress notification with the task counts while it runs, a
+// status-bar item with the same counts that stays for the run and shows its outcome afterwards,
+// and one message with the outcome (or why the run could not start).
+import * as vscode from 'vscode';
+import type { RunOutcome } from '../../core/controller/types';
+import { LockHeldError } from '../../core/lock';
+import type { Logger } from '../../core/logger';
+import { computeStats, type Stats } from '../../core/stats';
+import { TaskFileError } from '../../core/taskFile';
+import { InputError } from '../../core/taskOps';
+import { COMMANDS } from '../contributions';
+import { offer } from '../notify';
+import type { HarnessModel } from '../model/harnessModel';
+import type { ActiveRun, RunManager } from './runManager';
+
+export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: HarnessModel, logger: Logger): void {
+  let item: vscode.StatusBarItem | undefined;
+  const statusItem = () => {
+    if (!item) {
+      item = vscode.window.createStatusBarItem('launchpad.run', vscode.StatusBarAlignment.Left, 50);
+      item.name = 'Launchpad Run';
+      context.subscriptions.push(item);
+    }
+    return item;
+  };
+
+  context.subscriptions.push(
+    runs.onDidChange((e) => {
+      if (e.kind === 'started') {
+        showRunning(statusItem(), model);
+        void notify(e.run, model);
+        return;
+      }
+      if (e.outcome) showOutcome(statusItem(), e.outcome);
+      else statusItem().hide();
+      announce(e.outcome, e.error, logger);
+    }),
+    model.onDidChange(() => {
+      if (runs.active && item) showRunning(item, model);
+    }),
+  );
+}
+
+/** `2/6 completed · 2 running · 1 failed`: the counts of the task file as it is now. */
+export function formatCounts(st: Stats): string {
+  const parts = [`${st.completed}/${st.tasks_total} completed`];
+  if (st.in_batch) parts.push(`${st.in_batch} running`);
+  if (st.failed) parts.push(`${st.failed} failed`);
+  if (st.blocked) parts.push(`${st.blocked} blocked`);
+  return parts.join(' · ');
+}
+
+function currentStats(model: HarnessModel): Stats | undefined {
+  const file = model.snapshot?.file;
+  return file ? computeStats(file.tasks) : undefined;
+}
+
+function showRunning(item: vscode.StatusBarItem, model: HarnessModel): void {
+  const st = currentStats(model);
+  item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}`;
+  item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop" ends them.';
+  item.command = 'workbench.view.extension.launchpad';
+  item.backgroundColor = undefined;
+  item.show();
+}
+
+function showOutcome(item: vscode.StatusBarItem, outcome: RunOutcome): void {
+  const ok = outcome.exitCode === 0;
+  item.text = `${ok ? '$(pass)' : '$(warning)'} Launchpad: ${formatCounts(outcome.stats)}`;
+  item.tooltip = `Last run (session ${outcome.session}): ${outcome.message}. Click for the status.`;
+  item.command = COMMANDS.status;
+  item.backgroundColor = ok ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+  item.show();
+}
+
+async function notify(run: ActiveRun, model: HarnessModel): Promise<void> {
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Launchpad' }, async (progress) => {
+    const report = () => {
+      const st = currentStats(model);
+      progress.report({ message: st ? `running: ${formatCounts(st)}` : 'starting…' });
+    };
+    report();
+    const sub = model.onDidChange(report);
+    try {
+      await run.done.catch(() => undefined);
+    } finally {
+      sub.dispose();
+    }
+  });
+}
+
+function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logger): void {
+  if (!outcome) {
+    const known = error instanceof LockHeldError || error instanceof InputError || error instanceof TaskFileError;
+    const message = error instanceof Error ? error.message : String(error);
+    if (!known) logger.error(error instanceof Error ? error : message);
+    offer('error', `Launchpad: ${known ? message : `the run failed: ${message} (see the extension log)`}`, {
+      'Show Log': () => vscode.commands.executeCommand(COMMANDS.showOutput),
+    });
+    return;
+  }
+  offer(outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 ? 'warning' : 'error', `Launchpad: ${outcome.message}`, {
+    'Show Status': () => vscode.commands.executeCommand(COMMANDS.status),
+    'Show Progress Log': () => vscode.commands.executeCommand(COMMANDS.revealInLog),
+  });
+}

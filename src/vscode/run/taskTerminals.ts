@@ -1,0 +1,112 @@
+// The core's TerminalFactory in VS Code: one VS Code task (type `launchpad`, a CustomExecution
+// with a Pseudoterminal) per task the controller opens, named after it, showing the agent's,
+// validation's and cleanup's output live with the controller's messages between. The processes
+// still run through runProcess (process groups, timeouts); the terminal displays and relays. A
+// person closing the terminal ends that task's processes; the core records the failure.
+import * as vscode from 'vscode';
+import type { ProcessKind, TaskTerminal, TerminalFactory } from '../../core/controller/types';
+import type { Logger } from '../../core/logger';
+import { runProcess } from '../../core/process/runProcess';
+import { TASK_TYPE } from '../contributions';
+import { TaskPseudoterminal } from './taskPseudoterminal';
+
+export interface LaunchpadTaskDefinition extends vscode.TaskDefinition {
+  type: typeof TASK_TYPE;
+  taskId: string;
+}
+
+const EXIT_CODES = { completed: 0, failed: 1, interrupted: 130 } as const;
+
+export interface TaskTerminalsOptions {
+  logger: Logger;
+  /** Where the tasks belong (the workspace folder holding the state root). */
+  scope: vscode.WorkspaceFolder | vscode.TaskScope.Workspace;
+  /** A process is about to start in a task's terminal (the worktree exists by then). */
+  onProcessStart?: (taskId: string, kind: ProcessKind) => void;
+}
+
+export function vscodeTaskTerminals(opts: TaskTerminalsOptions): TerminalFactory {
+  return {
+    open(task, cwd) {
+      const userAbort = new AbortController();
+      const pty = new TaskPseudoterminal(() => {
+        opts.logger.info(`${task.id}: terminal closed by the user; ending its processes`);
+        userAbort.abort();
+      });
+      startVsCodeTask(task, cwd, pty, opts);
+      return taskTerminal(task.id, pty, userAbort.signal, opts);
+    },
+  };
+}
+
+function taskTerminal(taskId: string, pty: TaskPseudoterminal, userSignal: AbortSignal, opts: TaskTerminalsOptions): TaskTerminal {
+  return {
+    async run(kind, spec) {
+      opts.onProcessStart?.(taskId, kind);
+      const signal = spec.signal ? AbortSignal.any([spec.signal, userSignal]) : userSignal;
+      const result = await runProcess({
+        ...spec,
+        signal,
+        onOutput: (text) => {
+          spec.onOutput?.(text);
+          pty.write(text);
+        },
+      });
+      pty.write(`\x1b[2m[${kind} ${describeExit(result)} after ${(result.durationMs / 1000).toFixed(1)}s]\x1b[0m\n`);
+      return result;
+    },
+    write: (text) => pty.write(text),
+    close(outcome) {
+      pty.end(pty.userClosed ? EXIT_CODES.interrupted : EXIT_CODES[outcome]);
+    },
+  };
+}
+
+function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: TaskPseudoterminal, opts: TaskTerminalsOptions): void {
+  const definition: LaunchpadTaskDefinition = { type: TASK_TYPE, taskId: task.id };
+  let handedOut = false;
+  const execution = new vscode.CustomExecution(async () => {
+    // Run again from the Tasks UI: this terminal only shows a controller's task; say so.
+    if (handedOut) return rerunNotice(task.id);
+    handedOut = true;
+    return pty;
+  });
+  const vsTask = new vscode.Task(definition, opts.scope, `${task.id}: ${task.title}`, 'Launchpad', execution);
+  vsTask.detail = cwd;
+  vsTask.presentationOptions = {
+    reveal: vscode.TaskRevealKind.Silent,
+    panel: vscode.TaskPanelKind.Dedicated,
+    focus: false,
+    echo: false,
+    clear: false,
+    showReuseMessage: false,
+  };
+  vscode.tasks.executeTask(vsTask).then(undefined, (err: unknown) => {
+    // The processes run regardless; only the live view is missing.
+    opts.logger.warn(`${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`);
+  });
+}
+
+function describeExit(r: { code: number | null; signal: string | null; timedOut: boolean; aborted: boolean; spawnError?: string }): string {
+  if (r.spawnError) return `could not start: ${r.spawnError}`;
+  if (r.timedOut) return 'timed out';
+  if (r.aborted) return 'ended';
+  return r.code !== null ? `exited ${r.code}` : `ended by ${r.signal}`;
+}
+
+function rerunNotice(taskId: string): vscode.Pseudoterminal {
+  const write = new vscode.EventEmitter<string>();
+  const close = new vscode.EventEmitter<number>();
+  return {
+    onDidWrite: write.event,
+    onDidClose: close.event,
+    open() {
+      write.fire(`This terminal shows Launchpad's work on ${taskId}; it cannot be run on its own.\r\nUse "Launchpad: Run" or "Launchpad: Retry Task".\r\n`);
+      close.fire(0);
+    },
+    close() {
+      write.dispose();
+      close.dispose();
+    },
+  };
+}

@@ -23,6 +23,8 @@ export const COMMANDS = {
   taskClicked: 'launchpad.taskClicked',
   /** Reveal a task in the Tasks view by id (links in the progress log). */
   revealTask: 'launchpad.revealTask',
+  /** The "show more" item of a long list in the Tasks view. */
+  showMore: 'launchpad.showMore',
 } as const;
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
 

@@ -1,17 +1,21 @@
 // Activation: one output channel, one model of the harness, then the features, each
 // registering its disposables on the extension context. Nothing runs at activation: the model
-// loads in the background and views fill in when it arrives.
+// loads on the next turn of the event loop and views fill in when it arrives.
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
+import { onDidChangeSettings, readSettings } from './config';
 import { outputLogger } from './logger';
 import { HarnessModel } from './model/harnessModel';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
-import { registerViews } from './views';
+import { registerRunProgress } from './run/runProgress';
+import { registerViews, type Views } from './views';
 
 export interface LaunchpadApi {
   model: HarnessModel;
   runs: RunManager;
+  /** The tree providers and views (tests read the items a person would see). */
+  views: Views;
 }
 
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
@@ -23,10 +27,17 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
 
   const views = registerViews(context, model);
   registerCommands(context, { model, runs, views, channel, logger });
+  registerRunProgress(context, runs, model, logger);
   registerProgressLog(context, model);
+  context.subscriptions.push(
+    onDidChangeSettings(() => {
+      const { problems } = readSettings();
+      for (const p of problems) logger.warn(`invalid setting ${p}; using the default`);
+    }),
+  );
 
-  void model.refresh();
-  return { model, runs };
+  model.scheduleRefresh(0);
+  return { model, runs, views };
 }
 
 export function deactivate(): void {

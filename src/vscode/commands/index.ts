@@ -1,18 +1,28 @@
+// Every command of package.json, registered from one typed table: a command without a handler
+// (or a handler for an id that is not in contributions.ts) does not compile. The progress log's
+// filterLog is registered by progressLog/.
 import * as vscode from 'vscode';
-import type { Logger } from '../../core/logger';
-import { COMMANDS } from '../contributions';
-import type { HarnessModel } from '../model/harnessModel';
-import type { RunManager } from '../run/runManager';
-import type { Views } from '../views';
+import { registerBaseContent } from './compareWorktree';
+import { addTaskCommands } from './addTask';
+import type { CommandDeps, Handlers } from './deps';
+import { harnessCommands } from './harnessCommands';
+import { runCommands } from './runCommands';
+import { registerStatusDocument } from './statusDocument';
+import { taskCommands } from './taskCommands';
+import { worktreeCommands } from './worktreeCommands';
 
-export interface CommandDeps {
-  model: HarnessModel;
-  runs: RunManager;
-  views: Views;
-  channel: vscode.LogOutputChannel;
-  logger: Logger;
-}
+export type { CommandDeps } from './deps';
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
-  context.subscriptions.push(vscode.commands.registerCommand(COMMANDS.status, () => deps.model.refresh()));
+  const handlers: Handlers = {
+    ...runCommands(deps),
+    ...addTaskCommands(deps),
+    ...taskCommands(deps),
+    ...harnessCommands(deps),
+    ...worktreeCommands(deps),
+  };
+  for (const [id, handler] of Object.entries(handlers)) {
+    context.subscriptions.push(vscode.commands.registerCommand(id, handler));
+  }
+  context.subscriptions.push(registerStatusDocument(deps.model), registerBaseContent());
 }

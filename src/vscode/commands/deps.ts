@@ -1,0 +1,20 @@
+// What every command group gets, and the shape of the handler table commands/index.ts registers.
+import type * as vscode from 'vscode';
+import type { Logger } from '../../core/logger';
+import type { CommandId, COMMANDS } from '../contributions';
+import type { HarnessModel } from '../model/harnessModel';
+import type { RunManager } from '../run/runManager';
+import type { Views } from '../views';
+
+export interface CommandDeps {
+  model: HarnessModel;
+  runs: RunManager;
+  views: Views;
+  channel: vscode.LogOutputChannel;
+  logger: Logger;
+}
+
+/** Every command package.json declares has a handler here, except the progress log's own. */
+export type HandledCommand = Exclude<CommandId, typeof COMMANDS.filterLog>;
+export type Handler = (...args: unknown[]) => unknown;
+export type Handlers<K extends HandledCommand = HandledCommand> = { [P in K]: Handler };

@@ -1,0 +1,68 @@
+// Initialize, Refresh, the extension log, and the Tasks view's own controls (mode, paging).
+import * as vscode from 'vscode';
+import { GITIGNORE_ENTRIES, initHarness } from '../../core/init';
+import { COMMANDS } from '../contributions';
+import { requireTrust } from '../trust';
+import type { CommandDeps, Handlers } from './deps';
+import { reportEditError } from './errors';
+
+type HarnessCommand =
+  | typeof COMMANDS.init
+  | typeof COMMANDS.refresh
+  | typeof COMMANDS.showOutput
+  | typeof COMMANDS.viewByState
+  | typeof COMMANDS.viewByDependency
+  | typeof COMMANDS.showMore;
+
+export function harnessCommands(deps: CommandDeps): Handlers<HarnessCommand> {
+  return {
+    [COMMANDS.init]: (arg) => init(deps, arg),
+    [COMMANDS.refresh]: () => deps.model.refresh(),
+    [COMMANDS.showOutput]: () => deps.channel.show(),
+    [COMMANDS.viewByState]: () => deps.views.setMode('state'),
+    [COMMANDS.viewByDependency]: () => deps.views.setMode('dependency'),
+    [COMMANDS.showMore]: (listKey) => typeof listKey === 'string' && deps.views.tasks.showMore(listKey),
+  };
+}
+
+/**
+ * Creates the state files with the core (idempotent, never clobbers). Adding them to .gitignore
+ * changes a tracked file, so it is asked, as `launchpad init` asks on a terminal; `{gitignore}`
+ * as the argument answers without asking.
+ */
+async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void> {
+  if (!requireTrust('Initialize')) return;
+  const paths = model.stateRoot();
+  if (!paths) {
+    void vscode.window.showErrorMessage('Launchpad: open a folder first.');
+    return;
+  }
+  let gitignore: boolean;
+  if (arg && typeof arg === 'object' && 'gitignore' in arg && typeof arg.gitignore === 'boolean') {
+    gitignore = arg.gitignore;
+  } else {
+    const withIgnore = 'Initialize and Add to .gitignore';
+    const choice = await vscode.window.showInformationMessage(
+      `Initialize Launchpad in ${paths.root}?`,
+      {
+        modal: true,
+        detail: `Creates harness-tasks.json, harness-progress.txt and .harness-active (existing files are kept). Adding ${GITIGNORE_ENTRIES.join(', ')} to .gitignore keeps them out of commits.`,
+      },
+      withIgnore,
+      'Initialize',
+    );
+    if (!choice) return;
+    gitignore = choice === withIgnore;
+  }
+  try {
+    const result = await initHarness(paths, { gitignore });
+    await model.refresh();
+    const parts = [
+      result.created.length ? `created ${result.created.join(', ')}` : 'everything was already there',
+      result.ignored.length ? `added ${result.ignored.length} entries to .gitignore` : '',
+    ].filter(Boolean);
+    void vscode.window.showInformationMessage(`Launchpad: ${parts.join('; ')}.`);
+  } catch (err) {
+    reportEditError('initialize', err, logger);
+  }
+}

@@ -1,0 +1,73 @@
+// Launchpad: Run, Stop, Status. Run starts without questions when it can; otherwise it says
+// exactly why not (file and field of a bad task file, who holds the lock, where to set the agent).
+import * as vscode from 'vscode';
+import { resolveRunConfig } from '../../core/controller/runConfig';
+import { LockHeldError, liveLockHolder } from '../../core/lock';
+import { readSettings, toRunSettings } from '../config';
+import { COMMANDS, SETTINGS } from '../contributions';
+import { requireTrust } from '../trust';
+import type { CommandDeps, Handlers } from './deps';
+import { offer } from '../notify';
+import { showStatus } from './statusDocument';
+
+export function runCommands(deps: CommandDeps): Handlers<typeof COMMANDS.run | typeof COMMANDS.stop | typeof COMMANDS.status> {
+  return {
+    [COMMANDS.run]: () => run(deps),
+    [COMMANDS.stop]: () => stop(deps),
+    [COMMANDS.status]: () => showStatus(deps.model),
+  };
+}
+
+async function run({ model, runs }: CommandDeps): Promise<void> {
+  if (!requireTrust('Run')) return;
+  if (runs.active) {
+    void vscode.window.showInformationMessage('Launchpad: a run is already going in this window.');
+    return;
+  }
+  const paths = model.stateRoot();
+  if (!paths) {
+    void vscode.window.showErrorMessage('Launchpad: open a folder first; Launchpad runs agents on a git repository.');
+    return;
+  }
+  const s = await model.refresh();
+  if (!s.exists) {
+    offer('error', `Launchpad: there is no harness-tasks.json in ${paths.root}.`, { Initialize: () => vscode.commands.executeCommand(COMMANDS.init) });
+    return;
+  }
+  if (s.error || !s.file) {
+    offer('error', `Launchpad: ${s.error?.message ?? 'harness-tasks.json could not be read'}`, {
+      'Open harness-tasks.json': () => vscode.window.showTextDocument(vscode.Uri.file(paths.tasks)),
+    });
+    return;
+  }
+  const holder = liveLockHolder(paths.sessionLock);
+  if (holder) {
+    void vscode.window.showErrorMessage(`Launchpad: ${new LockHeldError(paths.sessionLock, holder).message}`);
+    return;
+  }
+  const { settings, problems } = readSettings();
+  if (problems.length) offer('warning', `Launchpad: ignoring invalid settings: ${problems.join('; ')}`);
+  const runSettings = toRunSettings(settings);
+  if (!resolveRunConfig(runSettings, s.file, paths, paths.root).agentCommand) {
+    offer(
+      'error',
+      'Launchpad: no agent command. Set "launchpad.agent.command", the LAUNCHPAD_AGENT environment variable, or session_config.agent_command in harness-tasks.json.',
+      { 'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', SETTINGS.agentCommand) },
+    );
+    return;
+  }
+  // The outcome, or why the core refused after all, is announced by run/runProgress.ts.
+  runs.start(paths, runSettings);
+}
+
+function stop({ model, runs }: CommandDeps): void {
+  if (runs.stop()) {
+    void vscode.window.showInformationMessage('Launchpad: stopping. Running agents are being ended; their tasks stay in progress for the next run to recover.');
+    return;
+  }
+  const holder = model.snapshot?.activeSession;
+  const message = holder
+    ? `Launchpad: no run in this window. ${holder.command} (pid=${holder.pid} on ${holder.host}, since ${holder.acquired_at}) holds the lock; stop it where it runs.`
+    : 'Launchpad: no run to stop.';
+  void vscode.window.showInformationMessage(message);
+}

@@ -1,0 +1,128 @@
+// Commands on one task: retry (menu, palette, a click on a failed task), reveal it in the Tasks
+// view, show its latest transcript, reveal its last line in the progress log.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { retryTaskLogged } from '../../core/harnessEdits';
+import { StateStore } from '../../core/stateStore';
+import { COMMANDS } from '../contributions';
+import type { TaskEntry } from '../model/harnessModel';
+import { requireTrust } from '../trust';
+import { taskIdOf } from './args';
+import type { CommandDeps, Handlers } from './deps';
+import { reportEditError } from './errors';
+import { lastLineOfTask } from './logPosition';
+
+type TaskCommand =
+  | typeof COMMANDS.retryTask
+  | typeof COMMANDS.taskClicked
+  | typeof COMMANDS.revealTask
+  | typeof COMMANDS.showTranscript
+  | typeof COMMANDS.revealInLog;
+
+export function taskCommands(deps: CommandDeps): Handlers<TaskCommand> {
+  return {
+    [COMMANDS.retryTask]: (arg) => retryFromMenu(deps, arg),
+    [COMMANDS.taskClicked]: (arg) => taskClicked(deps, taskIdOf(arg)),
+    [COMMANDS.revealTask]: async (arg) => {
+      const id = taskIdOf(arg);
+      if (id && !(await deps.views.revealTask(id))) void vscode.window.showInformationMessage(`Launchpad: no task "${id}" in harness-tasks.json.`);
+    },
+    [COMMANDS.showTranscript]: (arg) => showTranscript(deps, taskIdOf(arg)),
+    [COMMANDS.revealInLog]: (arg) => revealInLog(deps, taskIdOf(arg)),
+  };
+}
+
+/** Retry Task: the task of the menu item or id given, else a pick of the failed tasks. */
+async function retryFromMenu(deps: CommandDeps, arg: unknown): Promise<void> {
+  if (!requireTrust('Retry Task')) return;
+  const id = taskIdOf(arg) ?? (await pickFailedTask(deps));
+  if (id) await retry(deps, id);
+}
+
+/**
+ * A click: a failed task is retried (asking first when its attempts are used up); a running
+ * one shows its terminal; anything else only selects the item.
+ */
+async function taskClicked(deps: CommandDeps, id: string | undefined): Promise<void> {
+  const entry = id ? deps.model.snapshot?.byId.get(id) : undefined;
+  if (!entry) return;
+  if (entry.state === 'running') {
+    vscode.window.terminals.find((t) => t.name.includes(`${entry.id}: `))?.show(true);
+    return;
+  }
+  if (entry.state !== 'retryable' && entry.state !== 'failed') return;
+  if (!requireTrust('Retry Task')) return;
+  if (entry.state === 'failed') {
+    const choice = await vscode.window.showWarningMessage(
+      `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
+      { modal: true, detail: `Retrying gives it a fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.\n\n${entry.last_error ?? ''}` },
+      'Retry',
+    );
+    if (choice !== 'Retry') return;
+  }
+  await retry(deps, entry.id);
+}
+
+async function retry({ model, logger }: CommandDeps, id: string): Promise<void> {
+  const paths = model.stateRoot();
+  if (!paths) return;
+  try {
+    const reset = await retryTaskLogged(new StateStore(paths, 'launchpad retry (VS Code)'), id);
+    const others = reset.filter((t) => t.id !== id).map((t) => t.id);
+    void vscode.window.showInformationMessage(
+      `Launchpad: ${id} is pending again${others.length ? `; unblocked ${others.join(', ')}` : ''}. The next run picks it up.`,
+    );
+  } catch (err) {
+    reportEditError('retry', err, logger);
+  } finally {
+    void model.refresh();
+  }
+}
+
+async function pickFailedTask({ model }: CommandDeps): Promise<string | undefined> {
+  const s = await model.refresh();
+  const failed = s.tasks.filter((t) => t.status === 'failed');
+  if (!failed.length) {
+    void vscode.window.showInformationMessage(s.error ? `Launchpad: ${s.error.message}` : 'Launchpad: no failed task to retry.');
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(
+    failed.map((t) => ({ label: t.id, description: t.title, detail: failedDetail(t), id: t.id })),
+    { title: 'Retry Task', placeHolder: 'A failed task to make pending again', matchOnDescription: true },
+  );
+  return picked?.id;
+}
+
+function failedDetail(t: TaskEntry): string {
+  const why = t.state === 'blocked' ? t.blocked_reason : t.last_error;
+  return `attempts ${t.attempts}/${t.max_attempts}${why ? ` · ${why}` : ''}`;
+}
+
+async function showTranscript({ model }: CommandDeps, id: string | undefined): Promise<void> {
+  if (!id) return;
+  const dir = model.latestAttemptDir(id);
+  const transcript = dir ? join(dir, 'transcript.log') : undefined;
+  if (!transcript || !existsSync(transcript)) {
+    void vscode.window.showInformationMessage(`Launchpad: ${id} has no transcript yet; a run writes one per attempt.`);
+    return;
+  }
+  await vscode.window.showTextDocument(vscode.Uri.file(transcript), { preview: true });
+}
+
+/** Opens harness-progress.txt at the task's last line (at its end without a task). */
+async function revealInLog({ model }: CommandDeps, id: string | undefined): Promise<void> {
+  const paths = model.stateRoot();
+  if (!paths || !existsSync(paths.progress)) {
+    void vscode.window.showInformationMessage('Launchpad: there is no harness-progress.txt yet.');
+    return;
+  }
+  const uri = vscode.Uri.file(paths.progress);
+  const found = id ? lastLineOfTask(paths.progress, id) : undefined;
+  if (id && !found) void vscode.window.showInformationMessage(`Launchpad: the progress log has no line about ${id} yet.`);
+  // vscode.open, not openTextDocument: a very large log opens in the editor without being
+  // copied into the extension host.
+  const line = found?.line ?? Number.MAX_SAFE_INTEGER;
+  const selection = found ? new vscode.Range(line, 0, line, found.text.length) : new vscode.Range(line, 0, line, 0);
+  await vscode.commands.executeCommand('vscode.open', uri, { selection, preview: true } satisfies vscode.TextDocumentShowOptions);
+}

@@ -1,0 +1,93 @@
+// Helpers for the Launchpad host tests: the extension's exports, the workspace, the tree items a
+// person would see (through the providers, not the DOM), the CLI, git.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { LaunchpadApi } from '../../src/vscode/extension';
+import type { TaskNode } from '../../src/vscode/views/taskTree';
+
+export const EXTENSION_ID = 'launchpad.launchpad';
+
+export async function launchpad(): Promise<LaunchpadApi> {
+  const ext = vscode.extensions.getExtension<LaunchpadApi>(EXTENSION_ID);
+  if (!ext) throw new Error(`${EXTENSION_ID} is not installed`);
+  return ext.isActive ? ext.exports : await ext.activate();
+}
+
+export function workspaceRoot(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) throw new Error('no workspace folder');
+  return folder.uri.fsPath;
+}
+
+export const tasksFile = () => path.join(workspaceRoot(), 'harness-tasks.json');
+export const progressFile = () => path.join(workspaceRoot(), 'harness-progress.txt');
+
+/** The repository's CLI build (the tests run from its out/ folder). */
+export const CLI = path.resolve(__dirname, '../../../dist/cli.js');
+
+export function cli(...args: string[]): string {
+  return execFileSync(process.execPath, [CLI, ...args, '--dir', workspaceRoot()], {
+    encoding: 'utf8',
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+  });
+}
+
+export function git(...args: string[]): string {
+  return execFileSync('git', args, { cwd: workspaceRoot(), encoding: 'utf8' });
+}
+
+export interface ShownItem {
+  node: TaskNode;
+  item: vscode.TreeItem;
+  label: string;
+  children: ShownItem[];
+}
+
+/** The Tasks view as shown, `depth` levels deep (groups → tasks, or the dependency tree). */
+export async function shownTasks(api: LaunchpadApi, depth = 2, parent?: TaskNode): Promise<ShownItem[]> {
+  const nodes = await api.views.tasks.getChildren(parent);
+  return Promise.all(
+    nodes.map(async (node) => {
+      const item = api.views.tasks.getTreeItem(node);
+      const label = typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
+      const children = depth > 1 ? await shownTasks(api, depth - 1, node) : [];
+      return { node, item, label, children };
+    }),
+  );
+}
+
+/** A tooltip's text with Markdown escapes undone, as a person reads it. */
+export function tooltipText(item: vscode.TreeItem): string {
+  const t = item.tooltip;
+  const text = typeof t === 'string' ? t : (t?.value ?? '');
+  return text.replace(/&nbsp;/g, ' ').replace(/\\([\\`*_{}[\]()#+\-.!|<>~&$])/g, '$1');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls an async check until it holds; the last failure's message explains a timeout. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  let last: unknown;
+  for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(150)) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+export function readTaskFile(): { tasks: Array<Record<string, unknown> & { id: string }> } & Record<string, unknown> {
+  return JSON.parse(fs.readFileSync(tasksFile(), 'utf8'));
+}
+
+/** Edits the task file as a person would (written in place, outside the state lock). */
+export function editTaskFile(edit: (file: ReturnType<typeof readTaskFile>) => void): void {
+  const file = readTaskFile();
+  edit(file);
+  fs.writeFileSync(tasksFile(), JSON.stringify(file, null, 2) + '\n');
+}

@@ -1,0 +1,60 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { COMMANDS } from '../../../src/vscode/contributions';
+import { git, launchpad, shownTasks, workspaceRoot } from '../launchpad';
+
+/** Every file of the workspace (git's own folder aside) with its bytes. */
+function snapshotFiles(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.name === '.git') continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.set(path.relative(root, p), fs.readFileSync(p, 'latin1'));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+describe('restricted mode executes nothing', function () {
+  this.timeout(60_000);
+
+  it('shows the tasks', async () => {
+    assert.equal(vscode.workspace.isTrusted, false);
+    const api = await launchpad();
+    await api.model.whenLoaded();
+    const groups = await shownTasks(api);
+    const ids = groups.flatMap((g) => g.children.map((c) => (c.node.kind === 'task' ? c.node.taskId : '')));
+    for (const id of ['task-001', 'task-002', 'task-003', 'task-004', 'task-005']) assert.ok(ids.includes(id), `${id} shown`);
+    // Listing worktrees runs git: not in Restricted Mode.
+    assert.deepEqual(await api.views.worktrees.getChildren(), []);
+  });
+
+  it('runs, adds, retries, initializes nothing when the commands are invoked directly', async () => {
+    const api = await launchpad();
+    const root = workspaceRoot();
+    const before = snapshotFiles(root);
+    const worktreesBefore = git('worktree', 'list', '--porcelain');
+    const headBefore = git('rev-parse', 'HEAD');
+
+    await vscode.commands.executeCommand(COMMANDS.run);
+    await vscode.commands.executeCommand(COMMANDS.addTask, { title: 'Sneaky', validate: 'true' });
+    await vscode.commands.executeCommand(COMMANDS.retryTask, 'task-003');
+    await vscode.commands.executeCommand(COMMANDS.taskClicked, 'task-003');
+    await vscode.commands.executeCommand(COMMANDS.init, { gitignore: true });
+    await vscode.commands.executeCommand(COMMANDS.removeWorktree, 'task-001');
+    await vscode.commands.executeCommand(COMMANDS.compareWorktree, 'task-001');
+    await new Promise((r) => setTimeout(r, 1500)); // anything started would have written by now
+
+    assert.equal(api.runs.active, undefined, 'no run');
+    assert.deepEqual([...snapshotFiles(root).keys()].sort(), [...before.keys()].sort(), 'no file created or removed');
+    for (const [file, bytes] of before) assert.equal(snapshotFiles(root).get(file), bytes, `${file} unchanged`);
+    assert.ok(!fs.existsSync(path.join(root, '.launchpad')), 'no lock or artefact folder');
+    assert.equal(git('worktree', 'list', '--porcelain'), worktreesBefore, 'no worktree');
+    assert.equal(git('rev-parse', 'HEAD'), headBefore, 'no commit');
+  });
+});

@@ -1,0 +1,173 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { RunOutcome } from '../../src/core/controller/types';
+import { COMMANDS, TASK_TYPE } from '../../src/vscode/contributions';
+import type { LaunchpadApi } from '../../src/vscode/extension';
+import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
+import { requestScreenshot } from './host';
+import { cli, editTaskFile, eventually, git, launchpad, progressFile, readTaskFile, shownTasks, tooltipText, workspaceRoot } from './launchpad';
+
+/** Runs like a person: the command, then waits for the run it started. */
+async function runAndWait(api: LaunchpadApi): Promise<RunOutcome> {
+  await vscode.commands.executeCommand(COMMANDS.run);
+  const run = api.runs.active;
+  assert.ok(run, 'launchpad.run started a run');
+  return run.done;
+}
+
+async function taskItem(api: LaunchpadApi, id: string) {
+  await api.model.refresh();
+  const groups = await shownTasks(api);
+  for (const g of groups) for (const c of g.children) if (c.node.kind === 'task' && c.node.taskId === id) return { group: g.label, ...c };
+  throw new Error(`${id} is not in the tasks view`);
+}
+
+describe('run', function () {
+  this.timeout(120_000);
+  let api: LaunchpadApi;
+  const started: vscode.Task[] = [];
+  let listener: vscode.Disposable;
+
+  before(async () => {
+    api = await launchpad();
+    await api.model.whenLoaded();
+    listener = vscode.tasks.onDidStartTask((e) => started.push(e.execution.task));
+  });
+  after(() => listener.dispose());
+
+  it('runs the tasks with the scripted agent and merges what passes', async () => {
+    const outcome = await runAndWait(api);
+    // task-003 fails on purpose, task-004 depends on it, task-005 has no validation command.
+    assert.equal(outcome.exitCode, 1, outcome.message);
+    const file = readTaskFile();
+    const status = (id: string) => file.tasks.find((t) => t.id === id)?.status;
+    assert.equal(status('task-001'), 'completed');
+    assert.equal(status('task-002'), 'completed');
+    assert.equal(status('task-003'), 'failed');
+    const merges = git('log', '--merges', '--format=%s', 'main');
+    assert.match(merges, /^Merge \[task-001\] Add slugify\(\)$/m);
+    assert.match(merges, /^Merge \[task-002\] Use slugify in page titles$/m);
+    assert.ok(fs.existsSync(path.join(workspaceRoot(), 'src/task-002/done.txt')));
+    assert.equal(api.runs.active, undefined);
+  });
+
+  it('ran each task in one VS Code task and terminal of its own, named after it', async () => {
+    // Task events reach the extension host a little after the fact.
+    const ours = await eventually('a started VS Code task for each dispatched task', () => {
+      const list = started.filter((t) => t.definition.type === TASK_TYPE);
+      const ids = new Set(list.map((t) => t.definition.taskId as string));
+      return ['task-001', 'task-002', 'task-003'].every((id) => ids.has(id)) ? list : undefined;
+    });
+    for (const id of ['task-001', 'task-002', 'task-003']) assert.equal(ours.filter((t) => t.definition.taskId === id).length, 1, `one task for ${id}`);
+    assert.ok(ours.some((t) => t.name === 'task-001: Add slugify()'));
+    const names = vscode.window.terminals.map((t) => t.name);
+    for (const id of ['task-001', 'task-002', 'task-003']) assert.ok(names.some((n) => n.includes(`${id}: `)), `a terminal for ${id} in ${names.join(' | ')}`);
+  });
+
+  it('shows the outcome in the sidebar (screenshot sidebar-after-run)', async () => {
+    await vscode.commands.executeCommand('workbench.view.extension.launchpad');
+    await vscode.commands.executeCommand('launchpad.tasks.focus');
+    await api.views.revealTask('task-003');
+    await new Promise((r) => setTimeout(r, 1000));
+    await requestScreenshot('sidebar-after-run');
+  });
+
+  it('hovers a failed task with its error log, output tail and validation command', async () => {
+    const t3 = await taskItem(api, 'task-003');
+    assert.equal(t3.group, STATE_LABELS.failed);
+    assert.match(String(t3.item.contextValue), /^task:failed:transcript$/);
+    const tip = tooltipText(t3.item);
+    assert.match(tip, /\[AGENT_FAIL\] could not parse the front matter fixture/);
+    assert.match(tip, /expected '---' at line 1/);
+    assert.match(tip, /test -f src\/task-003\/done\.txt/);
+    const t4 = await taskItem(api, 'task-004');
+    assert.equal(t4.group, STATE_LABELS.blocked);
+    assert.match(tooltipText(t4.item), /Blocked by failed task-003/);
+  });
+
+  it('shows the transcript and the last log line of a task', async () => {
+    await vscode.commands.executeCommand(COMMANDS.showTranscript, 'task-003');
+    const transcript = vscode.window.activeTextEditor?.document;
+    assert.match(transcript?.uri.fsPath ?? '', /task-003[\\/]attempt-1[\\/]transcript\.log$/);
+    assert.match(transcript!.getText(), /RESULT:FAIL could not parse/);
+
+    await vscode.commands.executeCommand(COMMANDS.revealInLog, 'task-003');
+    const editor = await eventually('the progress log', () =>
+      vscode.window.activeTextEditor?.document.uri.fsPath === progressFile() ? vscode.window.activeTextEditor : undefined,
+    );
+    const line = editor.document.lineAt(editor.selection.active.line).text;
+    assert.match(line, /\] [A-Za-z_]+ \[task-003\]/);
+    const lastMention = editor.document.getText().split('\n').filter((l) => / \[task-003\]/.test(l)).at(-1);
+    assert.equal(line, lastMention);
+  });
+
+  it('retries a failed task when it is clicked', async () => {
+    // Give task-003 attempts left, so the click retries it without asking.
+    editTaskFile((f) => {
+      const t = f.tasks.find((x) => x.id === 'task-003')!;
+      t.max_attempts = 3;
+    });
+    await eventually('task-003 retryable', () => api.model.snapshot?.byId.get('task-003')?.state === 'retryable', 10_000);
+    const click = (await taskItem(api, 'task-003')).item.command!;
+    await vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
+    const file = readTaskFile();
+    assert.equal(file.tasks.find((t) => t.id === 'task-003')?.status, 'pending');
+    assert.equal(file.tasks.find((t) => t.id === 'task-003')?.attempts, 0);
+    assert.equal(file.tasks.find((t) => t.id === 'task-004')?.status, 'pending', 'its dependent is unblocked');
+    await eventually('task-003 ready in the view', async () => (await taskItem(api, 'task-003')).group === STATE_LABELS.ready);
+    assert.match(fs.readFileSync(progressFile(), 'utf8'), /RECOVERY \[task-003\] action="retry" reason="requested by user"/);
+  });
+
+  it('lists a task worktree and compares it with its base', async () => {
+    const wt = path.join(path.dirname(workspaceRoot()), 'manual-task-005');
+    git('worktree', 'add', '-q', '-b', 'harness-task-005', wt, 'main');
+    try {
+      fs.writeFileSync(path.join(wt, 'docs.md'), '# docs\n');
+      const node = await eventually('the worktree in the Worktrees view', async () => {
+        await api.model.refresh();
+        return (await api.views.worktrees.getChildren()).find((n) => n.taskId === 'task-005');
+      });
+      const item = api.views.worktrees.getTreeItem(node);
+      assert.equal(item.contextValue, 'worktree:needs_validation');
+      assert.match(String(item.description), /needs a validation command · harness-task-005/);
+      assert.match(String((await taskItem(api, 'task-005')).item.contextValue), /:worktree/);
+      await vscode.commands.executeCommand(COMMANDS.compareWorktree, node);
+      await eventually('the comparison', () => /task-005: worktree vs/.test(vscode.window.tabGroups.activeTabGroup.activeTab?.label ?? ''));
+    } finally {
+      git('worktree', 'remove', '--force', wt);
+      git('branch', '-D', 'harness-task-005');
+    }
+  });
+
+  it('ends a task whose terminal is closed, and records it as failed', async () => {
+    const id = cli('add', 'Wait for a review [slow]', '--validate', 'true', '--files', 'src/slow1/', '--max-attempts', '1').trim();
+    await vscode.commands.executeCommand(COMMANDS.run);
+    const run = api.runs.active!;
+    const terminal = await eventually(`the terminal of ${id}`, () => vscode.window.terminals.find((t) => t.name.includes(`${id}: `)));
+    await eventually(`${id} running`, () => readTaskFile().tasks.find((t) => t.id === id)?.status === 'in_progress');
+    await new Promise((r) => setTimeout(r, 500)); // the agent is sleeping now
+    const closedAt = Date.now();
+    terminal.dispose();
+    await run.done;
+    assert.ok(Date.now() - closedAt < 60_000, 'the run did not wait for the agent to finish on its own');
+    const t = readTaskFile().tasks.find((x) => x.id === id)!;
+    assert.equal(t.status, 'failed');
+    assert.match(String((t.error_log as string[]).at(-1)), /^\[AGENT_FAIL\]/);
+  });
+
+  it('stops: agents end, their task stays in progress, the lock is released', async () => {
+    const id = cli('add', 'Another review [slow]', '--validate', 'true', '--files', 'src/slow2/').trim();
+    await vscode.commands.executeCommand(COMMANDS.run);
+    const run = api.runs.active!;
+    await eventually(`${id} running`, () => readTaskFile().tasks.find((t) => t.id === id)?.status === 'in_progress');
+    await new Promise((r) => setTimeout(r, 500));
+    await vscode.commands.executeCommand(COMMANDS.stop);
+    const outcome = await run.done;
+    assert.equal(outcome.reason, 'stopped');
+    assert.equal(readTaskFile().tasks.find((t) => t.id === id)?.status, 'in_progress');
+    assert.ok(!fs.existsSync(path.join(workspaceRoot(), '.launchpad/session.lock')), 'lock released');
+    assert.match(fs.readFileSync(progressFile(), "utf8"), /STATS .*in_batch=[1-9]/);
+  });
+});

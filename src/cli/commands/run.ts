@@ -1,5 +1,6 @@
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
+import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import { buildStatus } from '../../core/statusReport';
 import { StateStore } from '../../core/stateStore';
 import { numberOption, type Command } from '../command';
@@ -48,7 +49,11 @@ export const runCommand: Command = {
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       interrupts++;
-      if (interrupts > 1) process.exit(signal === 'SIGINT' ? 130 : 143);
+      if (interrupts > 1) {
+        // Exiting now: the first stop's SIGKILL-after-grace timers would die with us.
+        killAllProcessGroupsNow();
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      }
       if (!json) io.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
       controller.stop();
     };

@@ -45,6 +45,18 @@ export interface ProcessResult {
 
 const DEFAULT_GRACE_MS = 2000;
 
+/** Groups started here that have not been ended yet (for an exit that cannot wait for them). */
+const liveGroups = new Set<number>();
+
+/**
+ * SIGKILLs every group still running, at once: for a process about to exit without waiting
+ * (a second Ctrl-C), whose grace-period timers would never fire.
+ */
+export function killAllProcessGroupsNow(): void {
+  for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
+  liveGroups.clear();
+}
+
 export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const started = Date.now();
   const { file, args } =
@@ -94,6 +106,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       timers.forEach(clearTimeout);
       // The leader is gone; anything of its group still here has had its SIGTERM.
       if (pid !== undefined && groupAlive(pid)) killGroup(pid, 'SIGKILL');
+      if (pid !== undefined) liveGroups.delete(pid);
       spec.signal?.removeEventListener('abort', onAbort);
       if (spec.record) spec.record.records.remove(spec.record.name);
       const result: ProcessResult = {
@@ -113,6 +126,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
 
     child.on('error', (e) => finish(null, null, e.message));
     if (pid === undefined) return;
+    liveGroups.add(pid);
     spec.onSpawn?.(pid);
     if (spec.record) spec.record.records.add(spec.record.name, pid, spec.record.label);
 

@@ -108,4 +108,32 @@ describe('controller: stop (SIGINT, SIGTERM)', function () {
     assert.equal(linesOf(root, 'VALIDATE').length, 0, 'an interrupted validation was logged as a verdict');
     await assertRecoveredByNextRun(root, ['task-001']);
   });
+
+  it('a second SIGINT exits at once (130), and still leaves nothing running, even an agent that ignores SIGTERM', async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001' }] });
+    const started = startRun(root, agentCmd('ignores-term.sh'), [], { PID_DIR: pids });
+    const all = await pidsOf(pids, 'task-001', ['agent', 'grandchild']);
+    try {
+      started.child.kill('SIGINT');
+      // The first stop is under way (its SIGTERM ignored, SIGKILL 2 s later); a person presses again.
+      await waitFor('the first stop to be under way', () => /SIGINT: stopping/.test(started.output().stderr));
+      started.child.kill('SIGINT');
+      const r = await started.done;
+      assert.equal(r.code, 130, show(r, root));
+      await assertAllGone(all, 'an agent (or its grandchild) after a second SIGINT');
+      // The lock the hurried exit left is stale: the next run takes it over and recovers the task.
+      const next = await run(root, agentCmd('writes-done.sh'));
+      assert.equal(next.code, 0, show(next, root));
+      assert.equal(taskById(root, 'task-001').status, 'completed');
+    } finally {
+      for (const pid of all) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone, as it should be
+        }
+      }
+    }
+  });
 });

@@ -37,7 +37,7 @@ export function addTask(file: TaskFile, input: NewTask): Task {
   if (!input.title.trim()) throw new InputError('title: must not be empty');
   const priority = (input.priority ?? 'P1') as Priority;
   if (!PRIORITIES.includes(priority)) throw new InputError(`--priority: expected P0, P1 or P2, got "${input.priority}"`);
-  const dependsOn = input.dependsOn ?? [];
+  const dependsOn = [...new Set(input.dependsOn ?? [])];
   for (const dep of dependsOn) {
     if (!isValidTaskId(dep)) throw new InputError(`--depends-on: "${dep}" is not a valid task id`);
     if (!file.tasks.some((t) => t.id === dep)) throw new InputError(`--depends-on: no task "${dep}" in harness-tasks.json`);

@@ -15,5 +15,9 @@ export function cleanupTempDirs(): void {
   for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-// Root-level hook: every test file's temp dirs go when mocha finishes.
-after(cleanupTempDirs);
+// Root-level hook: every test file's temp dirs go when mocha finishes (many repositories and
+// worktrees: give it time on a loaded machine).
+after(function () {
+  this.timeout(300_000);
+  cleanupTempDirs();
+});

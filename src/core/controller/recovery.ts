@@ -51,7 +51,10 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
       continue;
     }
     const branch = branchFor(task.id);
-    const wt = worktrees.find((w) => w.branch === `refs/heads/${branch}`);
+    const wt =
+      worktrees.find((w) => w.branch === `refs/heads/${branch}`) ??
+      // In the middle of a rebase (a crash inside the merge protocol) it shows as detached.
+      worktrees.find((w) => w.detached && w.path === s.worktreePath(task.id));
     const recover = async (): Promise<TaskEnd> => {
       if (!wt && !(await s.git.branchExists(branch))) {
         s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked failed" reason="no worktree or branch found"' });

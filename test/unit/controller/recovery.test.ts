@@ -3,7 +3,7 @@
 // plus the rest of a session's clean-up: processes a dead controller left running, orphaned
 // worktrees and branches, a half-done merge of ours.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processIdentity } from '../../../src/core/processIdentity';
@@ -293,5 +293,24 @@ describe('controller: recovery of a dead session', function () {
     assert.match(r.stderr, /uncommitted changes/);
     assert.ok(existsSync(join(root, '.git/MERGE_HEAD')), "the person's merge was aborted");
     assert.equal(taskById(root, 'task-001').status, 'pending');
+  });
+
+  it('a worktree left in the middle of a rebase (a crash inside the merge protocol) is brought back and handled, not committed mid-rebase', async () => {
+    const root = harness({ files: { 'README.md': '# p\n', 'src/task-001/f.txt': 'orig\n' }, tasks: [{ id: 'task-001', maxAttempts: 1 }] });
+    inProgress(root, 'task-001');
+    const wt = worktree(root, 'task-001');
+    writeFiles(wt, { 'src/task-001/f.txt': 'branch\n', 'src/task-001/done.txt': 'done\n' });
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-q', '-m', '[task-001] work');
+    writeFiles(root, { 'src/task-001/f.txt': 'main\n' });
+    git(root, 'commit', '-q', '-am', 'main moved on');
+    assert.notEqual(spawnSync('git', ['rebase', 'main'], { cwd: wt, stdio: 'ignore' }).status, 0, 'the rebase should stop on its conflict');
+    const r = await run(root, NO_AGENT);
+    assert.equal(r.code, 1, show(r, root));
+    const t = taskById(root, 'task-001');
+    assert.equal(t.status, 'failed', show(r, root));
+    assert.deepEqual(t.error_log, ['[MERGE_CONFLICT] conflicts with main in src/task-001/f.txt; rebase failed']);
+    assert.equal(git(root, 'log', '-1', '--format=%s', 'main'), 'main moved on');
+    assertCleared(root, 'task-001');
   });
 });

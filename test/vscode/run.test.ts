@@ -1,9 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../src/core/controller/types';
-import { COMMANDS, TASK_TYPE } from '../../src/vscode/contributions';
+import { processIdentity } from '../../src/core/processIdentity';
+import { COMMANDS, SETTINGS, TASK_TYPE } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
 import { requestScreenshot } from './host';
@@ -37,6 +39,34 @@ describe('run', function () {
   });
   after(() => listener.dispose());
 
+  it('refuses to start while another session holds the lock, and starts nothing', async () => {
+    const lock = path.join(workspaceRoot(), '.launchpad/session.lock');
+    fs.mkdirSync(lock, { recursive: true });
+    // A live holder: this very process, with its identity, as the core records one.
+    const holder = { pid: process.pid, identity: processIdentity(process.pid), host: os.hostname(), command: 'launchpad run', acquired_at: new Date().toISOString() };
+    fs.writeFileSync(path.join(lock, 'holder.json'), JSON.stringify(holder));
+    try {
+      await vscode.commands.executeCommand(COMMANDS.run);
+      assert.equal(api.runs.active, undefined);
+      assert.equal(readTaskFile().tasks.find((t) => t.id === 'task-001')?.status, 'pending');
+    } finally {
+      fs.rmSync(path.join(workspaceRoot(), '.launchpad'), { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start without an agent command', async () => {
+    const config = vscode.workspace.getConfiguration();
+    const agent = config.get<string>(SETTINGS.agentCommand);
+    await config.update(SETTINGS.agentCommand, '', vscode.ConfigurationTarget.Workspace);
+    try {
+      await vscode.commands.executeCommand(COMMANDS.run);
+      assert.equal(api.runs.active, undefined);
+    } finally {
+      await config.update(SETTINGS.agentCommand, agent, vscode.ConfigurationTarget.Workspace);
+    }
+    assert.equal(vscode.workspace.getConfiguration().get(SETTINGS.agentCommand), agent);
+  });
+
   it('runs the tasks with the scripted agent and merges what passes', async () => {
     const outcome = await runAndWait(api);
     // task-003 fails on purpose, task-004 depends on it, task-005 has no validation command.
@@ -69,6 +99,10 @@ describe('run', function () {
   it('shows the outcome in the sidebar (screenshot sidebar-after-run)', async () => {
     await vscode.commands.executeCommand('workbench.view.extension.launchpad');
     await vscode.commands.executeCommand('launchpad.tasks.focus');
+    await vscode.commands.executeCommand(COMMANDS.status);
+    const status = vscode.window.activeTextEditor?.document;
+    assert.equal(status?.uri.scheme, 'launchpad-status');
+    assert.match(status!.getText(), /\| task-003 \| Parse front matter \[fail\] \| Failed \(attempts exhausted\) \| 1\/1 \| \[AGENT_FAIL\]/);
     await api.views.revealTask('task-003');
     await new Promise((r) => setTimeout(r, 1000));
     await requestScreenshot('sidebar-after-run');

@@ -9,7 +9,7 @@ import type { HarnessModel, HarnessSnapshot } from '../model/harnessModel';
 import { STATE_LABELS } from '../views/taskPresentation';
 
 export const STATUS_SCHEME = 'launchpad-status';
-const STATUS_URI = vscode.Uri.from({ scheme: STATUS_SCHEME, path: '/Launchpad Status.md' });
+const statusUri = () => vscode.Uri.from({ scheme: STATUS_SCHEME, path: '/Launchpad Status.md' });
 const RECENT_LOG_LINES = 10;
 
 export function registerStatusDocument(model: HarnessModel): vscode.Disposable {
@@ -21,13 +21,13 @@ export function registerStatusDocument(model: HarnessModel): vscode.Disposable {
   return vscode.Disposable.from(
     changed,
     vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, provider),
-    model.onDidChange(() => changed.fire(STATUS_URI)),
+    model.onDidChange(() => changed.fire(statusUri())),
   );
 }
 
 export async function showStatus(model: HarnessModel): Promise<void> {
   await model.refresh();
-  const doc = await vscode.workspace.openTextDocument(STATUS_URI);
+  const doc = await vscode.workspace.openTextDocument(statusUri());
   await vscode.window.showTextDocument(doc, { preview: true });
 }
 

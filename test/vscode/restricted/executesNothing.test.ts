@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { COMMANDS } from '../../../src/vscode/contributions';
+import { requestScreenshot } from '../host';
 import { git, launchpad, shownTasks, workspaceRoot } from '../launchpad';
 
 /** Every file of the workspace (git's own folder aside) with its bytes. */
@@ -32,6 +33,11 @@ describe('restricted mode executes nothing', function () {
     for (const id of ['task-001', 'task-002', 'task-003', 'task-004', 'task-005']) assert.ok(ids.includes(id), `${id} shown`);
     // Listing worktrees runs git: not in Restricted Mode.
     assert.deepEqual(await api.views.worktrees.getChildren(), []);
+    await vscode.commands.executeCommand('workbench.view.extension.launchpad');
+    await vscode.commands.executeCommand(COMMANDS.status);
+    assert.match(vscode.window.activeTextEditor?.document.getText() ?? '', /\| task-004 \| Render the index page \| Waiting on dependencies \|/);
+    await new Promise((r) => setTimeout(r, 1000));
+    await requestScreenshot('restricted-sidebar');
   });
 
   it('runs, adds, retries, initializes nothing when the commands are invoked directly', async () => {

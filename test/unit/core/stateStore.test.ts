@@ -264,7 +264,9 @@ describe('core/stateStore', () => {
         }
         const seen = new Set<number>();
         let reads = 0;
-        while (reads < 400) {
+        // At least 400 reads, and until the writer has been seen replacing the file a few times.
+        const deadline = Date.now() + 20_000;
+        while (reads < 400 || (seen.size < 5 && Date.now() < deadline)) {
           for (let k = 0; k < 10; k++, reads++) {
             const text = readFileSync(paths.tasks, 'utf8');
             const parsed = parseTaskFile(text);

@@ -24,7 +24,7 @@ function alive(pid: number): boolean {
 
 /** Dead within a short grace for the kernel to deliver a signal and reap; no timing asserted. */
 async function dead(pid: number): Promise<boolean> {
-  for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && alive(pid); i++) await new Promise((r) => setTimeout(r, 10));
   return !alive(pid);
 }
 
@@ -157,7 +157,8 @@ describe('core/process/runProcess', function () {
     const withGrandchild = (extra = '') => `sleep 300 ${extra} & echo $! > grandchild.pid; echo $$ > leader.pid; wait`;
 
     it('a timeout ends the whole group: leader and background grandchild', async () => {
-      const r = await runProcess({ command: withGrandchild(), cwd: dir, timeoutMs: 300 });
+      // Long enough for a loaded machine to start the grandchild and write its pid first.
+      const r = await runProcess({ command: withGrandchild(), cwd: dir, timeoutMs: 1500 });
       assert.equal(r.timedOut, true);
       const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
       const leader = track(await pidFrom(join(dir, 'leader.pid')));
@@ -202,14 +203,14 @@ describe('core/process/runProcess', function () {
     it('a grandchild that ignores SIGTERM is SIGKILLed after the grace period', async () => {
       const stubborn = `sh -c 'trap "" TERM; echo $$ > grandchild.pid; exec sleep 300' & while [ ! -s grandchild.pid ]; do sleep 0.01; done; wait`;
       const started = Date.now();
-      const r = await runProcess({ command: stubborn, cwd: dir, timeoutMs: 200, graceMs: 400 });
+      const r = await runProcess({ command: stubborn, cwd: dir, timeoutMs: 1500, graceMs: 400 });
       const elapsed = Date.now() - started;
       assert.equal(r.timedOut, true);
       const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
       assert.equal(await dead(grandchild), true);
       // Timers never fire early: ending before timeout + grace would mean SIGTERM alone did it,
       // so the grandchild was not ignoring it and this test would prove nothing.
-      assert.ok(elapsed >= 200 + 400 - 20, `ended after ${elapsed} ms`);
+      assert.ok(elapsed >= 1500 + 400 - 20, `ended after ${elapsed} ms`);
     });
   });
 

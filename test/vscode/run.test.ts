@@ -177,6 +177,7 @@ describe('run', function () {
 
   it('ends a task whose terminal is closed, and records it as failed', async () => {
     const id = cli('add', 'Wait for a review [slow]', '--validate', 'true', '--files', 'src/slow1/', '--max-attempts', '1').trim();
+    const startedBefore = started.length;
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active!;
     const terminal = await eventually(`the terminal of ${id}`, () => vscode.window.terminals.find((t) => t.name.includes(`${id}: `)));
@@ -189,6 +190,11 @@ describe('run', function () {
     const t = readTaskFile().tasks.find((x) => x.id === id)!;
     assert.equal(t.status, 'failed');
     assert.match(String((t.error_log as string[]).at(-1)), /^\[AGENT_FAIL\]/);
+    // Meanwhile task-003 (retried above, 3 attempts) failed three times in a row in this run: each
+    // attempt got its terminal, the same one, although VS Code refuses a task that is still active.
+    const t3 = readTaskFile().tasks.find((x) => x.id === 'task-003')!;
+    assert.equal(t3.attempts, 3);
+    await eventually('three VS Code tasks for task-003', () => started.slice(startedBefore).filter((x) => x.definition.taskId === 'task-003').length === 3);
   });
 
   it('stops: agents end, their task stays in progress, the lock is released', async () => {

@@ -22,6 +22,10 @@ export class TaskPseudoterminal implements vscode.Pseudoterminal {
   private exitCode: number | undefined;
   private closedByUser = false;
 
+  private markEnded!: () => void;
+  /** Resolves when the task is over (`end`) or the person closed the terminal. */
+  readonly whenEnded = new Promise<void>((resolve) => (this.markEnded = resolve));
+
   constructor(private readonly onUserClose: () => void) {}
 
   /** The person closed the terminal or terminated the task before it ended. */
@@ -47,6 +51,7 @@ export class TaskPseudoterminal implements vscode.Pseudoterminal {
       this.closedByUser = true;
       this.onUserClose();
     }
+    this.markEnded();
     this.dispose();
   }
 
@@ -66,6 +71,7 @@ export class TaskPseudoterminal implements vscode.Pseudoterminal {
   end(code: number): void {
     if (this.exitCode !== undefined) return;
     this.exitCode = code;
+    this.markEnded();
     if (this.openedAt !== undefined && !this.closedByUser) this.fireClose(code);
   }
 

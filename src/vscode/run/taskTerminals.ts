@@ -16,6 +16,8 @@ export interface LaunchpadTaskDefinition extends vscode.TaskDefinition {
 }
 
 const EXIT_CODES = { completed: 0, failed: 1, interrupted: 130 } as const;
+/** How long after its end a task's VS Code task may take to report it before the next one starts anyway. */
+const ORPHAN_END_MS = 5000;
 
 export interface TaskTerminalsOptions {
   logger: Logger;
@@ -26,6 +28,9 @@ export interface TaskTerminalsOptions {
 }
 
 export function vscodeTaskTerminals(opts: TaskTerminalsOptions): TerminalFactory {
+  // VS Code will not start a task while the same one (same definition) is still active: it asks
+  // the person instead. A retry in the same run waits for its previous terminal's task to end.
+  const previousEnd = new Map<string, Promise<void>>();
   return {
     open(task, cwd) {
       const userAbort = new AbortController();
@@ -33,7 +38,10 @@ export function vscodeTaskTerminals(opts: TaskTerminalsOptions): TerminalFactory
         opts.logger.info(`${task.id}: terminal closed by the user; ending its processes`);
         userAbort.abort();
       });
-      startVsCodeTask(task, cwd, pty, opts);
+      const before = previousEnd.get(task.id) ?? Promise.resolve();
+      const ended = before.then(() => startVsCodeTask(task, cwd, pty, opts));
+      previousEnd.set(task.id, ended);
+      void ended.finally(() => previousEnd.get(task.id) === ended && previousEnd.delete(task.id));
       return taskTerminal(task.id, pty, userAbort.signal, opts);
     },
   };
@@ -62,7 +70,8 @@ function taskTerminal(taskId: string, pty: TaskPseudoterminal, userSignal: Abort
   };
 }
 
-function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: TaskPseudoterminal, opts: TaskTerminalsOptions): void {
+/** Starts the VS Code task showing `pty`; resolves when that task has ended (or could not start). */
+function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: TaskPseudoterminal, opts: TaskTerminalsOptions): Promise<void> {
   const definition: LaunchpadTaskDefinition = { type: TASK_TYPE, taskId: task.id };
   let handedOut = false;
   const execution = new vscode.CustomExecution(async () => {
@@ -81,9 +90,24 @@ function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: 
     clear: false,
     showReuseMessage: false,
   };
-  vscode.tasks.executeTask(vsTask).then(undefined, (err: unknown) => {
-    // The processes run regardless; only the live view is missing.
-    opts.logger.warn(`${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`);
+  return new Promise<void>((resolve) => {
+    let started: vscode.TaskExecution | undefined;
+    const listener = vscode.tasks.onDidEndTask((e) => {
+      if (e.execution !== started) return;
+      listener.dispose();
+      resolve();
+    });
+    vscode.tasks.executeTask(vsTask).then(
+      (execution) => (started = execution),
+      (err: unknown) => {
+        // The processes run regardless; only the live view is missing.
+        opts.logger.warn(`${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`);
+        listener.dispose();
+        resolve();
+      },
+    );
+    // Never hold the next attempt's terminal back for long if VS Code did not report the end.
+    void pty.whenEnded.then(() => setTimeout(() => (listener.dispose(), resolve()), ORPHAN_END_MS));
   });
 }
 

@@ -53,6 +53,12 @@ function commitWork(wt: string, id: string, content = 'recovered\n'): void {
   git(wt, 'commit', '-q', '-m', `[${id}] work`);
 }
 
+/** git without its chatter on the test's stderr ("Automatic merge went well; stopped …"). */
+function quietGit(cwd: string, ...args: string[]): void {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
+}
+
 /** The agent must not be asked to redo anything: recovery alone decides. */
 const NO_AGENT = agentCmd('fails.sh');
 
@@ -266,7 +272,7 @@ describe('controller: recovery of a dead session', function () {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     inProgress(root, 'task-001');
     commitWork(worktree(root, 'task-001'), 'task-001');
-    git(root, 'merge', '-q', '--no-ff', '--no-commit', '-m', 'Merge [task-001] Task task-001', 'harness-task-001');
+    quietGit(root, 'merge', '-q', '--no-ff', '--no-commit', '-m', 'Merge [task-001] Task task-001', 'harness-task-001');
     assert.ok(existsSync(join(root, '.git/MERGE_HEAD')));
     const r = await run(root, NO_AGENT);
     assert.equal(r.code, 0, show(r, root));
@@ -287,7 +293,7 @@ describe('controller: recovery of a dead session', function () {
     git(root, 'add', 'topic.txt');
     git(root, 'commit', '-q', '-m', 'topic');
     git(root, 'checkout', '-q', 'main');
-    git(root, 'merge', '-q', '--no-ff', '--no-commit', 'topic');
+    quietGit(root, 'merge', '-q', '--no-ff', '--no-commit', 'topic');
     const r = await run(root, NO_AGENT);
     assert.equal(r.code, 2, show(r, root));
     assert.match(r.stderr, /uncommitted changes/);

@@ -1,7 +1,7 @@
 // harness-tasks.json on disk: read, atomic write with a backup, recovery from the backup, and
 // read-modify-write transactions under the state lock. A reader never sees a partial file and a
 // file that could not be parsed is never overwritten.
-import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { acquireLock } from './lock';
 import { StatePaths, TASKS_FILE } from './statePaths';
 import { MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError, tooLargeProblem } from './taskFile';
@@ -62,7 +62,7 @@ export class StateStore {
   save(file: TaskFile, text = serializeTaskFile(file)): string {
     if (existsSync(this.paths.tasks)) {
       const bakTmp = `${this.paths.backup}.tmp`;
-      copyFileSync(this.paths.tasks, bakTmp);
+      backupCopy(this.paths.tasks, bakTmp);
       renameSync(bakTmp, this.paths.backup);
     }
     writeDurably(this.paths.tmp, text);
@@ -150,6 +150,25 @@ export function readTaskFileText(path: string, label: string): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * `to` gets the bytes of `from` as they are now. The file is only ever replaced by rename,
+ * never written in place, so a hard link to the current inode is that copy: the rename that
+ * follows leaves the old inode to the backup alone, without copying megabytes. Where links
+ * are not possible (some file systems, a symbolic link), a real copy.
+ */
+function backupCopy(from: string, to: string): void {
+  rmSync(to, { force: true });
+  try {
+    if (lstatSync(from).isFile()) {
+      linkSync(from, to);
+      return;
+    }
+  } catch {
+    // EPERM, ENOTSUP, EXDEV …: copy instead.
+  }
+  copyFileSync(from, to);
 }
 
 function writeDurably(path: string, text: string): void {

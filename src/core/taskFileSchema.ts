@@ -65,6 +65,8 @@ export const sessionConfigSchema = z.looseObject({
   concurrency_mode: z.optional(z.enum(['exclusive', 'concurrent'])),
   agent_command: nullableText(),
   agent_timeout_seconds: withDefault(z.number().check(z.positive()), 3600),
+  cleanup_timeout_seconds: withDefault(z.number().check(z.positive()), 300),
+  health_check_timeout_seconds: withDefault(z.number().check(z.positive()), 600),
   worktree_dir: nullableText(),
 });
 

@@ -1,7 +1,7 @@
 // The controller loop (seed 000): session start, then batches of independent tasks run in
 // parallel worktrees until a stopping condition, then the session's STATS. One core for both
 // front ends; what differs between them is the TerminalFactory.
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { relative } from 'node:path';
 import { eligibleTasks, findDependencyFailures, isPermanentlyFailed, selectBatch, tasksMissingValidation } from '../dag';
@@ -134,6 +134,8 @@ export class Controller {
     } finally {
       this.session = undefined;
       releaseLock(lock, progress, this.lastSessionNumber);
+      // A refused run leaves no trace: the artefact folder goes if the lock was all it held.
+      rmdirQuietly(paths.artefacts);
     }
   }
 
@@ -298,6 +300,14 @@ function describe(reason: StopReason, st: Stats): string {
 function releaseLock(lock: LockHandle, progress: ProgressLog, session: number | undefined): void {
   if (session !== undefined) progress.append(session, { type: 'LOCK', message: 'released' });
   lock.release();
+}
+
+function rmdirQuietly(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty (a session's artefacts) or already gone.
+  }
 }
 
 function lastLoggedSession(file: string): number {

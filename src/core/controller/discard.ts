@@ -3,7 +3,6 @@
 import { lastMeaningfulLine } from './agentOutput';
 import type { Category } from '../logLine';
 import type { Task } from '../taskFileSchema';
-import { CLEANUP_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 
@@ -20,13 +19,13 @@ export async function discardAttempt(
     const r = await terminal.run('cleanup', {
       command: cleanup,
       cwd: s.projectDirIn(worktree),
-      timeoutMs: CLEANUP_TIMEOUT_S * 1000,
+      timeoutMs: s.config.cleanupTimeoutMs,
       signal: s.stopSignal,
       captureBytes: 8 * 1024,
       record: { records: s.records, name: `${task.id}.cleanup`, label: `cleanup of ${task.id}` },
     });
     if (r.code !== 0) {
-      const why = r.timedOut ? `timed out after ${CLEANUP_TIMEOUT_S}s` : `exited with ${r.code ?? r.signal}`;
+      const why = r.timedOut ? `timed out after ${s.config.cleanupTimeoutMs / 1000}s` : `exited with ${r.code ?? r.signal}`;
       const last = r.spawnError ?? lastMeaningfulLine(r.tail);
       s.log({ type: 'WARN', taskId: task.id, message: `on_failure.cleanup ${why}: ${cleanup}${last ? ` (${last})` : ''}` });
     }

@@ -2,7 +2,6 @@
 // more, and a second failure stops the session.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { lastMeaningfulLine } from './agentOutput';
-import { HEALTH_CHECK_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';
 
 export async function runHealthCheck(s: Session): Promise<boolean> {
@@ -16,7 +15,7 @@ export async function runHealthCheck(s: Session): Promise<boolean> {
       const r = await terminal.run('health-check', {
         command,
         cwd: s.paths.root,
-        timeoutMs: HEALTH_CHECK_TIMEOUT_S * 1000,
+        timeoutMs: s.config.healthCheckTimeoutMs,
         signal: s.stopSignal,
         captureBytes: 16 * 1024,
         record: { records: s.records, name: 'harness-init', label: 'harness-init.sh' },
@@ -26,7 +25,7 @@ export async function runHealthCheck(s: Session): Promise<boolean> {
         return true;
       }
       if (s.stopping) return false;
-      const why = r.timedOut ? `timed out after ${HEALTH_CHECK_TIMEOUT_S}s` : r.spawnError ?? `exited with ${r.code ?? r.signal}`;
+      const why = r.timedOut ? `timed out after ${s.config.healthCheckTimeoutMs / 1000}s` : r.spawnError ?? `exited with ${r.code ?? r.signal}`;
       const last = lastMeaningfulLine(r.tail);
       s.log({ type: 'ERROR', category: 'ENV_SETUP', message: `harness-init.sh ${why}${last ? `: ${last}` : ''}${round === 1 ? ' (running it once more)' : ''}` });
     }

@@ -91,7 +91,19 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
       if (v.kind === 'fail') return discardAttempt(s, task, worktree, terminal, { ...v, discardReason: 'validation failed' });
       return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, attemptDir));
     };
-    work.push(recover());
+    work.push(
+      recover().catch(async (err: unknown): Promise<TaskEnd> => {
+        // One task's recovery failing must not stop the others, nor the session.
+        const reason = `recovery failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
+        try {
+          await s.failTask(task, 'TASK_EXEC', reason, undefined, 'recovery failed');
+          return 'failed';
+        } catch {
+          s.log({ type: 'ERROR', taskId: task.id, category: 'TASK_EXEC', message: `${reason}; left in progress for the next run` });
+          return 'interrupted';
+        }
+      }),
+    );
   }
   await Promise.all(work);
 }

@@ -25,14 +25,15 @@ export interface RunConfig {
   maxTasksPerSession: number;
   maxSessions: number;
   agentTimeoutMs: number;
+  /** on_failure.cleanup's time limit. */
+  cleanupTimeoutMs: number;
+  /** harness-init.sh's time limit. */
+  healthCheckTimeoutMs: number;
   worktreeRoot: string;
 }
 
 /** Validation time limit when a task gives none. */
 export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
-/** Time limits of on_failure.cleanup and harness-init.sh. */
-export const CLEANUP_TIMEOUT_S = 300;
-export const HEALTH_CHECK_TIMEOUT_S = 600;
 
 export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: StatePaths, toplevel: string): RunConfig {
   const env = settings.env ?? process.env;
@@ -51,6 +52,8 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     maxTasksPerSession: cfg.max_tasks_per_session,
     maxSessions: cfg.max_sessions,
     agentTimeoutMs: cfg.agent_timeout_seconds * 1000,
+    cleanupTimeoutMs: cfg.cleanup_timeout_seconds * 1000,
+    healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
     worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
   };
 }

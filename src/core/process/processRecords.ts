@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSameProcessAlive, processIdentity } from '../processIdentity';
-import { killGroup } from './killGroup';
+import { groupAlive, killGroup } from './killGroup';
 
 interface ProcessRecord {
   pid: number;
@@ -38,7 +38,12 @@ export class ProcessRecords {
       const path = join(this.dir, name);
       try {
         const record = JSON.parse(readFileSync(path, 'utf8')) as ProcessRecord;
-        if (isSameProcessAlive(record.pid, record.identity)) {
+        if (processExists(record.pid)) {
+          // The leader is alive: ours only if it is still the same process (pids are reused).
+          if (isSameProcessAlive(record.pid, record.identity) && killGroup(record.pid, 'SIGKILL')) killed.push(record.label);
+        } else if (groupAlive(record.pid)) {
+          // The leader is gone but its group lives on: a group id is not reused while the group
+          // exists, so what is left in it is what our process started.
           killGroup(record.pid, 'SIGKILL');
           killed.push(record.label);
         }
@@ -48,5 +53,14 @@ export class ProcessRecords {
       rmSync(path, { force: true });
     }
     return killed;
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -21,7 +21,7 @@ describe('launchpad init', () => {
     assert.equal(file.version, 3);
     assert.deepEqual(file.tasks, []);
     assert.equal(file.session_count, 0);
-    assert.deepEqual(file.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600 });
+    assert.deepEqual(file.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600, cleanup_timeout_seconds: 300, health_check_timeout_seconds: 600 });
     assert.match(String(file.created), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 
     const entries = progressEntries(repo);

@@ -2,7 +2,7 @@
 // on_failure.cleanup: an agent past agent_timeout_seconds and a validation past its
 // timeout_seconds are TIMEOUT failures, and neither they nor their grandchildren survive.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   agentCmd,
@@ -108,5 +108,37 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     assert.equal(taskById(root, 'task-002').status, 'completed');
     assert.equal(taskById(root, 'task-003').status, 'completed');
     await waitFor('worktrees removed', () => extraWorktrees(root).length === 0, 5000);
+  });
+
+  it('an on_failure.cleanup past cleanup_timeout_seconds is ended with its background child; a WARN says so and the run goes on', async () => {
+    const pids = tempDir();
+    const cleanup = `sleep 120 & echo $! > ${shq(join(pids, 'c.grandchild'))}; echo $$ > ${shq(join(pids, 'c.agent'))}; wait`;
+    const root = harness({
+      tasks: [{ id: 'task-001', maxAttempts: 1, cleanup }, { id: 'task-002' }],
+      sessionConfig: { cleanup_timeout_seconds: 2 },
+    });
+    const r = await run(root, byTask({ 'task-001': agentCmd('fails.sh') }, agentCmd('writes-done.sh')));
+    assert.equal(r.code, 1, show(r, root));
+    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), [`on_failure.cleanup timed out after 2s: ${cleanup}`]);
+    assert.equal(taskById(root, 'task-001').status, 'failed');
+    assert.equal(taskById(root, 'task-002').status, 'completed');
+    await assertAllGone(await pidsOf(pids, 'c', ['agent', 'grandchild']), 'the timed-out cleanup or its child');
+  });
+
+  it('a harness-init.sh past health_check_timeout_seconds is ENV_SETUP twice, ended each time, and nothing is dispatched', async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001' }], sessionConfig: { health_check_timeout_seconds: 1 } });
+    const script = ['#!/bin/sh', `sleep 120 & echo $! >> ${shq(join(pids, 'h.grandchild'))}`, 'wait', ''].join('\n');
+    writeFileSync(join(root, 'harness-init.sh'), script, { mode: 0o755 });
+    const r = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(r.code, 1, show(r, root));
+    const errors = linesOf(root, 'ERROR').filter((l) => l.category === 'ENV_SETUP');
+    assert.equal(errors.length, 2, show(r, root));
+    assert.match(errors[0]!.message, /^harness-init\.sh timed out after 1s \(running it once more\)$/);
+    assert.equal(linesOf(root, 'DISPATCH').length, 0);
+    assert.equal(taskById(root, 'task-001').status, 'pending');
+    const grandchildren = read(join(pids, 'h.grandchild')).trim().split('\n').map(Number);
+    assert.equal(grandchildren.length, 2);
+    await assertAllGone(grandchildren, "the health check's background child");
   });
 });

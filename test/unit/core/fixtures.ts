@@ -33,7 +33,7 @@ export function task(id: string, over: Partial<Task> = {}): Task {
 export function taskFile(tasks: Task[], over: Partial<TaskFile> = {}): TaskFile {
   return {
     version: 3,
-    session_config: { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600 },
+    session_config: { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600, cleanup_timeout_seconds: 300, health_check_timeout_seconds: 600 },
     tasks,
     session_count: 0,
     ...over,

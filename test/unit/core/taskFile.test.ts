@@ -190,7 +190,7 @@ describe('core/taskFile parseTaskFile', () => {
       const f = ok(fixtureText('seed-000-tasks.json'));
       assert.equal(f.version, 3);
       assert.equal(f.created, '2025-07-01T10:00:00Z');
-      assert.deepEqual(f.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600 });
+      assert.deepEqual(f.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600, cleanup_timeout_seconds: 300, health_check_timeout_seconds: 600 });
       assert.deepEqual(f.tasks.map((t) => [t.id, t.status, t.priority]), [
         ['task-001', 'completed', 'P0'],
         ['task-002', 'failed', 'P1'],

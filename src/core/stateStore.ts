@@ -47,7 +47,10 @@ export class StateStore {
     try {
       text = readTaskFileText(this.paths.tasks, TASKS_FILE);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
+      if (code === 'EISDIR') throw new TaskFileError(TASKS_FILE, '', ['is a directory, not a file']);
+      if (code === 'EACCES') throw new TaskFileError(TASKS_FILE, '', ['cannot be read: permission denied']);
       throw err;
     }
     const parsed = parseTaskFile(text, TASKS_FILE);

@@ -2,6 +2,7 @@
 // read-modify-write transactions under the state lock. A reader never sees a partial file and a
 // file that could not be parsed is never overwritten.
 import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { rmdirIfEmpty } from './fsQuiet';
 import { acquireLock } from './lock';
 import { StatePaths, TASKS_FILE } from './statePaths';
 import { MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError, tooLargeProblem } from './taskFile';
@@ -121,6 +122,7 @@ export class StateStore {
    */
   transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
     const run = async () => {
+      const hadArtefacts = existsSync(this.paths.artefacts);
       const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
       try {
         const { file } = this.load();
@@ -131,6 +133,8 @@ export class StateStore {
         return result;
       } finally {
         lock.release();
+        // The lock made .launchpad/: take it away again if the lock was all it held.
+        if (!hadArtefacts) rmdirIfEmpty(this.paths.artefacts);
       }
     };
     const next = this.queue.then(run, run);
@@ -183,3 +187,4 @@ function writeDurably(path: string, text: string): void {
     closeSync(fd);
   }
 }
+

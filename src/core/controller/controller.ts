@@ -1,11 +1,12 @@
 // The controller loop (seed 000): session start, then batches of independent tasks run in
 // parallel worktrees until a stopping condition, then the session's STATS. One core for both
 // front ends; what differs between them is the TerminalFactory.
-import { existsSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { relative } from 'node:path';
 import { eligibleTasks, findDependencyFailures, isPermanentlyFailed, selectBatch, tasksMissingValidation } from '../dag';
 import { Emitter } from '../events';
+import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
 import { excludeArtefacts, initHarness } from '../init';
 import { tryAcquireLock, type LockHandle } from '../lock';
@@ -135,7 +136,7 @@ export class Controller {
       this.session = undefined;
       releaseLock(lock, progress, this.lastSessionNumber);
       // A refused run leaves no trace: the artefact folder goes if the lock was all it held.
-      rmdirQuietly(paths.artefacts);
+      rmdirIfEmpty(paths.artefacts);
     }
   }
 
@@ -302,13 +303,6 @@ function releaseLock(lock: LockHandle, progress: ProgressLog, session: number | 
   lock.release();
 }
 
-function rmdirQuietly(dir: string): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    // Not empty (a session's artefacts) or already gone.
-  }
-}
 
 function lastLoggedSession(file: string): number {
   const m = /\[SESSION-(\d+)\]/.exec(tailLog(file, 1)[0] ?? '');

@@ -1,18 +1,14 @@
-// The extension's settings, read and validated in one place; consumers get a typed snapshot
-// and an event when any of them changes.
-import * as z from 'zod/mini';
+// The extension's settings, read and validated in one place (zod, in settingsSchema.ts, loaded
+// with the core on first use); consumers get a typed snapshot and an event when any changes.
 import * as vscode from 'vscode';
 import type { RunSettings } from '../core/controller/runConfig';
 import { SETTINGS } from './contributions';
+import { loadCore } from './coreLoader';
+import type { LaunchpadSettings } from './settingsSchema';
 
-const settingsSchema = z.object({
-  agentCommand: z.optional(z.string()),
-  worktreeLocation: z.optional(z.string()),
-  maxParallelAgents: z.optional(z.int().check(z.gte(1), z.lte(32))),
-});
-export type LaunchpadSettings = z.infer<typeof settingsSchema>;
+export type { LaunchpadSettings } from './settingsSchema';
 
-export function readSettings(): { settings: LaunchpadSettings; problems: string[] } {
+export async function readSettings(): Promise<{ settings: LaunchpadSettings; problems: string[] }> {
   const cfg = vscode.workspace.getConfiguration();
   const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : (v ?? undefined));
   const raw = {
@@ -20,13 +16,9 @@ export function readSettings(): { settings: LaunchpadSettings; problems: string[
     worktreeLocation: blankToUndefined(cfg.get(SETTINGS.worktreeLocation)),
     maxParallelAgents: blankToUndefined(cfg.get(SETTINGS.maxParallelAgents)),
   };
-  const parsed = settingsSchema.safeParse(raw);
-  if (parsed.success) return { settings: parsed.data, problems: [] };
   // Keep the valid settings, name the invalid ones.
-  const problems = parsed.error.issues.map((i) => `${settingName(String(i.path[0]))}: ${i.message}`);
-  const bad = new Set(parsed.error.issues.map((i) => String(i.path[0])));
-  const settings = Object.fromEntries(Object.entries(raw).filter(([k]) => !bad.has(k))) as LaunchpadSettings;
-  return { settings, problems };
+  const { settings, invalid } = (await loadCore()).parseSettings(raw);
+  return { settings, problems: invalid.map((i) => `${settingName(i.key)}: ${i.message}`) };
 }
 
 function settingName(key: string): string {

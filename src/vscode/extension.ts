@@ -31,8 +31,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   registerProgressLog(context, model);
   context.subscriptions.push(
     onDidChangeSettings(() => {
-      const { problems } = readSettings();
-      for (const p of problems) logger.warn(`invalid setting ${p}; using the default`);
+      void readSettings().then(({ problems }) => problems.forEach((p) => logger.warn(`invalid setting ${p}; using the default`)));
     }),
   );
 

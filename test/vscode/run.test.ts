@@ -194,7 +194,10 @@ describe('run', function () {
     // attempt got its terminal, the same one, although VS Code refuses a task that is still active.
     const t3 = readTaskFile().tasks.find((x) => x.id === 'task-003')!;
     assert.equal(t3.attempts, 3);
-    await eventually('three VS Code tasks for task-003', () => started.slice(startedBefore).filter((x) => x.definition.taskId === 'task-003').length === 3);
+    const ofTask3 = () => started.slice(startedBefore).filter((x) => x.definition.taskId === 'task-003').length;
+    await eventually('three VS Code tasks for task-003', () => ofTask3() === 3, 40_000).catch((err: Error) => {
+      throw new Error(`${err.message}: ${ofTask3()} started, terminals ${vscode.window.terminals.map((x) => x.name).join(' | ')}`);
+    });
   });
 
   it('stops: agents end, their task stays in progress, the lock is released', async () => {

@@ -3,10 +3,9 @@
 // does (addTaskLogged: under the state lock, with its INIT line in the log). Called with a
 // NewTask-like object (another extension, a keybinding) it adds that without asking.
 import * as vscode from 'vscode';
-import { addTaskLogged } from '../../core/harnessEdits';
-import { StateStore } from '../../core/stateStore';
 import type { NewTask } from '../../core/taskOps';
 import { COMMANDS } from '../contributions';
+import { loadCore } from '../coreLoader';
 import type { HarnessSnapshot } from '../model/harnessModel';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
@@ -34,6 +33,7 @@ async function addTask({ model, views, logger }: CommandDeps, arg: unknown): Pro
   const input = isNewTask(arg) ? arg : await askForTask(s);
   if (!input) return undefined;
   try {
+    const { addTaskLogged, StateStore } = await loadCore();
     const task = await addTaskLogged(new StateStore(paths, 'launchpad add (VS Code)'), input);
     await model.refresh();
     const note = task.validation?.command ? '' : ' It has no validation command: a run will not start it until it has one.';

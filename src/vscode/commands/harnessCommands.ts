@@ -1,7 +1,7 @@
 // Initialize, Refresh, the extension log, and the Tasks view's own controls (mode, paging).
 import * as vscode from 'vscode';
-import { GITIGNORE_ENTRIES, initHarness } from '../../core/init';
 import { COMMANDS } from '../contributions';
+import { loadCore } from '../coreLoader';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -37,6 +37,7 @@ async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void>
     void vscode.window.showErrorMessage('Launchpad: open a folder first.');
     return;
   }
+  const { GITIGNORE_ENTRIES, initHarness } = await loadCore();
   let gitignore: boolean;
   if (arg && typeof arg === 'object' && 'gitignore' in arg && typeof arg.gitignore === 'boolean') {
     gitignore = arg.gitignore;

@@ -45,7 +45,7 @@ async function run({ model, runs }: CommandDeps): Promise<void> {
     void vscode.window.showErrorMessage(`Launchpad: ${new LockHeldError(paths.sessionLock, holder).message}`);
     return;
   }
-  const { settings, problems } = readSettings();
+  const { settings, problems } = await readSettings();
   if (problems.length) offer('warning', `Launchpad: ignoring invalid settings: ${problems.join('; ')}`);
   const runSettings = toRunSettings(settings);
   if (!resolveRunConfig(runSettings, s.file, paths, paths.root).agentCommand) {
@@ -57,7 +57,11 @@ async function run({ model, runs }: CommandDeps): Promise<void> {
     return;
   }
   // The outcome, or why the core refused after all, is announced by run/runProgress.ts.
-  runs.start(paths, runSettings);
+  try {
+    await runs.start(paths, runSettings);
+  } catch (err) {
+    offer('info', `Launchpad: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 function stop({ model, runs }: CommandDeps): void {

@@ -3,9 +3,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { retryTaskLogged } from '../../core/harnessEdits';
-import { StateStore } from '../../core/stateStore';
 import { COMMANDS } from '../contributions';
+import { loadCore } from '../coreLoader';
 import type { TaskEntry } from '../model/harnessModel';
 import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
@@ -68,6 +67,7 @@ async function retry({ model, logger }: CommandDeps, id: string): Promise<void> 
   const paths = model.stateRoot();
   if (!paths) return;
   try {
+    const { retryTaskLogged, StateStore } = await loadCore();
     const reset = await retryTaskLogged(new StateStore(paths, 'launchpad retry (VS Code)'), id);
     const others = reset.filter((t) => t.id !== id).map((t) => t.id);
     void vscode.window.showInformationMessage(

@@ -2,16 +2,16 @@
 // parses and analyses it, the task worktrees, the live run's lock holder. It reloads when the
 // state files change on disk, whoever changed them (a run here, the CLI in a terminal, another
 // window, an edit), through a short debounce. Views never keep state of their own.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, watch as watchDirectory } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
-import { StatePaths, TASKS_FILE } from '../../core/statePaths';
+import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
 import { harnessWorktrees, summarizeTasks, type StatusReport, type TaskSummary } from '../../core/statusReport';
-import { StateStore, TaskFileMissingError } from '../../core/stateStore';
 import type { Task, TaskFile } from '../../core/taskFileSchema';
 import { CONTEXT_KEYS } from '../contributions';
+import { loadCore } from '../coreLoader';
 
 export interface TaskEntry extends TaskSummary {
   task: Task;
@@ -118,6 +118,7 @@ export class HarnessModel implements vscode.Disposable {
       return empty;
     }
     this.watch(paths);
+    const { StateStore, TaskFileMissingError } = await loadCore();
     const snapshot = emptySnapshot(paths);
     const store = new StateStore(paths);
     try {
@@ -132,15 +133,23 @@ export class HarnessModel implements vscode.Disposable {
     }
     snapshot.withAttempts = new Set(safeList(join(paths.artefacts, 'runs')));
     snapshot.activeSession = liveLockHolder(paths.sessionLock);
-    if (vscode.workspace.isTrusted) {
-      try {
-        snapshot.worktrees = await harnessWorktrees(paths.root);
-      } catch (err) {
-        this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
-      }
-    }
+    // The files are read: show them now, with the worktrees as last seen; listing worktrees runs
+    // git (not in Restricted Mode) and follows with a second update only when they changed.
+    const previous = this.current?.paths.root === paths.root ? this.current.worktrees : [];
+    snapshot.worktrees = previous;
     this.publish(snapshot);
-    return snapshot;
+    if (!vscode.workspace.isTrusted) return snapshot;
+    let worktrees: HarnessSnapshot['worktrees'];
+    try {
+      worktrees = await harnessWorktrees(paths.root);
+    } catch (err) {
+      this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
+      return snapshot;
+    }
+    if (JSON.stringify(worktrees) === JSON.stringify(previous) || this.current !== snapshot) return snapshot;
+    const complete = { ...snapshot, worktrees };
+    this.publish(complete);
+    return complete;
   }
 
   private publish(snapshot: HarnessSnapshot): void {
@@ -150,14 +159,18 @@ export class HarnessModel implements vscode.Disposable {
     this.emitter.fire(snapshot);
   }
 
-  /** Files are replaced by rename, so the watch is on names in the folder, not on inodes. */
+  /**
+   * Files are replaced by rename, so the watch is on names in the folder, not on inodes: the
+   * folder itself through node (immediate), and VS Code's watcher for what lies deeper (the run's
+   * lock, git's worktree records) and for folders node cannot watch.
+   */
   private watch(paths: StatePaths): void {
     if (this.watchedRoot === paths.root) return;
     this.watcher?.dispose();
     this.watchedRoot = paths.root;
-    const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(paths.root), WATCHED));
     const poke = () => this.scheduleRefresh();
-    this.watcher = vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke));
+    const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(paths.root), WATCHED));
+    this.watcher = vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke), watchStateFiles(paths.root, poke, this.logger));
   }
 
   /** The newest attempt folder of a task (prompt.md, transcript.log, validation.log). */
@@ -182,6 +195,25 @@ export class HarnessModel implements vscode.Disposable {
     clearTimeout(this.timer);
     this.watcher?.dispose();
     for (const d of this.disposables) d.dispose();
+  }
+}
+
+const STATE_FILES = new Set([TASKS_FILE, PROGRESS_FILE, ACTIVE_MARKER]);
+
+/** A watch on the state root's own entries; nothing when the platform cannot watch it. */
+function watchStateFiles(root: string, onChange: () => void, logger: Logger): vscode.Disposable {
+  try {
+    const w = watchDirectory(root, (_event, name) => {
+      if (!name || STATE_FILES.has(name.toString())) onChange();
+    });
+    w.on('error', (err) => {
+      logger.debug(`watching ${root} stopped: ${err.message}`);
+      w.close();
+    });
+    return new vscode.Disposable(() => w.close());
+  } catch (err) {
+    logger.debug(`cannot watch ${root}: ${(err as Error).message}`);
+    return new vscode.Disposable(() => undefined);
   }
 }
 

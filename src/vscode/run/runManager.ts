@@ -2,12 +2,12 @@
 // and the VS Code task terminals, stops it, says when it starts and ends. What a person sees of
 // a run (notification, status bar, outcome message) lives in runProgress.ts.
 import * as vscode from 'vscode';
-import { Controller } from '../../core/controller/controller';
 import type { RunSettings } from '../../core/controller/runConfig';
 import type { RunOutcome } from '../../core/controller/types';
 import type { Logger } from '../../core/logger';
 import type { StatePaths } from '../../core/statePaths';
 import { CONTEXT_KEYS } from '../contributions';
+import { loadCore, type Core } from '../coreLoader';
 import type { HarnessModel } from '../model/harnessModel';
 import { vscodeTaskTerminals } from './taskTerminals';
 
@@ -22,7 +22,8 @@ export type RunEvent = { kind: 'started'; run: ActiveRun } | { kind: 'ended'; ru
 export class RunManager implements vscode.Disposable {
   private readonly events = new vscode.EventEmitter<RunEvent>();
   readonly onDidChange = this.events.event;
-  private current: { run: ActiveRun; controller: Controller } | undefined;
+  private current: { run: ActiveRun; controller: InstanceType<Core['Controller']> } | undefined;
+  private starting = false;
 
   constructor(
     readonly model: HarnessModel,
@@ -37,8 +38,15 @@ export class RunManager implements vscode.Disposable {
    * Starts a run now. The checks a person gets a clear message for come first (commands/run.ts);
    * whatever the core still refuses (lock taken meanwhile, dirty tree) rejects `done`.
    */
-  start(paths: StatePaths, settings: RunSettings): ActiveRun {
-    if (this.current) throw new Error('a run is already going in this window');
+  async start(paths: StatePaths, settings: RunSettings): Promise<ActiveRun> {
+    if (this.current || this.starting) throw new Error('a run is already going in this window');
+    this.starting = true;
+    let Controller: Core['Controller'];
+    try {
+      ({ Controller } = await loadCore());
+    } finally {
+      this.starting = false;
+    }
     const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(paths.root));
     const controller = new Controller({
       paths,

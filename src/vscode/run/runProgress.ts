@@ -3,12 +3,10 @@
 // and one message with the outcome (or why the run could not start).
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../core/controller/types';
-import { LockHeldError } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { computeStats, type Stats } from '../../core/stats';
-import { TaskFileError } from '../../core/taskFile';
-import { InputError } from '../../core/taskOps';
 import { COMMANDS } from '../contributions';
+import { isExpectedError } from '../commands/errors';
 import { offer } from '../notify';
 import type { HarnessModel } from '../model/harnessModel';
 import type { ActiveRun, RunManager } from './runManager';
@@ -91,7 +89,7 @@ async function notify(run: ActiveRun, model: HarnessModel): Promise<void> {
 
 function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logger): void {
   if (!outcome) {
-    const known = error instanceof LockHeldError || error instanceof InputError || error instanceof TaskFileError;
+    const known = isExpectedError(error);
     const message = error instanceof Error ? error.message : String(error);
     if (!known) logger.error(error instanceof Error ? error : message);
     offer('error', `Launchpad: ${known ? message : `the run failed: ${message} (see the extension log)`}`, {

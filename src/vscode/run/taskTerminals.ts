@@ -17,7 +17,7 @@ export interface LaunchpadTaskDefinition extends vscode.TaskDefinition {
 
 const EXIT_CODES = { completed: 0, failed: 1, interrupted: 130 } as const;
 /** How long after its end a task's VS Code task may take to report it before the next one starts anyway. */
-const ORPHAN_END_MS = 5000;
+const ORPHAN_END_MS = 15_000;
 
 export interface TaskTerminalsOptions {
   logger: Logger;
@@ -92,8 +92,11 @@ function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: 
   };
   return new Promise<void>((resolve) => {
     let started: vscode.TaskExecution | undefined;
+    // Ours: the execution VS Code gave back, or (should that arrive after the end) the only
+    // active task with this definition, since executions of one task id never overlap.
     const listener = vscode.tasks.onDidEndTask((e) => {
-      if (e.execution !== started) return;
+      const ours = e.execution === started || (e.execution.task.definition.type === TASK_TYPE && e.execution.task.definition.taskId === task.id);
+      if (!ours) return;
       listener.dispose();
       resolve();
     });

@@ -1,0 +1,93 @@
+// harness-tasks.json gets the core's JSON Schema through `jsonValidation`: the JSON language
+// service of the host reports a bad status as the user types, and nothing on a valid file.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { taskFileJsonSchema } from '../../src/core/taskFileJsonSchema';
+import { waitFor } from './host';
+
+const ID = 'launchpad.launchpad';
+
+const taskFile = (status: string) =>
+  JSON.stringify(
+    {
+      version: 3,
+      session_config: { max_parallel_agents: 2 },
+      tasks: [
+        { id: 'task-001', title: 'Write the parser', status: 'completed', validation: { command: 'npm test' } },
+        { id: 'task-002', title: 'Wire it up', status, depends_on: ['task-001'], a_field_of_my_own: true },
+      ],
+    },
+    null,
+    2,
+  ) + '\n';
+
+const schemaProblems = (uri: vscode.Uri) => vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'json' || /Value is not accepted|Incorrect type|Missing property/.test(d.message));
+
+describe('task file schema', () => {
+  let dir: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, 'schema-check-'));
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('points jsonValidation at the schema the extension ships, generated from the core', () => {
+    const ext = vscode.extensions.getExtension(ID)!;
+    const rules = ext.packageJSON.contributes.jsonValidation as { fileMatch: string[]; url: string }[];
+    const rule = rules.find((r) => r.fileMatch.includes('harness-tasks.json'));
+    assert.ok(rule, 'a jsonValidation rule for harness-tasks.json');
+    const file = path.join(ext.extensionPath, rule.url);
+    assert.ok(fs.existsSync(file), `${file} is in the extension`);
+    assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), taskFileJsonSchema());
+  });
+
+  it('reports a bad status, and stops once it is fixed', async function () {
+    this.timeout(60_000);
+    const file = path.join(dir, 'harness-tasks.json');
+    fs.writeFileSync(file, taskFile('done'));
+    const doc = await vscode.workspace.openTextDocument(file);
+    assert.equal(doc.languageId, 'json');
+    await vscode.window.showTextDocument(doc);
+
+    await waitFor('a diagnostic on the bad status', () => schemaProblems(doc.uri).length > 0, 45_000);
+    const [problem, ...more] = schemaProblems(doc.uri);
+    assert.equal(more.length, 0, JSON.stringify(schemaProblems(doc.uri).map((d) => d.message)));
+    assert.match(problem!.message, /"pending", "in_progress", "completed", "failed"/);
+    assert.equal(doc.getText(problem!.range), '"done"');
+
+    // Fixed in the editor (not even saved): the problem goes; unknown fields stay allowed.
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(doc.uri, problem!.range, '"pending"');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    await waitFor('the diagnostic to clear', () => schemaProblems(doc.uri).length === 0, 30_000);
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+    await waitFor('the edit to be reverted', () => !doc.isDirty);
+  });
+
+  it('finds nothing wrong with a valid file', async function () {
+    this.timeout(60_000);
+    // A valid file and, after it, a broken one: once the broken one is reported, the service
+    // has looked at the valid one too.
+    const good = path.join(dir, 'good', 'harness-tasks.json');
+    const bad = path.join(dir, 'bad', 'harness-tasks.json');
+    fs.mkdirSync(path.dirname(good));
+    fs.mkdirSync(path.dirname(bad));
+    fs.writeFileSync(good, taskFile('in_progress'));
+    fs.writeFileSync(bad, taskFile('running'));
+    const goodDoc = await vscode.workspace.openTextDocument(good);
+    await vscode.window.showTextDocument(goodDoc, { preview: false });
+    const badDoc = await vscode.workspace.openTextDocument(bad);
+    await vscode.window.showTextDocument(badDoc, { preview: false });
+    await waitFor('the broken file to be reported', () => schemaProblems(badDoc.uri).length > 0, 45_000);
+    await vscode.window.showTextDocument(goodDoc, { preview: false });
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.deepEqual(vscode.languages.getDiagnostics(goodDoc.uri).map((d) => d.message), []);
+  });
+});

@@ -244,6 +244,7 @@ export async function runSuite(opts) {
         capabilities: { untrustedWorkspaces: { supported: true } }, // so --trust off works here too
       }));
       env.HOST_TEST_EXTENSION_ROOT = extensionsDir;
+      env.HOST_TEST_VSIX = resolve(opts.vsix); // so a test can list what the package holds
     }
 
     const port = await freePort();

@@ -7,8 +7,8 @@ import { compareIds } from '../../core/ids';
 /** Children shown per parent before a "show more" item (DESIGN: page past a few hundred). */
 export const PAGE_SIZE = 200;
 
-/** Group order in the state view: what needs a person's eye first. */
-export const STATE_ORDER: readonly TaskState[] = ['running', 'ready', 'retryable', 'needs_validation', 'waiting', 'blocked', 'failed', 'completed'];
+/** Group order in the state view: what moves first, then what needs a person, then what waits. */
+export const STATE_ORDER: readonly TaskState[] = ['running', 'ready', 'retryable', 'failed', 'blocked', 'needs_validation', 'waiting', 'completed'];
 
 export type TasksViewMode = 'state' | 'dependency';
 

@@ -330,6 +330,30 @@ describe('progress log', function () {
     assert.equal(reopened.getText(), `${rewritten}\n${appended}\n`);
   });
 
+  it('a view of a log not written yet says so, then fills in as the log appears', async () => {
+    const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'no-log-'));
+    const file = path.join(dir, 'harness-progress.txt');
+    try {
+      const uri = vscode.Uri.from({ scheme: 'launchpad-log', path: '/harness-progress.txt (type ERROR)', query: new URLSearchParams({ file, type: 'ERROR' }).toString() });
+      const doc = await vscode.workspace.openTextDocument(uri);
+      assert.match(doc.getText(), /^# No line of .*harness-progress\.txt matches type ERROR yet\./);
+      fs.writeFileSync(file, `${line(0)}\n${line(14)}\n`);
+      await waitFor('the first ERROR line', () => doc.getText() === `${line(14)}\n`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps following when its language is changed by hand', async () => {
+    const uri = await vscode.commands.executeCommand<vscode.Uri>('launchpad.filterLog', { type: 'STATS' });
+    let doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())!;
+    doc = await vscode.languages.setTextDocumentLanguage(doc, 'plaintext'); // closes and reopens it
+    const stats = '[2025-07-01T12:10:00Z] [SESSION-3] STATS tasks_total=4 completed=2 failed=1 in_batch=0 pending=1 blocked=0 attempts_total=6';
+    fs.appendFileSync(logFile, stats + '\n');
+    await waitFor('the appended STATS line', () => doc.getText().endsWith(stats + '\n'));
+    assert.equal(doc.getText(), `${line(18)}\n${line(25)}\n${stats}\n`);
+  });
+
   it('a bad regular expression is an error message, not a crash', async () => {
     await closeAllEditors();
     const before = logDocs().length;

@@ -1,7 +1,7 @@
 // The mkdir lock of seed 002: mkdir is atomic, a stale lock is reclaimed by renaming it away
 // (so two reclaimers cannot both win), and a live holder makes us fail fast naming it.
 // The holder record carries the process identity beside the pid (see processIdentity.ts).
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isSameProcessAlive, processIdentity } from './processIdentity';
@@ -70,16 +70,7 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
     if (holder ? isHolderAlive(holder) : ageMs(lockDir) < CREATING_GRACE_MS) {
       throw new LockHeldError(lockDir, holder);
     }
-    // Stale: move it aside atomically; if someone else moved it first, they win.
-    const aside = `${lockDir}.stale.${process.pid}.${Date.now()}`;
-    try {
-      renameSync(lockDir, aside);
-    } catch {
-      throw new LockHeldError(lockDir, readLockHolder(lockDir));
-    }
-    rmSync(aside, { recursive: true, force: true });
-    if (!tryMkdir(lockDir)) throw new LockHeldError(lockDir, readLockHolder(lockDir));
-    reclaimedFrom = holder;
+    reclaimedFrom = reclaimStale(lockDir);
   }
 
   const holder: LockHolder = {
@@ -89,11 +80,17 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
     command,
     acquired_at: new Date().toISOString(),
   };
-  const tmp = join(lockDir, 'holder.json.tmp');
-  writeFileSync(tmp, JSON.stringify(holder) + '\n');
-  renameSync(tmp, join(lockDir, 'holder.json'));
-  // Seed 002's shell snippet reads `$LOCKDIR/pid`; keep it readable by such scripts.
-  writeFileSync(join(lockDir, 'pid'), `${process.pid}\n`);
+  try {
+    const tmp = join(lockDir, 'holder.json.tmp');
+    writeFileSync(tmp, JSON.stringify(holder) + '\n');
+    renameSync(tmp, join(lockDir, 'holder.json'));
+    // Seed 002's shell snippet reads `$LOCKDIR/pid`; keep it readable by such scripts.
+    writeFileSync(join(lockDir, 'pid'), `${process.pid}\n`);
+  } catch (err) {
+    // Our fresh directory vanished: someone took it for stale. It is theirs now.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LockHeldError(lockDir, readLockHolder(lockDir));
+    throw err;
+  }
 
   let released = false;
   return {
@@ -110,6 +107,46 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
       rmSync(lockDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A reclaimer that died inside the guard leaves it behind; after this long it is ignored. */
+const RECLAIM_GRACE_MS = 10_000;
+
+/**
+ * Replaces a stale lock. Only one process reclaims at a time (the `.reclaim` guard directory),
+ * and it checks staleness again inside the guard: without that, a slow reclaimer could move
+ * aside the lock a faster one had just taken, and both would hold it.
+ */
+function reclaimStale(lockDir: string): LockHolder | undefined {
+  const guard = `${lockDir}.reclaim`;
+  if (!tryMkdir(guard)) {
+    if (ageMs(guard) < RECLAIM_GRACE_MS) throw new LockHeldError(lockDir, readLockHolder(lockDir));
+    const dead = `${guard}.stale.${process.pid}.${Date.now()}`;
+    try {
+      renameSync(guard, dead);
+      rmSync(dead, { recursive: true, force: true });
+    } catch {
+      // Someone else cleared it first.
+    }
+    if (!tryMkdir(guard)) throw new LockHeldError(lockDir, readLockHolder(lockDir));
+  }
+  try {
+    const holder = readLockHolder(lockDir);
+    if (existsSync(lockDir) && (holder ? isHolderAlive(holder) : ageMs(lockDir) < CREATING_GRACE_MS)) {
+      throw new LockHeldError(lockDir, holder);
+    }
+    const aside = `${lockDir}.stale.${process.pid}.${Date.now()}`;
+    try {
+      renameSync(lockDir, aside);
+      rmSync(aside, { recursive: true, force: true });
+    } catch {
+      // Already gone (its holder released it): free to take.
+    }
+    if (!tryMkdir(lockDir)) throw new LockHeldError(lockDir, readLockHolder(lockDir));
+    return holder;
+  } finally {
+    rmSync(guard, { recursive: true, force: true });
+  }
 }
 
 /** Waits up to `timeoutMs` for the lock (short transactions), then throws LockHeldError. */

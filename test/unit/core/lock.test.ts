@@ -147,6 +147,44 @@ describe('core/lock', () => {
     });
   });
 
+  describe('two reclaimers of one stale lock', () => {
+    it('the slower one does not take the lock the faster one has just reclaimed', () => {
+      writeHolder(lockDir, { pid: deadPid() });
+      // Let a rival reclaim the stale lock completely at the moment we reach for the reclaim
+      // guard: by then our first look at the lock (stale) is out of date.
+      const fs = require('node:fs') as typeof import('node:fs');
+      const realMkdir = fs.mkdirSync;
+      let rival: ReturnType<typeof tryAcquireLock> | undefined;
+      (fs as { mkdirSync: unknown }).mkdirSync = function (this: unknown, path: string, ...rest: unknown[]) {
+        if (!rival && path === `${lockDir}.reclaim`) {
+          (fs as { mkdirSync: unknown }).mkdirSync = realMkdir;
+          rival = tryAcquireLock(lockDir, 'the rival');
+        }
+        return (realMkdir as (...a: unknown[]) => unknown).call(this, path, ...rest);
+      };
+      try {
+        const err = heldError(() => tryAcquireLock(lockDir, 'me'));
+        assert.equal(err.holder?.command, 'the rival');
+      } finally {
+        (fs as { mkdirSync: unknown }).mkdirSync = realMkdir;
+      }
+      assert.ok(rival?.reclaimedFrom, 'the rival reclaimed the stale lock');
+      assert.equal(readLockHolder(lockDir)?.command, 'the rival', 'the rival still holds it');
+      assert.ok(!existsSync(`${lockDir}.reclaim`), 'the reclaim guard is gone');
+      rival.release();
+    });
+
+    it('a reclaim guard left by a reclaimer that died is ignored after its grace period', () => {
+      writeHolder(lockDir, { pid: deadPid() });
+      mkdirSync(`${lockDir}.reclaim`);
+      heldError(() => tryAcquireLock(lockDir, 'me'));
+      ageBy(`${lockDir}.reclaim`, 11);
+      const handle = tryAcquireLock(lockDir, 'me');
+      assert.equal(readLockHolder(lockDir)?.command, 'me');
+      handle.release();
+    });
+  });
+
   describe('release', () => {
     it('removes the lock; a second release is harmless; the lock can be taken again', () => {
       const handle = tryAcquireLock(lockDir, 'a');

@@ -15,7 +15,10 @@ export interface LogFilter {
 interface Matcher {
   /** A byte string every matching line contains, to skip the rest with Buffer.indexOf. */
   needle?: Buffer;
-  /** Run the regex over whole decoded chunks when there is no needle. */
+  /**
+   * Run the regex over whole decoded chunks when there is no needle, or when the needle turns
+   * out to be on nearly every line (one decode per line then costs more than one per chunk).
+   */
   chunkRegex?: RegExp;
   test(line: string): boolean;
 }
@@ -53,7 +56,9 @@ function compile(f: LogFilter): Matcher {
   if (f.regex) {
     const literal = plainLiteral(f.regex);
     if (literal !== undefined) return { needle: Buffer.from(literal), test };
-    return { chunkRegex: new RegExp(f.regex.source, f.regex.flags.replace(/[gym]/g, '') + 'gm'), test };
+    const chunkRegex = new RegExp(f.regex.source, f.regex.flags.replace(/[gym]/g, '') + 'gm');
+    const required = requiredLiteral(f.regex);
+    return required !== undefined ? { needle: Buffer.from(required), chunkRegex, test } : { chunkRegex, test };
   }
   return { test: () => true };
 }
@@ -64,13 +69,120 @@ function plainLiteral(re: RegExp): string | undefined {
   return /^[^\\^$.|?*+()[\]{}]+$/.test(re.source) ? re.source : undefined;
 }
 
+/** Shorter required literals are too common to be worth a line-by-line scan. */
+const MIN_REQUIRED_LITERAL = 3;
+
+/**
+ * The longest run of printable ASCII that every match of `re` contains, so the scan can look
+ * for it with Buffer.indexOf instead of decoding the whole file (`AGENT_FAIL.*import` →
+ * `AGENT_FAIL`). Only the top-level sequence counts: a character followed by a quantifier is
+ * dropped, groups, classes and escapes other than an escaped punctuation mark end a run, and
+ * a top-level `|`, the `i` or `v` flag, or anything not understood gives undefined. The needle
+ * only preselects lines; each is still tested against the regex.
+ */
+function requiredLiteral(re: RegExp): string | undefined {
+  if (/[^gmsuyd]/.test(re.flags)) return undefined;
+  const unicode = re.flags.includes('u');
+  const src = re.source;
+  let best = '';
+  let run = '';
+  const endRun = () => {
+    if (run.length > best.length) best = run;
+    run = '';
+  };
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i]!;
+    let literal: string | undefined;
+    if (c === '|') return undefined;
+    if (c === '\\') {
+      const next = src[i + 1];
+      if (next === undefined) return undefined;
+      if (/[!-/:-@[-`{-~]/.test(next)) {
+        literal = next;
+        i += 2;
+      } else {
+        const end = escapeEnd(src, i, unicode);
+        if (end < 0) return undefined;
+        i = end;
+      }
+    } else if (c === '[') {
+      i = classEnd(src, i);
+      if (i < 0) return undefined;
+    } else if (c === '(') {
+      i = groupEnd(src, i);
+      if (i < 0) return undefined;
+    } else if (c === '.' || c === '^' || c === '$') {
+      i++;
+    } else if (c === ')' || c === ']' || c === '{' || c === '}' || c === '*' || c === '+' || c === '?') {
+      // Unbalanced or a quantifier without an atom: valid only in odd Annex B corners.
+      return undefined;
+    } else {
+      if (c >= ' ' && c <= '~') literal = c;
+      i++;
+    }
+
+    // A quantifier makes the atom before it optional or repeated: it is not a fixed literal.
+    const quantifier = /^(?:[*+?]|\{\d+(?:,\d*)?\})\??/.exec(src.slice(i, i + 24));
+    if (quantifier) {
+      i += quantifier[0].length;
+      endRun();
+    } else if (literal !== undefined) {
+      run += literal;
+    } else {
+      endRun();
+    }
+  }
+  endRun();
+  return best.length >= MIN_REQUIRED_LITERAL ? best : undefined;
+}
+
+/** Index after the escape at src[i] (a backslash and a letter or digit form), or -1. */
+function escapeEnd(src: string, i: number, unicode: boolean): number {
+  const rest = src.slice(i + 1);
+  const m =
+    /^(?:[dDwWsSbBtrnvf]|0(?!\d)|[1-9]\d*|c[A-Za-z]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|k<[^>]+>)/.exec(rest) ??
+    (unicode ? /^(?:u\{[0-9A-Fa-f]+\}|[pP]\{[^}]+\})/.exec(rest) : null);
+  return m ? i + 1 + m[0].length : -1;
+}
+
+/** Index after the character class opening at src[i], or -1. */
+function classEnd(src: string, i: number): number {
+  for (let j = i + 1; j < src.length; j++) {
+    if (src[j] === '\\') j++;
+    else if (src[j] === ']') return j + 1;
+  }
+  return -1;
+}
+
+/** Index after the group opening at src[i] (nested groups, classes and escapes skipped), or -1. */
+function groupEnd(src: string, i: number): number {
+  let depth = 0;
+  for (let j = i; j < src.length; j++) {
+    const c = src[j];
+    if (c === '\\') j++;
+    else if (c === '[') {
+      j = classEnd(src, j) - 1;
+      if (j < 0) return -1;
+    } else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return j + 1;
+  }
+  return -1;
+}
+
 /** Matching lines among the complete lines in buf[0, end). */
 function scan(buf: Buffer, end: number, m: Matcher, out: string[]): void {
   if (m.needle) {
     let pos = 0;
+    let hits = 0;
     while (pos < end) {
+      if (m.chunkRegex && hits >= DENSE_MIN_HITS && pos < hits * DENSE_BYTES_PER_HIT) {
+        scanDecoded(buf, pos, end, m, out);
+        return;
+      }
       const hit = buf.indexOf(m.needle, pos);
       if (hit < 0 || hit >= end) return;
+      hits++;
       const start = buf.lastIndexOf(10, hit) + 1;
       let stop = buf.indexOf(10, hit);
       if (stop < 0 || stop > end) stop = end;
@@ -80,7 +192,17 @@ function scan(buf: Buffer, end: number, m: Matcher, out: string[]): void {
     }
     return;
   }
-  const text = buf.toString('utf8', 0, end);
+  scanDecoded(buf, 0, end, m, out);
+}
+
+/** After this many needle hits in a chunk, check whether they are dense … */
+const DENSE_MIN_HITS = 64;
+/** … that is, one hit every this many bytes or more often (about four lines of the log). */
+const DENSE_BYTES_PER_HIT = 512;
+
+/** Matching lines among the complete lines in buf[from, end), `from` at a line start. */
+function scanDecoded(buf: Buffer, from: number, end: number, m: Matcher, out: string[]): void {
+  const text = buf.toString('utf8', from, end);
   if (m.chunkRegex) {
     const re = m.chunkRegex;
     re.lastIndex = 0;

@@ -8,8 +8,9 @@
 // below as information), which would compare us against a grep that did not read the file.
 // grep runs with LC_ALL=C, its fastest mode. The file is in the page cache for every run.
 // Then the incremental path: LogFollower.poll() after 1,000 appended lines, and tailLog().
-import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { spawnTimed } from './lib/harness.mjs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateLog } from './lib/gen.mjs';
 
@@ -51,29 +52,6 @@ const CASES = [
 
 const GREP_ENV = { ...process.env, LC_ALL: 'C' };
 
-/** Runs a command with stdout on a pipe, drains it, resolves with the number of lines. */
-function runCounting(cmd, args, env = process.env) {
-  return new Promise((resolve, reject) => {
-    const cp = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
-    let lines = 0;
-    cp.stdout.on('data', (chunk) => {
-      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
-    });
-    cp.on('error', reject);
-    cp.on('close', (code) => (code === 0 || (code === 1 && cmd === 'grep') ? resolve(lines) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}`))));
-  });
-}
-
-function runToDevNull(cmd, args, env) {
-  return new Promise((resolve, reject) => {
-    const fd = openSync('/dev/null', 'w');
-    const cp = spawn(cmd, args, { stdio: ['ignore', fd, 'inherit'], env });
-    closeSync(fd);
-    cp.on('error', reject);
-    cp.on('close', resolve);
-  });
-}
-
 function grepCount(args, file) {
   const r = spawnSync('grep', ['-c', ...args, file], { env: GREP_ENV, encoding: 'utf8' });
   return Number(r.stdout.trim());
@@ -112,11 +90,11 @@ export default async function run(bench) {
     }
     bench.fact(`${c.name} lines`, note);
 
-    const lib = await bench.pair(collect(c.filter), () => runCounting('grep', [...c.grep, file], GREP_ENV), { warmup: 3, reps: 20 });
+    const lib = await bench.pair(collect(c.filter), () => spawnTimed('grep', [...c.grep, file], { env: GREP_ENV }), { warmup: 3, reps: 20 });
     bench.checkRatio(`${c.name} library`, lib, { budget: 3, peerName: 'grep' });
     const endToEnd = await bench.pair(
-      () => runCounting(process.execPath, [cli, 'log', ...c.cli, '--dir', dir]),
-      () => runCounting('grep', [...c.grep, file], GREP_ENV),
+      () => spawnTimed(process.execPath, [cli, 'log', ...c.cli, '--dir', dir]),
+      () => spawnTimed('grep', [...c.grep, file], { env: GREP_ENV }),
       { warmup: 2, reps: 15 },
     );
     if (endToEnd.oursValue !== ours) throw new Error(`CLI printed ${endToEnd.oursValue} lines, the library found ${ours}`);
@@ -124,10 +102,10 @@ export default async function run(bench) {
   }
 
   // Floors and the /dev/null effect, for reading the figures above.
-  bench.info('node start-up (node -e 0)', await bench.time(() => runCounting(process.execPath, ['-e', '0']), { warmup: 2, reps: 15 }));
-  bench.info('CLI start-up (node dist/cli.js --version)', await bench.time(() => runCounting(process.execPath, [cli, '--version']), { warmup: 2, reps: 15 }));
-  bench.info("grep -F '] ERROR' > /dev/null (stops at the first match)", await bench.time(() => runToDevNull('grep', ['-F', '] ERROR', file], GREP_ENV), { warmup: 2, reps: 15 }));
-  bench.info("grep -cF '] ERROR' (reads it all, prints a count)", await bench.time(() => runCounting('grep', ['-cF', '] ERROR', file], GREP_ENV), { warmup: 2, reps: 15 }));
+  bench.info('node start-up (node -e 0)', await bench.time(() => spawnTimed(process.execPath, ['-e', '0']), { warmup: 2, reps: 15 }));
+  bench.info('CLI start-up (node dist/cli.js --version)', await bench.time(() => spawnTimed(process.execPath, [cli, '--version']), { warmup: 2, reps: 15 }));
+  bench.info("grep -F '] ERROR' > /dev/null (stops at the first match)", await bench.time(() => spawnTimed('grep', ['-F', '] ERROR', file], { env: GREP_ENV, devNull: true }), { warmup: 2, reps: 15 }));
+  bench.info("grep -cF '] ERROR' (reads it all, prints a count)", await bench.time(() => spawnTimed('grep', ['-cF', '] ERROR', file], { env: GREP_ENV }), { warmup: 2, reps: 15 }));
 
   // Incremental: a follower at the end of the 1M-line file; 1,000 lines appended before each poll.
   let session = gen.nextSession;

@@ -77,13 +77,13 @@ function pad(s, n, right = false) {
 }
 
 function table(rows) {
-  const head = ['benchmark', 'measurement', 'median', 'min', 'max', 'budget', 'verdict'];
+  const head = ['benchmark', 'measurement', 'median', 'min', 'max', 'cpu', 'budget', 'verdict'];
   const cells = rows.map((r) => {
-    const f = (v) => (r.unit === '×' ? `${v.toFixed(2)}×` : `${fmtMs(v)} ms`);
-    return [r.module, r.label, f(r.median), f(r.min), f(r.max), r.budget ?? '', r.verdict];
+    const f = (v) => (v === undefined ? '' : r.unit === '×' ? `${v.toFixed(2)}×` : `${fmtMs(v)} ms`);
+    return [r.module, r.label, f(r.median), f(r.min), f(r.max), f(r.cpu), r.budget ?? '', r.verdict];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  const line = (c) => c.map((v, i) => pad(v, widths[i], i >= 2 && i <= 4)).join('  ').trimEnd();
+  const line = (c) => c.map((v, i) => pad(v, widths[i], i >= 2 && i <= 5)).join('  ').trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
 }
 

@@ -11,7 +11,8 @@
 //
 // Every timed run is preceded by a full GC (the runner starts children with --expose-gc), so
 // each repetition starts from the same heap; a GC the measured code itself causes still counts.
-import { mkdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +58,28 @@ export function rng(seed) {
 
 const gc = typeof globalThis.gc === 'function' ? globalThis.gc : () => {};
 
+/**
+ * One timed run after a full GC. `fn` may return a value, a promise, or a measurement of its
+ * own ({ value, wallMs, cpuMs }: a child process timed by spawnTimed), which is used as is.
+ * In-process runs get their CPU time from process.cpuUsage().
+ */
+async function once(fn, i) {
+  gc();
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  let r = fn(i);
+  if (r && typeof r.then === 'function') r = await r;
+  const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c = process.cpuUsage(c0);
+  if (r && typeof r === 'object' && typeof r.wallMs === 'number') return r;
+  return { value: r, wallMs, cpuMs: (c.user + c.system) / 1000 };
+}
+
+function withCpu(stats, cpu) {
+  if (cpu.length === stats.n) stats.cpu = summarize(cpu);
+  return stats;
+}
+
 export function fmtMs(ms) {
   if (ms >= 100) return ms.toFixed(0);
   if (ms >= 10) return ms.toFixed(1);
@@ -65,7 +88,63 @@ export function fmtMs(ms) {
 }
 
 function fmtStats(s, unit = 'ms') {
-  return `median ${fmtMs(s.median)} ${unit} (min ${fmtMs(s.min)}, max ${fmtMs(s.max)}, n=${s.n})`;
+  const cpu = s.cpu ? `, cpu median ${fmtMs(s.cpu.median)}` : '';
+  return `median ${fmtMs(s.median)} ${unit} (min ${fmtMs(s.min)}, max ${fmtMs(s.max)}, n=${s.n}${cpu})`;
+}
+
+// Child processes are timed by a small python3 wrapper when one is available: it forks, execs
+// the command and wait4()s it, so it reports the child's own wall time and its CPU time (user +
+// system, from rusage) without python's start-up. CPU time is what stays comparable when other
+// work shares the machine. Without python3, the wall time seen from node is used.
+const WRAPPER = `
+import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.close(3)
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+wall = (time.perf_counter() - t0) * 1000
+os.write(3, ("%f %f %d\\n" % (wall, (ru.ru_utime + ru.ru_stime) * 1000, os.waitstatus_to_exitcode(status))).encode())
+`;
+let python;
+function pythonPath() {
+  if (python === undefined) {
+    const r = spawnSync('python3', ['-c', 'import sys, os; print(sys.executable if hasattr(os, "wait4") else "")'], { encoding: 'utf8' });
+    python = r.status === 0 ? r.stdout.trim() : '';
+  }
+  return python;
+}
+
+/**
+ * Runs `cmd args` with stdout on a pipe this process drains (counting lines), or on /dev/null
+ * with `devNull`; stderr inherited. Resolves { value: lines, wallMs, cpuMs?, code }.
+ */
+export function spawnTimed(cmd, args, { env = process.env, devNull = false } = {}) {
+  const py = pythonPath();
+  return new Promise((resolve, reject) => {
+    const out = devNull ? openSync('/dev/null', 'w') : 'pipe';
+    const t0 = process.hrtime.bigint();
+    const cp = py
+      ? spawn(py, ['-c', WRAPPER, cmd, ...args], { stdio: ['ignore', out, 'inherit', 'pipe'], env })
+      : spawn(cmd, args, { stdio: ['ignore', out, 'inherit'], env });
+    if (devNull) closeSync(out);
+    let lines = 0;
+    cp.stdout?.on('data', (chunk) => {
+      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
+    });
+    let report = '';
+    cp.stdio[3]?.on('data', (d) => (report += d));
+    cp.on('error', reject);
+    cp.on('close', (code) => {
+      const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (py) {
+        const [w, c, status] = report.trim().split(' ').map(Number);
+        if (!Number.isFinite(w)) return reject(new Error(`timing wrapper failed for ${cmd} (exit ${code})`));
+        resolve({ value: lines, wallMs: w, cpuMs: c, code: status });
+      } else resolve({ value: lines, wallMs, code });
+    });
+  });
 }
 
 export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false }) {
@@ -106,17 +185,17 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
      */
     async time(fn, { warmup = 5, reps: n = 20, before } = {}) {
       const samples = [];
+      const cpu = [];
       const total = warmup + reps(n);
       for (let i = 0; i < total; i++) {
         if (before) await before(i);
-        gc();
-        const t0 = process.hrtime.bigint();
-        const r = fn(i);
-        if (r && typeof r.then === 'function') await r;
-        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-        if (i >= warmup) samples.push(ms);
+        const m = await once(fn, i);
+        if (i >= warmup) {
+          samples.push(m.wallMs);
+          if (m.cpuMs !== undefined) cpu.push(m.cpuMs);
+        }
       }
-      return summarize(samples);
+      return withCpu(summarize(samples), cpu);
     },
 
     /**
@@ -125,29 +204,27 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
      * count) which is kept from the last run as `oursValue` / `peerValue`.
      */
     async pair(ours, peer, { warmup = 3, reps: n = 15 } = {}) {
-      const a = [];
-      const b = [];
-      let oursValue;
-      let peerValue;
+      const runs = { ours: { wall: [], cpu: [] }, peer: { wall: [], cpu: [] } };
+      const values = {};
       const total = warmup + reps(n);
       for (let i = 0; i < total; i++) {
-        for (const [fn, out, set] of [
-          [ours, a, (v) => (oursValue = v)],
-          [peer, b, (v) => (peerValue = v)],
+        for (const [key, fn] of [
+          ['ours', ours],
+          ['peer', peer],
         ]) {
-          gc();
-          const t0 = process.hrtime.bigint();
-          let r = fn(i);
-          if (r && typeof r.then === 'function') r = await r;
-          const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-          set(r);
-          if (i >= warmup) out.push(ms);
+          const m = await once(fn, i);
+          values[key] = m.value;
+          if (i >= warmup) {
+            runs[key].wall.push(m.wallMs);
+            if (m.cpuMs !== undefined) runs[key].cpu.push(m.cpuMs);
+          }
         }
       }
-      const os = summarize(a);
-      const ps = summarize(b);
-      const ratios = summarize(a.map((x, i) => x / b[i]));
-      return { ours: os, peer: ps, ratio: os.median / ps.median, pairRatios: ratios, oursValue, peerValue };
+      const os = withCpu(summarize(runs.ours.wall), runs.ours.cpu);
+      const ps = withCpu(summarize(runs.peer.wall), runs.peer.cpu);
+      const ratios = summarize(runs.ours.wall.map((x, i) => x / runs.peer.wall[i]));
+      const cpuRatio = os.cpu && ps.cpu ? os.cpu.median / ps.cpu.median : undefined;
+      return { ours: os, peer: ps, ratio: os.median / ps.median, pairRatios: ratios, cpuRatio, oursValue: values.ours, peerValue: values.peer };
     },
 
     /** A figure with an absolute budget in ms; `budgetMs` undefined makes it information only. */
@@ -155,7 +232,7 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
       const verdict = budgetMs === undefined ? 'info' : stats.median <= budgetMs ? 'PASS' : 'OVER';
       const budget = budgetMs === undefined ? '' : `budget ≤ ${budgetMs} ms`;
       console.log(`  ${moduleName} ${label}: ${fmtStats(stats)}${budget ? `  ${budget}` : ''}  ${verdict}${note ? `  (${note})` : ''}`);
-      results.push({ module: moduleName, label, unit: 'ms', median: stats.median, min: stats.min, max: stats.max, n: stats.n, budget, verdict, note });
+      results.push({ module: moduleName, label, unit: 'ms', median: stats.median, min: stats.min, max: stats.max, n: stats.n, cpu: stats.cpu?.median, budget, verdict, note });
       return verdict;
     },
 
@@ -170,7 +247,8 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
       const b = budget === undefined ? '' : `budget ≤ ${budget}× ${peerName}`;
       console.log(
         `  ${moduleName} ${label}: ${r.toFixed(2)}× ${peerName} — ours ${fmtStats(pair.ours)}, ${peerName} ${fmtStats(pair.peer)}; ` +
-          `per-pair ratio min ${pair.pairRatios.min.toFixed(2)} max ${pair.pairRatios.max.toFixed(2)}${b ? `  ${b}` : ''}  ${verdict}${note ? `  (${note})` : ''}`,
+          `per-pair ratio min ${pair.pairRatios.min.toFixed(2)} max ${pair.pairRatios.max.toFixed(2)}` +
+          `${pair.cpuRatio !== undefined ? `; cpu-time ratio ${pair.cpuRatio.toFixed(2)}×` : ''}${b ? `  ${b}` : ''}  ${verdict}${note ? `  (${note})` : ''}`,
       );
       results.push({
         module: moduleName,
@@ -180,8 +258,9 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
         min: pair.pairRatios.min,
         max: pair.pairRatios.max,
         n: pair.ours.n,
-        ours: { median: pair.ours.median, min: pair.ours.min, max: pair.ours.max },
-        peer: { name: peerName, median: pair.peer.median, min: pair.peer.min, max: pair.peer.max },
+        cpu: pair.cpuRatio,
+        ours: { median: pair.ours.median, min: pair.ours.min, max: pair.ours.max, cpu: pair.ours.cpu?.median },
+        peer: { name: peerName, median: pair.peer.median, min: pair.peer.min, max: pair.peer.max, cpu: pair.peer.cpu?.median },
         budget: b,
         verdict,
         note,

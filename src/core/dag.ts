@@ -81,7 +81,7 @@ export function findDependencyFailures(tasks: readonly Task[]): DependencyFailur
     if (unknown !== undefined) mark(task, `${DEPENDENCY_TAG} Unknown dependency ${unknown}`);
   }
   for (const [taskId, cycle] of findCycles(tasks, byId)) {
-    if (!marked.has(taskId)) mark(byId.get(taskId)!, `${DEPENDENCY_TAG} Circular dependency detected: ${cycle.join(' -> ')}`);
+    if (!marked.has(taskId)) mark(byId.get(taskId)!, `${DEPENDENCY_TAG} Circular dependency detected: ${cycle}`);
   }
 
   // Blocked propagation: a breadth-first walk over reverse edges from every permanent failure.
@@ -116,7 +116,7 @@ function reverseEdges(tasks: readonly Task[]): Map<string, Task[]> {
  * Every non-completed task that lies on a cycle, with one cycle through it written from it back
  * to it (`a -> b -> a`; a self-reference is `a -> a`). Tarjan's algorithm, iterative.
  */
-function findCycles(tasks: readonly Task[], byId: Map<string, Task>): Map<string, string[]> {
+function findCycles(tasks: readonly Task[], byId: Map<string, Task>): Map<string, string> {
   const live = (id: string) => {
     const t = byId.get(id);
     return t !== undefined && t.status !== 'completed';
@@ -169,13 +169,25 @@ function findCycles(tasks: readonly Task[], byId: Map<string, Task>): Map<string
     }
   }
 
-  const cycles = new Map<string, string[]>();
+  const cycles = new Map<string, string>();
   for (const component of components) {
-    const members = new Set(component);
-    for (const id of component.sort(compareIds)) cycles.set(id, cycleThrough(id, members, byId));
+    const members = new Set(component.sort(compareIds));
+    if (component.length <= EXACT_CYCLE_LIMIT) {
+      for (const id of component) cycles.set(id, cycleThrough(id, members, byId).join(' -> '));
+      continue;
+    }
+    // A huge knot: a path per member would cost members x edges and name thousands of tasks in
+    // every message. One cycle, shortened, stands for all of them.
+    const sample = cycleThrough(component[0]!, members, byId);
+    const path = sample.length > 8 ? [...sample.slice(0, 4), `… ${sample.length - 8} more …`, ...sample.slice(-4)] : sample;
+    const text = `${path.join(' -> ')} (${component.length} tasks depend on each other in a cycle)`;
+    for (const id of component) cycles.set(id, id === component[0] ? text : `${id} is part of ${text}`);
   }
   return cycles;
 }
+
+/** Strongly connected components up to this size get an exact cycle through each member. */
+const EXACT_CYCLE_LIMIT = 64;
 
 /** Shortest path id -> … -> id inside one strongly connected component (breadth-first). */
 function cycleThrough(start: string, members: Set<string>, byId: Map<string, Task>): string[] {

@@ -391,6 +391,16 @@ describe('core/dag', () => {
       return { failures, eligible, batch, missing, states, stats };
     }
 
+    it(`a ${N}-task cycle: every task is marked, with one shortened cycle standing for all`, () => {
+      const tasks = Array.from({ length: N }, (_, i) => task(`task-${i}`, { depends_on: [`task-${(i + 1) % N}`] }));
+      const failures = findDependencyFailures(tasks);
+      assert.equal(failures.length, N);
+      const [first, other] = [failures.find((f) => f.taskId === 'task-0')!, failures.find((f) => f.taskId === 'task-7')!];
+      assert.match(first.entry, /^\[DEPENDENCY\] Circular dependency detected: task-0 -> task-1 -> .* -> task-0 \(20000 tasks depend on each other in a cycle\)$/);
+      assert.match(other.entry, /^\[DEPENDENCY\] Circular dependency detected: task-7 is part of task-0 -> /);
+      assert.ok(first.entry.length < 300, 'the message stays short');
+    });
+
     it(`a ${N}-task chain, listed leaf first, whose root failed for good`, () => {
       const tasks: Task[] = [];
       for (let i = N - 1; i >= 1; i--) tasks.push(task(`task-${i}`, { depends_on: [`task-${i - 1}`] }));

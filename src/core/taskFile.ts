@@ -46,6 +46,13 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
     return fail('', `cannot be read as JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
 
+  // A field named __proto__ would be dropped on the way through (it sets the prototype of the
+  // copy instead): refuse it rather than lose it.
+  if (text.includes('"__proto__"')) {
+    const where = findKey(raw, '__proto__', []);
+    if (where) return fail(formatPath(where), `${formatPath(where)}: the field name "__proto__" cannot be kept; rename it`);
+  }
+
   const parsed = taskFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues;
@@ -128,4 +135,15 @@ function kindOf(value: unknown): string {
   if (typeof value === 'number' && !Number.isInteger(value)) return `number ${value}`;
   if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
   return typeof value;
+}
+
+/** The path of the first own property named `key`, depth first. */
+function findKey(value: unknown, key: string, path: PropertyKey[]): PropertyKey[] | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Object.prototype.hasOwnProperty.call(value, key)) return [...path, key];
+  for (const [k, v] of Object.entries(value)) {
+    const found = findKey(v, key, [...path, Array.isArray(value) ? Number(k) : k]);
+    if (found) return found;
+  }
+  return undefined;
 }

@@ -268,6 +268,19 @@ describe('core/taskFile parseTaskFile', () => {
   });
 
   describe('unknown fields', () => {
+    it('a field named __proto__ (which a copy would silently drop) is refused, naming where it is', () => {
+      for (const [text, where] of [
+        ['{"tasks":[],"__proto__":{"x":1}}', '__proto__'],
+        ['{"tasks":[{"id":"a","title":"t","status":"pending","__proto__":1}]}', 'tasks[0].__proto__'],
+      ] as const) {
+        const r = parseTaskFile(text);
+        assert.ok(!r.ok, text);
+        assert.equal(r.error.field, where);
+        assert.match(r.error.message, /the field name "__proto__" cannot be kept/);
+      }
+      assert.ok(parseTaskFile('{"tasks":[],"note":"__proto__"}').ok, 'the word as a value is fine');
+    });
+
     const doc = {
       version: 3,
       x_root: { nested: [1, { deep: null }], s: 'é\n' },

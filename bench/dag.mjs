@@ -71,13 +71,19 @@ export default async function run(bench) {
     const { parseTaskFile } = require('./out/src/core/taskFile.js');
     const { tasks, session_config } = parseTaskFile(JSON.stringify(generateTaskFile(${TASKS}, { seed: ${SEED}, inProgress: 2 }))).file;
     const running = tasks.filter((t) => t.status === 'in_progress');
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     dag.findDependencyFailures(tasks);
     dag.selectBatch(dag.eligibleTasks(tasks), running, running.length + session_config.max_parallel_agents);
-    console.log(Number(process.hrtime.bigint() - t0) / 1e6);`;
+    const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+    const c = process.cpuUsage(c0);
+    console.log(wall, (c.user + c.system) / 1000);`;
   const cold = [];
+  const coldCpu = [];
   for (let i = 0; i < bench.reps(9); i++) {
-    cold.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', coldScript], { cwd: bench.ROOT, encoding: 'utf8' })));
+    const [wall, cpu] = execFileSync(process.execPath, ['--input-type=module', '-e', coldScript], { cwd: bench.ROOT, encoding: 'utf8' }).trim().split(' ').map(Number);
+    cold.push(wall);
+    coldCpu.push(cpu);
   }
-  bench.info('schedule 10k, first pass in a fresh process (cold JIT)', bench.summarize(cold), { note: 'one sample per process' });
+  bench.info('schedule 10k, first pass in a fresh process (cold JIT)', { ...bench.summarize(cold), cpu: bench.summarize(coldCpu) }, { note: 'one sample per process' });
 }

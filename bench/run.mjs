@@ -142,11 +142,15 @@ async function main() {
   for (const r of facts) console.log(`${r.module} ${r.label}: ${r.value}${r.unit ? ' ' + r.unit : ''}`);
   if (facts.length) console.log('');
   console.log(table(rows.filter((r) => r.verdict !== 'fact')));
-  const over = rows.filter((r) => r.verdict === 'OVER');
+  const over = rows.filter((r) => r.verdict.startsWith('OVER'));
+  const starred = rows.filter((r) => r.verdict === 'OVER*');
   console.log(
     `\n${rows.filter((r) => r.verdict === 'PASS').length} PASS, ${over.length} OVER, ${rows.filter((r) => r.verdict === 'info').length} info` +
       (failed.length ? `, FAILED: ${failed.join(', ')}` : ''),
   );
+  if (starred.length) {
+    console.log('OVER* = over on wall time, within the budget on CPU time: the machine was busy with other work (see the load); run again when it is idle.');
+  }
   console.log(`load after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   if (opts.json) {
     writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpu.length, commit, date: new Date().toISOString(), results: rows }, null, 2) + '\n');

@@ -2,7 +2,7 @@
 import { LockHeldError } from '../core/lock';
 import { TaskFileMissingError } from '../core/stateStore';
 import { TaskFileError } from '../core/taskFile';
-import { InputError } from '../core/taskOps';
+import { InputError } from '../core/inputError';
 
 export const EXIT = {
   /** Done; for `run`: every task completed. */

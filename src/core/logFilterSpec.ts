@@ -4,7 +4,7 @@
 import { CATEGORIES, LOG_TYPES } from './logLine';
 import type { LogFilter } from './logReader';
 import { isValidTaskId } from './ids';
-import { InputError } from './taskOps';
+import { InputError } from './inputError';
 
 /** The filter options by name, as the CLI parses them (a flag without a value is `true`). */
 export type LogFilterValues = Partial<Record<'type' | 'category' | 'task' | 'session' | 'grep', string | boolean | undefined>>;

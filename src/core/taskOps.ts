@@ -2,15 +2,8 @@
 // file in place (inside a StateStore transaction) and says what it did, or throws InputError.
 import { isDependencyFailure } from './dag';
 import { compareIds, isValidTaskId } from './ids';
+import { InputError } from './inputError';
 import { PRIORITIES, type Priority, type Task, type TaskFile } from './taskFileSchema';
-
-/** Bad input from a person; the CLI exits 2 with this message. */
-export class InputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InputError';
-  }
-}
 
 export interface NewTask {
   title: string;

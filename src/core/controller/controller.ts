@@ -18,7 +18,7 @@ import { STATE_FILE_NAMES, type StatePaths } from '../statePaths';
 import { computeStats, formatStats, type Stats } from '../stats';
 import { StateStore } from '../stateStore';
 import type { Task, TaskFile } from '../taskFileSchema';
-import { InputError } from '../taskOps';
+import { InputError } from '../inputError';
 import { TaskFileError } from '../taskFile';
 import { LockHeldError } from '../lock';
 import { runHealthCheck } from './healthCheck';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { findDependencyFailures } from '../../../src/core/dag';
 import { parseTaskFile, serializeTaskFile } from '../../../src/core/taskFile';
 import type { Task } from '../../../src/core/taskFileSchema';
-import { addTask, InputError, nextTaskId, retryTask } from '../../../src/core/taskOps';
+import { InputError } from '../../../src/core/inputError';
+import { addTask, nextTaskId, retryTask } from '../../../src/core/taskOps';
 import { exhausted, task, taskFile } from './fixtures';
 
 const blockedBy = (id: string, by: string, over: Partial<Task> = {}) =>

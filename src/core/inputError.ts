@@ -1,0 +1,7 @@
+/** Bad input from a person: the CLI exits 2 with this message, the extension shows it. */
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputError';
+  }
+}

@@ -129,14 +129,19 @@ export class Session {
     await this.removeWorktree(task.id);
   }
 
-  /** Removes the task's worktree and branch, wherever they are; missing ones are fine. */
+  /**
+   * Removes the task's worktree and branch, wherever they are; missing ones are fine. Almost
+   * always the worktree is the one made at worktreePath(): it goes first, and only when the
+   * branch is then still checked out somewhere else (a worktree made under another worktree_dir,
+   * or one whose folder a person deleted) are the worktrees listed to find it.
+   */
   async removeWorktree(taskId: string): Promise<void> {
     const branch = branchFor(taskId);
+    const own = this.worktreePath(taskId);
+    if (existsSync(own)) await this.git.removeWorktree(own);
+    if (await this.git.deleteBranch(branch)) return;
     const ref = `refs/heads/${branch}`;
-    const worktrees = await this.git.listWorktrees();
-    const paths = new Set(worktrees.filter((w) => w.branch === ref).map((w) => w.path));
-    if (existsSync(this.worktreePath(taskId))) paths.add(this.worktreePath(taskId));
-    for (const path of paths) await this.git.removeWorktree(path);
+    for (const w of await this.git.listWorktrees()) if (w.branch === ref) await this.git.removeWorktree(w.path);
     await this.git.deleteBranch(branch);
   }
 }

@@ -119,8 +119,10 @@ export class Git {
     return r.code === 0;
   }
 
-  async deleteBranch(branch: string): Promise<void> {
-    await this.run(['branch', '-D', '--', branch], { allowFail: true });
+  /** Deletes a local branch; true when it is gone (deleted now, or there was none). */
+  async deleteBranch(branch: string): Promise<boolean> {
+    const r = await this.run(['branch', '-D', '--', branch], { allowFail: true });
+    return r.code === 0 || !(await this.branchExists(branch));
   }
 
   /** Local branches whose names start with `prefix`. */

@@ -29,8 +29,8 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   // The agent kills the controller: before any work, with work on disk, committed, reported.
   ...['task-001', 'task-004', 'task-005', 'task-007'].map((t): [string, Make] => [`agent-start:${t}`, script('agent-start', t)]),
   ...['task-002', 'task-006'].map((t): [string, Make] => [`agent-written:${t}`, script('agent-written', t)]),
-  ...['task-003', 'task-004'].map((t): [string, Make] => [`agent-committed:${t}`, script('agent-committed', t)]),
-  ...['task-001', 'task-005'].map((t): [string, Make] => [`agent-reported:${t}`, script('agent-reported', t)]),
+  ...['task-003', 'task-006'].map((t): [string, Make] => [`agent-committed:${t}`, script('agent-committed', t)]),
+  ...['task-005', 'task-006'].map((t): [string, Make] => [`agent-reported:${t}`, script('agent-reported', t)]),
   // The validation command kills it as it starts and as it ends (its cache already written).
   ...['task-002', 'task-004', 'task-006'].map((t): [string, Make] => [`validate-start:${t}`, script('validate-start', t)]),
   ...['task-001', 'task-005', 'task-007'].map((t): [string, Make] => [`validate-end:${t}`, script('validate-end', t)]),

@@ -28,14 +28,14 @@ export const AGENT = agent('crash-agent.sh');
 const VALIDATE = agent('crash-validate.sh');
 const HOOK = agent('crash-hook.sh');
 
-/** The DAG: three roots, two joins, a chain of three; agents of 100–400 ms. */
+/** The DAG: three roots, two joins, a chain of three; agents of 100–500 ms (task-006, the last, the longest). */
 export const DAG: Array<{ id: string; deps: string[]; ms: number }> = [
   { id: 'task-001', deps: [], ms: 150 },
   { id: 'task-002', deps: [], ms: 300 },
   { id: 'task-003', deps: [], ms: 100 },
   { id: 'task-004', deps: ['task-001'], ms: 250 },
   { id: 'task-005', deps: ['task-002', 'task-003'], ms: 120 },
-  { id: 'task-006', deps: ['task-004'], ms: 400 },
+  { id: 'task-006', deps: ['task-004'], ms: 500 },
   { id: 'task-007', deps: ['task-005'], ms: 200 },
 ];
 export const TASK_IDS = DAG.map((t) => t.id);

@@ -68,6 +68,9 @@ export class StateStore {
       const bakTmp = `${this.paths.backup}.tmp`;
       backupCopy(this.paths.tasks, bakTmp);
       renameSync(bakTmp, this.paths.backup);
+      // When .bak already was this very file (a save that stopped between here and its final
+      // rename), the rename above is a no-op that leaves .bak.tmp behind.
+      rmSync(bakTmp, { force: true });
     }
     writeDurably(this.paths.tmp, text);
     renameSync(this.paths.tmp, this.paths.tasks);

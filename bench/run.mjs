@@ -95,9 +95,10 @@ async function main() {
   const all = available();
   if (opts.help || opts.list) {
     console.log('usage: node bench/run.mjs [NAME …] [--quick] [--keep] [--json FILE] [--verbose]\n\nbenchmarks:');
+    const width = Math.max(...all.map((n) => n.length));
     for (const name of all) {
       const mod = await import(pathToFileURL(join(BENCH_DIR, `${name}.mjs`)).href);
-      console.log(`  ${name.padEnd(12)} ${mod.description ?? ''}`);
+      console.log(`  ${name.padEnd(width)}  ${mod.description ?? ''}`);
     }
     return;
   }

@@ -75,7 +75,10 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
         await s.completeTask(task, undefined);
         return 'completed';
       }
-      const problem = await inspectWork(s, task, worktree, base, false);
+      // Uncommitted files are the agent's unfinished work, unless its work was already committed
+      // (then they are what the validation left behind, and must not reach the base branch).
+      const commitLeftovers = !s.workCommitted(task.id, task.agent_id);
+      const problem = await inspectWork(s, task, worktree, base, { commitLeftovers, warnIfEmpty: false });
       const ahead = await s.git.countCommits(`${base}..${branch}`);
       if (ahead === 0) {
         s.log({ type: 'RECOVERY', taskId: task.id, message: `action="removed empty ${wt ? 'worktree' : 'branch'}" reason="no sub-agent progress"` });

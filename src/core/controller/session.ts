@@ -1,7 +1,7 @@
 // One controller session's context and the state transitions every part of it shares:
 // logging in the session's name, transactions, where a task's worktree lives, and the two ends
 // of a task (completed, failed). Each transition writes the task file first and logs after.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
@@ -83,6 +83,33 @@ export class Session {
     mkdirSync(dir);
     writeFileSync(join(dir, 'session'), `${this.number}\n`);
     return dir;
+  }
+
+  /**
+   * Recorded once the agent's work is committed in its worktree, before validation runs. A
+   * recovery that finds it knows any uncommitted files came after (a validation's build output,
+   * caches) and must not be committed as the agent's work.
+   */
+  markWorkCommitted(attemptDir: string, agentId: string): void {
+    writeFileSync(join(attemptDir, 'work-committed'), `${agentId}\n`);
+  }
+
+  workCommitted(taskId: string, agentId: string | null | undefined): boolean {
+    if (!agentId) return false;
+    const base = this.paths.runsOf(taskId);
+    let dirs: string[];
+    try {
+      dirs = readdirSync(base);
+    } catch {
+      return false;
+    }
+    return dirs.some((d) => {
+      try {
+        return readFileSync(join(base, d, 'work-committed'), 'utf8').trim() === agentId;
+      } catch {
+        return false;
+      }
+    });
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {

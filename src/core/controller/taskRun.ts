@@ -90,8 +90,9 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
     return fail('AGENT_FAIL', `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, 'agent reported failure', agent.tail);
   }
 
-  const problem = await inspectWork(s, before, worktree, base);
+  const problem = await inspectWork(s, before, worktree, base, { commitLeftovers: true, warnIfEmpty: true });
   if (problem) return fail('AGENT_FAIL', problem, 'agent reported failure');
+  s.markWorkCommitted(attemptDir, agentId);
 
   const validation = await validateTask(s, before, worktree, terminal, attemptDir);
   if (validation.kind === 'interrupted') return interrupted(terminal);
@@ -121,8 +122,14 @@ export async function createWorktree(s: Session, taskId: string, worktree: strin
  * After a successful agent: commits what it left uncommitted (validation must judge what will
  * be merged), and refuses work that touches the controller's state files. Returns a problem.
  */
-export async function inspectWork(s: Session, task: Task, worktree: string, base: string, warnIfEmpty = true): Promise<string | undefined> {
-  const leftovers = await s.git.anyChanges(worktree);
+export async function inspectWork(
+  s: Session,
+  task: Task,
+  worktree: string,
+  base: string,
+  opts: { commitLeftovers: boolean; warnIfEmpty: boolean },
+): Promise<string | undefined> {
+  const leftovers = opts.commitLeftovers ? await s.git.anyChanges(worktree) : [];
   if (leftovers.length) {
     await s.git.commitAll(worktree, `[${task.id}] ${task.title} (changes left uncommitted by the agent)`);
     s.log({ type: 'WARN', taskId: task.id, message: `agent left ${leftovers.length} uncommitted change(s); committed them` });
@@ -132,7 +139,7 @@ export async function inspectWork(s: Session, task: Task, worktree: string, base
   const stateFiles = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
   const touched = changed.filter((f) => stateFiles.has(f));
   if (touched.length) return `agent modified the controller's state files: ${touched.join(', ')}`;
-  if (!changed.length && warnIfEmpty) s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });
+  if (!changed.length && opts.warnIfEmpty) s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });
   return undefined;
 }
 

@@ -201,6 +201,26 @@ describe('controller: recovery of a dead session', function () {
     assertCleared(root, 'task-001');
   });
 
+  it("files a validation left in the worktree after the agent's work was committed are not merged (only the agent's commits are)", async () => {
+    const root = harness({ tasks: [{ id: 'task-001' }] });
+    inProgress(root, 'task-001');
+    const wt = worktree(root, 'task-001');
+    commitWork(wt, 'task-001');
+    // The dead controller had committed the agent's work and started validating: its marker says so.
+    const attempt = join(root, '.launchpad/runs/task-001/attempt-1');
+    mkdirSync(attempt, { recursive: true });
+    writeFileSync(join(attempt, 'work-committed'), 'agent_dead0001\n');
+    writeFiles(wt, { 'coverage/report.txt': 'made by the validation\n', 'src/task-001/cache.tmp': 'x\n' });
+    const r = await run(root, NO_AGENT);
+    assert.equal(r.code, 0, show(r, root));
+    assert.equal(taskById(root, 'task-001').status, 'completed');
+    assert.equal(read(join(root, 'src/task-001/done.txt')), 'recovered\n');
+    assert.ok(!existsSync(join(root, 'coverage/report.txt')), "the validation's output reached the base branch");
+    assert.ok(!existsSync(join(root, 'src/task-001/cache.tmp')));
+    assert.equal(linesOf(root, 'WARN', 'task-001').length, 0, 'nothing was committed as leftovers');
+    assertCleared(root, 'task-001');
+  });
+
   it("a recorded process of a dead controller that still runs is ended; a reused pid (other identity) is left alone", async () => {
     const root = harness({ tasks: [] });
     const orphan = spawn('sleep', ['120'], { detached: true, stdio: 'ignore' });

@@ -153,10 +153,6 @@ function report(baseline: ScenarioResult, results: ScenarioResult[], wallMs: num
   if (waited.length) {
     out.push(`  session lock left without a holder record (run refused, exit 3, retried 1 s later): ${waited.map((r) => `${r.name} ×${r.lockWaits}`).join(', ')}`);
   }
-  const stray = results.filter((r) => r.strayFiles.length);
-  if (stray.length) {
-    out.push(`  note: ${stray.length} scenario(s) ended with files on main that no task wrote: ${stray.map((r) => `${r.name} (${r.strayFiles.join(', ')})`).join('; ')}`);
-  }
   const failed = results.filter((r) => r.problems.length).length;
   out.push(`  ${results.length - failed} passed, ${failed} failed; trigger kinds: ${kinds(results)}\n`);
   console.log(out.join('\n'));

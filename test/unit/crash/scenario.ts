@@ -384,6 +384,8 @@ async function finalChecks(sc: Scenario, problems: string[], strayFiles: string[
   }
   const expected = new Set(['README.md', ...TASK_IDS.map((id) => `src/${id}/work.txt`)]);
   strayFiles.push(...tree.filter((f) => !expected.has(f)));
+  // What a validation leaves in a worktree (its output, caches) is never a task's work.
+  if (strayFiles.length) problems.push(`files on main that no task wrote: ${strayFiles.join(', ')}`);
   const dirty = await git(root, 'status', '--porcelain', '--untracked-files=no');
   if (dirty) problems.push(`main working tree left with changes: ${dirty.replace(/\n/g, '; ')}`);
   const worktrees = (await git(root, 'worktree', 'list', '--porcelain')).split('\n').filter((l) => l.startsWith('worktree '));

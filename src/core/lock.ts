@@ -165,12 +165,18 @@ export async function acquireLock(lockDir: string, command: string, timeoutMs: n
 }
 
 function tryMkdir(dir: string): boolean {
-  try {
-    mkdirSync(dir);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
+  for (let tries = 0; ; tries++) {
+    try {
+      mkdirSync(dir);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      // The parent (.launchpad/) can vanish under us: a transaction that created it only for its
+      // lock removes it again when it ends. Make it again.
+      if (code !== 'ENOENT' || tries >= 20) throw err;
+      mkdirSync(dirname(dir), { recursive: true });
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // The mkdir lock of seed 002: mkdir is atomic, a stale lock is reclaimed by renaming it away
 // (so two reclaimers cannot both win), and a live holder makes us fail fast naming it.
 // The holder record carries the process identity beside the pid (see processIdentity.ts).
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -63,16 +64,6 @@ function isHolderAlive(holder: LockHolder): boolean {
 
 /** Takes the lock now or throws LockHeldError. */
 export function tryAcquireLock(lockDir: string, command: string): LockHandle {
-  mkdirSync(dirname(lockDir), { recursive: true });
-  let reclaimedFrom: LockHolder | undefined;
-  if (!tryMkdir(lockDir)) {
-    const holder = readLockHolder(lockDir);
-    if (holder ? isHolderAlive(holder) : ageMs(lockDir) < CREATING_GRACE_MS) {
-      throw new LockHeldError(lockDir, holder);
-    }
-    reclaimedFrom = reclaimStale(lockDir);
-  }
-
   const holder: LockHolder = {
     pid: process.pid,
     identity: processIdentity(process.pid),
@@ -80,16 +71,18 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
     command,
     acquired_at: new Date().toISOString(),
   };
+  // The lock appears with its holder record already inside (a staged directory renamed into
+  // place), so nobody ever sees our lock without knowing whose it is.
+  const staged = stageLock(lockDir, holder);
+  let reclaimedFrom: LockHolder | undefined;
   try {
-    const tmp = join(lockDir, 'holder.json.tmp');
-    writeFileSync(tmp, JSON.stringify(holder) + '\n');
-    renameSync(tmp, join(lockDir, 'holder.json'));
-    // Seed 002's shell snippet reads `$LOCKDIR/pid`; keep it readable by such scripts.
-    writeFileSync(join(lockDir, 'pid'), `${process.pid}\n`);
-  } catch (err) {
-    // Our fresh directory vanished: someone took it for stale. It is theirs now.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new LockHeldError(lockDir, readLockHolder(lockDir));
-    throw err;
+    if (!tryPlace(staged, lockDir)) {
+      const current = readLockHolder(lockDir);
+      if (current ? isHolderAlive(current) : ageMs(lockDir) < CREATING_GRACE_MS) throw new LockHeldError(lockDir, current);
+      reclaimedFrom = reclaimStale(lockDir, staged);
+    }
+  } finally {
+    rmSync(staged, { recursive: true, force: true }); // gone already when it was placed
   }
 
   let released = false;
@@ -101,23 +94,48 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
       if (released) return;
       released = true;
       const current = readLockHolder(lockDir);
-      // Never remove a lock someone else took over after declaring ours stale, nor one another
-      // process is creating right now (its directory exists, its holder record not yet).
+      // Never remove a lock someone else took over after declaring ours stale.
       if (!current || current.pid !== holder.pid || current.identity !== holder.identity) return;
       rmSync(lockDir, { recursive: true, force: true });
     },
   };
 }
 
+function stageLock(lockDir: string, holder: LockHolder): string {
+  const staged = `${lockDir}.new.${process.pid}.${randomBytes(4).toString('hex')}`;
+  tryMkdir(staged);
+  writeFileSync(join(staged, 'holder.json'), JSON.stringify(holder) + '\n');
+  // Seed 002's shell snippet reads `$LOCKDIR/pid`; keep it readable by such scripts.
+  writeFileSync(join(staged, 'pid'), `${holder.pid}\n`);
+  return staged;
+}
+
+/**
+ * Renames the staged lock into place; false when a lock is already there. (rename(2) would
+ * replace an *empty* directory: Launchpad never makes one, and checks for one first.)
+ */
+function tryPlace(staged: string, lockDir: string): boolean {
+  // An empty lock directory is another tool's mkdir lock being created: leave it be.
+  if (existsSync(lockDir)) return false;
+  try {
+    renameSync(staged, lockDir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTEMPTY') return false;
+    throw err;
+  }
+}
+
 /** A reclaimer that died inside the guard leaves it behind; after this long it is ignored. */
 const RECLAIM_GRACE_MS = 10_000;
 
 /**
- * Replaces a stale lock. Only one process reclaims at a time (the `.reclaim` guard directory),
- * and it checks staleness again inside the guard: without that, a slow reclaimer could move
- * aside the lock a faster one had just taken, and both would hold it.
+ * Replaces a stale lock with ours. Only one process reclaims at a time (the `.reclaim` guard
+ * directory), and it checks staleness again inside the guard: without that, a slow reclaimer
+ * could move aside the lock a faster one had just taken, and both would hold it.
  */
-function reclaimStale(lockDir: string): LockHolder | undefined {
+function reclaimStale(lockDir: string, staged: string): LockHolder | undefined {
   const guard = `${lockDir}.reclaim`;
   if (!tryMkdir(guard)) {
     if (ageMs(guard) < RECLAIM_GRACE_MS) throw new LockHeldError(lockDir, readLockHolder(lockDir));
@@ -142,7 +160,7 @@ function reclaimStale(lockDir: string): LockHolder | undefined {
     } catch {
       // Already gone (its holder released it): free to take.
     }
-    if (!tryMkdir(lockDir)) throw new LockHeldError(lockDir, readLockHolder(lockDir));
+    if (!tryPlace(staged, lockDir)) throw new LockHeldError(lockDir, readLockHolder(lockDir));
     return holder;
   } finally {
     rmSync(guard, { recursive: true, force: true });

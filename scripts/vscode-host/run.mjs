@@ -2,7 +2,7 @@
 // Runs an extension's integration tests inside a real VS Code host, offline: code-server (VS Code
 // server with a Node extension host) opened by headless Debian chromium through playwright-core.
 // See README.md beside this file; `node scripts/vscode-host/run.mjs --help` lists the options.
-import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +10,9 @@ import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { chromium } from 'playwright-core';
 import { CACHE, ROOT, ensureInstalled } from './install.mjs';
+
+/** The newest screenshot of each suite and name, kept across runs. */
+const SCREENSHOTS = join(ROOT, '.cache', 'screenshots');
 import { killGroup, rssKb, runPids, startGroup } from './procs.mjs';
 
 const HELP = `usage: node scripts/vscode-host/run.mjs [options]
@@ -164,6 +167,7 @@ export async function runSuite(opts) {
   const say = (line) => { console.log(`vscode-host: ${line}`); log(`[runner] ${line}`); };
   const resultsFile = join(runDir, 'results.json');
   const shotsDir = dir('screenshots');
+  mkdirSync(SCREENSHOTS, { recursive: true });
   const extensionsDir = dir('extensions');
   const userDataDir = dir('user-data');
   writeFileSync(join(dir('user-data', 'User'), 'settings.json'), JSON.stringify(USER_SETTINGS, null, 2));
@@ -294,7 +298,10 @@ export async function runSuite(opts) {
         renameSync(join(shotsDir, f), `${name}.taking`);
         await page.screenshot({ path: `${name}.png` }).catch((e) => log(`[runner] screenshot failed: ${e}`));
         writeFileSync(`${name}.done`, '');
-        say(`screenshot ${name}.png`);
+        // Run folders are pruned; the newest picture of each name stays where a person looks.
+        const kept = join(SCREENSHOTS, `${opts.label ?? opts.suite}-${f.slice(0, -'.request'.length)}.png`);
+        if (existsSync(`${name}.png`)) copyFileSync(`${name}.png`, kept);
+        say(`screenshot ${kept}`);
       }
     }, 250);
     let code;

@@ -4,7 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ROOT, summarize } from './harness.mjs';
+import { ROOT, RUSAGE_WRAPPER, summarize } from './harness.mjs';
 
 export const CLI = join(ROOT, 'dist', 'cli.js');
 
@@ -106,22 +106,6 @@ echo "RESULT:SUCCESS"
   return path;
 }
 
-// CPU time of a child and everything it waited for, from wait4()'s rusage in a tiny python3
-// parent; fd 3 carries "wall_ms cpu_ms", the wall time taken around fork/exec/wait so python's
-// own start is not in it. On a shared machine wall time says as much about the neighbours as
-// about us; CPU time much less.
-const RUSAGE = `
-import os, sys, time
-t0 = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.close(3)
-    os.execvp(sys.argv[1], sys.argv[1:])
-_, status, ru = os.wait4(pid, 0)
-wall = (time.perf_counter() - t0) * 1000
-os.write(3, ("%f %f\\n" % (wall, (ru.ru_utime + ru.ru_stime) * 1000)).encode())
-sys.exit(os.waitstatus_to_exitcode(status) & 255)
-`;
 
 /**
  * A child process timed from node's spawn to its close (ms), as the controller spawns its own;
@@ -131,7 +115,7 @@ sys.exit(os.waitstatus_to_exitcode(status) & 255)
 export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = false } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const [cmd, argv] = cpu ? ['python3', ['-c', RUSAGE, file, ...args]] : [file, args];
+    const [cmd, argv] = cpu ? ['python3', ['-c', RUSAGE_WRAPPER, file, ...args]] : [file, args];
     const stdio = [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'];
     if (cpu) stdio.push('pipe');
     const child = spawn(cmd, argv, { cwd, env, stdio });
@@ -146,9 +130,9 @@ export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = fa
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       if (!cpu) return resolve({ ms, code, stdout, stderr });
-      const [wall, cpuMs] = usage.trim().split(' ').map(Number);
+      const [wall, cpuMs, status] = usage.trim().split(' ').map(Number);
       if (!Number.isFinite(cpuMs)) return reject(new Error(`rusage wrapper failed for ${file} (exit ${code}): ${stderr}`));
-      resolve({ ms: wall, cpuMs, code, stdout, stderr });
+      resolve({ ms: wall, cpuMs, code: status, stdout, stderr });
     });
   });
 }

@@ -96,7 +96,7 @@ function fmtStats(s, unit = 'ms') {
 // the command and wait4()s it, so it reports the child's own wall time and its CPU time (user +
 // system, from rusage) without python's start-up. CPU time is what stays comparable when other
 // work shares the machine. Without python3, the wall time seen from node is used.
-const WRAPPER = `
+export const RUSAGE_WRAPPER = `
 import os, sys, time
 t0 = time.perf_counter()
 pid = os.fork()
@@ -126,7 +126,7 @@ export function spawnTimed(cmd, args, { env = process.env, devNull = false } = {
     const out = devNull ? openSync('/dev/null', 'w') : 'pipe';
     const t0 = process.hrtime.bigint();
     const cp = py
-      ? spawn(py, ['-c', WRAPPER, cmd, ...args], { stdio: ['ignore', out, 'inherit', 'pipe'], env })
+      ? spawn(py, ['-c', RUSAGE_WRAPPER, cmd, ...args], { stdio: ['ignore', out, 'inherit', 'pipe'], env })
       : spawn(cmd, args, { stdio: ['ignore', out, 'inherit'], env });
     if (devNull) closeSync(out);
     let lines = 0;

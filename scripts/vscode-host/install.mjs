@@ -94,7 +94,11 @@ export function ensureInstalled({ log = (m) => console.log(`vscode-host: ${m}`) 
     rmSync(join(CACHE, 'code-server'), { recursive: true, force: true });
     // Node 24 first on PATH runs npm and the postinstall; node-gyp must build against its headers,
     // not the machine's Node 20 (npmrc here says nodedir=/usr).
-    const env = { ...process.env, PATH: `${join(paths.nodeDir, 'bin')}:${process.env.PATH}`, npm_config_nodedir: paths.nodeDir };
+    // Under `npm test` the outer npm's npm_* variables are inherited, and npm reads npm_config_*
+    // as its own config: code-server's postinstall would see the outer user agent (node/v20) and
+    // refuse. The inner npm gets none of them.
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+    const env = { ...inherited, PATH: `${join(paths.nodeDir, 'bin')}:${process.env.PATH}`, npm_config_nodedir: paths.nodeDir };
     run('npm', ['install', '--prefix', join(CACHE, 'code-server'), '--no-save', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], { ...npmOpts, env });
     if (!existsSync(paths.codeServerEntry)) throw new InstallError(`code-server installed but ${paths.codeServerEntry} is missing`);
   }

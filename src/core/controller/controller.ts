@@ -64,7 +64,6 @@ export class Controller {
 
   async run(): Promise<RunOutcome> {
     const { paths } = this.opts;
-    this.lastSessionNumber = undefined;
     const logger = this.opts.logger ?? silentLogger;
     const git = new Git(paths.root);
     const toplevel = await git.toplevel();
@@ -79,6 +78,7 @@ export class Controller {
     const lock = tryAcquireLock(paths.sessionLock, 'launchpad run');
     const store = new StateStore(paths, 'launchpad run');
     const progress = new ProgressLog(paths.progress, this.opts.onLogLine);
+    let session: number | undefined;
     try {
       const interruptedMerge = await abortInterruptedMerge(git);
       const sub = relative(toplevel, paths.root).split('\\').join('/');
@@ -116,6 +116,7 @@ export class Controller {
       s.taskEvents.event((e) => this.taskEvents.fire(e));
       s.head = (await git.head())!;
       this.session = s;
+      session = number;
       if (this.stopRequested) s.requestStop();
 
       s.log({ type: 'LOCK', message: `acquired (pid=${process.pid})` });
@@ -130,20 +131,25 @@ export class Controller {
       writeFileSync(paths.activeMarker, '', { flag: 'a' });
       await excludeArtefacts(paths);
 
-      const reason = await this.runSession(s);
+      let reason: StopReason;
+      try {
+        reason = await this.runSession(s);
+      } catch (err) {
+        // Whatever went wrong, the session still ends properly: STATS, marker, lock.
+        logger.error(err instanceof Error ? err : String(err));
+        s.log({ type: 'ERROR', category: 'TASK_EXEC', message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}` });
+        reason = 'controller-error';
+      }
       return await this.endSession(s, reason);
     } finally {
       this.session = undefined;
-      releaseLock(lock, progress, this.lastSessionNumber);
+      releaseLock(lock, progress, session);
       // A refused run leaves no trace: the artefact folder goes if the lock was all it held.
       rmdirIfEmpty(paths.artefacts);
     }
   }
 
-  private lastSessionNumber: number | undefined;
-
   private async runSession(s: Session): Promise<StopReason> {
-    this.lastSessionNumber = s.number;
     endOrphanedProcesses(s);
     const merges = new MergeQueue();
     await recoverInProgress(s, merges, process.env.HARNESS_WORKER_ID ?? `${hostname()}:${process.pid}`);
@@ -293,6 +299,8 @@ function describe(reason: StopReason, st: Stats): string {
       return `stopped: harness-init.sh failed twice (${left})`;
     case 'config-error':
       return `stopped: configuration error, see the log (${left})`;
+    case 'controller-error':
+      return `stopped: controller error, see the log and the Launchpad output (${left})`;
     default:
       return `stopped: ${reason} (${left})`;
   }

@@ -12,7 +12,8 @@ export type StopReason =
   | 'stopped'
   | 'env-setup-failed'
   | 'state-unrecoverable'
-  | 'config-error';
+  | 'config-error'
+  | 'controller-error';
 
 export interface RunOutcome {
   /** SPEC §5: 0 every task completed, 1 stopped with work left, 2 configuration or bad input. */

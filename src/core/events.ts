@@ -30,17 +30,3 @@ export class Emitter<T> implements Disposable {
     this.listeners.clear();
   }
 }
-
-/** Disposes many things at once, in reverse order of registration. */
-export class DisposableStore implements Disposable {
-  private items: Disposable[] = [];
-
-  add<D extends Disposable>(item: D): D {
-    this.items.push(item);
-    return item;
-  }
-
-  dispose(): void {
-    for (const item of this.items.splice(0).reverse()) item.dispose();
-  }
-}

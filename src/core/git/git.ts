@@ -72,11 +72,6 @@ export class Git {
     return r.code === 0 ? r.stdout.trim() : undefined;
   }
 
-  async configValue(key: string): Promise<string | undefined> {
-    const r = await this.run(['config', '--get', key], { allowFail: true });
-    return r.code === 0 ? r.stdout.trim() : undefined;
-  }
-
   /** Tracked files with uncommitted changes (staged or not), relative to the top level. */
   async trackedChanges(cwd?: string): Promise<string[]> {
     const out = (await this.run(['status', '--porcelain=v1', '-z', '--untracked-files=no'], cwd ? { cwd } : {})).stdout;
@@ -177,10 +172,6 @@ export class Git {
     if (r.code === 0) return true;
     await this.run(['rebase', '--abort'], { cwd, allowFail: true });
     return false;
-  }
-
-  async shortHash(commit: string): Promise<string> {
-    return this.text(['rev-parse', '--short', commit]);
   }
 }
 

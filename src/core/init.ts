@@ -1,5 +1,6 @@
 // Creating the state files (`init`, a first `run`, the extension's Initialize). Idempotent:
 // an existing file is never touched.
+import { logTimestamp } from './logLine';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { Git } from './git/git';
@@ -49,7 +50,7 @@ export async function initHarness(paths: StatePaths, opts: InitOptions = {}): Pr
   const store = new StateStore(paths, 'launchpad init');
   const session = opts.session ?? 0;
 
-  const file = taskFileSchema.parse({ version: 3, created: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), tasks: [] });
+  const file = taskFileSchema.parse({ version: 3, created: logTimestamp(), tasks: [] });
   file.last_session = null;
   if (store.create(file)) {
     result.created.push(TASKS_FILE);

@@ -10,7 +10,7 @@ import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
 import { excludeArtefacts, initHarness } from '../init';
 import { tryAcquireLock, type LockHandle } from '../lock';
-import type { LogEntry } from '../logLine';
+import { logTimestamp, type LogEntry } from '../logLine';
 import { silentLogger, type Logger } from '../logger';
 import { tailLog } from '../logReader';
 import { ProgressLog } from '../progressLog';
@@ -244,7 +244,7 @@ export class Controller {
     let file: TaskFile;
     try {
       file = await s.transact((f) => {
-        f.last_session = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+        f.last_session = logTimestamp();
         return structuredClone(f);
       });
     } catch {

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
 import { branchFor } from '../ids';
-import type { Category } from '../logLine';
+import { logTimestamp, type Category } from '../logLine';
 import type { Logger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
 import type { LogEvent, ProgressLog } from '../progressLog';
@@ -116,7 +116,7 @@ export class Session {
     await this.transact((file) => {
       const t = mustFind(file, task.id);
       t.status = 'completed';
-      t.completed_at = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      t.completed_at = logTimestamp();
       t.agent_id = null;
       t.worktree_branch = null;
       t.error_tail = null;

@@ -1,6 +1,7 @@
 // One task from dispatch to its end: claim it, give it a worktree on harness-<id> from the base
 // branch's head, run the agent with the prompt, read its verdict, validate in the worktree, and
 // merge (through the merge queue) or discard.
+import { logTimestamp } from '../logLine';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -147,7 +148,7 @@ async function recordCheckpoint(s: Session, taskId: string, c: Checkpoint): Prom
   try {
     await s.transact((file) => {
       const t = mustFind(file, taskId);
-      (t.checkpoints ??= []).push({ ...c, timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      (t.checkpoints ??= []).push({ ...c, timestamp: logTimestamp() });
     });
     s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
     s.taskEvents.fire({ taskId, kind: 'checkpoint' });

@@ -93,6 +93,16 @@ export class StateStore {
     return true;
   }
 
+  /** The text of harness-tasks.json.bak when it is a valid task file. */
+  validBackupText(): string | undefined {
+    try {
+      const text = readTaskFileText(this.paths.backup, `${TASKS_FILE}.bak`);
+      return parseTaskFile(text, `${TASKS_FILE}.bak`).ok ? text : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /**
    * Session start (seed 000): a file that fails to parse or validate is replaced by a valid
    * .bak, keeping the broken file beside it; with no valid .bak both stay byte-for-byte.
@@ -103,13 +113,8 @@ export class StateStore {
       return { kind: 'ok' };
     } catch (err) {
       if (!(err instanceof TaskFileError)) throw err;
-      let backupText: string;
-      try {
-        backupText = readTaskFileText(this.paths.backup, `${TASKS_FILE}.bak`);
-      } catch {
-        return { kind: 'unrecoverable', error: err };
-      }
-      if (!parseTaskFile(backupText, `${TASKS_FILE}.bak`).ok) return { kind: 'unrecoverable', error: err };
+      const backupText = this.validBackupText();
+      if (backupText === undefined) return { kind: 'unrecoverable', error: err };
       const corruptCopy = `${this.paths.tasks}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       copyFileSync(this.paths.tasks, corruptCopy);
       writeDurably(this.paths.tmp, backupText);

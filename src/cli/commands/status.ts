@@ -1,7 +1,5 @@
-import { parseTaskFile } from '../../core/taskFile';
 import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile';
-import { readTaskFileText } from '../../core/stateStore';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';
@@ -19,7 +17,7 @@ export const statusCommand: Command = {
     try {
       report = await buildStatus(store);
     } catch (err) {
-      if (err instanceof TaskFileError && backupIsValid(store.paths.backup)) {
+      if (err instanceof TaskFileError && store.validBackupText() !== undefined) {
         ctx.io.err(`note: harness-tasks.json.bak is valid; "launchpad run" restores it (keeping the broken file beside it)\n`);
       }
       throw err;
@@ -28,14 +26,6 @@ export const statusCommand: Command = {
     return EXIT.OK;
   },
 };
-
-function backupIsValid(path: string): boolean {
-  try {
-    return parseTaskFile(readTaskFileText(path, 'harness-tasks.json.bak')).ok;
-  } catch {
-    return false;
-  }
-}
 
 const STATE_HINT: Record<TaskSummary['state'], string> = {
   running: 'running',

@@ -49,6 +49,24 @@ async function conflictScenario(root: string, agents: { a: string; b: string }) 
   return r.done;
 }
 
+/**
+ * a and b both commit the same change to src/b/f.txt first; b (held at its gate) also rewrites
+ * it. Resolves once a is merged, with b still held: opening b's gate makes its merge conflict.
+ */
+async function rebaseScenario(root: string) {
+  const g = gates();
+  const agentLine = byTask(
+    {
+      'task-a': `env SHARED_FILE=src/b/f.txt ${agentCmd('same-first-commit.sh')}`,
+      'task-b': gated('same-first-commit.sh', { SHARED_FILE: 'src/b/f.txt', REWRITE_SHARED: '1' }),
+    },
+    agentCmd('writes-done.sh'),
+  );
+  const started = startRun(root, agentLine, [], { GATE_DIR: g.dir });
+  await waitForLog(root, /Completed \[task-a\]/);
+  return { g, started };
+}
+
 describe('controller: merge protocol', function () {
   this.timeout(120_000);
 
@@ -83,16 +101,7 @@ describe('controller: merge protocol', function () {
       files: { 'README.md': '# p\n', 'src/b/f.txt': 'orig\n' },
       tasks: [{ id: 'task-a' }, { id: 'task-b', files: ['src/task-b/', 'src/b/'] }, { id: 'task-c' }],
     });
-    const g = gates();
-    const agentLine = byTask(
-      {
-        'task-a': `env SHARED_FILE=src/b/f.txt ${agentCmd('same-first-commit.sh')}`,
-        'task-b': gated('same-first-commit.sh', { SHARED_FILE: 'src/b/f.txt', REWRITE_SHARED: '1' }),
-      },
-      agentCmd('writes-done.sh'),
-    );
-    const started = startRun(root, agentLine, [], { GATE_DIR: g.dir });
-    await waitForLog(root, /Completed \[task-a\]/);
+    const { g, started } = await rebaseScenario(root);
     g.open('task-b');
     const r = await started.done;
     assert.equal(r.code, 0, show(r, root));
@@ -123,16 +132,7 @@ describe('controller: merge protocol', function () {
         { id: 'task-b', files: ['src/task-b/', 'src/b/'], validate: 'test -f src/task-b/done.txt && test ! -f src/task-a/done.txt', maxAttempts: 1 },
       ],
     });
-    const g = gates();
-    const agentLine = byTask(
-      {
-        'task-a': `env SHARED_FILE=src/b/f.txt ${agentCmd('same-first-commit.sh')}`,
-        'task-b': gated('same-first-commit.sh', { SHARED_FILE: 'src/b/f.txt', REWRITE_SHARED: '1' }),
-      },
-      agentCmd('writes-done.sh'),
-    );
-    const started = startRun(root, agentLine, [], { GATE_DIR: g.dir });
-    await waitForLog(root, /Completed \[task-a\]/);
+    const { g, started } = await rebaseScenario(root);
     const headAfterA = git(root, 'rev-parse', 'HEAD');
     g.open('task-b');
     const r = await started.done;

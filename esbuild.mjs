@@ -69,6 +69,6 @@ for (const f of outputs) if (!expected.has(f)) rmSync(f);
 
 // The task file's JSON Schema comes from the zod schema, so the editor and the core agree.
 const require = createRequire(import.meta.url);
-const { taskFileJsonSchema } = require('./out/src/core/taskFileJsonSchema.js');
+const { taskFileJsonSchema } = require('./out/src/core/taskFile/jsonSchema.js');
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/harness-tasks.schema.json', JSON.stringify(taskFileJsonSchema(), null, 2) + '\n');

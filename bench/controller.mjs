@@ -200,9 +200,9 @@ async function profile(bench, { base, work, agent, ids, agentStart, validation, 
   const extra = sum([...groups.entries()].filter(([k]) => !peerCmds.has(k)));
 
   // The state file and the log of this run, timed in-process.
-  const { StateStore } = bench.core('stateStore');
+  const { StateStore } = bench.core('taskFile/store');
   const { StatePaths } = bench.core('statePaths');
-  const { ProgressLog } = bench.core('progressLog');
+  const { ProgressLog } = bench.core('log/progressLog');
   const stateDir = bench.tmp('state');
   copyFileSync(join(dir, 'harness-tasks.json'), join(stateDir, 'harness-tasks.json'));
   const store = new StateStore(new StatePaths(stateDir), 'launchpad bench');

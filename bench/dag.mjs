@@ -15,9 +15,9 @@ const SEED = 42;
 const BUDGET_MS = 50;
 
 export default async function run(bench) {
-  const { findDependencyFailures, eligibleTasks, selectBatch, analyzeTasks } = bench.core('dag');
-  const { computeStats } = bench.core('stats');
-  const { parseTaskFile } = bench.core('taskFile');
+  const { findDependencyFailures, eligibleTasks, selectBatch, analyzeTasks } = bench.core('tasks/dag');
+  const { computeStats } = bench.core('tasks/stats');
+  const { parseTaskFile } = bench.core('taskFile/parse');
 
   const raw = generateTaskFile(TASKS, { seed: SEED, inProgress: 2 });
   const parsed = parseTaskFile(JSON.stringify(raw));
@@ -67,8 +67,8 @@ export default async function run(bench) {
     import { createRequire } from 'node:module';
     import { generateTaskFile } from ${JSON.stringify(new URL('./lib/gen.mjs', import.meta.url).href)};
     const require = createRequire(${JSON.stringify(bench.ROOT + '/package.json')});
-    const dag = require('./out/src/core/dag.js');
-    const { parseTaskFile } = require('./out/src/core/taskFile.js');
+    const dag = require('./out/src/core/tasks/dag.js');
+    const { parseTaskFile } = require('./out/src/core/taskFile/parse.js');
     const { tasks, session_config } = parseTaskFile(JSON.stringify(generateTaskFile(${TASKS}, { seed: ${SEED}, inProgress: 2 }))).file;
     const running = tasks.filter((t) => t.status === 'in_progress');
     const c0 = process.cpuUsage();

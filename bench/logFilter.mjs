@@ -58,7 +58,7 @@ function grepCount(args, file) {
 }
 
 export default async function run(bench) {
-  const { readLogLines, LogFollower, tailLog } = bench.core('logReader');
+  const { readLogLines, LogFollower, tailLog } = bench.core('log/logReader');
   const cli = join(bench.ROOT, 'dist', 'cli.js');
   const dir = bench.tmp('state');
   const file = join(dir, 'harness-progress.txt');

@@ -14,9 +14,9 @@ const SEED = 43;
 const BUDGET_MS = 20;
 
 export default async function run(bench) {
-  const { StateStore } = bench.core('stateStore');
+  const { StateStore } = bench.core('taskFile/store');
   const { StatePaths } = bench.core('statePaths');
-  const { parseTaskFile, serializeTaskFile } = bench.core('taskFile');
+  const { parseTaskFile, serializeTaskFile } = bench.core('taskFile/parse');
 
   const dir = bench.tmp('state');
   const store = new StateStore(new StatePaths(dir), 'launchpad bench');

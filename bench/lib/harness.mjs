@@ -6,7 +6,7 @@
 //   const p = await bench.pair(ours, peer, { … })             ours and a peer, interleaved
 //   bench.checkRatio(label, p, { budget, peerName })          ours / peer against a ratio budget
 //   bench.tmp('name')                                         a fresh dir under this run's temp dir
-//   bench.core('logReader')                                   require('out/src/core/logReader.js')
+//   bench.core('log/logReader')                                   require('out/src/core/log/logReader.js')
 //   bench.rng(seed)                                           a seeded PRNG (mulberry32)
 //
 // Every timed run is preceded by a full GC (the runner starts children with --expose-gc), so

@@ -1,7 +1,7 @@
 // Exit codes (SPEC §5) and the one mapping from an error to a code and a message.
 import { LockHeldError } from '../core/lock';
-import { TaskFileMissingError } from '../core/stateStore';
-import { TaskFileError } from '../core/taskFile';
+import { TaskFileMissingError } from '../core/taskFile/store';
+import { TaskFileError } from '../core/taskFile/parse';
 import { InputError } from '../core/inputError';
 
 export const EXIT = {

@@ -1,6 +1,6 @@
 // Finding the state root for a command.
 import { findStateRoot, StatePaths, TASKS_FILE } from '../core/statePaths';
-import { StateStore, TaskFileMissingError } from '../core/stateStore';
+import { StateStore, TaskFileMissingError } from '../core/taskFile/store';
 import type { CommandContext } from './command';
 import { UsageError } from './exit';
 

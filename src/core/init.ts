@@ -1,13 +1,13 @@
 // Creating the state files (`init`, a first `run`, the extension's Initialize). Idempotent:
 // an existing file is never touched.
-import { logTimestamp } from './logLine';
+import { logTimestamp } from './log/logLine';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { Git } from './git/git';
-import { ProgressLog } from './progressLog';
+import { ProgressLog } from './log/progressLog';
 import { ACTIVE_MARKER, ARTEFACT_DIR, PROGRESS_FILE, StatePaths, TASKS_FILE } from './statePaths';
-import { StateStore } from './stateStore';
-import { taskFileSchema } from './taskFileSchema';
+import { StateStore } from './taskFile/store';
+import { taskFileSchema } from './taskFile/schema';
 
 export interface InitOptions {
   /** Add the state files to the root's .gitignore. */

@@ -1,14 +1,14 @@
 // Everything `status` shows, as data: the CLI prints it, `status --json` emits it, the
 // extension reads the same fields. Read-only: no lock, no write.
-import { analyzeTasks, isRetryable, type TaskState } from './dag';
+import { analyzeTasks, isRetryable, type TaskState } from './tasks/dag';
 import { Git } from './git/git';
 import { taskIdOfBranch } from './ids';
 import { liveLockHolder, type LockHolder } from './lock';
-import { tailLog } from './logReader';
+import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
-import { computeStats } from './stats';
-import type { StateStore } from './stateStore';
-import type { Task, TaskFile } from './taskFileSchema';
+import { computeStats } from './tasks/stats';
+import type { StateStore } from './taskFile/store';
+import type { Task, TaskFile } from './taskFile/schema';
 
 export interface TaskSummary {
   id: string;

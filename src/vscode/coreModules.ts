@@ -2,7 +2,7 @@
 // module loads) and the controller — plus the settings schema. Reached only through loadCore(),
 // never from activation: esbuild bundles a module imported only dynamically as a lazy initializer.
 export { Controller } from '../core/controller/controller';
-export { addTaskLogged, retryTaskLogged } from '../core/harnessEdits';
+export { addTaskLogged, retryTaskLogged } from '../core/tasks/harnessEdits';
 export { GITIGNORE_ENTRIES, initHarness } from '../core/init';
-export { StateStore, TaskFileMissingError } from '../core/stateStore';
+export { StateStore, TaskFileMissingError } from '../core/taskFile/store';
 export { parseSettings } from './settingsSchema';

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { taskFileJsonSchema } from '../../src/core/taskFileJsonSchema';
+import { taskFileJsonSchema } from '../../src/core/taskFile/jsonSchema';
 import { waitFor } from './host';
 
 const ID = 'launchpad.launchpad';

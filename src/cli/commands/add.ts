@@ -1,4 +1,4 @@
-import { addTaskLogged } from '../../core/harnessEdits';
+import { addTaskLogged } from '../../core/tasks/harnessEdits';
 import { splitList, numberOption, type Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';

@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, openSync, readSync, watch } from 'node:fs';
-import { parseLogFilter } from '../../core/logFilterSpec';
-import { CATEGORIES, LOG_TYPES } from '../../core/logLine';
-import { lineMatches, LogFollower, readLogLines } from '../../core/logReader';
+import { watch } from 'node:fs';
+import { parseLogFilter } from '../../core/log/logFilterSpec';
+import { CATEGORIES, LOG_TYPES } from '../../core/log/logLine';
+import { lineMatches, LogFollower, readLogLines, unterminatedTail } from '../../core/log/logReader';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';
@@ -55,23 +55,3 @@ export const logCommand: Command = {
     return EXIT.OK;
   },
 };
-
-/** The bytes after the last newline (from `offset`, just after it), without a trailing CR. */
-function unterminatedTail(file: string, offset: number): string {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return '';
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size <= offset) return '';
-    const buf = Buffer.alloc(size - offset);
-    const n = readSync(fd, buf, 0, buf.length, offset);
-    const text = buf.toString('utf8', 0, n);
-    return text.includes('\n') ? '' : text.replace(/\r$/, '');
-  } finally {
-    closeSync(fd);
-  }
-}

@@ -1,4 +1,4 @@
-import { retryTaskLogged } from '../../core/harnessEdits';
+import { retryTaskLogged } from '../../core/tasks/harnessEdits';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';

@@ -2,7 +2,7 @@ import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import { buildStatus } from '../../core/statusReport';
-import { StateStore } from '../../core/stateStore';
+import { StateStore } from '../../core/taskFile/store';
 import { numberOption, type Command } from '../command';
 import { harnessRootForInit } from '../harness';
 import { stderrLogger } from '../io';

@@ -1,5 +1,5 @@
 import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
-import { TaskFileError } from '../../core/taskFile';
+import { TaskFileError } from '../../core/taskFile/parse';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';

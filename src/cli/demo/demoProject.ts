@@ -5,8 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { initHarness } from '../../core/init';
 import { StatePaths } from '../../core/statePaths';
-import { StateStore } from '../../core/stateStore';
-import { addTask, type NewTask } from '../../core/taskOps';
+import { StateStore } from '../../core/taskFile/store';
+import { addTask, type NewTask } from '../../core/tasks/taskOps';
 
 const FILES: Record<string, string> = {
   'README.md': '# textkit\n\nSmall text utilities, built task by task by Launchpad\'s demo agent.\n',
@@ -14,7 +14,7 @@ const FILES: Record<string, string> = {
   'check.js': `const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const part = process.argv[2];
-const load = (name) => require('./src/' + name + '.js');
+const load = (name) => require('./src' + name + '.js');
 const checks = {
   slugify: () => assert.equal(load('slugify').slugify(' Hello, World! '), 'hello-world'),
   wordCount: () => {

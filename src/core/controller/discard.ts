@@ -1,8 +1,8 @@
 // Ending an attempt that failed: the task's on_failure.cleanup runs in its worktree (a failing
 // cleanup is logged, never fatal), then the failure is recorded and the worktree discarded.
 import { lastMeaningfulLine } from './agentOutput';
-import type { Category } from '../logLine';
-import type { Task } from '../taskFileSchema';
+import type { Category } from '../log/logLine';
+import type { Task } from '../taskFile/schema';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 

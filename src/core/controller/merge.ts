@@ -2,9 +2,9 @@
 // and either discard (a conflict outside the task's files_hint) or rebase the task's branch,
 // validate again and merge once more; still conflicting is MERGE_CONFLICT (retried solo).
 import { relative } from 'node:path';
-import { normalizeHint } from '../dag';
+import { normalizeHint } from '../tasks/dag';
 import { branchFor } from '../ids';
-import type { Task } from '../taskFileSchema';
+import type { Task } from '../taskFile/schema';
 import { discardAttempt } from './discard';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Git } from '../git/git';
 import { branchFor, taskIdOfBranch } from '../ids';
-import type { Task } from '../taskFileSchema';
+import type { Task } from '../taskFile/schema';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
 import type { Session } from './session';

@@ -2,7 +2,7 @@
 // editor settings) and the task file, in SPEC §4's order.
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { StatePaths } from '../statePaths';
-import type { TaskFile } from '../taskFileSchema';
+import type { TaskFile } from '../taskFile/schema';
 
 /** What a front end knows; each field undefined when not given there. */
 export interface RunSettings {

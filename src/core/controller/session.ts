@@ -6,13 +6,13 @@ import { join, relative } from 'node:path';
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
 import { branchFor } from '../ids';
-import { logTimestamp, type Category } from '../logLine';
+import { logTimestamp, type Category } from '../log/logLine';
 import type { Logger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
-import type { LogEvent, ProgressLog } from '../progressLog';
+import type { LogEvent, ProgressLog } from '../log/progressLog';
 import type { StatePaths } from '../statePaths';
-import type { StateStore } from '../stateStore';
-import type { Task, TaskFile } from '../taskFileSchema';
+import type { StateStore } from '../taskFile/store';
+import type { Task, TaskFile } from '../taskFile/schema';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 

@@ -1,13 +1,13 @@
 // One task from dispatch to its end: claim it, give it a worktree on harness-<id> from the base
 // branch's head, run the agent with the prompt, read its verdict, validate in the worktree, and
 // merge (through the merge queue) or discard.
-import { logTimestamp } from '../logLine';
+import { logTimestamp } from '../log/logLine';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { branchFor } from '../ids';
 import { STATE_FILE_NAMES } from '../statePaths';
-import type { Task } from '../taskFileSchema';
+import type { Task } from '../taskFile/schema';
 import { AgentOutputScanner, type Checkpoint } from './agentOutput';
 import { discardAttempt } from './discard';
 import { mergeTask, type TaskEnd } from './merge';

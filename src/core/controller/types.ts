@@ -2,7 +2,7 @@
 // through which every agent, validation and cleanup runs (child processes in the CLI, a
 // VS Code task per worktree in the extension).
 import type { ProcessResult, ProcessSpec } from '../process/runProcess';
-import type { Stats } from '../stats';
+import type { Stats } from '../tasks/stats';
 
 export type StopReason =
   | 'all-completed'

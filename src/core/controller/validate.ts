@@ -1,7 +1,7 @@
 // Running a task's validation command in its worktree: the only proof a task is done.
 import { join } from 'node:path';
-import type { Category } from '../logLine';
-import type { Task } from '../taskFileSchema';
+import type { Category } from '../log/logLine';
+import type { Task } from '../taskFile/schema';
 import { lastMeaningfulLine } from './agentOutput';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';

@@ -3,7 +3,7 @@
 // does (addTaskLogged: under the state lock, with its INIT line in the log). Called with a
 // NewTask-like object (another extension, a keybinding) it adds that without asking.
 import * as vscode from 'vscode';
-import type { NewTask } from '../../core/taskOps';
+import type { NewTask } from '../../core/tasks/taskOps';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
 import type { HarnessSnapshot } from '../model/harnessModel';

@@ -2,8 +2,8 @@
 // as `launchpad status` (counts, sessions, the active run, every task with its state, worktrees,
 // the last log lines), read from the snapshot the views use. Read-only: no lock, no git here.
 import * as vscode from 'vscode';
-import { tailLog } from '../../core/logReader';
-import { computeStats } from '../../core/stats';
+import { tailLog } from '../../core/log/logReader';
+import { computeStats } from '../../core/tasks/stats';
 import { fencedBlock } from '../markdown';
 import type { HarnessModel, HarnessSnapshot } from '../model/harnessModel';
 import { STATE_LABELS } from '../views/taskPresentation';

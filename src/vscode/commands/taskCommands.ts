@@ -10,7 +10,7 @@ import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
-import { lastLineOfTask } from './logPosition';
+import { lastLineOfTask } from '../../core/log/logPosition';
 
 type TaskCommand =
   | typeof COMMANDS.retryTask

@@ -9,7 +9,7 @@ import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
 import { harnessWorktrees, summarizeTasks, type StatusReport, type TaskSummary } from '../../core/statusReport';
-import type { Task, TaskFile } from '../../core/taskFileSchema';
+import type { Task, TaskFile } from '../../core/taskFile/schema';
 import { CONTEXT_KEYS } from '../contributions';
 import { loadCore } from '../coreLoader';
 

@@ -2,7 +2,7 @@
 // one), so a long log shows where things went wrong. Appends rescan only the new lines. Past
 // MAX_MARKS marks the ruler would be solid colour (a view of errors only): none are drawn.
 import * as vscode from 'vscode';
-import { parseLogLine } from '../../core/logLine';
+import { parseLogLine } from '../../core/log/logLine';
 import { LOG_LANGUAGE_ID } from '../contributions';
 
 const MAX_MARK_LINES = 200_000;

@@ -4,9 +4,9 @@
 // Called with filter values (`{ type: 'ERROR' }`, as `launchpad log` takes them) it skips the
 // pick: other commands and tests open a view that way. Returns the document's URI.
 import * as vscode from 'vscode';
-import { LogFilterError, parseLogFilter } from '../../core/logFilterSpec';
-import { parseLogLine } from '../../core/logLine';
-import { tailLog } from '../../core/logReader';
+import { LogFilterError, parseLogFilter } from '../../core/log/logFilterSpec';
+import { parseLogLine } from '../../core/log/logLine';
+import { tailLog } from '../../core/log/logReader';
 import type { HarnessModel } from '../model/harnessModel';
 import { filterUri, type FilterValues } from './filterUri';
 

@@ -5,7 +5,7 @@
 // its first line, a note, says how many earlier lines are left to `launchpad log`.
 // Lines are numbered in the order they matched (0, 1, …), so a caller that knows which lines
 // it shows can turn an append into edits (drop from the head, add at the end, a new note).
-import { LogFollower, readLogLines, type LogFilter } from '../../core/logReader';
+import { LogFollower, readLogLines, type LogFilter } from '../../core/log/logReader';
 
 export const MAX_VIEW_LINES = 50_000;
 

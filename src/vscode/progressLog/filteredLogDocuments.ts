@@ -11,7 +11,7 @@
 // ordinary refresh is the fallback.
 import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
-import { LogFilterError, parseLogFilter } from '../../core/logFilterSpec';
+import { LogFilterError, parseLogFilter } from '../../core/log/logFilterSpec';
 import { FilteredLog, type ViewState } from './filteredLog';
 import { cliCommand, describeFilter, FILTER_SCHEME, parseFilterUri } from './filterUri';
 

@@ -1,8 +1,8 @@
 // Hovering a task id in the progress log shows that task as the task file has it now: title,
 // state, attempts, the last error (with the tail of the failing output), the validation command.
 import * as vscode from 'vscode';
-import { parseLogLine } from '../../core/logLine';
-import type { TaskState } from '../../core/dag';
+import { parseLogLine } from '../../core/log/logLine';
+import type { TaskState } from '../../core/tasks/dag';
 import { COMMANDS } from '../contributions';
 import type { HarnessModel, TaskEntry } from '../model/harnessModel';
 import { revealTaskUri } from './revealTaskUri';

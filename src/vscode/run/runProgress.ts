@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../core/controller/types';
 import type { Logger } from '../../core/logger';
-import { computeStats, type Stats } from '../../core/stats';
+import { computeStats, type Stats } from '../../core/tasks/stats';
 import { COMMANDS } from '../contributions';
 import { isExpectedError } from '../commands/errors';
 import { offer } from '../notify';

@@ -1,7 +1,7 @@
 // How a task looks: its state's words, icon and colour, the one-line description and the hover.
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
-import type { TaskState } from '../../core/dag';
+import type { TaskState } from '../../core/tasks/dag';
 import { escapeMarkdown, fencedBlock } from '../markdown';
 import type { TaskEntry } from '../model/harnessModel';
 

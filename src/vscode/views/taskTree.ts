@@ -1,7 +1,7 @@
 // The shape of the Tasks view, as plain data: which nodes exist, under which parent, in what
 // order, paged. No vscode import: the rules are tested in node. States come from the core
 // (analyzeTasks via TaskSummary.state); nothing here decides what a task's state is.
-import type { TaskState } from '../../core/dag';
+import type { TaskState } from '../../core/tasks/dag';
 import { compareIds } from '../../core/ids';
 
 /** Children shown per parent before a "show more" item (DESIGN: page past a few hundred). */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { parseLogLine, type LogEntry } from '../../../src/core/logLine';
+import { parseLogLine, type LogEntry } from '../../../src/core/log/logLine';
 import { processIdentity } from '../../../src/core/processIdentity';
 import { runCli, type CliResult } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';

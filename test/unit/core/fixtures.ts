@@ -2,7 +2,7 @@
 // seed fixtures under test/fixtures/core/.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Task, TaskFile } from '../../../src/core/taskFileSchema';
+import type { Task, TaskFile } from '../../../src/core/taskFile/schema';
 
 /** test/fixtures/core, from out/test/unit/core (the JSON fixtures are not copied to out/). */
 export const FIXTURES = resolve(__dirname, '../../../../test/fixtures/core');

@@ -2,8 +2,8 @@
 // state files committed or not, and readers for the task file and the progress log.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseTaskFile } from '../../../src/core/taskFile';
-import type { TaskFile } from '../../../src/core/taskFileSchema';
+import { parseTaskFile } from '../../../src/core/taskFile/parse';
+import type { TaskFile } from '../../../src/core/taskFile/schema';
 import { runCli, startCli, type CliResult } from './cli';
 import { git, makeRepo } from './gitRepo';
 

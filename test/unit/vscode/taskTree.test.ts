@@ -1,7 +1,7 @@
 // The Tasks view's shape as plain data: groups in order, the dependency tree with its roots and
 // cycles, paging, and the path a reveal follows.
 import assert from 'node:assert/strict';
-import type { TaskState } from '../../../src/core/dag';
+import type { TaskState } from '../../../src/core/tasks/dag';
 import { dependencyIndex, groupByState, limitShowing, page, PAGE_SIZE, pathTo, STATE_ORDER, type TaskLike } from '../../../src/vscode/views/taskTree';
 
 const t = (id: string, state: TaskState, depends_on: string[] = []): TaskLike => ({ id, state, depends_on });

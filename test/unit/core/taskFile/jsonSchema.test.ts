@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isValidTaskId, TASK_ID_PATTERN } from '../../../src/core/ids';
-import { parseTaskFile } from '../../../src/core/taskFile';
-import { taskFileJsonSchema } from '../../../src/core/taskFileJsonSchema';
-import { PRIORITIES, STATUSES } from '../../../src/core/taskFileSchema';
-import { fixtureText } from './fixtures';
+import { isValidTaskId, TASK_ID_PATTERN } from '../../../../src/core/ids';
+import { parseTaskFile } from '../../../../src/core/taskFile/parse';
+import { taskFileJsonSchema } from '../../../../src/core/taskFile/jsonSchema';
+import { PRIORITIES, STATUSES } from '../../../../src/core/taskFile/schema';
+import { fixtureText } from '../fixtures';
 
 type Schema = Record<string, unknown>;
 
@@ -142,7 +142,7 @@ describe('core/taskFileJsonSchema', () => {
   });
 
   it('is what the build writes to dist/harness-tasks.schema.json', () => {
-    const file = resolve(__dirname, '../../../../dist/harness-tasks.schema.json');
+    const file = resolve(__dirname, '../../../../../dist/harness-tasks.schema.json');
     assert.ok(existsSync(file), `${file} missing: run node esbuild.mjs`);
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), schema);
   });

@@ -1,8 +1,8 @@
 // A person's edits to the harness as whole transactions, shared by the CLI and the extension:
 // the task file changes under the state lock, then one log line says what happened.
-import { ProgressLog } from './progressLog';
-import type { StateStore } from './stateStore';
-import type { Task } from './taskFileSchema';
+import { ProgressLog } from '../log/progressLog';
+import type { StateStore } from '../taskFile/store';
+import type { Task } from '../taskFile/schema';
 import { addTask, retryTask, type NewTask } from './taskOps';
 
 export async function addTaskLogged(store: StateStore, input: NewTask): Promise<Task> {

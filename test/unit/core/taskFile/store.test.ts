@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tryAcquireLock } from '../../../src/core/lock';
-import { StatePaths } from '../../../src/core/statePaths';
-import { StateStore, TaskFileMissingError } from '../../../src/core/stateStore';
-import { parseTaskFile, serializeTaskFile, TaskFileError } from '../../../src/core/taskFile';
-import { version } from '../../fixtures/core/saveLoop';
-import { tempDir } from '../helpers/tmp';
-import { FIXTURE_SCRIPTS, task, taskFile } from './fixtures';
+import { tryAcquireLock } from '../../../../src/core/lock';
+import { StatePaths } from '../../../../src/core/statePaths';
+import { StateStore, TaskFileMissingError } from '../../../../src/core/taskFile/store';
+import { parseTaskFile, serializeTaskFile, TaskFileError } from '../../../../src/core/taskFile/parse';
+import { version } from '../../../fixtures/core/saveLoop';
+import { tempDir } from '../../helpers/tmp';
+import { FIXTURE_SCRIPTS, task, taskFile } from '../fixtures';
 
 function newStore(): { store: StateStore; paths: StatePaths } {
   const paths = new StatePaths(tempDir('launchpad-store-'));

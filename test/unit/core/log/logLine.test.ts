@@ -9,8 +9,8 @@ import {
   logTimestamp,
   parseLogLine,
   type LogEntry,
-} from '../../../src/core/logLine';
-import { fixtureText } from './fixtures';
+} from '../../../../src/core/log/logLine';
+import { fixtureText } from '../fixtures';
 
 const TS = '2025-07-01T10:00:00Z';
 

@@ -2,7 +2,7 @@
 // the file is scanned backwards in chunks for the line, then its newlines before it are
 // counted (a Buffer scan, no decoding). No vscode import: tested in node.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { parseLogLine } from '../../core/logLine';
+import { parseLogLine } from './logLine';
 
 const CHUNK = 1 << 20;
 

@@ -2,11 +2,11 @@
 // read-modify-write transactions under the state lock. A reader never sees a partial file and a
 // file that could not be parsed is never overwritten.
 import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { rmdirIfEmpty } from './fsQuiet';
-import { acquireLock } from './lock';
-import { StatePaths, TASKS_FILE } from './statePaths';
-import { MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError, tooLargeProblem } from './taskFile';
-import type { TaskFile } from './taskFileSchema';
+import { rmdirIfEmpty } from '../fsQuiet';
+import { acquireLock } from '../lock';
+import { StatePaths, TASKS_FILE } from '../statePaths';
+import { MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
+import type { TaskFile } from './schema';
 
 export class TaskFileMissingError extends Error {
   constructor(readonly path: string) {

@@ -13,10 +13,10 @@ import {
   runsSolo,
   selectBatch,
   tasksMissingValidation,
-} from '../../../src/core/dag';
-import { computeStats } from '../../../src/core/stats';
-import type { Task } from '../../../src/core/taskFileSchema';
-import { exhausted, task } from './fixtures';
+} from '../../../../src/core/tasks/dag';
+import { computeStats } from '../../../../src/core/tasks/stats';
+import type { Task } from '../../../../src/core/taskFile/schema';
+import { exhausted, task } from '../fixtures';
 
 const ids = (tasks: readonly Task[]) => tasks.map((t) => t.id);
 const failuresOf = (tasks: Task[]) => Object.fromEntries(findDependencyFailures(tasks).map((f) => [f.taskId, f.entry]));

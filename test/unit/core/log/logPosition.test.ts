@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { lastLineOfTask } from '../../../src/vscode/commands/logPosition';
-import { tempDir } from '../helpers/tmp';
+import { lastLineOfTask } from '../../../../src/core/log/logPosition';
+import { tempDir } from '../../helpers/tmp';
 
 const line = (n: number, type: string, id?: string, msg = 'x') => `[2025-07-01T10:00:${String(n % 60).padStart(2, '0')}Z] [SESSION-1] ${type}${id ? ` [${id}]` : ''} ${msg}`;
 

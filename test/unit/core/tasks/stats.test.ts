@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { parseLogLine } from '../../../src/core/logLine';
-import { computeStats, formatStats, type Stats } from '../../../src/core/stats';
-import type { Task } from '../../../src/core/taskFileSchema';
-import { exhausted, rng, task } from './fixtures';
+import { parseLogLine } from '../../../../src/core/log/logLine';
+import { computeStats, formatStats, type Stats } from '../../../../src/core/tasks/stats';
+import type { Task } from '../../../../src/core/taskFile/schema';
+import { exhausted, rng, task } from '../fixtures';
 
 const COUNTS = ['completed', 'failed', 'in_batch', 'pending', 'blocked'] as const;
 const sum = (s: Stats) => COUNTS.reduce((n, k) => n + s[k], 0);

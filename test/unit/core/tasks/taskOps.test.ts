@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { findDependencyFailures } from '../../../src/core/dag';
-import { parseTaskFile, serializeTaskFile } from '../../../src/core/taskFile';
-import type { Task } from '../../../src/core/taskFileSchema';
-import { InputError } from '../../../src/core/inputError';
-import { addTask, nextTaskId, retryTask } from '../../../src/core/taskOps';
-import { exhausted, task, taskFile } from './fixtures';
+import { findDependencyFailures } from '../../../../src/core/tasks/dag';
+import { parseTaskFile, serializeTaskFile } from '../../../../src/core/taskFile/parse';
+import type { Task } from '../../../../src/core/taskFile/schema';
+import { InputError } from '../../../../src/core/inputError';
+import { addTask, nextTaskId, retryTask } from '../../../../src/core/tasks/taskOps';
+import { exhausted, task, taskFile } from '../fixtures';
 
 const blockedBy = (id: string, by: string, over: Partial<Task> = {}) =>
   task(id, { status: 'failed', depends_on: [by], error_log: [`[DEPENDENCY] Blocked by failed ${by}`], failed_at: '2025-07-01T10:00:00Z', ...over });

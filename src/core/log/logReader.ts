@@ -349,3 +349,23 @@ export class LogFollower {
     return this.offset;
   }
 }
+
+/** The bytes after the last newline (from `offset`, just after it), without a trailing CR. */
+export function unterminatedTail(file: string, offset: number): string {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= offset) return '';
+    const buf = Buffer.alloc(size - offset);
+    const n = readSync(fd, buf, 0, buf.length, offset);
+    const text = buf.toString('utf8', 0, n);
+    return text.includes('\n') ? '' : text.replace(/\r$/, '');
+  } finally {
+    closeSync(fd);
+  }
+}

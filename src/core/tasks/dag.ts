@@ -1,9 +1,9 @@
 // The dependency rules, in one place: cycle detection, unknown dependencies, blocked
 // propagation to a fixpoint, the eligible pool and its order, batch construction, and the
 // state a task shows. Pure functions over the task list; linear in tasks + edges.
-import { compareIds } from './ids';
-import { isCategory, type Category } from './logLine';
-import type { Task } from './taskFileSchema';
+import { compareIds } from '../ids';
+import { isCategory, type Category } from '../log/logLine';
+import type { Task } from '../taskFile/schema';
 
 /** What a person sees for a task; `status` plus what the dependency rules say about it. */
 export type TaskState =

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { locateJsonSyntaxError } from '../../../src/core/jsonSyntax';
-import { formatPath, MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError } from '../../../src/core/taskFile';
-import type { TaskFile } from '../../../src/core/taskFileSchema';
-import { fixtureText, rng } from './fixtures';
+import { locateJsonSyntaxError } from '../../../../src/core/taskFile/jsonSyntax';
+import { formatPath, MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError } from '../../../../src/core/taskFile/parse';
+import type { TaskFile } from '../../../../src/core/taskFile/schema';
+import { fixtureText, rng } from '../fixtures';
 
 function ok(text: string): TaskFile {
   const r = parseTaskFile(text);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CATEGORIES, formatLogLine, LOG_TYPES, type LogEntry } from '../../../src/core/logLine';
-import { filterLog, isEmptyFilter, lineMatches, LogFollower, readLogLines, tailLog, type LogFilter } from '../../../src/core/logReader';
-import { tempDir } from '../helpers/tmp';
-import { rng } from './fixtures';
+import { CATEGORIES, formatLogLine, LOG_TYPES, type LogEntry } from '../../../../src/core/log/logLine';
+import { filterLog, isEmptyFilter, lineMatches, LogFollower, readLogLines, tailLog, type LogFilter } from '../../../../src/core/log/logReader';
+import { tempDir } from '../../helpers/tmp';
+import { rng } from '../fixtures';
 
 const TASKS = ['task-001', 'task-002', 'task-010', 'A.b_c-9'];
 // Fragments that put every needle where it does not count: a task id, a type, a session and a

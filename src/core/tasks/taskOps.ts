@@ -1,9 +1,9 @@
 // Edits a person asks for: adding a task, retrying a failed one. Each mutates a loaded task
 // file in place (inside a StateStore transaction) and says what it did, or throws InputError.
 import { isDependencyFailure } from './dag';
-import { compareIds, isValidTaskId } from './ids';
-import { InputError } from './inputError';
-import { PRIORITIES, type Priority, type Task, type TaskFile } from './taskFileSchema';
+import { compareIds, isValidTaskId } from '../ids';
+import { InputError } from '../inputError';
+import { PRIORITIES, type Priority, type Task, type TaskFile } from '../taskFile/schema';
 
 export interface NewTask {
   title: string;

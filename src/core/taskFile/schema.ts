@@ -3,7 +3,7 @@
 // write never drops a user's data. Defaults follow SPEC §1.
 // zod/mini: the same validation as classic zod at a tenth of the bundle size (no locales).
 import * as z from 'zod/mini';
-import { TASK_ID_PATTERN } from './ids';
+import { TASK_ID_PATTERN } from '../ids';
 
 export const STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2'] as const;

@@ -2,7 +2,7 @@
 // testable on literal strings. Errors name the file and the JSON path of the bad field.
 import type * as z from 'zod/mini';
 import { locateJsonSyntaxError } from './jsonSyntax';
-import { taskFileSchema, type TaskFile } from './taskFileSchema';
+import { taskFileSchema, type TaskFile } from './schema';
 
 /** Larger task files are refused rather than parsed: a multi-gigabyte file is a mistake. */
 export const MAX_TASK_FILE_BYTES = 32 * 1024 * 1024;

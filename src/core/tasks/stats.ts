@@ -2,7 +2,7 @@
 // tasks the dependency rules hold back, `failed` the rest of the failed ones, `pending` every
 // other task not yet started.
 import { analyzeTasks } from './dag';
-import type { Task } from './taskFileSchema';
+import type { Task } from '../taskFile/schema';
 
 export interface Stats {
   tasks_total: number;

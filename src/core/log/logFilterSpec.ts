@@ -3,8 +3,8 @@
 // LogFilter. One parser, so the CLI and the extension accept and refuse the same filters.
 import { CATEGORIES, LOG_TYPES } from './logLine';
 import type { LogFilter } from './logReader';
-import { isValidTaskId } from './ids';
-import { InputError } from './inputError';
+import { isValidTaskId } from '../ids';
+import { InputError } from '../inputError';
 
 /** The filter options by name, as the CLI parses them (a flag without a value is `true`). */
 export type LogFilterValues = Partial<Record<'type' | 'category' | 'task' | 'session' | 'grep', string | boolean | undefined>>;

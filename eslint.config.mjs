@@ -1,0 +1,45 @@
+// Lint rules for the whole tree. Formatting is prettier's (npm run format:check); this file
+// holds what a formatter cannot see: the layer boundary, promises nobody awaits, import order.
+import js from '@eslint/js';
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
+import tseslint from 'typescript-eslint';
+
+/** The core and the CLI never import vscode; the core never reaches into a front end. */
+const boundary = (extra) => ({
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [{ name: 'vscode', message: 'src/core and src/cli run without VS Code: keep vscode in src/vscode.' }],
+      patterns: [{ group: extra, message: 'The core is shared by both front ends and must not import either of them.' }],
+    },
+  ],
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'test/fixtures/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'simple-import-sort': simpleImportSort },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-explicit-any': 'error',
+      'no-duplicate-imports': ['error', { allowSeparateTypeImports: true }],
+      'simple-import-sort/imports': 'error',
+      'simple-import-sort/exports': 'error',
+      'no-control-regex': 'off',
+    },
+  },
+  { files: ['src/core/**/*.ts'], rules: boundary(['**/cli/**', '**/vscode/**', '../cli', '../vscode']) },
+  { files: ['src/cli/**/*.ts'], rules: boundary(['**/vscode/**', '../vscode']) },
+  {
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', Buffer: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly', AbortController: 'readonly' } },
+    plugins: { 'simple-import-sort': simpleImportSort },
+    rules: { 'simple-import-sort/imports': 'error', 'no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }] },
+  },
+);

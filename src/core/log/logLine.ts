@@ -35,13 +35,18 @@ export const CATEGORIES = [
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-export interface LogEntry {
-  timestamp: string;
-  session: number;
+/** What a writer appends: the controller and the edit commands build these. */
+export interface LogEvent {
   type: LogType;
   taskId?: string | undefined;
   category?: Category | undefined;
   message: string;
+}
+
+/** One line as written and as parsed: an event with its time and session. */
+export interface LogEntry extends LogEvent {
+  timestamp: string;
+  session: number;
 }
 
 const typeSet = new Set<string>(LOG_TYPES);

@@ -1,4 +1,4 @@
-// Exit codes (SPEC §5) and the one mapping from an error to a code and a message.
+// Exit codes and the one mapping from an error to a code and a message.
 import { ExpectedError, isExpectedError } from '../core/expectedErrors';
 import { LockHeldError } from '../core/lock';
 

@@ -8,6 +8,7 @@ import * as esbuild from 'esbuild';
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { writeSettings } from './scripts/gen-settings.mjs';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
@@ -72,3 +73,6 @@ const require = createRequire(import.meta.url);
 const { taskFileJsonSchema } = require('./out/src/core/taskFile/jsonSchema.js');
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/harness-tasks.schema.json', JSON.stringify(taskFileJsonSchema(), null, 2) + '\n');
+
+// The settings in package.json come from their declarations (src/vscode/settingsSchema.ts).
+if (writeSettings()) console.log('package.json: settings regenerated from src/vscode/settingsSchema.ts (commit it)');

@@ -1,8 +1,6 @@
-// Exit codes (SPEC §5) and the one mapping from an error to a code and a message.
+// Exit codes and the one mapping from an error to a code and a message.
+import { ExpectedError, isExpectedError } from '../core/expectedErrors';
 import { LockHeldError } from '../core/lock';
-import { TaskFileMissingError } from '../core/taskFile/store';
-import { TaskFileError } from '../core/taskFile/parse';
-import { InputError } from '../core/inputError';
 
 export const EXIT = {
   /** Done; for `run`: every task completed. */
@@ -15,7 +13,8 @@ export const EXIT = {
   LOCKED: 3,
 } as const;
 
-export class UsageError extends Error {
+/** A command line the CLI cannot use: exit 2 with this message. */
+export class UsageError extends ExpectedError {
   constructor(message: string) {
     super(message);
     this.name = 'UsageError';
@@ -24,9 +23,7 @@ export class UsageError extends Error {
 
 export function exitFor(err: unknown): { code: number; message: string } {
   if (err instanceof LockHeldError) return { code: EXIT.LOCKED, message: err.message };
-  if (err instanceof TaskFileError || err instanceof TaskFileMissingError || err instanceof InputError || err instanceof UsageError) {
-    return { code: EXIT.USAGE, message: err.message };
-  }
+  if (isExpectedError(err)) return { code: EXIT.USAGE, message: err.message };
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
   return { code: EXIT.INCOMPLETE, message: `internal error: ${message}` };
 }

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
+import { ExpectedError } from './expectedErrors';
 import { isSameProcessAlive, processIdentity } from './processIdentity';
 
 export interface LockHolder {
@@ -16,7 +17,7 @@ export interface LockHolder {
   acquired_at: string;
 }
 
-export class LockHeldError extends Error {
+export class LockHeldError extends ExpectedError {
   constructor(
     readonly lockDir: string,
     readonly holder: LockHolder | undefined,

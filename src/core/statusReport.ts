@@ -1,8 +1,7 @@
 // Everything `status` shows, as data: the CLI prints it, `status --json` emits it, the
 // extension reads the same fields. Read-only: no lock, no write.
 import { analyzeTasks, isRetryable, type TaskState } from './tasks/dag';
-import { Git } from './git/git';
-import { taskIdOfBranch } from './ids';
+import { harnessWorktrees, type TaskWorktree } from './git/taskWorktrees';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
@@ -40,7 +39,7 @@ export interface StatusReport {
   last_session: string | null;
   /** The live `run` holding the session lock, if any. */
   active_session: LockHolder | null;
-  worktrees: Array<{ path: string; branch: string | null; task: string | null }>;
+  worktrees: TaskWorktree[];
   recent_log: string[];
   tasks: TaskSummary[];
 }
@@ -85,14 +84,4 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     recent_log: tailLog(paths.progress, logLines),
     tasks: summarizeTasks(file),
   };
-}
-
-/** The repository's worktrees that serve a task (branch harness-<id>); none outside git. */
-export async function harnessWorktrees(root: string): Promise<StatusReport['worktrees']> {
-  const git = new Git(root);
-  if (!(await git.toplevel())) return [];
-  const all = await git.listWorktrees();
-  return all
-    .map((w) => ({ path: w.path, branch: w.branch?.replace(/^refs\/heads\//, '') ?? null, task: w.branch ? (taskIdOfBranch(w.branch) ?? null) : null }))
-    .filter((w) => w.task !== null);
 }

@@ -1,5 +1,6 @@
-// The extension's settings, read and validated in one place (zod, in settingsSchema.ts, loaded
-// with the core on first use); consumers get a typed snapshot and an event when any changes.
+// The extension's settings, read and validated in one place (declared in settingsSchema.ts,
+// checked with zod in settingsValidation.ts, loaded with the core on first use); consumers get a
+// typed snapshot and an event when any changes.
 import * as vscode from 'vscode';
 import type { RunSettings } from '../core/controller/runConfig';
 import { SETTINGS } from './contributions';
@@ -11,11 +12,7 @@ export type { LaunchpadSettings } from './settingsSchema';
 export async function readSettings(): Promise<{ settings: LaunchpadSettings; problems: string[] }> {
   const cfg = vscode.workspace.getConfiguration();
   const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : (v ?? undefined));
-  const raw = {
-    agentCommand: blankToUndefined(cfg.get(SETTINGS.agentCommand)),
-    worktreeLocation: blankToUndefined(cfg.get(SETTINGS.worktreeLocation)),
-    maxParallelAgents: blankToUndefined(cfg.get(SETTINGS.maxParallelAgents)),
-  };
+  const raw = Object.fromEntries(Object.entries(SETTINGS).map(([name, key]) => [name, blankToUndefined(cfg.get(key))]));
   // Keep the valid settings, name the invalid ones.
   const { settings, invalid } = (await loadCore()).parseSettings(raw);
   return { settings, problems: invalid.map((i) => `${settingName(i.key)}: ${i.message}`) };
@@ -31,7 +28,7 @@ export function onDidChangeSettings(listener: () => void): vscode.Disposable {
   });
 }
 
-/** The editor's part of a run's settings; the core resolves them against the task file (SPEC §4). */
+/** The editor's part of a run's settings; the core resolves them against the flags, the environment and the task file. */
 export function toRunSettings(settings: LaunchpadSettings, env: NodeJS.ProcessEnv = process.env): RunSettings {
   return {
     editorAgent: settings.agentCommand,

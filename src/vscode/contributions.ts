@@ -33,11 +33,8 @@ export const VIEWS = {
   worktrees: 'launchpad.worktrees',
 } as const;
 
-export const SETTINGS = {
-  agentCommand: 'launchpad.agent.command',
-  worktreeLocation: 'launchpad.worktree.location',
-  maxParallelAgents: 'launchpad.maxParallelAgents',
-} as const;
+/** The settings' keys; each setting is declared (type, default, description) in settingsSchema.ts. */
+export { SETTINGS } from './settingsSchema';
 
 export const CONTEXT_KEYS = {
   hasHarness: 'launchpad.hasHarness',

@@ -1,8 +1,8 @@
 // The parts of the core that cost real time to load — the task file's zod schema (built when its
-// module loads) and the controller — plus the settings schema. Reached only through loadCore(),
+// module loads) and the controller — plus the settings' zod validation. Reached only through loadCore(),
 // never from activation: esbuild bundles a module imported only dynamically as a lazy initializer.
 export { Controller } from '../core/controller/controller';
 export { addTaskLogged, retryTaskLogged } from '../core/tasks/harnessEdits';
 export { GITIGNORE_ENTRIES, initHarness } from '../core/init';
 export { StateStore, TaskFileMissingError } from '../core/taskFile/store';
-export { parseSettings } from './settingsSchema';
+export { parseSettings } from './settingsValidation';

@@ -1,4 +1,4 @@
-// The progress log grammar (SPEC §2), one event per line:
+// The progress log grammar, one event per line:
 //   [ISO-8601 UTC timestamp] [SESSION-N] TYPE [task-id]? [CATEGORY]? message
 // Pure functions, tested on literal strings.
 
@@ -35,13 +35,18 @@ export const CATEGORIES = [
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-export interface LogEntry {
-  timestamp: string;
-  session: number;
+/** What a writer appends: the controller and the edit commands build these. */
+export interface LogEvent {
   type: LogType;
   taskId?: string | undefined;
   category?: Category | undefined;
   message: string;
+}
+
+/** One line as written and as parsed: an event with its time and session. */
+export interface LogEntry extends LogEvent {
+  timestamp: string;
+  session: number;
 }
 
 const typeSet = new Set<string>(LOG_TYPES);
@@ -54,7 +59,7 @@ export function isCategory(value: string): value is Category {
   return categorySet.has(value);
 }
 
-/** Seconds precision, as in the seeds' examples: 2025-07-01T10:00:00Z. */
+/** UTC, seconds precision: 2025-07-01T10:00:00Z. */
 export function logTimestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -1,14 +1,9 @@
 // Appending to harness-progress.txt: never truncated, never rewritten. Each call is one
 // O_APPEND write, so lines from the controller and a concurrent `add` never interleave.
 import { appendFileSync } from 'node:fs';
-import { formatLogLine, logTimestamp, type Category, type LogEntry, type LogType } from './logLine';
+import { formatLogLine, logTimestamp, type LogEntry, type LogEvent } from './logLine';
 
-export interface LogEvent {
-  type: LogType;
-  taskId?: string | undefined;
-  category?: Category | undefined;
-  message: string;
-}
+export type { LogEvent } from './logLine';
 
 export class ProgressLog {
   constructor(

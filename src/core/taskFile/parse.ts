@@ -1,13 +1,14 @@
 // Parsing and writing harness-tasks.json as text. Pure: no I/O, so every malformed shape is
 // testable on literal strings. Errors name the file and the JSON path of the bad field.
 import type * as z from 'zod/mini';
+import { ExpectedError } from '../expectedErrors';
 import { locateJsonSyntaxError } from './jsonSyntax';
 import { taskFileSchema, type TaskFile } from './schema';
 
 /** Larger task files are refused rather than parsed: a multi-gigabyte file is a mistake. */
 export const MAX_TASK_FILE_BYTES = 32 * 1024 * 1024;
 
-export class TaskFileError extends Error {
+export class TaskFileError extends ExpectedError {
   constructor(
     readonly file: string,
     /** JSON path of the first problem (`tasks[3].depends_on[0]`), or '' for the whole file. */

@@ -2,13 +2,14 @@
 // read-modify-write transactions under the state lock. A reader never sees a partial file and a
 // file that could not be parsed is never overwritten.
 import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { ExpectedError } from '../expectedErrors';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { acquireLock } from '../lock';
 import { StatePaths, TASKS_FILE } from '../statePaths';
 import { MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
 import type { TaskFile } from './schema';
 
-export class TaskFileMissingError extends Error {
+export class TaskFileMissingError extends ExpectedError {
   constructor(readonly path: string) {
     super(`${TASKS_FILE}: not found in ${path.slice(0, -TASKS_FILE.length - 1) || '/'}; run "launchpad init" first`);
     this.name = 'TaskFileMissingError';

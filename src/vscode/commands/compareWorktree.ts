@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { Git } from '../../core/git/git';
 import type { HarnessModel } from '../model/harnessModel';
-import type { Worktree } from './worktreeCommands';
+import type { Worktree } from './args';
 
 export const BASE_SCHEME = 'launchpad-base';
 

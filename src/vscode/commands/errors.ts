@@ -1,15 +1,10 @@
 // One way to tell a person an edit was refused: the core's messages already name the file, the
 // field or the lock holder; anything unexpected also goes to the extension log with its stack.
-// Errors are told apart by name: the classes live in modules loaded on first use (coreLoader.ts).
+// Which errors those are is the core's one rule (core/expectedErrors.ts, a brand that module can
+// check without loading the error classes, which load on first use: coreLoader.ts).
 import * as vscode from 'vscode';
+import { isExpectedError } from '../../core/expectedErrors';
 import type { Logger } from '../../core/logger';
-
-/** The core's errors that carry a message for a person (RunConfigError is an InputError). */
-const EXPECTED = new Set(['InputError', 'TaskFileError', 'TaskFileMissingError', 'LockHeldError', 'LogFilterError']);
-
-export function isExpectedError(err: unknown): err is Error {
-  return err instanceof Error && EXPECTED.has(err.name);
-}
 
 export function reportEditError(action: string, err: unknown, logger?: Logger): void {
   const message = err instanceof Error ? err.message : String(err);

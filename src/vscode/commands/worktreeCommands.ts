@@ -5,7 +5,7 @@ import { Git } from '../../core/git/git';
 import { COMMANDS } from '../contributions';
 import type { HarnessSnapshot } from '../model/harnessModel';
 import { requireTrust } from '../trust';
-import { worktreeOf } from './args';
+import { toWorktree, worktreeOf, type Worktree } from './args';
 import { compareWorktree } from './compareWorktree';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -15,8 +15,6 @@ type WorktreeCommand =
   | typeof COMMANDS.openWorktreeTerminal
   | typeof COMMANDS.compareWorktree
   | typeof COMMANDS.removeWorktree;
-
-export type Worktree = NonNullable<ReturnType<typeof worktreeOf>>;
 
 export function worktreeCommands(deps: CommandDeps): Handlers<WorktreeCommand> {
   const withWorktree = (action: string, body: (wt: Worktree) => unknown) => async (arg: unknown) => {
@@ -47,10 +45,10 @@ async function pickWorktree(s: HarnessSnapshot): Promise<Worktree | undefined> {
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(
-    s.worktrees.map((w) => ({ label: w.task!, description: s.byId.get(w.task!)?.title, detail: w.path, w })),
+    s.worktrees.map((w) => ({ label: w.task, description: s.byId.get(w.task)?.title, detail: w.path, w })),
     { placeHolder: 'A task worktree' },
   );
-  return picked && { path: picked.w.path, branch: picked.w.branch, taskId: picked.w.task! };
+  return picked && toWorktree(picked.w);
 }
 
 /**
@@ -65,7 +63,7 @@ async function removeWorktree({ model, runs, logger }: CommandDeps, wt: Worktree
     `Remove the worktree of ${wt.taskId}?`,
     {
       modal: true,
-      detail: `${wt.path}\n\nUncommitted changes in it are lost. Its commits stay on branch ${wt.branch ?? '(detached)'}.`,
+      detail: `${wt.path}\n\nUncommitted changes in it are lost. Its commits stay on branch ${wt.branch}.`,
     },
     remove,
   );

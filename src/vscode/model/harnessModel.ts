@@ -8,7 +8,8 @@ import * as vscode from 'vscode';
 import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
-import { harnessWorktrees, summarizeTasks, type StatusReport, type TaskSummary } from '../../core/statusReport';
+import { harnessWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
+import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
 import { CONTEXT_KEYS } from '../contributions';
 import { loadCore } from '../coreLoader';
@@ -27,7 +28,7 @@ export interface HarnessSnapshot {
   tasks: TaskEntry[];
   byId: Map<string, TaskEntry>;
   /** Task worktrees (git worktree list). Empty in Restricted Mode, where no git process runs. */
-  worktrees: StatusReport['worktrees'];
+  worktrees: TaskWorktree[];
   /** Ids of tasks that have at least one attempt folder (prompt, transcripts). */
   withAttempts: ReadonlySet<string>;
   activeSession?: LockHolder | undefined;

@@ -1,4 +1,4 @@
-// Launchpad: Filter Progress Log. A quick pick of seed 000's filters (errors, agent failures,
+// Launchpad: Filter Progress Log. A quick pick of the usual filters (errors, agent failures,
 // merge conflicts, dispatches, batches, one session, stats, recovery), one task, or a regular
 // expression; the matching lines open as a read-only document that follows the log.
 // Called with filter values (`{ type: 'ERROR' }`, as `launchpad log` takes them) it skips the

@@ -73,7 +73,7 @@ export class RunManager implements vscode.Disposable {
     return run;
   }
 
-  /** SPEC §3: running agents end, their tasks stay in progress for the next run's recovery. */
+  /** Running agents end; their tasks stay in progress for the next run's recovery. */
   stop(): boolean {
     if (!this.current) return false;
     this.logger.info('stop requested: ending the running agents');

@@ -3,10 +3,10 @@
 // and one message with the outcome (or why the run could not start).
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../core/controller/types';
+import { isExpectedError } from '../../core/expectedErrors';
 import type { Logger } from '../../core/logger';
 import { computeStats, type Stats } from '../../core/tasks/stats';
 import { COMMANDS } from '../contributions';
-import { isExpectedError } from '../commands/errors';
 import { offer } from '../notify';
 import type { HarnessModel } from '../model/harnessModel';
 import type { ActiveRun, RunManager } from './runManager';

@@ -4,7 +4,7 @@
 import type { TaskState } from '../../core/tasks/dag';
 import { compareIds } from '../../core/ids';
 
-/** Children shown per parent before a "show more" item (DESIGN: page past a few hundred). */
+/** Children shown per parent before a "show more" item (a parent with thousands of children stays quick to open). */
 export const PAGE_SIZE = 200;
 
 /** Group order in the state view: what moves first, then what needs a person, then what waits. */

@@ -2,14 +2,13 @@
 // the task each serves and that task's state. Read from the model's snapshot on every call.
 import * as vscode from 'vscode';
 import { escapeMarkdown } from '../markdown';
+import { toWorktree, type Worktree } from '../commands/args';
 import type { HarnessModel } from '../model/harnessModel';
 import { STATE_LABELS, stateIcon } from './taskPresentation';
 
-export interface WorktreeNode {
+/** A row of the view; commands get it as their argument (commands/args.ts). */
+export interface WorktreeNode extends Worktree {
   kind: 'worktree';
-  path: string;
-  branch: string | null;
-  taskId: string;
 }
 
 export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>, vscode.Disposable {
@@ -24,7 +23,7 @@ export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>,
   async getChildren(node?: WorktreeNode): Promise<WorktreeNode[]> {
     if (node) return [];
     const s = await this.model.whenLoaded();
-    return s.worktrees.map((w) => ({ kind: 'worktree', path: w.path, branch: w.branch, taskId: w.task! }));
+    return s.worktrees.map((w) => ({ kind: 'worktree', ...toWorktree(w) }));
   }
 
   getTreeItem(node: WorktreeNode): vscode.TreeItem {
@@ -32,11 +31,11 @@ export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>,
     const item = new vscode.TreeItem(entry ? `${node.taskId}: ${entry.title}` : node.taskId, vscode.TreeItemCollapsibleState.None);
     item.id = `worktree:${node.path}`;
     const state = entry ? STATE_LABELS[entry.state].toLowerCase() : 'not in harness-tasks.json';
-    item.description = `${state} · ${node.branch ?? 'detached'}`;
+    item.description = `${state} · ${node.branch}`;
     item.iconPath = entry ? stateIcon(entry.state) : new vscode.ThemeIcon('git-branch');
     const task = entry ? `${entry.id}: ${entry.title} (${state})` : `${node.taskId} (${state})`;
     item.tooltip = new vscode.MarkdownString(
-      [`**Worktree:** ${escapeMarkdown(node.path)}`, `**Branch:** ${escapeMarkdown(node.branch ?? '(detached)')}`, `**Task:** ${escapeMarkdown(task)}`].join('\n\n'),
+      [`**Worktree:** ${escapeMarkdown(node.path)}`, `**Branch:** ${escapeMarkdown(node.branch)}`, `**Task:** ${escapeMarkdown(task)}`].join('\n\n'),
     );
     item.contextValue = `worktree:${entry?.state ?? 'orphaned'}`;
     return item;

@@ -1,6 +1,6 @@
 // Where everything lives, relative to the state root (the directory holding harness-tasks.json).
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 export const TASKS_FILE = 'harness-tasks.json';
 export const PROGRESS_FILE = 'harness-progress.txt';
@@ -54,13 +54,128 @@ export class StatePaths {
   get stateLock(): string {
     return join(this.artefacts, 'state.lock');
   }
-  /** One folder per task; one subfolder per attempt with its prompt and transcripts. */
+  /** One folder per task that has run; one subfolder per attempt (AttemptPaths). */
+  get runs(): string {
+    return join(this.artefacts, 'runs');
+  }
   runsOf(taskId: string): string {
-    return join(this.artefacts, 'runs', taskId);
+    return join(this.runs, taskId);
+  }
+  /** Ids of the tasks that have attempt folders. */
+  tasksWithAttempts(): string[] {
+    return listDir(this.runs);
+  }
+  /** A task's attempt folders, oldest first (the order they were made in). */
+  attemptsOf(taskId: string): AttemptPaths[] {
+    const base = this.runsOf(taskId);
+    const found: Array<{ attempt: AttemptPaths; key: number[] }> = [];
+    for (const name of listDir(base)) {
+      const m = ATTEMPT_NAME.exec(name);
+      if (!m) continue;
+      const attempt = new AttemptPaths(join(base, name));
+      // Attempt numbers are not the order (a retry starts again from 1): the session that made
+      // it, then when (its session file is written once, at creation), then the name.
+      const made = mtimeOf(attempt.sessionFile) ?? mtimeOf(attempt.dir);
+      if (made === undefined) continue; // removed meanwhile
+      found.push({ attempt, key: [attempt.session() ?? 0, made, Number(m[1]), Number(m[2] ?? 1)] });
+    }
+    found.sort((a, b) => compareKeys(a.key, b.key));
+    return found.map((f) => f.attempt);
+  }
+  /**
+   * A new folder for attempt `attempt` of a task, made by session `session`: attempt-N, or
+   * attempt-N.2, attempt-N.3 … when that number has a folder already (after a retry or a recovery).
+   */
+  createAttempt(taskId: string, attempt: number, session: number): AttemptPaths {
+    const base = this.runsOf(taskId);
+    mkdirSync(base, { recursive: true });
+    let n = 1;
+    const name = () => `attempt-${attempt}${n > 1 ? `.${n}` : ''}`;
+    while (existsSync(join(base, name()))) n++;
+    const created = new AttemptPaths(join(base, name()));
+    mkdirSync(created.dir);
+    writeFileSync(created.sessionFile, `${session}\n`);
+    return created;
   }
   /** Records of live process groups, so a session after a crash can end them. */
   get processRecords(): string {
     return join(this.artefacts, 'procs');
+  }
+}
+
+const ATTEMPT_NAME = /^attempt-(\d+)(?:\.(\d+))?$/;
+
+function compareKeys(a: number[], b: number[]): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
+}
+
+/** One attempt's folder: what the agent was given, what it and the validation printed. */
+export class AttemptPaths {
+  constructor(readonly dir: string) {}
+
+  get name(): string {
+    return basename(this.dir);
+  }
+  /** The prompt, as the agent got it on stdin. */
+  get prompt(): string {
+    return join(this.dir, 'prompt.md');
+  }
+  /** Everything the agent printed. */
+  get transcript(): string {
+    return join(this.dir, 'transcript.log');
+  }
+  /** Everything the validation printed (the last run of it, after a rebase). */
+  get validationLog(): string {
+    return join(this.dir, 'validation.log');
+  }
+  /** The number of the session that made the attempt. */
+  get sessionFile(): string {
+    return join(this.dir, 'session');
+  }
+  /**
+   * The agent's id, written once its work is committed in the worktree and before validation
+   * runs: a recovery that finds it knows uncommitted files came after (a validation's build
+   * output, caches) and are not the agent's work.
+   */
+  get workCommittedFile(): string {
+    return join(this.dir, 'work-committed');
+  }
+
+  session(): number | undefined {
+    const n = Number(readOr(this.sessionFile, '').trim());
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  }
+  markWorkCommitted(agentId: string): void {
+    writeFileSync(this.workCommittedFile, `${agentId}\n`);
+  }
+  /** The agent whose work was committed in this attempt, if any was. */
+  workCommittedBy(): string | undefined {
+    return readOr(this.workCommittedFile, '').trim() || undefined;
+  }
+}
+
+function readOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return fallback;
+  }
+}
+
+function mtimeOf(path: string): number | undefined {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
   }
 }
 

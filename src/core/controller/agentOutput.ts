@@ -1,18 +1,13 @@
 // Reading an agent's transcript as it streams: the verdict (the last RESULT line) and the
 // CHECKPOINT lines (SPEC §4). Pure and incremental: it sees chunks, not whole lines.
-
-export interface Checkpoint {
-  step: number;
-  total: number;
-  description: string;
-}
+import type { CheckpointStep } from '../tasks/transitions';
 
 export type AgentVerdict = { kind: 'success' } | { kind: 'fail'; reason: string } | { kind: 'none' };
 
 const RESULT_RE = /^RESULT:(SUCCESS|FAIL)\b[:\s]*(.*)$/;
 const CHECKPOINT_RE = /^CHECKPOINT step=(\d+)\/(\d+) "(.*)"$/;
 
-export function parseCheckpoint(line: string): Checkpoint | undefined {
+export function parseCheckpoint(line: string): CheckpointStep | undefined {
   const m = CHECKPOINT_RE.exec(line.trim());
   if (!m) return undefined;
   return { step: Number(m[1]), total: Number(m[2]), description: m[3]! };
@@ -22,7 +17,7 @@ export class AgentOutputScanner {
   private partial = '';
   private last: AgentVerdict = { kind: 'none' };
 
-  constructor(private readonly onCheckpoint: (c: Checkpoint) => void = () => undefined) {}
+  constructor(private readonly onCheckpoint: (c: CheckpointStep) => void = () => undefined) {}
 
   push(text: string): void {
     const lines = (this.partial + text).split('\n');

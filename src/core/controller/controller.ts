@@ -4,7 +4,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { relative } from 'node:path';
-import { eligibleTasks, findDependencyFailures, isPermanentlyFailed, selectBatch, tasksMissingValidation } from '../tasks/dag';
+import { eligibleTasks, isPermanentlyFailed, selectBatch, tasksMissingValidation } from '../tasks/dag';
 import { Emitter } from '../events';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
@@ -16,6 +16,7 @@ import { tailLog } from '../log/logReader';
 import { ProgressLog } from '../log/progressLog';
 import { STATE_FILE_NAMES, type StatePaths } from '../statePaths';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
+import { markDependencyFailures, TaskVanishedError } from '../tasks/transitions';
 import { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { InputError } from '../inputError';
@@ -27,7 +28,7 @@ import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
 import { abortInterruptedMerge, endOrphanedProcesses, recoverInProgress, removeOrphanedWorktrees } from './recovery';
 import { resolveRunConfig, type RunSettings } from './runConfig';
-import { Session, TaskVanishedError } from './session';
+import { Session } from './session';
 import { runTask } from './taskRun';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
 
@@ -112,7 +113,7 @@ export class Controller {
       await store.transact((f) => void (f.session_count = number));
       const config = resolveRunConfig(this.opts.settings ?? {}, file, paths, toplevel);
       const terminals = this.opts.terminals ?? headlessTerminals();
-      const s = new Session(number, paths, store, progress, git, toplevel, baseBranch, config, terminals, logger);
+      const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
       s.taskEvents.event((e) => this.taskEvents.fire(e));
       s.head = (await git.head())!;
       this.session = s;
@@ -180,7 +181,7 @@ export class Controller {
         };
       });
       for (const f of pool.failures) {
-        s.log({ type: 'ERROR', taskId: f.taskId, category: 'DEPENDENCY', message: f.entry.replace(/^\[DEPENDENCY\] /, '') });
+        s.log({ type: 'ERROR', taskId: f.taskId, category: 'DEPENDENCY', message: f.reason });
         this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
       }
       for (const t of pool.missing) {
@@ -263,21 +264,6 @@ export class Controller {
   private outcome(exitCode: 0 | 1 | 2, reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
     return { exitCode, reason, message, session, stats };
   }
-}
-
-/** Marks what findDependencyFailures finds, inside a transaction; returns what it marked. */
-function markDependencyFailures(file: TaskFile) {
-  const failures = findDependencyFailures(file.tasks);
-  const now = new Date().toISOString();
-  for (const f of failures) {
-    const t = file.tasks.find((x) => x.id === f.taskId)!;
-    t.status = 'failed';
-    t.error_log.push(f.entry);
-    t.failed_at = now;
-    t.agent_id = null;
-    t.worktree_branch = null;
-  }
-  return failures;
 }
 
 function selectBatchFor(eligible: Task[], running: Map<string, { task: Task }>, maxParallel: number): Task[] {

@@ -2,6 +2,7 @@
 // cleanup is logged, never fatal), then the failure is recorded and the worktree discarded.
 import { lastMeaningfulLine } from './agentOutput';
 import type { Category } from '../log/logLine';
+import { formatErrorEntry } from '../tasks/errorEntry';
 import type { Task } from '../taskFile/schema';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
@@ -31,7 +32,7 @@ export async function discardAttempt(
     }
   }
   await s.failTask(task, failure.category, failure.reason, failure.tail, failure.discardReason);
-  terminal.write(`\r\n[launchpad] ${task.id} failed: [${failure.category}] ${failure.reason}\r\n`);
+  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(failure.category, failure.reason)}\r\n`);
   terminal.close('failed');
   return 'failed';
 }

@@ -4,6 +4,7 @@
 import { relative } from 'node:path';
 import { normalizeHint } from '../tasks/dag';
 import { branchFor } from '../ids';
+import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { discardAttempt } from './discard';
 import type { Session } from './session';
@@ -12,7 +13,7 @@ import { validateTask } from './validate';
 
 export type TaskEnd = 'completed' | 'failed' | 'interrupted';
 
-export async function mergeTask(s: Session, task: Task, worktree: string, terminal: TaskTerminal, attemptDir: string): Promise<TaskEnd> {
+export async function mergeTask(s: Session, task: Task, worktree: string, terminal: TaskTerminal, attempt: AttemptPaths): Promise<TaskEnd> {
   const branch = branchFor(task.id);
   const message = `Merge [${task.id}] ${task.title.replace(/\s*\n\s*/g, ' ')}`;
   const discard = (category: 'MERGE_CONFLICT' | 'TEST_FAIL' | 'TIMEOUT' | 'CONFIG', reason: string, tail?: string) =>
@@ -34,7 +35,7 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
       return discard('MERGE_CONFLICT', `conflicts with ${s.baseBranch} in ${conflicts.join(', ')}; rebase failed`);
     }
     s.log({ type: 'WARN', taskId: task.id, message: `merge conflicted in ${conflicts.join(', ')}; rebased ${branch} onto ${s.baseBranch}, validating again` });
-    const again = await validateTask(s, task, worktree, terminal, attemptDir);
+    const again = await validateTask(s, task, worktree, terminal, attempt);
     if (again.kind === 'interrupted') return 'interrupted';
     if (again.kind === 'fail') return discard(again.category === 'TIMEOUT' ? 'TIMEOUT' : 'TEST_FAIL', `after rebase onto ${s.baseBranch}: ${again.reason}`, again.tail);
     merge = await s.git.mergeNoFf(branch, message);

@@ -88,11 +88,11 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
       s.log({ type: 'RECOVERY', taskId: task.id, message: `action="validated orphaned ${wt ? 'worktree' : 'branch'}" reason="controller session timeout"` });
       const terminal = s.terminals.open(task, worktree);
       if (problem) return discardAttempt(s, task, worktree, terminal, { category: 'AGENT_FAIL', reason: problem, discardReason: 'agent reported failure' });
-      const attemptDir = s.attemptDir(task.id, task.attempts);
-      const v = await validateTask(s, task, worktree, terminal, attemptDir);
+      const attempt = s.createAttempt(task.id, task.attempts);
+      const v = await validateTask(s, task, worktree, terminal, attempt);
       if (v.kind === 'interrupted') return 'interrupted';
       if (v.kind === 'fail') return discardAttempt(s, task, worktree, terminal, { ...v, discardReason: 'validation failed' });
-      return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, attemptDir));
+      return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, attempt));
     };
     work.push(
       recover().catch(async (err: unknown): Promise<TaskEnd> => {

@@ -1,25 +1,48 @@
-// One controller session's context and the state transitions every part of it shares:
-// logging in the session's name, transactions, where a task's worktree lives, and the two ends
-// of a task (completed, failed). Each transition writes the task file first and logs after.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// One controller session: the context every step shares (named, so a step can be driven
+// from a context built by hand), logging in the session's name, transactions, where a task's
+// worktree and attempt folders live, and the two ends of a task (completed, failed). Each end
+// runs its transition (tasks/transitions.ts) in a transaction first and logs after.
+import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
 import { branchFor } from '../ids';
-import { logTimestamp, type Category } from '../log/logLine';
+import type { Category } from '../log/logLine';
 import type { Logger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
 import type { LogEvent, ProgressLog } from '../log/progressLog';
-import type { StatePaths } from '../statePaths';
+import type { AttemptPaths, StatePaths } from '../statePaths';
 import type { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
+import { completeTask, failTask } from '../tasks/transitions';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 
-/** How much failing output an error_tail keeps (characters): enough for a hover, bounded. */
-export const ERROR_TAIL_CHARS = 4000;
+/** What a session works with: everything but its own number and state. */
+export interface SessionContext {
+  git: Git;
+  store: StateStore;
+  config: RunConfig;
+  paths: StatePaths;
+  logger: Logger;
+  progress: ProgressLog;
+  /** The repository's top level (the main working tree). */
+  toplevel: string;
+  /** The branch tasks are merged into. */
+  baseBranch: string;
+  terminals: TerminalFactory;
+}
 
-export class Session {
+export class Session implements SessionContext {
+  readonly git: Git;
+  readonly store: StateStore;
+  readonly config: RunConfig;
+  readonly paths: StatePaths;
+  readonly logger: Logger;
+  readonly progress: ProgressLog;
+  readonly toplevel: string;
+  readonly baseBranch: string;
+  readonly terminals: TerminalFactory;
   readonly records: ProcessRecords;
   /** The base branch's commit new worktrees start from; moves with every merge. */
   head = '';
@@ -30,17 +53,18 @@ export class Session {
 
   constructor(
     readonly number: number,
-    readonly paths: StatePaths,
-    readonly store: StateStore,
-    readonly progress: ProgressLog,
-    readonly git: Git,
-    readonly toplevel: string,
-    readonly baseBranch: string,
-    readonly config: RunConfig,
-    readonly terminals: TerminalFactory,
-    readonly logger: Logger,
+    ctx: SessionContext,
   ) {
-    this.records = new ProcessRecords(paths.processRecords);
+    this.git = ctx.git;
+    this.store = ctx.store;
+    this.config = ctx.config;
+    this.paths = ctx.paths;
+    this.logger = ctx.logger;
+    this.progress = ctx.progress;
+    this.toplevel = ctx.toplevel;
+    this.baseBranch = ctx.baseBranch;
+    this.terminals = ctx.terminals;
+    this.records = new ProcessRecords(this.paths.processRecords);
   }
 
   /** Aborted when a person stops the run: every agent, validation and cleanup ends. */
@@ -74,83 +98,31 @@ export class Session {
   }
 
   /** A fresh folder for one attempt's prompt and transcripts. */
-  attemptDir(taskId: string, attempt: number): string {
-    const base = this.paths.runsOf(taskId);
-    mkdirSync(base, { recursive: true });
-    let n = 1;
-    while (existsSync(join(base, `attempt-${attempt}${n > 1 ? `.${n}` : ''}`))) n++;
-    const dir = join(base, `attempt-${attempt}${n > 1 ? `.${n}` : ''}`);
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'session'), `${this.number}\n`);
-    return dir;
+  createAttempt(taskId: string, attempt: number): AttemptPaths {
+    return this.paths.createAttempt(taskId, attempt, this.number);
   }
 
-  /**
-   * Recorded once the agent's work is committed in its worktree, before validation runs. A
-   * recovery that finds it knows any uncommitted files came after (a validation's build output,
-   * caches) and must not be committed as the agent's work.
-   */
-  markWorkCommitted(attemptDir: string, agentId: string): void {
-    writeFileSync(join(attemptDir, 'work-committed'), `${agentId}\n`);
-  }
-
+  /** Whether agent `agentId`'s work was committed in one of the task's attempts. */
   workCommitted(taskId: string, agentId: string | null | undefined): boolean {
-    if (!agentId) return false;
-    const base = this.paths.runsOf(taskId);
-    let dirs: string[];
-    try {
-      dirs = readdirSync(base);
-    } catch {
-      return false;
-    }
-    return dirs.some((d) => {
-      try {
-        return readFileSync(join(base, d, 'work-committed'), 'utf8').trim() === agentId;
-      } catch {
-        return false;
-      }
-    });
+    return !!agentId && this.paths.attemptsOf(taskId).some((a) => a.workCommittedBy() === agentId);
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
-    await this.transact((file) => {
-      const t = mustFind(file, task.id);
-      t.status = 'completed';
-      t.completed_at = logTimestamp();
-      t.agent_id = null;
-      t.worktree_branch = null;
-      t.error_tail = null;
-    });
-    const branch = branchFor(task.id);
-    this.log(
-      ...extra,
-      ...(mergeCommit
-        ? [{ type: 'MERGE' as const, taskId: task.id, message: `branch=${branch} into=${this.baseBranch} (commit ${mergeCommit})` }]
-        : []),
-      { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' },
-    );
+    await this.transact((file) => void completeTask(file, task.id));
+    const merged = mergeCommit
+      ? [{ type: 'MERGE' as const, taskId: task.id, message: `branch=${branchFor(task.id)} into=${this.baseBranch} (commit ${mergeCommit})` }]
+      : [];
+    this.log(...extra, ...merged, { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' });
     this.taskEvents.fire({ taskId: task.id, kind: 'completed' });
     await this.removeWorktree(task.id);
   }
 
-  /**
-   * Records a failed attempt: status failed, `[CATEGORY] reason` appended to error_log, the
-   * output tail kept, then the worktree discarded.
-   */
+  /** Records a failed attempt (transitions.failTask), then discards the worktree. */
   async failTask(task: Task, category: Category, reason: string, tail: string | undefined, discardReason: string): Promise<void> {
-    const oneLine = reason.replace(/\s*\n\s*/g, ' ').trim().slice(0, 500);
-    await this.transact((file) => {
-      const t = mustFind(file, task.id);
-      t.status = 'failed';
-      t.error_log.push(`[${category}] ${oneLine}`);
-      t.error_tail = tail ? tail.slice(-ERROR_TAIL_CHARS) : null;
-      t.failed_at = new Date().toISOString();
-      t.agent_id = null;
-      t.worktree_branch = null;
-    });
+    const entry = await this.transact((file) => failTask(file, task.id, { category, reason, tail }));
     this.log(
       { type: 'DISCARD', taskId: task.id, message: `worktree=${branchFor(task.id)} reason="${discardReason}"` },
-      { type: 'ERROR', taskId: task.id, category, message: oneLine },
+      { type: 'ERROR', taskId: task.id, category, message: entry.reason },
     );
     this.taskEvents.fire({ taskId: task.id, kind: 'failed' });
     await this.removeWorktree(task.id);
@@ -170,19 +142,5 @@ export class Session {
     const ref = `refs/heads/${branch}`;
     for (const w of await this.git.listWorktrees()) if (w.branch === ref) await this.git.removeWorktree(w.path);
     await this.git.deleteBranch(branch);
-  }
-}
-
-export function mustFind(file: TaskFile, id: string): Task {
-  const task = file.tasks.find((t) => t.id === id);
-  // A person deleted the task from the file while it ran: nothing left to record it in.
-  if (!task) throw new TaskVanishedError(id);
-  return task;
-}
-
-export class TaskVanishedError extends Error {
-  constructor(readonly taskId: string) {
-    super(`task ${taskId} is no longer in harness-tasks.json`);
-    this.name = 'TaskVanishedError';
   }
 }

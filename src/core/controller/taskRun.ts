@@ -1,19 +1,19 @@
 // One task from dispatch to its end: claim it, give it a worktree on harness-<id> from the base
 // branch's head, run the agent with the prompt, read its verdict, validate in the worktree, and
 // merge (through the merge queue) or discard.
-import { logTimestamp } from '../log/logLine';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import { branchFor } from '../ids';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { AgentOutputScanner, type Checkpoint } from './agentOutput';
+import { dispatchTask, recordCheckpoint, type CheckpointStep } from '../tasks/transitions';
+import { AgentOutputScanner } from './agentOutput';
 import { discardAttempt } from './discard';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
 import { buildPrompt } from './prompt';
-import { mustFind, type Session } from './session';
+import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { CAPTURE_BYTES, validateTask } from './validate';
 
@@ -23,17 +23,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
   const worktree = s.worktreePath(task.id);
   const base = s.head;
 
-  const { before, attempt } = await s.transact((file) => {
-    const t = mustFind(file, task.id);
-    const before = structuredClone(t);
-    t.status = 'in_progress';
-    t.attempts += 1;
-    t.agent_id = agentId;
-    t.worktree_branch = branch;
-    t.started_at_commit = base;
-    t.checkpoints = [];
-    return { before, attempt: t.attempts };
-  });
+  const { before, attempt } = await s.transact((file) => dispatchTask(file, task.id, { agentId, branch, baseCommit: base }));
   s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
@@ -48,13 +38,12 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
   }
   if (s.stopping) return interrupted(terminal);
 
-  const attemptDir = s.attemptDir(task.id, attempt);
+  const files = s.createAttempt(task.id, attempt);
   const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch });
-  const promptFile = join(attemptDir, 'prompt.md');
-  writeFileSync(promptFile, prompt);
+  writeFileSync(files.prompt, prompt);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
-  const scanner = new AgentOutputScanner((c) => void recordCheckpoint(s, task.id, c));
+  const scanner = new AgentOutputScanner((c) => void checkpoint(s, task.id, c));
   const agent = await terminal.run('agent', {
     command: s.config.agentCommand!,
     cwd: s.projectDirIn(worktree),
@@ -62,7 +51,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
       ...process.env,
       LAUNCHPAD_TASK_ID: task.id,
       LAUNCHPAD_TASK_TITLE: task.title,
-      LAUNCHPAD_PROMPT_FILE: promptFile,
+      LAUNCHPAD_PROMPT_FILE: files.prompt,
       LAUNCHPAD_WORKTREE: worktree,
       LAUNCHPAD_BRANCH: branch,
       LAUNCHPAD_ATTEMPT: String(attempt),
@@ -70,7 +59,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
     stdin: prompt,
     timeoutMs: s.config.agentTimeoutMs,
     signal: s.stopSignal,
-    transcript: join(attemptDir, 'transcript.log'),
+    transcript: files.transcript,
     captureBytes: CAPTURE_BYTES,
     record: { records: s.records, name: `${task.id}.agent`, label: `agent of ${task.id}` },
     onOutput: (text) => scanner.push(text),
@@ -93,14 +82,14 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
 
   const problem = await inspectWork(s, before, worktree, base, { commitLeftovers: true, warnIfEmpty: true });
   if (problem) return fail('AGENT_FAIL', problem, 'agent reported failure');
-  s.markWorkCommitted(attemptDir, agentId);
+  files.markWorkCommitted(agentId);
 
-  const validation = await validateTask(s, before, worktree, terminal, attemptDir);
+  const validation = await validateTask(s, before, worktree, terminal, files);
   if (validation.kind === 'interrupted') return interrupted(terminal);
   if (validation.kind === 'fail') {
     return discardAttempt(s, before, worktree, terminal, { ...validation, discardReason: 'validation failed' });
   }
-  return merges.enqueue(task.id, () => mergeTask(s, before, worktree, terminal, attemptDir));
+  return merges.enqueue(task.id, () => mergeTask(s, before, worktree, terminal, files));
 }
 
 function interrupted(terminal: TaskTerminal): TaskEnd {
@@ -144,12 +133,9 @@ export async function inspectWork(
   return undefined;
 }
 
-async function recordCheckpoint(s: Session, taskId: string, c: Checkpoint): Promise<void> {
+async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
   try {
-    await s.transact((file) => {
-      const t = mustFind(file, taskId);
-      (t.checkpoints ??= []).push({ ...c, timestamp: logTimestamp() });
-    });
+    await s.transact((file) => void recordCheckpoint(file, taskId, c));
     s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
     s.taskEvents.fire({ taskId, kind: 'checkpoint' });
   } catch (err) {

@@ -1,6 +1,6 @@
 // Running a task's validation command in its worktree: the only proof a task is done.
-import { join } from 'node:path';
 import type { Category } from '../log/logLine';
+import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { lastMeaningfulLine } from './agentOutput';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from './runConfig';
@@ -15,7 +15,7 @@ export type ValidationResult =
 /** Output kept in memory per process; the full output is in the attempt's transcript. */
 export const CAPTURE_BYTES = 64 * 1024;
 
-export async function validateTask(s: Session, task: Task, worktree: string, terminal: TaskTerminal, attemptDir: string): Promise<ValidationResult> {
+export async function validateTask(s: Session, task: Task, worktree: string, terminal: TaskTerminal, attempt: AttemptPaths): Promise<ValidationResult> {
   const command = task.validation?.command?.trim();
   if (!command) {
     return { kind: 'fail', category: 'CONFIG', reason: 'Missing validation.command', tail: '' };
@@ -28,7 +28,7 @@ export async function validateTask(s: Session, task: Task, worktree: string, ter
     env: { ...process.env, LAUNCHPAD_TASK_ID: task.id, LAUNCHPAD_WORKTREE: worktree },
     timeoutMs: timeoutS * 1000,
     signal: s.stopSignal,
-    transcript: join(attemptDir, 'validation.log'),
+    transcript: attempt.validationLog,
     captureBytes: CAPTURE_BYTES,
     record: { records: s.records, name: `${task.id}.validation`, label: `validation of ${task.id}` },
   });

@@ -2,8 +2,9 @@
 // propagation to a fixpoint, the eligible pool and its order, batch construction, and the
 // state a task shows. Pure functions over the task list; linear in tasks + edges.
 import { compareIds } from '../ids';
-import { isCategory, type Category } from '../log/logLine';
+import type { Category } from '../log/logLine';
 import type { Task } from '../taskFile/schema';
+import { formatErrorEntry, parseErrorEntry } from './errorEntry';
 
 /** What a person sees for a task; `status` plus what the dependency rules say about it. */
 export type TaskState =
@@ -19,15 +20,19 @@ export type TaskState =
 /** A failure the dependency rules put on a task: `entry` goes to its error_log. */
 export interface DependencyFailure {
   taskId: string;
+  /** The entry's text after `[DEPENDENCY] `, as the ERROR line logs it. */
+  reason: string;
   entry: string;
+  /** The permanently failed dependency that blocks it, when that is the reason. */
+  blockedBy?: string;
 }
 
-const DEPENDENCY_TAG = '[DEPENDENCY]';
+/** The reason of a task blocked by a permanently failed dependency: `Blocked by failed <id>`. */
+const BLOCKED_BY = 'Blocked by failed ';
 
 /** The category of an error_log entry `[CATEGORY] reason`. */
 export function entryCategory(entry: string | undefined): Category | undefined {
-  const m = entry ? /^\[([A-Z_]+)\]/.exec(entry) : null;
-  return m && isCategory(m[1]!) ? m[1] : undefined;
+  return parseErrorEntry(entry)?.category;
 }
 
 export function lastFailureCategory(task: Task): Category | undefined {
@@ -70,18 +75,20 @@ export function findDependencyFailures(tasks: readonly Task[]): DependencyFailur
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const failures: DependencyFailure[] = [];
   const marked = new Set<string>();
-  const mark = (task: Task, entry: string) => {
+  const mark = (task: Task, reason: string, blockedBy?: string) => {
     marked.add(task.id);
-    if (!isDependencyFailure(task)) failures.push({ taskId: task.id, entry });
+    if (isDependencyFailure(task)) return;
+    const entry = formatErrorEntry('DEPENDENCY', reason);
+    failures.push(blockedBy === undefined ? { taskId: task.id, reason, entry } : { taskId: task.id, reason, entry, blockedBy });
   };
 
   for (const task of tasks) {
     if (task.status === 'completed') continue;
     const unknown = task.depends_on.find((d) => !byId.has(d));
-    if (unknown !== undefined) mark(task, `${DEPENDENCY_TAG} Unknown dependency ${unknown}`);
+    if (unknown !== undefined) mark(task, `Unknown dependency ${unknown}`);
   }
   for (const [taskId, cycle] of findCycles(tasks, byId)) {
-    if (!marked.has(taskId)) mark(byId.get(taskId)!, `${DEPENDENCY_TAG} Circular dependency detected: ${cycle}`);
+    if (!marked.has(taskId)) mark(byId.get(taskId)!, `Circular dependency detected: ${cycle}`);
   }
 
   // Blocked propagation: a breadth-first walk over reverse edges from every permanent failure.
@@ -94,10 +101,46 @@ export function findDependencyFailures(tasks: readonly Task[]): DependencyFailur
       if (seen.has(dep.id) || dep.status === 'completed' || dep.status === 'in_progress') continue;
       seen.add(dep.id);
       queue.push(dep.id);
-      if (!marked.has(dep.id) && !isPermanentlyFailed(dep)) mark(dep, `${DEPENDENCY_TAG} Blocked by failed ${failedId}`);
+      if (!marked.has(dep.id) && !isPermanentlyFailed(dep)) mark(dep, `${BLOCKED_BY}${failedId}`, failedId);
     }
   }
   return failures;
+}
+
+/**
+ * The dependency that blocks a dependency-failed task, read back from its last entry: the task
+ * file keeps the relation only as that entry's text.
+ */
+export function blockedByOf(task: Task): string | undefined {
+  if (!isDependencyFailure(task)) return undefined;
+  const reason = parseErrorEntry(task.error_log.at(-1))!.reason;
+  const id = reason.startsWith(BLOCKED_BY) ? reason.slice(BLOCKED_BY.length) : '';
+  return /^\S+$/.test(id) ? id : undefined;
+}
+
+/**
+ * Every task blocked because of `id`, directly or through another blocked task, in
+ * breadth-first order from it: what a retry of `id` unblocks. Linear in tasks.
+ */
+export function blockedDependents(tasks: readonly Task[], id: string): Task[] {
+  const blocked = new Map<string, Task[]>();
+  for (const t of tasks) {
+    const by = blockedByOf(t);
+    if (by === undefined) continue;
+    let list = blocked.get(by);
+    if (!list) blocked.set(by, (list = []));
+    list.push(t);
+  }
+  const found: Task[] = [];
+  const seen = new Set([id]);
+  for (let i = -1; i < found.length; i++) {
+    for (const t of blocked.get(i < 0 ? id : found[i]!.id) ?? []) {
+      if (seen.has(t.id)) continue;
+      seen.add(t.id);
+      found.push(t);
+    }
+  }
+  return found;
 }
 
 function reverseEdges(tasks: readonly Task[]): Map<string, Task[]> {

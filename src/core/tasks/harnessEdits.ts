@@ -3,7 +3,8 @@
 import { ProgressLog } from '../log/progressLog';
 import type { StateStore } from '../taskFile/store';
 import type { Task } from '../taskFile/schema';
-import { addTask, retryTask, type NewTask } from './taskOps';
+import { addTask, type NewTask } from './taskOps';
+import { retryTask } from './transitions';
 
 export async function addTaskLogged(store: StateStore, input: NewTask): Promise<Task> {
   const { task, session } = await store.transact((file) => ({ task: addTask(file, input), session: file.session_count }));

@@ -1,7 +1,7 @@
-// Edits a person asks for: adding a task, retrying a failed one. Each mutates a loaded task
-// file in place (inside a StateStore transaction) and says what it did, or throws InputError.
-import { isDependencyFailure } from './dag';
-import { compareIds, isValidTaskId } from '../ids';
+// Adding a task, as a person asks for it: mutates a loaded task file in place (inside a
+// StateStore transaction) and returns the task, or throws InputError. A retry is a change of
+// state: transitions.ts.
+import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
 import { PRIORITIES, type Priority, type Task, type TaskFile } from '../taskFile/schema';
 
@@ -61,39 +61,4 @@ export function addTask(file: TaskFile, input: NewTask): Task {
   };
   file.tasks.push(task);
   return task;
-}
-
-/**
- * Makes a failed task eligible again: pending, attempts back to 0 (its budget restored), its
- * error_log kept so the next prompt still carries what went wrong. Tasks that were blocked
- * because of it (transitively) go back to pending as well. Returns every task it reset.
- */
-export function retryTask(file: TaskFile, id: string): Task[] {
-  const task = file.tasks.find((t) => t.id === id);
-  if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
-  if (task.status !== 'failed') {
-    throw new InputError(`task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task can be retried`);
-  }
-  task.status = 'pending';
-  task.attempts = 0;
-  task.failed_at = null;
-  // Who blocked whom, read once; then a breadth-first walk from the retried task.
-  const blocked = new Map<string, Task[]>();
-  for (const t of file.tasks) {
-    const by = isDependencyFailure(t) ? /^\[DEPENDENCY\] Blocked by failed (\S+)$/.exec(t.error_log.at(-1)!) : null;
-    if (!by) continue;
-    let list = blocked.get(by[1]!);
-    if (!list) blocked.set(by[1]!, (list = []));
-    list.push(t);
-  }
-  const reset = [task];
-  for (let i = 0; i < reset.length; i++) {
-    for (const t of blocked.get(reset[i]!.id) ?? []) {
-      if (t.status !== 'failed') continue; // already reset
-      t.status = 'pending';
-      t.failed_at = null;
-      reset.push(t);
-    }
-  }
-  return reset.sort((a, b) => compareIds(a.id, b.id));
 }

@@ -1,7 +1,6 @@
 // Commands on one task: retry (menu, palette, a click on a failed task), reveal it in the Tasks
 // view, show its latest transcript, reveal its last line in the progress log.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
@@ -101,8 +100,7 @@ function failedDetail(t: TaskEntry): string {
 
 async function showTranscript({ model }: CommandDeps, id: string | undefined): Promise<void> {
   if (!id) return;
-  const dir = model.latestAttemptDir(id);
-  const transcript = dir ? join(dir, 'transcript.log') : undefined;
+  const transcript = model.latestAttempt(id)?.transcript;
   if (!transcript || !existsSync(transcript)) {
     void vscode.window.showInformationMessage(`Launchpad: ${id} has no transcript yet; a run writes one per attempt.`);
     return;

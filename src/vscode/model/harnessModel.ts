@@ -2,12 +2,12 @@
 // parses and analyses it, the task worktrees, the live run's lock holder. It reloads when the
 // state files change on disk, whoever changed them (a run here, the CLI in a terminal, another
 // window, an edit), through a short debounce. Views never keep state of their own.
-import { existsSync, readdirSync, statSync, watch as watchDirectory } from 'node:fs';
+import { existsSync, watch as watchDirectory } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
-import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
+import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE, type AttemptPaths } from '../../core/statePaths';
 import { harnessWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
@@ -132,7 +132,7 @@ export class HarnessModel implements vscode.Disposable {
       snapshot.exists = !(err instanceof TaskFileMissingError);
       if (snapshot.exists) snapshot.error = err as Error;
     }
-    snapshot.withAttempts = new Set(safeList(join(paths.artefacts, 'runs')));
+    snapshot.withAttempts = new Set(paths.tasksWithAttempts());
     snapshot.activeSession = liveLockHolder(paths.sessionLock);
     // The files are read: show them now, with the worktrees as last seen; listing worktrees runs
     // git (not in Restricted Mode) and follows with a second update only when they changed.
@@ -174,22 +174,9 @@ export class HarnessModel implements vscode.Disposable {
     this.watcher = vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke), watchStateFiles(paths.root, poke, this.logger));
   }
 
-  /** The newest attempt folder of a task (prompt.md, transcript.log, validation.log). */
-  latestAttemptDir(taskId: string): string | undefined {
-    const paths = this.current?.paths;
-    if (!paths) return undefined;
-    const base = paths.runsOf(taskId);
-    let best: { dir: string; mtime: number } | undefined;
-    for (const name of safeList(base)) {
-      const dir = join(base, name);
-      try {
-        const mtime = statSync(dir).mtimeMs;
-        if (!best || mtime > best.mtime) best = { dir, mtime };
-      } catch {
-        // removed meanwhile
-      }
-    }
-    return best?.dir;
+  /** The newest attempt of a task (its prompt, transcript, validation output). */
+  latestAttempt(taskId: string): AttemptPaths | undefined {
+    return this.current?.paths.attemptsOf(taskId).at(-1);
   }
 
   dispose(): void {
@@ -220,12 +207,4 @@ function watchStateFiles(root: string, onChange: () => void, logger: Logger): vs
 
 function emptySnapshot(paths: StatePaths): HarnessSnapshot {
   return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], withAttempts: new Set() };
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
 }

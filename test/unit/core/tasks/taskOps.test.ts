@@ -3,7 +3,8 @@ import { findDependencyFailures } from '../../../../src/core/tasks/dag';
 import { parseTaskFile, serializeTaskFile } from '../../../../src/core/taskFile/parse';
 import type { Task } from '../../../../src/core/taskFile/schema';
 import { InputError } from '../../../../src/core/inputError';
-import { addTask, nextTaskId, retryTask } from '../../../../src/core/tasks/taskOps';
+import { addTask, nextTaskId } from '../../../../src/core/tasks/taskOps';
+import { retryTask } from '../../../../src/core/tasks/transitions';
 import { exhausted, task, taskFile } from '../fixtures';
 
 const blockedBy = (id: string, by: string, over: Partial<Task> = {}) =>

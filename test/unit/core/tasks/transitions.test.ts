@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { blockedByOf, blockedDependents, findDependencyFailures } from '../../../../src/core/tasks/dag';
+import { formatErrorEntry, MAX_REASON_CHARS, oneLineReason, parseErrorEntry } from '../../../../src/core/tasks/errorEntry';
+import {
+  completeTask,
+  dispatchTask,
+  ERROR_TAIL_CHARS,
+  failTask,
+  markDependencyFailures,
+  recordCheckpoint,
+  retryTask,
+  TaskVanishedError,
+} from '../../../../src/core/tasks/transitions';
+import type { Task, TaskFile } from '../../../../src/core/taskFile/schema';
+import { exhausted, task, taskFile } from '../fixtures';
+
+/** logTimestamp's format: UTC, whole seconds. */
+const UTC_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+const NOW = '2025-07-01T10:00:00Z';
+
+const claim = { agentId: 'agent_0001', branch: 'harness-a', baseCommit: 'abc1234' };
+const byId = (file: TaskFile, id: string): Task => file.tasks.find((t) => t.id === id)!;
+
+describe('core/tasks/transitions', () => {
+  describe('dispatchTask', () => {
+    it('claims the task: in_progress, one more attempt, agent, branch, base commit, checkpoints cleared', () => {
+      const file = taskFile([task('a', { status: 'failed', attempts: 1, checkpoints: [{ step: 1, total: 2, description: 'old', timestamp: NOW }] })]);
+      const { before, attempt } = dispatchTask(file, 'a', claim);
+      const a = byId(file, 'a');
+      assert.equal(attempt, 2);
+      assert.equal(a.status, 'in_progress');
+      assert.equal(a.attempts, 2);
+      assert.equal(a.agent_id, 'agent_0001');
+      assert.equal(a.worktree_branch, 'harness-a');
+      assert.equal(a.started_at_commit, 'abc1234');
+      assert.deepEqual(a.checkpoints, []);
+      assert.equal(before.status, 'failed', 'the task as it was, for the prompt');
+      assert.equal(before.attempts, 1);
+      assert.notEqual(before, a);
+    });
+
+    it('throws TaskVanishedError for a task no longer in the file', () => {
+      assert.throws(() => dispatchTask(taskFile([task('b')]), 'a', claim), TaskVanishedError);
+    });
+  });
+
+  describe('recordCheckpoint', () => {
+    it('appends the step with the time it was seen', () => {
+      const file = taskFile([task('a', { status: 'in_progress' })]);
+      recordCheckpoint(file, 'a', { step: 1, total: 3, description: 'schema' }, NOW);
+      const written = recordCheckpoint(file, 'a', { step: 2, total: 3, description: 'routes' });
+      assert.deepEqual(byId(file, 'a').checkpoints?.[0], { step: 1, total: 3, description: 'schema', timestamp: NOW });
+      assert.equal(byId(file, 'a').checkpoints?.[1], written);
+      assert.match(written.timestamp, UTC_SECONDS);
+    });
+  });
+
+  describe('completeTask', () => {
+    it('completed, completed_at stamped, claim and error tail released, error_log kept', () => {
+      const file = taskFile([task('a', { status: 'in_progress', agent_id: 'x', worktree_branch: 'harness-a', error_tail: 'old', error_log: ['[TEST_FAIL] one'] })]);
+      completeTask(file, 'a');
+      const a = byId(file, 'a');
+      assert.equal(a.status, 'completed');
+      assert.match(a.completed_at!, UTC_SECONDS);
+      assert.equal(a.agent_id, null);
+      assert.equal(a.worktree_branch, null);
+      assert.equal(a.error_tail, null);
+      assert.deepEqual(a.error_log, ['[TEST_FAIL] one']);
+    });
+  });
+
+  describe('failTask', () => {
+    it('failed, `[CATEGORY] reason` appended on one line, tail kept, failed_at stamped, claim released', () => {
+      const file = taskFile([task('a', { status: 'in_progress', agent_id: 'x', worktree_branch: 'harness-a', error_log: ['[AGENT_FAIL] before'] })]);
+      const tail = 'x'.repeat(ERROR_TAIL_CHARS) + 'the end';
+      const entry = failTask(file, 'a', { category: 'TEST_FAIL', reason: '  npm test exited with 1:\n   expected 2\n', tail });
+      const a = byId(file, 'a');
+      assert.equal(a.status, 'failed');
+      assert.deepEqual(a.error_log, ['[AGENT_FAIL] before', '[TEST_FAIL] npm test exited with 1: expected 2']);
+      assert.deepEqual(entry, { category: 'TEST_FAIL', reason: 'npm test exited with 1: expected 2' });
+      assert.deepEqual(parseErrorEntry(a.error_log.at(-1)), entry);
+      assert.equal(a.error_tail!.length, ERROR_TAIL_CHARS);
+      assert.ok(a.error_tail!.endsWith('the end'));
+      assert.match(a.failed_at!, UTC_SECONDS);
+      assert.equal(a.agent_id, null);
+      assert.equal(a.worktree_branch, null);
+    });
+
+    it('bounds the reason and clears an older tail when there is no output', () => {
+      const file = taskFile([task('a', { status: 'in_progress', error_tail: 'older' })]);
+      failTask(file, 'a', { category: 'AGENT_FAIL', reason: 'r'.repeat(MAX_REASON_CHARS * 2) });
+      assert.equal(byId(file, 'a').error_log[0], `[AGENT_FAIL] ${'r'.repeat(MAX_REASON_CHARS)}`);
+      assert.equal(byId(file, 'a').error_tail, null);
+    });
+  });
+
+  describe('markDependencyFailures', () => {
+    it('fails what the dependency rules find, with the entry and the blocking task as data', () => {
+      const file = taskFile([
+        exhausted('a'),
+        task('b', { depends_on: ['a'], agent_id: 'stale', worktree_branch: 'harness-b' }),
+        task('c', { depends_on: ['b'] }),
+        task('d', { depends_on: ['nowhere'] }),
+      ]);
+      const failures = markDependencyFailures(file, NOW);
+      assert.deepEqual(
+        failures.map((f) => [f.taskId, f.reason, f.blockedBy]),
+        [
+          ['d', 'Unknown dependency nowhere', undefined],
+          ['b', 'Blocked by failed a', 'a'],
+          ['c', 'Blocked by failed b', 'b'],
+        ],
+      );
+      for (const f of failures) {
+        const t = byId(file, f.taskId);
+        assert.equal(t.status, 'failed', f.taskId);
+        assert.equal(t.error_log.at(-1), f.entry);
+        assert.equal(f.entry, formatErrorEntry('DEPENDENCY', f.reason));
+        assert.equal(t.failed_at, NOW);
+        assert.equal(t.agent_id, null);
+        assert.equal(t.worktree_branch, null);
+        assert.equal(blockedByOf(t), f.blockedBy, 'the stored entry reads back as the same relation');
+      }
+      assert.deepEqual(markDependencyFailures(file), [], 'marked once');
+    });
+  });
+
+  describe('retryTask', () => {
+    it('unblocks, transitively, exactly the tasks markDependencyFailures blocked because of it', () => {
+      const file = taskFile([
+        exhausted('a'),
+        task('b', { depends_on: ['a'], attempts: 1 }),
+        task('c', { depends_on: ['b'] }),
+        task('d', { depends_on: ['c', 'x'] }),
+        exhausted('x'),
+        task('y', { depends_on: ['x'] }),
+      ]);
+      markDependencyFailures(file);
+      // d is blocked by whichever of c and x the walk reached first: x, a root.
+      assert.equal(blockedByOf(byId(file, 'd')), 'x');
+      assert.deepEqual(blockedDependents(file.tasks, 'a').map((t) => t.id), ['b', 'c']);
+
+      const reset = retryTask(file, 'a');
+      assert.deepEqual(reset.map((t) => t.id), ['a', 'b', 'c']);
+      for (const t of reset) {
+        assert.equal(t.status, 'pending', t.id);
+        assert.equal(t.failed_at, null, t.id);
+      }
+      assert.equal(byId(file, 'a').attempts, 0, 'the retried task gets its budget back');
+      assert.equal(byId(file, 'b').attempts, 1, 'a dependent keeps its own attempts');
+      assert.equal(byId(file, 'a').error_log.length, 1, 'error_log kept for the next prompt');
+      assert.equal(byId(file, 'd').status, 'failed', 'blocked by x: untouched');
+      assert.equal(byId(file, 'y').status, 'failed');
+      assert.deepEqual(findDependencyFailures(file.tasks), [], 'nothing left to mark: d and y stay blocked by x');
+    });
+
+    it('a blocked-by loop written by hand ends the walk', () => {
+      const entry = (by: string) => formatErrorEntry('DEPENDENCY', `Blocked by failed ${by}`);
+      const file = taskFile([
+        exhausted('a'),
+        task('b', { status: 'failed', error_log: [entry('c')] }),
+        task('c', { status: 'failed', error_log: [entry('b')] }),
+      ]);
+      assert.deepEqual(blockedDependents(file.tasks, 'b').map((t) => t.id), ['c']);
+      assert.deepEqual(retryTask(file, 'b').map((t) => t.id), ['b', 'c']);
+    });
+  });
+
+  it('every timestamp a transition writes is UTC seconds', () => {
+    const file = taskFile([task('a'), task('b'), exhausted('c'), task('d', { depends_on: ['c'] })]);
+    dispatchTask(file, 'a', claim);
+    const cp = recordCheckpoint(file, 'a', { step: 1, total: 1, description: 'x' });
+    completeTask(file, 'a');
+    dispatchTask(file, 'b', claim);
+    failTask(file, 'b', { category: 'TIMEOUT', reason: 'slow' });
+    markDependencyFailures(file);
+    for (const stamp of [cp.timestamp, byId(file, 'a').completed_at, byId(file, 'b').failed_at, byId(file, 'd').failed_at]) {
+      assert.match(String(stamp), UTC_SECONDS);
+    }
+  });
+});
+
+describe('core/tasks/errorEntry', () => {
+  it('formats and parses `[CATEGORY] reason`', () => {
+    assert.equal(formatErrorEntry('MERGE_CONFLICT', 'Out-of-scope file conflict: a.ts'), '[MERGE_CONFLICT] Out-of-scope file conflict: a.ts');
+    assert.deepEqual(parseErrorEntry('[MERGE_CONFLICT] Out-of-scope file conflict: a.ts'), { category: 'MERGE_CONFLICT', reason: 'Out-of-scope file conflict: a.ts' });
+    assert.deepEqual(parseErrorEntry('[TIMEOUT]'), { category: 'TIMEOUT', reason: '' });
+  });
+
+  it('an entry without a known category has none', () => {
+    for (const text of [undefined, '', 'no brackets', '[NOT_A_CATEGORY] x', '[test_fail] x', ' [TEST_FAIL] x']) {
+      assert.equal(parseErrorEntry(text), undefined, String(text));
+    }
+  });
+
+  it('a reason is one trimmed line of at most MAX_REASON_CHARS', () => {
+    assert.equal(oneLineReason(' a\n  b \r\n c '), 'a b c');
+    assert.equal(oneLineReason('z'.repeat(MAX_REASON_CHARS + 1)).length, MAX_REASON_CHARS);
+  });
+});

@@ -40,7 +40,7 @@ export interface AgentReport {
   premiumRequests?: number;
   /** The last usage-limit, rate-limit or overload signal the tool printed (a retried one included). */
   limit?: UsageLimit;
-  /** The tool's own error for the run, when it ended with one. */
+  /** The last error the tool reported (a run that recovered from it may still have succeeded). */
   error?: string;
 }
 

@@ -1,7 +1,7 @@
 // What an agent reported about its own run (cost, tokens, a usage or rate limit, its error),
 // and the one on-disk form of it: agent.json in the attempt folder. Only what the tool printed
 // is recorded; a field the tool does not report stays absent (never estimated).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export type LimitKind =
@@ -73,6 +73,50 @@ export function agentReportJson(report: AgentReport): Record<string, unknown> {
 
 export function writeAgentReport(attemptDir: string, report: AgentReport): void {
   writeFileSync(join(attemptDir, AGENT_REPORT_FILE), JSON.stringify(agentReportJson(report), null, 2) + '\n');
+}
+
+/** agent.json of an attempt folder back as a report; undefined when there is none or it is unreadable. */
+export function readAgentReport(attemptDir: string): AgentReport | undefined {
+  let o: Record<string, unknown>;
+  try {
+    o = record(JSON.parse(readFileSync(join(attemptDir, AGENT_REPORT_FILE), 'utf8')));
+  } catch {
+    return undefined;
+  }
+  if (typeof o.preset !== 'string') return undefined;
+  const t = record(o.tokens);
+  const tokens: TokenCounts = dropUndefined({
+    input: num(t.input),
+    output: num(t.output),
+    cacheRead: num(t.cache_read),
+    cacheWrite: num(t.cache_write),
+    reasoning: num(t.reasoning),
+  });
+  const l = record(o.limit);
+  const kind = LIMIT_KINDS.find((k) => k === l.kind);
+  const limit: UsageLimit | undefined = kind && dropUndefined({ kind, message: text(l.message) ?? '', resetsAt: text(l.resets_at), resetText: text(l.reset_text) });
+  return dropUndefined({
+    preset: o.preset,
+    costUsd: num(o.cost_usd),
+    tokens: Object.keys(tokens).length ? tokens : undefined,
+    premiumRequests: num(o.premium_requests),
+    limit,
+    error: text(o.error),
+  });
+}
+
+const LIMIT_KINDS: readonly LimitKind[] = ['usage-limit', 'rate-limit', 'overloaded'];
+
+function record(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function text(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
 }
 
 /** One line for a terminal: `cost $0.0421, tokens 1200 in / 340 out`; '' when nothing was reported. */

@@ -3,6 +3,8 @@
 // the cost and tokens the tool reported (and nothing it did not), and limit signals.
 import assert from 'node:assert/strict';
 import { findPreset } from '../../../src/core/agents/presets';
+import { readAgentReport, writeAgentReport } from '../../../src/core/agents/report';
+import { tempDir } from '../helpers/tmp';
 import { AgentOutputScanner, scanAgentOutput, type Checkpoint } from '../../../src/core/controller/agentOutput';
 import * as T from './transcripts';
 
@@ -201,6 +203,21 @@ describe('agent output parsers', () => {
       assert.equal(r.report!.limit!.resetsAt, new Date(NOW.getTime() + 2 * 3600_000).toISOString());
       assert.equal(r.report!.premiumRequests, 0);
     });
+  });
+
+  it('agent.json holds a report and gives it back unchanged; a missing or broken one is no report', () => {
+    const dir = tempDir();
+    for (const [preset, output] of [
+      ['claude', T.CLAUDE_USAGE_LIMIT],
+      ['opencode', T.OPENCODE_SUCCESS],
+      ['copilot', T.COPILOT_SUCCESS],
+      ['codex', T.CODEX_USAGE_LIMIT],
+    ] as const) {
+      const report = parse(preset, output).report!;
+      writeAgentReport(dir, report);
+      assert.deepEqual(readAgentReport(dir), report, preset);
+    }
+    assert.equal(readAgentReport(tempDir()), undefined);
   });
 
   it('a raw command line (no preset) is scanned as before: plain lines, no report', () => {

@@ -1,5 +1,6 @@
 // launchpad <command> [options]: argv → a command → the core. Exit codes in exit.ts.
 import { addCommand } from './commands/add';
+import { agentsCommand } from './commands/agents';
 import { demoAgentCommand, demoCommand } from './commands/demo';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
@@ -10,7 +11,7 @@ import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './c
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, agentsCommand, statusCommand, retryCommand, logCommand, demoCommand];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 

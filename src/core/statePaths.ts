@@ -129,6 +129,10 @@ export class AttemptPaths {
   get validationLog(): string {
     return join(this.dir, 'validation.log');
   }
+  /** What the agent's tool reported about the attempt (cost, tokens, a usage limit), as JSON. */
+  get agentReport(): string {
+    return join(this.dir, 'agent.json');
+  }
   /** The number of the session that made the attempt. */
   get sessionFile(): string {
     return join(this.dir, 'session');

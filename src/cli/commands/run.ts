@@ -1,7 +1,11 @@
+import { PRESET_NAMES } from '../../core/agents/presets';
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
+import { resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
+import type { StatePaths } from '../../core/statePaths';
 import { buildStatus } from '../../core/statusReport';
+import { taskFileSchema } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
 import { numberOption, type Command } from '../command';
 import { harnessRootForInit } from '../harness';
@@ -9,17 +13,21 @@ import { stderrLogger } from '../io';
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'launchpad run [--agent CMD] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json]',
+  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
-    'Each task runs in its own git worktree on branch harness-<id>; the agent command (a shell command line) gets the prompt',
-    'on stdin and in $LAUNCHPAD_PROMPT_FILE, with LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE, LAUNCHPAD_WORKTREE, LAUNCHPAD_BRANCH and',
-    'LAUNCHPAD_ATTEMPT set, and must print RESULT:SUCCESS or RESULT:FAIL <reason> as its last verdict. The agent command is',
-    'the first of: --agent, $LAUNCHPAD_AGENT, session_config.agent_command in harness-tasks.json.',
+    'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
+    'session_config.agent (or agent_command) in harness-tasks.json: a preset name ("launchpad agents" lists them and the',
+    'command each runs) or a shell command line. A command line gets the prompt on stdin and in $LAUNCHPAD_PROMPT_FILE, with',
+    'LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE, LAUNCHPAD_WORKTREE, LAUNCHPAD_BRANCH and LAUNCHPAD_ATTEMPT set, and must print',
+    'RESULT:SUCCESS or RESULT:FAIL <reason> as its last verdict.',
+    `Presets: ${PRESET_NAMES.join(', ')}. Their extra arguments come from --agent-args,`,
+    'else session_config.agent_args (e.g. {"claude": ["--model", "sonnet"]}).',
     'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
   ].join('\n'),
   options: {
-    agent: { type: 'string', value: 'CMD', help: 'agent command line, e.g. "claude -p \\"$(cat $LAUNCHPAD_PROMPT_FILE)\\""' },
+    agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },
+    'agent-args': { type: 'string', value: 'ARGS', help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")' },
     'max-parallel': { type: 'string', value: 'N', help: 'agents at once (default session_config.max_parallel_agents, 3)' },
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
@@ -29,14 +37,17 @@ export const runCommand: Command = {
     const { io, values } = ctx;
     const json = values.json === true;
     const paths = harnessRootForInit(ctx);
+    const settings: RunSettings = {
+      cliAgent: values.agent as string | undefined,
+      cliAgentArgs: values['agent-args'] as string | undefined,
+      maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
+      worktreeDir: values['worktree-dir'] as string | undefined,
+      env: io.env,
+    };
+    checkAgentBeforeRun(settings, paths);
     const controller = new Controller({
       paths,
-      settings: {
-        cliAgent: values.agent as string | undefined,
-        maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
-        worktreeDir: values['worktree-dir'] as string | undefined,
-        env: io.env,
-      },
+      settings,
       logger: stderrLogger(io),
       terminals: headlessTerminals(
         values.verbose && !json
@@ -74,3 +85,19 @@ export const runCommand: Command = {
     }
   },
 };
+
+/**
+ * The agent settings, checked before the run starts so a mistake in them (an unknown preset in
+ * agent_args, --agent-args for a command line) exits 2 with nothing changed. A task file that
+ * does not load is left to the run, which restores its backup or reports it.
+ */
+function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
+  const store = new StateStore(paths);
+  let file;
+  try {
+    file = store.exists() ? store.load().file : taskFileSchema.parse({ tasks: [] });
+  } catch {
+    return;
+  }
+  resolveAgentSetting(settings, file);
+}

@@ -1,6 +1,11 @@
 // Reading an agent's transcript as it streams: the verdict (the last RESULT line) and the
-// CHECKPOINT lines (SPEC §4). Pure and incremental: it sees chunks, not whole lines.
+// CHECKPOINT lines. Pure and incremental: it sees chunks, not whole lines. With a preset's
+// output parser, the lines are the tool's events (JSON) and only the agent's own messages are
+// scanned; the parser also collects what the tool reported (cost, tokens, a usage limit).
+import type { OutputParser, ParsedOutput } from '../agents/parsers/parser';
+import type { AgentReport } from '../agents/report';
 import type { CheckpointStep } from '../tasks/transitions';
+
 
 export type AgentVerdict = { kind: 'success' } | { kind: 'fail'; reason: string } | { kind: 'none' };
 
@@ -13,27 +18,70 @@ export function parseCheckpoint(line: string): CheckpointStep | undefined {
   return { step: Number(m[1]), total: Number(m[2]), description: m[3]! };
 }
 
-export class AgentOutputScanner {
+/** Text in chunks → whole lines (the last one may end without a newline). */
+class Lines {
   private partial = '';
-  private last: AgentVerdict = { kind: 'none' };
 
-  constructor(private readonly onCheckpoint: (c: CheckpointStep) => void = () => undefined) {}
+  constructor(private readonly onLine: (line: string) => void) {}
 
   push(text: string): void {
     const lines = (this.partial + text).split('\n');
     this.partial = lines.pop()!;
-    for (const line of lines) this.line(line);
+    for (const line of lines) this.onLine(line.replace(/\r$/, ''));
+  }
+
+  flush(): void {
+    const rest = this.partial;
+    this.partial = '';
+    if (rest) this.onLine(rest.replace(/\r$/, ''));
+  }
+}
+
+export class AgentOutputScanner {
+  private last: AgentVerdict = { kind: 'none' };
+  private parsed: ParsedOutput | undefined;
+  /** Lines of the agent's messages (all output without a parser). */
+  private readonly text = new Lines((line) => this.scan(line));
+  /** Raw output lines, through the parser. */
+  private readonly raw: Lines | undefined;
+
+  constructor(
+    private readonly onCheckpoint: (c: CheckpointStep) => void = () => undefined,
+    private readonly parser?: OutputParser,
+  ) {
+    if (parser) this.raw = new Lines((line) => this.text.push(parser.line(line)));
+  }
+
+  push(text: string): void {
+    (this.raw ?? this.text).push(text);
   }
 
   /** The verdict once the stream has ended. */
   finish(): AgentVerdict {
-    if (this.partial) this.line(this.partial);
-    this.partial = '';
+    if (this.raw && this.parser) {
+      this.raw.flush();
+      this.parsed = this.parser.finish();
+      // The tool gave its final message only at the end: it holds the verdict.
+      if (this.parsed.finalText) this.text.push(this.parsed.finalText);
+    }
+    this.text.flush();
+    if (this.last.kind === 'none' && this.parsed) {
+      // No verdict, but the tool said why it stopped (a usage limit, an API error).
+      const why = this.parsed.error ?? this.parsed.limit?.message;
+      if (why) return { kind: 'fail', reason: `${this.parsed.preset}: ${why}` };
+    }
     return this.last;
   }
 
-  private line(raw: string): void {
-    const line = raw.replace(/\r$/, '').trim();
+  /** What the tool reported about its run, once finished (undefined without a parser). */
+  report(): AgentReport | undefined {
+    if (!this.parsed) return undefined;
+    const { finalText: _finalText, ...report } = this.parsed;
+    return report;
+  }
+
+  private scan(raw: string): void {
+    const line = raw.trim();
     const result = RESULT_RE.exec(line);
     if (result) {
       this.last = result[1] === 'SUCCESS' ? { kind: 'success' } : { kind: 'fail', reason: result[2]!.trim() || 'agent reported failure' };
@@ -42,6 +90,18 @@ export class AgentOutputScanner {
     const checkpoint = parseCheckpoint(line);
     if (checkpoint) this.onCheckpoint(checkpoint);
   }
+}
+
+/** A whole transcript at once: its verdict, checkpoints and report (for tests and tools). */
+export function scanAgentOutput(
+  output: string,
+  parser?: OutputParser,
+): { verdict: AgentVerdict; checkpoints: CheckpointStep[]; report: AgentReport | undefined } {
+  const checkpoints: CheckpointStep[] = [];
+  const scanner = new AgentOutputScanner((c) => checkpoints.push(c), parser);
+  scanner.push(output);
+  const verdict = scanner.finish();
+  return { verdict, checkpoints, report: scanner.report() };
 }
 
 const ERROR_LINE = /\b[A-Z]?\w*(Error|Exception)\b[^:]*:\s*\S/;

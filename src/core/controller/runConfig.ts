@@ -1,13 +1,17 @@
 // The settings a run uses, resolved in one place from the front end (CLI flags, environment,
-// editor settings) and the task file, in SPEC §4's order.
+// editor settings) and the task file, in that order of precedence.
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { type ResolvedAgent, resolveAgent } from '../agents/resolve';
+import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
 
 /** What a front end knows; each field undefined when not given there. */
 export interface RunSettings {
-  /** CLI --agent. */
+  /** CLI --agent: a preset name or a command line. */
   cliAgent?: string | undefined;
+  /** CLI --agent-args: extra arguments (shell words) for the chosen preset. */
+  cliAgentArgs?: string | undefined;
   /** VS Code's launchpad.agent.command. */
   editorAgent?: string | undefined;
   /** CLI --max-parallel or the editor's launchpad.maxParallelAgents. */
@@ -18,9 +22,12 @@ export interface RunSettings {
 }
 
 export interface RunConfig {
+  /** The command line that runs (a preset's expanded). */
   agentCommand: string | undefined;
   /** Where the agent command came from, for messages. */
   agentSource: string | undefined;
+  /** The resolved agent, with its preset (and so its output parser) when one was named. */
+  agent: ResolvedAgent | undefined;
   maxParallel: number;
   maxTasksPerSession: number;
   maxSessions: number;
@@ -37,17 +44,13 @@ export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
 
 export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: StatePaths, toplevel: string): RunConfig {
   const env = settings.env ?? process.env;
-  const agent = firstAgent([
-    ['--agent', settings.cliAgent],
-    ['LAUNCHPAD_AGENT', env.LAUNCHPAD_AGENT],
-    ['launchpad.agent.command', settings.editorAgent],
-    ['session_config.agent_command', file.session_config.agent_command ?? undefined],
-  ]);
+  const agent = resolveAgentSetting(settings, file);
   const cfg = file.session_config;
   const worktreeDir = settings.worktreeDir ?? env.LAUNCHPAD_WORKTREE_DIR ?? cfg.worktree_dir ?? undefined;
   return {
-    agentCommand: agent?.[1],
-    agentSource: agent?.[0],
+    agentCommand: agent?.command,
+    agentSource: agent?.source,
+    agent,
     maxParallel: settings.maxParallel ?? cfg.max_parallel_agents,
     maxTasksPerSession: cfg.max_tasks_per_session,
     maxSessions: cfg.max_sessions,
@@ -58,9 +61,31 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
   };
 }
 
-function firstAgent(candidates: Array<[string, string | undefined]>): [string, string] | undefined {
-  const found = candidates.find(([, command]) => command !== undefined && command.trim() !== '');
-  return found as [string, string] | undefined;
+/**
+ * The agent, first found: --agent, $LAUNCHPAD_AGENT, the editor's setting, session_config.agent
+ * (or its older name agent_command). Each is a preset name or a command line. Throws InputError
+ * naming the setting when they cannot be used; a front end calls this before it starts a run,
+ * so such a mistake changes nothing.
+ */
+export function resolveAgentSetting(settings: RunSettings, file: TaskFile): ResolvedAgent | undefined {
+  const env = settings.env ?? process.env;
+  const cfg = file.session_config;
+  if (nonBlank(cfg.agent) && nonBlank(cfg.agent_command)) {
+    throw new InputError('harness-tasks.json: session_config.agent and session_config.agent_command are both set (they are one setting); keep one');
+  }
+  return resolveAgent(
+    [
+      ['--agent', settings.cliAgent],
+      ['LAUNCHPAD_AGENT', env.LAUNCHPAD_AGENT],
+      ['launchpad.agent.command', settings.editorAgent],
+      nonBlank(cfg.agent) ? ['session_config.agent', cfg.agent ?? undefined] : ['session_config.agent_command', cfg.agent_command ?? undefined],
+    ],
+    { cli: settings.cliAgentArgs, file: cfg.agent_args },
+  );
+}
+
+function nonBlank(value: string | null | undefined): boolean {
+  return typeof value === 'string' && value.trim() !== '';
 }
 
 /**

@@ -7,6 +7,7 @@ import { relative } from 'node:path';
 import { branchFor } from '../ids';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
+import { describeReport, writeAgentReport } from '../agents/report';
 import { dispatchTask, recordCheckpoint, type CheckpointStep } from '../tasks/transitions';
 import { AgentOutputScanner } from './agentOutput';
 import { discardAttempt } from './discard';
@@ -43,7 +44,9 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
   writeFileSync(files.prompt, prompt);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
-  const scanner = new AgentOutputScanner((c) => void checkpoint(s, task.id, c));
+  // A preset's parser reads the tool's own output format (RESULT lines inside its JSON, cost).
+  const parser = s.config.agent?.preset?.createParser({ now: () => new Date() });
+  const scanner = new AgentOutputScanner((c) => void checkpoint(s, task.id, c), parser);
   const agent = await terminal.run('agent', {
     command: s.config.agentCommand!,
     cwd: s.projectDirIn(worktree),
@@ -65,6 +68,15 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
     onOutput: (text) => scanner.push(text),
   });
   const verdict = scanner.finish();
+  const report = scanner.report();
+  if (report) {
+    try {
+      writeAgentReport(files, report);
+    } catch (err) {
+      s.logger.warn(`could not write the agent report of ${task.id}: ${(err as Error).message}`);
+    }
+    if (describeReport(report)) terminal.write(`[launchpad] ${task.id} ${report.preset} reported: ${describeReport(report)}\r\n`);
+  }
   if (agent.aborted && s.stopping) return interrupted(terminal);
 
   const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;

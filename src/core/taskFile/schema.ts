@@ -64,6 +64,10 @@ export const sessionConfigSchema = z.looseObject({
   max_parallel_agents: withDefault(count(1), 3),
   concurrency_mode: z.optional(z.enum(['exclusive', 'concurrent'])),
   agent_command: nullableText(),
+  /** The same setting as agent_command: a preset name ("claude") or a command line. */
+  agent: nullableText(),
+  /** Extra arguments per agent preset: {"claude": ["--model", "sonnet"]}. */
+  agent_args: z.optional(z.nullable(z.record(z.string(), z.array(z.string())))),
   agent_timeout_seconds: withDefault(z.number().check(z.positive()), 3600),
   cleanup_timeout_seconds: withDefault(z.number().check(z.positive()), 300),
   health_check_timeout_seconds: withDefault(z.number().check(z.positive()), 600),

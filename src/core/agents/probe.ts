@@ -1,0 +1,48 @@
+// Which presets are installed: the program looked up on PATH as /bin/sh would, and its
+// `--version` answer, each probe under a short time limit (a tool that hangs or asks a question
+// is reported, not waited for).
+import { accessSync, constants, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { runProcess } from '../process/runProcess';
+import type { AgentPreset } from './presets';
+
+export const VERSION_PROBE_TIMEOUT_MS = 5000;
+
+export interface PresetProbe {
+  preset: AgentPreset;
+  /** Where the program is; undefined when it is not on PATH. */
+  path?: string;
+  /** The first line `--version` printed. */
+  version?: string;
+  /** Why there is no version (a time limit, an error exit). */
+  versionError?: string;
+}
+
+/** The first executable file named `name` in PATH's directories. */
+export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+export async function probePreset(preset: AgentPreset, env: NodeJS.ProcessEnv, timeoutMs = VERSION_PROBE_TIMEOUT_MS): Promise<PresetProbe> {
+  const path = findOnPath(preset.executable, env);
+  if (!path) return { preset };
+  const r = await runProcess({ command: { file: path, args: ['--version'] }, cwd: tmpdir(), env, timeoutMs, captureBytes: 4096 });
+  const firstLine = (text: string) => text.split('\n').map((l) => l.trim()).find(Boolean);
+  const line = firstLine(r.stdout) ?? firstLine(r.stderr);
+  if (r.timedOut) return { preset, path, versionError: `no answer to --version within ${timeoutMs / 1000} s` };
+  if (r.spawnError) return { preset, path, versionError: `could not start: ${r.spawnError}` };
+  if (r.code !== 0) return { preset, path, versionError: `--version exited with ${r.code ?? r.signal}${line ? `: ${line}` : ''}` };
+  return line ? { preset, path, version: line.slice(0, 200) } : { preset, path, versionError: '--version printed nothing' };
+}

@@ -1,0 +1,64 @@
+// Fake agent CLIs for end-to-end tests: an executable with the real tool's name, put first on
+// PATH, that records how it was started (arguments, stdin, LAUNCHPAD_* variables, the message
+// file) and replays the real tool's output, after doing the task (a file, a commit) like the
+// tool would.
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface FakeOptions {
+  /** What it prints on stdout when it runs a task. */
+  output: string;
+  /** Its answer to --version (default `<name> 9.9.9-fake`). */
+  version?: string;
+  /** Never answers --version (to show the probe's time limit). */
+  hangOnVersion?: boolean;
+  /** Write src/<task>/done.txt and commit it (default true). */
+  work?: boolean;
+}
+
+export interface FakeRecord {
+  argv: string[];
+  stdin: string;
+  cwd: string;
+  env: Record<string, string>;
+  /** The content of the file after --message-file, when given. */
+  messageFile: string | null;
+}
+
+/** Writes `<dir>/<name>`; records go to $FAKE_AGENT_LOG/<name>.<task>.<attempt>.json. */
+export function installFake(dir: string, name: string, opts: FakeOptions): string {
+  const path = join(dir, name);
+  const script = `#!${process.execPath}
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const cp = require('node:child_process');
+const NAME = ${JSON.stringify(name)};
+const args = process.argv.slice(2);
+if (args[0] === '--version') {
+  if (${opts.hangOnVersion === true}) setInterval(() => undefined, 1000);
+  else process.stdout.write(${JSON.stringify((opts.version ?? `${name} 9.9.9-fake`) + '\n')});
+} else {
+  const stdin = fs.readFileSync(0, 'utf8');
+  const mf = args.indexOf('--message-file');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('LAUNCHPAD_')));
+  const id = process.env.LAUNCHPAD_TASK_ID;
+  const record = { argv: args, stdin, cwd: process.cwd(), env, messageFile: mf >= 0 ? fs.readFileSync(args[mf + 1], 'utf8') : null };
+  fs.writeFileSync(path.join(process.env.FAKE_AGENT_LOG, NAME + '.' + id + '.' + process.env.LAUNCHPAD_ATTEMPT + '.json'), JSON.stringify(record, null, 2));
+  if (${opts.work !== false}) {
+    fs.mkdirSync(path.join('src', id), { recursive: true });
+    fs.writeFileSync(path.join('src', id, 'done.txt'), 'done by ' + NAME + '\\n');
+    cp.execFileSync('git', ['add', '-A']);
+    cp.execFileSync('git', ['commit', '-q', '-m', '[' + id + '] by ' + NAME]);
+  }
+  process.stdout.write(${JSON.stringify(opts.output)});
+}
+`;
+  writeFileSync(path, script);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+export function readRecord(logDir: string, name: string, task = 'task-001', attempt = 1): FakeRecord {
+  return JSON.parse(readFileSync(join(logDir, `${name}.${task}.${attempt}.json`), 'utf8')) as FakeRecord;
+}

@@ -1,0 +1,230 @@
+// Each preset's output parser on what its tool prints: the verdict read from the agent's own
+// final message (never from a command's output or the echoed prompt), checkpoints once each,
+// the cost and tokens the tool reported (and nothing it did not), and limit signals.
+import assert from 'node:assert/strict';
+import { findPreset } from '../../../src/core/agents/presets';
+import { readAgentReport, writeAgentReport } from '../../../src/core/agents/report';
+import { AttemptPaths } from '../../../src/core/statePaths';
+import { tempDir } from '../helpers/tmp';
+import { AgentOutputScanner, scanAgentOutput, type Checkpoint } from '../../../src/core/controller/agentOutput';
+import * as T from './transcripts';
+
+const NOW = new Date('2026-08-20T12:00:00.000Z');
+
+function parse(preset: string, output: string) {
+  const p = findPreset(preset);
+  assert.ok(p, preset);
+  return scanAgentOutput(output, p.createParser({ now: () => NOW }));
+}
+
+/** The same transcript fed in small chunks that split lines and JSON anywhere. */
+function parseInChunks(preset: string, output: string, size: number) {
+  const checkpoints: Checkpoint[] = [];
+  const scanner = new AgentOutputScanner((c) => checkpoints.push(c), findPreset(preset)!.createParser({ now: () => NOW }));
+  for (let i = 0; i < output.length; i += size) scanner.push(output.slice(i, i + size));
+  const verdict = scanner.finish();
+  return { verdict, checkpoints, report: scanner.report() };
+}
+
+describe('agent output parsers', () => {
+  describe('claude (stream-json)', () => {
+    it('reads the verdict from the final message, the checkpoint once, the cost and tokens', () => {
+      const r = parse('claude', T.CLAUDE_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'wrote done.txt' }]);
+      assert.deepEqual(r.report, { preset: 'claude', costUsd: 0.0421, tokens: { input: 1200, output: 340, cacheRead: 20012, cacheWrite: 5000 } });
+      assert.deepEqual(parseInChunks('claude', T.CLAUDE_SUCCESS, 7), r);
+    });
+
+    it('without the parser the verdict inside the JSON is not seen (the plain scanner needs the preset)', () => {
+      assert.deepEqual(scanAgentOutput(T.CLAUDE_SUCCESS).verdict, { kind: 'none' });
+    });
+
+    it('a tool result holding "RESULT:SUCCESS" is not a verdict; a subagent\'s message neither', () => {
+      const out = [
+        '{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"x\\nRESULT:SUCCESS"}]},"parent_tool_use_id":null}',
+        '{"type":"assistant","message":{"content":[{"type":"text","text":"RESULT:SUCCESS"}]},"parent_tool_use_id":"toolu_task_1"}',
+        '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":30,"total_cost_usd":1.5,"usage":{"input_tokens":9,"output_tokens":9}}',
+      ].join('\n');
+      const r = parse('claude', out);
+      assert.deepEqual(r.verdict, { kind: 'fail', reason: 'claude: error_max_turns' });
+      assert.equal(r.report!.costUsd, 1.5);
+      assert.equal(r.report!.limit, undefined);
+    });
+
+    it('the verdict from the result when no message text came before it', () => {
+      const r = parse('claude', '{"type":"result","subtype":"success","is_error":false,"result":"ok\\nRESULT:FAIL tests do not pass","total_cost_usd":0.01}\n');
+      assert.deepEqual(r.verdict, { kind: 'fail', reason: 'tests do not pass' });
+    });
+
+    it('usage limit: the rate_limit_event\'s reset time, the message\'s words, the verdict says why', () => {
+      const r = parse('claude', T.CLAUDE_USAGE_LIMIT);
+      assert.deepEqual(r.verdict, { kind: 'fail', reason: "claude: You've hit your limit · resets 3pm (Europe/Berlin) (HTTP 429)" });
+      assert.deepEqual(r.report!.limit, {
+        kind: 'usage-limit',
+        message: "You've hit your limit · resets 3pm (Europe/Berlin)",
+        resetsAt: '2026-01-01T16:00:00.000Z',
+        resetText: '3pm (Europe/Berlin)',
+      });
+      assert.equal(r.report!.costUsd, 0);
+    });
+
+    it('older releases: "usage limit reached|<epoch>" gives the reset time', () => {
+      const r = parse('claude', T.CLAUDE_OLD_USAGE_LIMIT);
+      assert.equal(r.report!.limit!.kind, 'usage-limit');
+      assert.equal(r.report!.limit!.resetsAt, new Date(1762952400 * 1000).toISOString());
+    });
+
+    it('HTTP 529 is an overload, not a usage limit', () => {
+      const r = parse('claude', T.CLAUDE_OVERLOADED);
+      assert.equal(r.report!.limit!.kind, 'overloaded');
+      assert.equal(r.report!.limit!.resetsAt, undefined);
+      assert.equal(r.report!.costUsd, 0.0012);
+    });
+  });
+
+  describe('codex (exec --json)', () => {
+    it('reads the agent_message, not the command output; tokens, no cost', () => {
+      const r = parse('codex', T.CODEX_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 1, description: 'committed' }]);
+      assert.deepEqual(r.report, { preset: 'codex', tokens: { input: 24763, cacheRead: 24448, output: 122 } });
+      assert.deepEqual(parseInChunks('codex', T.CODEX_SUCCESS, 13), r);
+    });
+
+    it('usage limit with the time Codex gives', () => {
+      const r = parse('codex', T.CODEX_USAGE_LIMIT);
+      assert.equal(r.verdict.kind, 'fail');
+      assert.match((r.verdict as { reason: string }).reason, /^codex: You've hit your usage limit\./);
+      assert.equal(r.report!.limit!.kind, 'usage-limit');
+      assert.equal(r.report!.limit!.resetText, '3:28 PM');
+      assert.equal(r.report!.limit!.resetsAt, undefined, 'a wall-clock time without a date or zone is not turned into a timestamp');
+    });
+
+    it('"try again in 3 days 6 hours 57 minutes" becomes a timestamp', () => {
+      const r = parse(
+        'codex',
+        '{"type":"turn.failed","error":{"message":"You\'ve hit your usage limit. To get more access now, send a request to your admin or try again in 3 days 6 hours 57 minutes."}}\n',
+      );
+      assert.equal(r.report!.limit!.resetText, 'in 3 days 6 hours 57 minutes');
+      assert.equal(r.report!.limit!.resetsAt, new Date(NOW.getTime() + ((3 * 24 + 6) * 60 + 57) * 60_000).toISOString());
+    });
+  });
+
+  describe('gemini (stream-json)', () => {
+    it('joins the assistant\'s deltas; the echoed prompt and tool output are not scanned', () => {
+      const r = parse('gemini', T.GEMINI_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'read the code' }]);
+      assert.deepEqual(r.report, { preset: 'gemini', tokens: { input: 24939, output: 174, cacheRead: 21263 } });
+      assert.deepEqual(parseInChunks('gemini', T.GEMINI_SUCCESS, 5), r);
+    });
+
+    it('quota exhausted: "reset after 2h7m31s" becomes a timestamp', () => {
+      const r = parse('gemini', T.GEMINI_QUOTA);
+      assert.equal(r.verdict.kind, 'fail');
+      assert.equal(r.report!.limit!.kind, 'usage-limit');
+      assert.equal(r.report!.limit!.resetsAt, new Date(NOW.getTime() + (2 * 3600 + 7 * 60 + 31) * 1000).toISOString());
+    });
+  });
+
+  describe('aider (text)', () => {
+    it('plain lines; the session cost of the last Cost line; no token counts (aider rounds them)', () => {
+      const r = parse('aider', T.AIDER_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'editing done.txt' }]);
+      assert.deepEqual(r.report, { preset: 'aider', costUsd: 0.02 });
+    });
+
+    it('a model without a known price prints no Cost: no cost is recorded', () => {
+      const r = parse('aider', 'Tokens: 2.5k sent, 123 received.\nRESULT:SUCCESS\n');
+      assert.deepEqual(r.report, { preset: 'aider' });
+    });
+
+    it('its rate-limit lines are a rate limit; the model talking about rate limits is not', () => {
+      assert.equal(parse('aider', T.AIDER_RATE_LIMIT).report!.limit!.kind, 'rate-limit');
+      assert.equal(parse('aider', 'Implemented the RateLimitError and the 429 response.\nRESULT:SUCCESS\n').report!.limit, undefined);
+    });
+  });
+
+  describe('opencode (run --format json)', () => {
+    it('sums cost and tokens over the steps', () => {
+      const r = parse('opencode', T.OPENCODE_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'planned' }]);
+      assert.deepEqual(r.report, {
+        preset: 'opencode',
+        costUsd: 0.03,
+        tokens: { input: 2500, output: 160, reasoning: 10, cacheRead: 1100, cacheWrite: 100 },
+      });
+    });
+
+    it('an API error with status 429 is a rate limit', () => {
+      const r = parse('opencode', T.OPENCODE_RATE_LIMIT);
+      assert.deepEqual(r.verdict, { kind: 'fail', reason: 'opencode: Too Many Requests (HTTP 429)' });
+      assert.equal(r.report!.limit!.kind, 'rate-limit');
+    });
+  });
+
+  describe('cursor-agent (stream-json)', () => {
+    it('reads its messages once (not again from the result, which repeats them); no cost reported, none recorded', () => {
+      const r = parse('cursor-agent', T.CURSOR_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 1, description: 'edited' }]);
+      assert.deepEqual(r.report, { preset: 'cursor-agent' });
+    });
+
+    it('an error on stderr (not JSON) is still read for a limit', () => {
+      const r = parse('cursor-agent', "You've hit your usage limit · you saved $312 on API model usage. Usage will reset when your monthly cycle ends on 9/23/2026.\n");
+      assert.equal(r.report!.limit!.kind, 'usage-limit');
+    });
+  });
+
+  describe('copilot (--output-format json)', () => {
+    it('complete messages only (not the deltas), tokens summed, premium requests, no dollar cost', () => {
+      const r = parse('copilot', T.COPILOT_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 1, description: 'edited' }]);
+      assert.deepEqual(r.report, {
+        preset: 'copilot',
+        tokens: { input: 3900, output: 130, cacheRead: 2900, cacheWrite: 0 },
+        premiumRequests: 1,
+      });
+    });
+
+    it('a subagent\'s message is not the verdict', () => {
+      const r = parse('copilot', '{"type":"assistant.message","agentId":"explore-1","data":{"messageId":"s","content":"RESULT:SUCCESS"}}\n');
+      assert.deepEqual(r.verdict, { kind: 'none' });
+    });
+
+    it('rate limited: "try again in 2 hours"', () => {
+      const r = parse('copilot', T.COPILOT_RATE_LIMIT);
+      assert.equal(r.report!.limit!.kind, 'rate-limit');
+      assert.equal(r.report!.limit!.resetText, 'in 2 hours');
+      assert.equal(r.report!.limit!.resetsAt, new Date(NOW.getTime() + 2 * 3600_000).toISOString());
+      assert.equal(r.report!.premiumRequests, 0);
+    });
+  });
+
+  it('agent.json holds a report and gives it back unchanged; a missing or broken one is no report', () => {
+    const dir = tempDir();
+    for (const [preset, output] of [
+      ['claude', T.CLAUDE_USAGE_LIMIT],
+      ['opencode', T.OPENCODE_SUCCESS],
+      ['copilot', T.COPILOT_SUCCESS],
+      ['codex', T.CODEX_USAGE_LIMIT],
+    ] as const) {
+      const report = parse(preset, output).report!;
+      writeAgentReport(new AttemptPaths(dir), report);
+      assert.deepEqual(readAgentReport(new AttemptPaths(dir)), report, preset);
+    }
+    assert.equal(readAgentReport(new AttemptPaths(tempDir())), undefined);
+  });
+
+  it('a raw command line (no preset) is scanned as before: plain lines, no report', () => {
+    const r = scanAgentOutput('working\nCHECKPOINT step=1/1 "x"\nRESULT:SUCCESS\n');
+    assert.deepEqual(r.verdict, { kind: 'success' });
+    assert.equal(r.checkpoints.length, 1);
+    assert.equal(r.report, undefined);
+  });
+});

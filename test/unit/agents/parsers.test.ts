@@ -6,7 +6,8 @@ import { findPreset } from '../../../src/core/agents/presets';
 import { readAgentReport, writeAgentReport } from '../../../src/core/agents/report';
 import { AttemptPaths } from '../../../src/core/statePaths';
 import { tempDir } from '../helpers/tmp';
-import { AgentOutputScanner, scanAgentOutput, type Checkpoint } from '../../../src/core/controller/agentOutput';
+import { AgentOutputScanner, scanAgentOutput, } from '../../../src/core/controller/agentOutput';
+import type { CheckpointStep } from '../../../src/core/tasks/transitions';
 import * as T from './transcripts';
 
 const NOW = new Date('2026-08-20T12:00:00.000Z');
@@ -19,7 +20,7 @@ function parse(preset: string, output: string) {
 
 /** The same transcript fed in small chunks that split lines and JSON anywhere. */
 function parseInChunks(preset: string, output: string, size: number) {
-  const checkpoints: Checkpoint[] = [];
+  const checkpoints: CheckpointStep[] = [];
   const scanner = new AgentOutputScanner((c) => checkpoints.push(c), findPreset(preset)!.createParser({ now: () => NOW }));
   for (let i = 0; i < output.length; i += size) scanner.push(output.slice(i, i + size));
   const verdict = scanner.finish();

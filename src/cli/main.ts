@@ -4,6 +4,7 @@ import { agentsCommand } from './commands/agents';
 import { demoAgentCommand, demoCommand } from './commands/demo';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
+import { restoreBackupCommand } from './commands/restoreBackup';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { statusCommand } from './commands/status';
@@ -11,7 +12,7 @@ import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './c
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, agentsCommand, statusCommand, retryCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, agentsCommand, statusCommand, retryCommand, restoreBackupCommand, logCommand, demoCommand];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 

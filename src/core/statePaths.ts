@@ -46,6 +46,10 @@ export class StatePaths {
   get artefacts(): string {
     return join(this.root, ARTEFACT_DIR);
   }
+  /** The sha256 of what Launchpad last wrote to harness-tasks.json: its own write, or a person's edit. */
+  get taskFileRecord(): string {
+    return join(this.artefacts, 'task-file-written.json');
+  }
   /** Held by a `run` for its whole session. */
   get sessionLock(): string {
     return join(this.artefacts, 'session.lock');

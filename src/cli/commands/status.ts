@@ -17,8 +17,9 @@ export const statusCommand: Command = {
     try {
       report = await buildStatus(store);
     } catch (err) {
-      if (err instanceof TaskFileError && store.validBackupText() !== undefined) {
-        ctx.io.err(`note: harness-tasks.json.bak is valid; "launchpad run" restores it (keeping the broken file beside it)\n`);
+      if (err instanceof TaskFileError && store.canRestoreBackup()) {
+        const fix = err.where ? `fix ${err.where} by hand, or run` : 'fix the file by hand, or run';
+        ctx.io.err(`note: harness-tasks.json.bak is valid: ${fix} "launchpad restore-backup" to go back to it (the broken file is kept as harness-tasks.json.corrupt-<time>)\n`);
       }
       throw err;
     }

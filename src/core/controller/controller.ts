@@ -94,8 +94,8 @@ export class Controller {
       const recovered = store.recover();
       if (recovered.kind === 'unrecoverable') {
         const session = lastLoggedSession(paths.progress);
-        progress.append(session, { type: 'ERROR', category: 'ENV_SETUP', message: 'harness-tasks.json corrupted and unrecoverable' });
-        return this.outcome(2, 'state-unrecoverable', `${recovered.error.message}\nno valid harness-tasks.json.bak to restore from; both files were left as they are`, session, emptyStats());
+        progress.append(session, { type: 'ERROR', category: 'ENV_SETUP', message: recovered.logMessage });
+        return this.outcome(2, 'state-unrecoverable', `${recovered.error.message}\n${recovered.detail}`, session, emptyStats());
       }
 
       const { file } = store.load();

@@ -2,11 +2,17 @@
 // testable on literal strings. Errors name the file and the JSON path of the bad field.
 import type * as z from 'zod/mini';
 import { ExpectedError } from '../expectedErrors';
-import { locateJsonSyntaxError } from './jsonSyntax';
+import { lineColumn, locateJsonPath, locateJsonSyntaxError, pathAtOffset } from './jsonSyntax';
 import { taskFileSchema, type TaskFile } from './schema';
+import { decodeUtf8 } from './utf8';
 
 /** Larger task files are refused rather than parsed: a multi-gigabyte file is a mistake. */
 export const MAX_TASK_FILE_BYTES = 32 * 1024 * 1024;
+/**
+ * Objects and arrays nested deeper than this are refused: the task file's own fields go 4 deep,
+ * and writing a value nested thousands deep overflows the stack (JSON.stringify is recursive).
+ */
+export const MAX_NESTING = 64;
 
 export class TaskFileError extends ExpectedError {
   constructor(
@@ -14,27 +20,69 @@ export class TaskFileError extends ExpectedError {
     /** JSON path of the first problem (`tasks[3].depends_on[0]`), or '' for the whole file. */
     readonly field: string,
     readonly problems: string[],
+    /** Where the first problem is in the file, when it is known. */
+    readonly position?: { line: number; column: number },
   ) {
     super(problems.map((p) => `${file}: ${p}`).join('\n'));
     this.name = 'TaskFileError';
+  }
+
+  /** "tasks[1].priority at line 7, column 19", "line 5, column 3", or the field alone. */
+  get where(): string {
+    const at = this.position ? `line ${this.position.line}, column ${this.position.column}` : '';
+    if (this.field && at) return `${this.field} at ${at}`;
+    return this.field || at;
   }
 }
 
 export type ParseResult = { ok: true; file: TaskFile } | { ok: false; error: TaskFileError };
 
+/** The file as read from disk: refused unless it is strict UTF-8, then parsed. */
+export function parseTaskFileBytes(bytes: Uint8Array, fileLabel = 'harness-tasks.json'): ParseResult {
+  const fail = (field: string, problem: string, position?: { line: number; column: number }): ParseResult => ({
+    ok: false,
+    error: new TaskFileError(fileLabel, field, [field ? `${field}: ${problem}` : problem], position),
+  });
+  if (bytes.length > MAX_TASK_FILE_BYTES) return fail('', tooLargeProblem(bytes.length));
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    return fail('', 'starts with a byte-order mark (BOM); save it as UTF-8 without a BOM');
+  }
+  const decoded = decodeUtf8(bytes);
+  if (!decoded.ok) {
+    const { offset, byte } = decoded;
+    if (offset < 2 || bytes.includes(0)) return fail('', NOT_UTF8);
+    // The text before the bad byte is valid: it gives the line and column; the lenient text
+    // (the bad byte as U+FFFD) gives the field it is in.
+    const charOffset = Buffer.from(bytes.buffer, bytes.byteOffset, offset).toString('utf8').length;
+    const lenient = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+    const position = lineColumn(lenient, charOffset);
+    const path = pathAtOffset(lenient, charOffset);
+    const hex = byte.toString(16).toUpperCase().padStart(2, '0');
+    return fail(
+      path ? formatPath(path) : '',
+      `byte 0x${hex} at line ${position.line}, column ${position.column} (byte offset ${offset}) is not UTF-8 (Latin-1 or Windows-1252 text?); ` +
+        'save the file as UTF-8 (read leniently, the byte would become U+FFFD on the next write)',
+      position,
+    );
+  }
+  return parseTaskFile(decoded.text, fileLabel);
+}
+
+const NOT_UTF8 = 'is not UTF-8 text (UTF-16 or binary content); save it as UTF-8';
+
 export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): ParseResult {
   const fail = (field: string, ...problems: string[]): ParseResult => ({
     ok: false,
-    error: new TaskFileError(fileLabel, field, problems),
+    error: new TaskFileError(fileLabel, field, problems, paths.has(field) ? locateJsonPath(text, paths.get(field)!) : undefined),
   });
+  // The raw paths behind the formatted `field`s, for their position in the text.
+  const paths = new Map<string, ReadonlyArray<PropertyKey>>();
 
   if (text.length > MAX_TASK_FILE_BYTES) return fail('', tooLargeProblem(text.length));
   if (text.charCodeAt(0) === 0xfeff) {
     return fail('', 'starts with a byte-order mark (BOM); save it as UTF-8 without a BOM');
   }
-  if (text.charCodeAt(0) === 0xfffd || text.includes('\u0000')) {
-    return fail('', 'is not UTF-8 text (UTF-16 or binary content); save it as UTF-8');
-  }
+  if (text.charCodeAt(0) === 0xfffd || text.includes('\u0000')) return fail('', NOT_UTF8);
   if (text.trim() === '') return fail('', 'file is empty; expected a JSON object with a "tasks" array');
 
   let raw: unknown;
@@ -42,16 +90,21 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
     raw = JSON.parse(text);
   } catch (err) {
     const where = locateJsonSyntaxError(text);
-    if (where) return fail('', `invalid JSON at line ${where.line}, column ${where.column}: ${where.message}`);
+    if (where) {
+      const error = new TaskFileError(fileLabel, '', [`invalid JSON at line ${where.line}, column ${where.column}: ${where.message}`], where);
+      return { ok: false, error };
+    }
     // Valid syntax that JSON.parse still refused (nesting too deep for the engine).
     return fail('', `cannot be read as JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
 
-  // A field named __proto__ would be dropped on the way through (it sets the prototype of the
-  // copy instead): refuse it rather than lose it.
-  if (text.includes('"__proto__"')) {
-    const where = findKey(raw, '__proto__', []);
-    if (where) return fail(formatPath(where), `${formatPath(where)}: the field name "__proto__" cannot be kept; rename it`);
+  const shape = inspectShape(raw);
+  // A field named __proto__, however its name is spelled ("\u005f_proto__" too), would be
+  // dropped on the way through (it sets the prototype of the copy instead): refuse it rather
+  // than lose it.
+  if (shape.proto) {
+    const field = record(shape.proto);
+    return fail(field, `${field}: the field name "__proto__" cannot be kept; rename it`);
   }
 
   const parsed = taskFileSchema.safeParse(raw);
@@ -59,14 +112,54 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
     const issues = parsed.error.issues;
     const shown = issues.slice(0, 5).map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue, raw)}`);
     if (issues.length > shown.length) shown.push(`… and ${issues.length - shown.length} more problem(s)`);
-    return fail(formatPath(issues[0]!.path), ...shown);
+    return fail(record(issues[0]!.path), ...shown);
+  }
+  // After the schema, whose errors say more about a known field nested wrongly.
+  if (shape.tooDeep) {
+    const field = record(shape.tooDeep);
+    return fail(field, `${field}: nested deeper than ${MAX_NESTING} levels of objects and arrays; Launchpad refuses a file nested this deep`);
   }
   return { ok: true, file: parsed.data };
+
+  function record(path: ReadonlyArray<PropertyKey>): string {
+    const field = formatPath(path);
+    paths.set(field, path);
+    return field;
+  }
+}
+
+/**
+ * One walk over the parsed value, without recursion: the first own property named __proto__,
+ * and the first object or array nested deeper than MAX_NESTING.
+ */
+function inspectShape(root: unknown): { proto?: PropertyKey[]; tooDeep?: PropertyKey[] } {
+  const out: { proto?: PropertyKey[]; tooDeep?: PropertyKey[] } = {};
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value: root, path: [] }];
+  while (stack.length) {
+    const { value, path } = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (path.length >= MAX_NESTING) {
+      out.tooDeep ??= path;
+      continue;
+    }
+    if (Object.prototype.hasOwnProperty.call(value, '__proto__')) {
+      out.proto = [...path, '__proto__'];
+      return out;
+    }
+    const entries = Object.entries(value);
+    // Pushed in reverse so the first problem in document order is found first.
+    for (let k = entries.length - 1; k >= 0; k--) {
+      const [key, child] = entries[k]!;
+      if (child !== null && typeof child === 'object') stack.push({ value: child, path: [...path, Array.isArray(value) ? Number(key) : key] });
+    }
+  }
+  return out;
 }
 
 /** The problem reported for a file over MAX_TASK_FILE_BYTES (checked on disk before reading, and here). */
-export function tooLargeProblem(bytes: number): string {
-  return `file is ${(bytes / 1048576).toFixed(1)} MiB, over the ${MAX_TASK_FILE_BYTES / 1048576} MiB limit`;
+export function tooLargeProblem(bytes?: number): string {
+  const size = bytes === undefined ? 'over' : `${(bytes / 1048576).toFixed(1)} MiB, over`;
+  return `file is ${size} the ${MAX_TASK_FILE_BYTES / 1048576} MiB limit`;
 }
 
 /** Stable, human-diffable JSON: two-space indent and a final newline. */
@@ -107,8 +200,11 @@ function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
       if (issue.origin === 'string') return 'must not be empty';
       // z.positive() is exclusive: "at least 0" would wrongly allow 0.
       return `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}, got ${JSON.stringify(valueAt(raw, issue.path))}`;
-    case 'too_big':
-      return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${String(issue.maximum)}`;
+    case 'too_big': {
+      const value = valueAt(raw, issue.path);
+      if (issue.origin === 'string' && typeof value === 'string') return `must be at most ${String(issue.maximum)} characters long, got ${value.length}`;
+      return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${String(issue.maximum)}, got ${JSON.stringify(value)}`;
+    }
     case 'invalid_format':
     case 'custom': {
       const value = valueAt(raw, issue.path);
@@ -136,15 +232,4 @@ function kindOf(value: unknown): string {
   if (typeof value === 'number' && !Number.isInteger(value)) return `number ${value}`;
   if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
   return typeof value;
-}
-
-/** The path of the first own property named `key`, depth first. */
-function findKey(value: unknown, key: string, path: PropertyKey[]): PropertyKey[] | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  if (Object.prototype.hasOwnProperty.call(value, key)) return [...path, key];
-  for (const [k, v] of Object.entries(value)) {
-    const found = findKey(v, key, [...path, Array.isArray(value) ? Number(k) : k]);
-    if (found) return found;
-  }
-  return undefined;
 }

@@ -1,6 +1,7 @@
 // The shape of harness-tasks.json: version 3 (launchpad-run) and version 2 (harness) in one
 // schema. Every field either names is understood; unknown fields pass through untouched so a
-// write never drops a user's data. Defaults follow SPEC §1.
+// write never drops a user's data. Defaults follow the product's contract. The limits are
+// here, so the JSON Schema the editor checks against states them too.
 // zod/mini: the same validation as classic zod at a tenth of the bundle size (no locales).
 import * as z from 'zod/mini';
 import { TASK_ID_PATTERN } from '../ids';
@@ -8,11 +9,24 @@ import { TASK_ID_PATTERN } from '../ids';
 export const STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2'] as const;
 
+/** A title goes into the agent's environment (LAUNCHPAD_TASK_TITLE) and the merge commit's subject. */
+export const MAX_TITLE_CHARS = 500;
+/** Context is prompt text: long descriptions are fine, a pasted file is a mistake. */
+export const MAX_CONTEXT_CHARS = 100_000;
+/** A command line is one argument of `sh -c`: the system refuses (E2BIG) one of 128 KiB. */
+export const MAX_COMMAND_CHARS = 16_384;
+/** One files_hint entry: a path. */
+export const MAX_PATH_CHARS = 4096;
+/** 7 days. Node's timers overflow at 2^31 ms (about 24.8 days) and then fire at once. */
+export const MAX_TIMEOUT_SECONDS = 604_800;
+
 const text = () => z.string();
 const nullableText = () => z.optional(z.nullable(z.string()));
+const boundedText = (max: number) => z.optional(z.nullable(z.string().check(z.maxLength(max))));
 const count = (min: number) => z.int().check(z.gte(min));
+const seconds = () => z.number().check(z.positive(), z.lte(MAX_TIMEOUT_SECONDS));
 const withDefault = <T extends z.core.SomeType>(schema: T, value: z.core.output<T> & {}) => z._default(schema, value as never);
-const emptyList = () => z._default(z.array(z.string()), () => []);
+const emptyList = (max?: number) => z._default(z.array(max ? z.string().check(z.maxLength(max)) : z.string()), () => []);
 
 const ID_RULE =
   'use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit, with no "..", no trailing "." and no ".lock" ending';
@@ -27,23 +41,23 @@ export const checkpointSchema = z.looseObject({
 
 export const taskSchema = z.looseObject({
   id: taskId,
-  title: z.string().check(z.minLength(1)),
+  title: z.string().check(z.minLength(1), z.maxLength(MAX_TITLE_CHARS)),
   status: z.enum(STATUSES),
   priority: withDefault(z.enum(PRIORITIES), 'P1'),
   depends_on: emptyList(),
   attempts: withDefault(count(0), 0),
   max_attempts: withDefault(count(1), 3),
-  context: nullableText(),
-  files_hint: emptyList(),
+  context: boundedText(MAX_CONTEXT_CHARS),
+  files_hint: emptyList(MAX_PATH_CHARS),
   validation: z.optional(
     z.nullable(
       z.looseObject({
-        command: nullableText(),
-        timeout_seconds: z.optional(z.nullable(z.number().check(z.positive()))),
+        command: boundedText(MAX_COMMAND_CHARS),
+        timeout_seconds: z.optional(z.nullable(seconds())),
       }),
     ),
   ),
-  on_failure: z.optional(z.nullable(z.looseObject({ cleanup: nullableText() }))),
+  on_failure: z.optional(z.nullable(z.looseObject({ cleanup: boundedText(MAX_COMMAND_CHARS) }))),
   error_log: emptyList(),
   /** The bounded tail of the output of the last failure, for a hover or `status`. */
   error_tail: nullableText(),
@@ -63,14 +77,14 @@ export const sessionConfigSchema = z.looseObject({
   max_sessions: withDefault(count(1), 50),
   max_parallel_agents: withDefault(count(1), 3),
   concurrency_mode: z.optional(z.enum(['exclusive', 'concurrent'])),
-  agent_command: nullableText(),
+  agent_command: boundedText(MAX_COMMAND_CHARS),
   /** The same setting as agent_command: a preset name ("claude") or a command line. */
-  agent: nullableText(),
+  agent: boundedText(MAX_COMMAND_CHARS),
   /** Extra arguments per agent preset: {"claude": ["--model", "sonnet"]}. */
   agent_args: z.optional(z.nullable(z.record(z.string(), z.array(z.string())))),
-  agent_timeout_seconds: withDefault(z.number().check(z.positive()), 3600),
-  cleanup_timeout_seconds: withDefault(z.number().check(z.positive()), 300),
-  health_check_timeout_seconds: withDefault(z.number().check(z.positive()), 600),
+  agent_timeout_seconds: withDefault(seconds(), 3600),
+  cleanup_timeout_seconds: withDefault(seconds(), 300),
+  health_check_timeout_seconds: withDefault(seconds(), 600),
   worktree_dir: nullableText(),
 });
 
@@ -82,6 +96,8 @@ export const taskFileSchema = z
     tasks: z.array(taskSchema),
     session_count: withDefault(count(0), 0),
     last_session: nullableText(),
+    /** The highest task-NNN number `add` has handed out, so an id is never handed out twice. */
+    last_task_number: z.optional(count(0)),
   })
   .check(
     z.superRefine((file, ctx) => {

@@ -1,12 +1,39 @@
 // harness-tasks.json on disk: read, atomic write with a backup, recovery from the backup, and
-// read-modify-write transactions under the state lock. A reader never sees a partial file and a
-// file that could not be parsed is never overwritten.
-import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+// read-modify-write transactions under the state lock. A reader never sees a partial file; a
+// file that could not be parsed is never overwritten; a file a person changed is never replaced
+// by the backup unless they ask (`restoreBackup`). Only a regular file is read or written: a
+// symbolic link is written through to its target and stays a link.
+import { createHash } from 'node:crypto';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { ExpectedError } from '../expectedErrors';
 import { rmdirIfEmpty } from '../fsQuiet';
-import { acquireLock } from '../lock';
+import { InputError } from '../inputError';
+import { acquireLock, tryAcquireLock } from '../lock';
 import { StatePaths, TASKS_FILE } from '../statePaths';
-import { MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
+import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileBytes, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
 import type { TaskFile } from './schema';
 
 export class TaskFileMissingError extends ExpectedError {
@@ -25,7 +52,23 @@ export interface LoadedState {
 export type RecoveryOutcome =
   | { kind: 'ok' }
   | { kind: 'restored'; error: TaskFileError; corruptCopy: string }
-  | { kind: 'unrecoverable'; error: TaskFileError };
+  | {
+      kind: 'unrecoverable';
+      error: TaskFileError;
+      /** No valid .bak; or the file is not what Launchpad last wrote, so a person's edit is not replaced. */
+      reason: 'no-valid-backup' | 'changed-by-hand';
+      /** For the person: why nothing was restored and what to do. */
+      detail: string;
+      /** One line for the progress log. */
+      logMessage: string;
+    };
+
+export interface RestoredBackup {
+  /** Why the file was broken. */
+  error: TaskFileError;
+  corruptCopy: string;
+  file: TaskFile;
+}
 
 /** How long `add`, `retry` and the controller wait for another writer's transaction. */
 export const TRANSACTION_WAIT_MS = 10_000;
@@ -45,43 +88,46 @@ export class StateStore {
 
   /** Reads and validates; throws TaskFileMissingError or TaskFileError. */
   load(): LoadedState {
-    let text: string;
-    try {
-      text = readTaskFileText(this.paths.tasks, TASKS_FILE);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
-      if (code === 'EISDIR') throw new TaskFileError(TASKS_FILE, '', ['is a directory, not a file']);
-      if (code === 'EACCES') throw new TaskFileError(TASKS_FILE, '', ['cannot be read: permission denied']);
-      throw err;
-    }
-    const parsed = parseTaskFile(text, TASKS_FILE);
+    const bytes = this.readBytes();
+    const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
     if (!parsed.ok) throw parsed.error;
-    return { file: parsed.file, text };
+    return { file: parsed.file, text: bytes.toString('utf8') };
   }
 
   /**
    * Atomic replace: current file → .bak (itself by rename), new text → .tmp, fsync, rename over.
-   * Callers pass state they loaded and validated, so the .bak is always a valid file.
+   * Callers pass state they loaded and validated, so the .bak is always a valid file; the new
+   * text is validated here too, so what Launchpad writes it can always read back.
    */
   save(file: TaskFile, text = serializeTaskFile(file)): string {
-    if (existsSync(this.paths.tasks)) {
-      const bakTmp = `${this.paths.backup}.tmp`;
-      backupCopy(this.paths.tasks, bakTmp);
-      renameSync(bakTmp, this.paths.backup);
-      // When .bak already was this very file (a save that stopped between here and its final
-      // rename), the rename above is a no-op that leaves .bak.tmp behind.
-      rmSync(bakTmp, { force: true });
+    const checked = parseTaskFile(text, TASKS_FILE);
+    if (!checked.ok) {
+      const { field, problems } = checked.error;
+      throw new TaskFileError(TASKS_FILE, field, problems.map((p) => `not written, the change would make it invalid: ${p}`));
     }
-    writeDurably(this.paths.tmp, text);
-    renameSync(this.paths.tmp, this.paths.tasks);
+    const target = this.writeTarget();
+    assertWritable(target, target !== this.paths.tasks);
+    try {
+      if (existsSync(target)) {
+        const bakTmp = `${this.paths.backup}.tmp`;
+        backupCopy(target, bakTmp);
+        renameSync(bakTmp, this.paths.backup);
+        // When .bak already was this very file (a save that stopped between here and its final
+        // rename), the rename above is a no-op that leaves .bak.tmp behind.
+        rmSync(bakTmp, { force: true });
+      }
+      this.replace(target, text);
+    } catch (err) {
+      throw writeError(err);
+    }
     return text;
   }
 
   /** Creates the file only if absent (never clobbers). Returns false when it already existed. */
   create(file: TaskFile): boolean {
     if (existsSync(this.paths.tasks)) return false;
-    writeDurably(this.paths.tmp, serializeTaskFile(file));
+    const text = serializeTaskFile(file);
+    writeDurably(this.paths.tmp, text);
     try {
       // link fails if the target appeared meanwhile, unlike rename.
       linkSync(this.paths.tmp, this.paths.tasks);
@@ -91,37 +137,166 @@ export class StateStore {
     } finally {
       rmSync(this.paths.tmp, { force: true });
     }
+    recordWrite(this.paths, text);
     return true;
   }
 
   /** The text of harness-tasks.json.bak when it is a valid task file. */
   validBackupText(): string | undefined {
     try {
-      const text = readTaskFileText(this.paths.backup, `${TASKS_FILE}.bak`);
-      return parseTaskFile(text, `${TASKS_FILE}.bak`).ok ? text : undefined;
+      const bytes = readTaskFileBytes(this.paths.backup, `${TASKS_FILE}.bak`);
+      return parseTaskFileBytes(bytes, `${TASKS_FILE}.bak`).ok ? bytes.toString('utf8') : undefined;
     } catch {
       return undefined;
     }
   }
 
+  /** Whether `restoreBackup` would act: a regular file beside a valid .bak. */
+  canRestoreBackup(): boolean {
+    return isRegularFile(this.paths.tasks) && this.validBackupText() !== undefined;
+  }
+
+  /** Whether harness-tasks.json holds exactly the bytes Launchpad last wrote to it. */
+  isLastWrite(bytes: Uint8Array): boolean {
+    const recorded = lastWriteSha256(this.paths);
+    return recorded !== undefined && recorded === sha256(bytes);
+  }
+
   /**
-   * Session start (seed 000): a file that fails to parse or validate is replaced by a valid
-   * .bak, keeping the broken file beside it; with no valid .bak both stay byte-for-byte.
+   * Session start: a file that fails to parse or validate is replaced by a valid .bak, keeping
+   * the broken file beside it, only when it is byte for byte what Launchpad itself last wrote.
+   * A file a person changed is never replaced by an older backup; with no valid .bak, or a
+   * person's edit, both files stay byte-for-byte.
    */
   recover(): RecoveryOutcome {
+    let bytes: Buffer | undefined;
+    let error: TaskFileError;
     try {
-      this.load();
-      return { kind: 'ok' };
+      bytes = this.readBytes();
+      const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
+      if (parsed.ok) return { kind: 'ok' };
+      error = parsed.error;
     } catch (err) {
       if (!(err instanceof TaskFileError)) throw err;
-      const backupText = this.validBackupText();
-      if (backupText === undefined) return { kind: 'unrecoverable', error: err };
-      const corruptCopy = `${this.paths.tasks}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      copyFileSync(this.paths.tasks, corruptCopy);
-      writeDurably(this.paths.tmp, backupText);
-      renameSync(this.paths.tmp, this.paths.tasks);
-      return { kind: 'restored', error: err, corruptCopy };
+      error = err;
     }
+    const fix = error.where ? `fix ${error.where} by hand` : 'fix it by hand';
+    const backupText = this.validBackupText();
+    if (backupText === undefined) {
+      return {
+        kind: 'unrecoverable',
+        error,
+        reason: 'no-valid-backup',
+        detail: `no valid ${TASKS_FILE}.bak to restore from; both files were left as they are: ${fix}`,
+        logMessage: `${TASKS_FILE} corrupted and unrecoverable`,
+      };
+    }
+    if (bytes === undefined || !this.isLastWrite(bytes)) {
+      return {
+        kind: 'unrecoverable',
+        error,
+        reason: 'changed-by-hand',
+        detail:
+          `${TASKS_FILE} was changed since Launchpad last wrote it, so it is not replaced by the older ${TASKS_FILE}.bak ` +
+          `(both files were left as they are): ${fix}, or run "launchpad restore-backup" to go back to the backup ` +
+          `(the broken file is kept as ${TASKS_FILE}.corrupt-<time>)`,
+        logMessage: `${TASKS_FILE} invalid (${error.where || 'not readable'}) and changed since Launchpad last wrote it: not restored from .bak`,
+      };
+    }
+    const target = this.writeTarget();
+    assertWritable(target, target !== this.paths.tasks);
+    const corruptCopy = this.keepCorrupt();
+    this.replace(target, backupText);
+    return { kind: 'restored', error, corruptCopy };
+  }
+
+  /**
+   * `launchpad restore-backup`: a person asks for the valid .bak in place of a file that cannot
+   * be read, the broken file kept beside it. Refused while a run is live, when the file is
+   * valid (nothing to restore), and when the backup is missing or invalid; then nothing changes.
+   */
+  async restoreBackup(): Promise<RestoredBackup> {
+    const hadArtefacts = existsSync(this.paths.artefacts);
+    const session = tryAcquireLock(this.paths.sessionLock, this.command);
+    try {
+      const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
+      try {
+        let error: TaskFileError | undefined;
+        try {
+          this.load();
+        } catch (err) {
+          if (!(err instanceof TaskFileError)) throw err;
+          error = err;
+        }
+        if (!error) throw new InputError(`${TASKS_FILE} is valid: nothing to restore (restore-backup only replaces a file that cannot be read)`);
+        // A FIFO, a device, a directory: nothing to copy aside or to write over.
+        if (!isRegularFile(this.paths.tasks)) throw error;
+        const label = `${TASKS_FILE}.bak`;
+        let bytes: Buffer;
+        try {
+          bytes = readTaskFileBytes(this.paths.backup, label);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`no ${label} to restore from; nothing was changed`);
+          throw err;
+        }
+        const backup = parseTaskFileBytes(bytes, label);
+        if (!backup.ok) {
+          const { field, problems, position } = backup.error;
+          throw new TaskFileError(label, field, [...problems, 'the backup is not a valid task file either: nothing was restored, both files were left as they are'], position);
+        }
+        const target = this.writeTarget();
+        assertWritable(target, target !== this.paths.tasks);
+        const corruptCopy = this.keepCorrupt();
+        this.replace(target, bytes.toString('utf8'));
+        return { error, corruptCopy, file: backup.file };
+      } finally {
+        lock.release();
+      }
+    } finally {
+      session.release();
+      if (!hadArtefacts) rmdirIfEmpty(this.paths.artefacts);
+    }
+  }
+
+  /** The file's bytes; a missing file is TaskFileMissingError, anything else wrong a TaskFileError. */
+  private readBytes(): Buffer {
+    try {
+      return readTaskFileBytes(this.paths.tasks, TASKS_FILE);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
+      throw err;
+    }
+  }
+
+  /** Where a write goes: the file, or the file its symbolic link points to (the link stays). */
+  private writeTarget(): string {
+    try {
+      if (lstatSync(this.paths.tasks).isSymbolicLink()) return realpathSync(this.paths.tasks);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    return this.paths.tasks;
+  }
+
+  /** new text → .tmp beside the target, fsync, rename over the target; then the record of it. */
+  private replace(target: string, text: string): void {
+    const tmp = target === this.paths.tasks ? this.paths.tmp : `${target}.tmp`;
+    let mode: number | undefined;
+    try {
+      mode = statSync(target).mode & 0o7777;
+    } catch {
+      // a new file: the default mode
+    }
+    writeDurably(tmp, text, mode);
+    renameSync(tmp, target);
+    recordWrite(this.paths, text);
+  }
+
+  /** The broken file copied to harness-tasks.json.corrupt-<time>, never over another copy. */
+  private keepCorrupt(): string {
+    const corruptCopy = `${this.paths.tasks}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    copyFileSync(this.paths.tasks, corruptCopy, constants.COPYFILE_EXCL);
+    return corruptCopy;
   }
 
   /**
@@ -153,18 +328,149 @@ export class StateStore {
 }
 
 /**
- * The file's text, refusing one over MAX_TASK_FILE_BYTES from its size alone: reading a file of
- * several hundred MiB first would take seconds and gigabytes, and past 512 MiB node cannot even
- * make it a string (an internal error instead of a TaskFileError).
+ * The file's bytes, read only from a regular file (a symbolic link to one is followed) and never
+ * more than MAX_TASK_FILE_BYTES of them: a FIFO would block the read (and every command after
+ * it, the lock held), a device such as /dev/zero reports size 0 and never ends, and past 512 MiB
+ * node cannot even make a string. A missing file throws the ENOENT error as it is.
  */
-export function readTaskFileText(path: string, label: string): string {
-  const fd = openSync(path, 'r');
+export function readTaskFileBytes(path: string, label: string): Buffer {
+  const refuse = (problem: string) => new TaskFileError(label, '', [problem]);
+  let st: Stats;
   try {
-    const { size } = fstatSync(fd);
-    if (size > MAX_TASK_FILE_BYTES) throw new TaskFileError(label, '', [tooLargeProblem(size)]);
-    return readFileSync(fd, 'utf8');
+    st = statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && isSymbolicLink(path)) throw refuse(`is a symbolic link to ${readlinkSync(path)}, which does not exist`);
+    if (code === 'ELOOP') throw refuse('is a symbolic link that loops');
+    if (code === 'EACCES') throw refuse('cannot be read: permission denied');
+    throw err;
+  }
+  if (!st.isFile()) throw refuse(notRegularProblem(path, st));
+  if (st.size > MAX_TASK_FILE_BYTES) throw refuse(tooLargeProblem(st.size));
+  let fd: number;
+  try {
+    // Non-blocking: should a FIFO take the file's place after the check, opening it does not wait.
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EACCES') throw refuse('cannot be read: permission denied');
+    throw err;
+  }
+  try {
+    const now = fstatSync(fd);
+    if (!now.isFile()) throw refuse(notRegularProblem(path, now));
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, MAX_TASK_FILE_BYTES + 1 - total));
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      chunks.push(chunk.subarray(0, n));
+      total += n;
+      // Grown since fstat: the bound holds whatever the size said.
+      if (total > MAX_TASK_FILE_BYTES) throw refuse(tooLargeProblem());
+    }
+    return Buffer.concat(chunks, total);
   } finally {
     closeSync(fd);
+  }
+}
+
+function isSymbolicLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function notRegularProblem(path: string, st: Stats): string {
+  const kind = st.isDirectory()
+    ? 'a directory'
+    : st.isFIFO()
+      ? 'a FIFO (named pipe)'
+      : st.isCharacterDevice()
+        ? 'a character device'
+        : st.isBlockDevice()
+          ? 'a block device'
+          : st.isSocket()
+            ? 'a socket'
+            : 'not a file';
+  if (isSymbolicLink(path)) return `is a symbolic link to ${readlinkSync(path)}, ${kind}, not a regular file`;
+  // The words a directory has always been refused with.
+  if (st.isDirectory()) return 'is a directory, not a file';
+  return `is ${kind}, not a regular file; Launchpad reads and writes only a regular file (or a symbolic link to one)`;
+}
+
+/**
+ * A file without write permission is one a person protected: it is not replaced (a rename would
+ * replace it anyway, and root may write anything, so the mode bits are checked as well).
+ */
+function assertWritable(target: string, throughLink: boolean): void {
+  let st: Stats;
+  try {
+    st = statSync(target);
+  } catch {
+    return; // a new file
+  }
+  if (!st.isFile()) throw new TaskFileError(TASKS_FILE, '', [notRegularProblem(target, st)]);
+  let writable = (st.mode & 0o222) !== 0;
+  try {
+    accessSync(target, constants.W_OK);
+  } catch {
+    writable = false;
+  }
+  if (!writable) {
+    const which = throughLink ? ` (${target}, where its symbolic link points)` : '';
+    throw new TaskFileError(TASKS_FILE, '', [
+      `has no write permission${which}, so Launchpad does not replace it; nothing was changed. Make it writable (chmod u+w) to let add, retry and run change it`,
+    ]);
+  }
+}
+
+/** A file system refusal while writing, as bad input rather than an internal error. */
+function writeError(err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code && ['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT'].includes(code)) {
+    return new TaskFileError(TASKS_FILE, '', [`cannot be written (${(err as Error).message}); the file was left as it was`]);
+  }
+  return err;
+}
+
+function sha256(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Records what Launchpad wrote to harness-tasks.json (its sha256) in the artefact folder, so a
+ * broken file can be told apart: Launchpad's own write may be replaced by the backup, a
+ * person's edit never. Tmp and rename, like the file itself. Best effort: without a record a
+ * broken file counts as a person's, which only means it is not restored automatically.
+ */
+export function recordWrite(paths: StatePaths, text: Uint8Array | string): void {
+  try {
+    mkdirSync(paths.artefacts, { recursive: true });
+    const tmp = `${paths.taskFileRecord}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ sha256: sha256(text), written_at: new Date().toISOString() }) + '\n');
+    renameSync(tmp, paths.taskFileRecord);
+  } catch {
+    // see above
+  }
+}
+
+function lastWriteSha256(paths: StatePaths): string | undefined {
+  try {
+    const record = JSON.parse(readFileSync(paths.taskFileRecord, 'utf8')) as { sha256?: unknown };
+    return typeof record.sha256 === 'string' ? record.sha256 : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -187,9 +493,11 @@ function backupCopy(from: string, to: string): void {
   copyFileSync(from, to);
 }
 
-function writeDurably(path: string, text: string): void {
+function writeDurably(path: string, text: string, mode?: number): void {
   const fd = openSync(path, 'w');
   try {
+    // A replaced file keeps its permissions (0600 stays 0600).
+    if (mode !== undefined) fchmodSync(fd, mode);
     writeSync(fd, text);
     fsyncSync(fd);
   } finally {

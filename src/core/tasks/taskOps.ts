@@ -3,7 +3,8 @@
 // state: transitions.ts.
 import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
-import { PRIORITIES, type Priority, type Task, type TaskFile } from '../taskFile/schema';
+import { formatPath } from '../taskFile/parse';
+import { PRIORITIES, taskSchema, type Priority, type Task, type TaskFile } from '../taskFile/schema';
 
 export interface NewTask {
   title: string;
@@ -16,17 +17,34 @@ export interface NewTask {
   maxAttempts?: number | undefined;
 }
 
-/** The next `task-NNN` after the highest one in the file. */
-export function nextTaskId(file: TaskFile): string {
-  let max = 0;
+/**
+ * The next `task-NNN`: one above the highest number in the file, the highest the file says was
+ * ever handed out (last_task_number) and `issued` (the highest the log says was added, which
+ * survives a restored backup), so the id of a task removed by hand is never handed out again.
+ */
+export function nextTaskId(file: TaskFile, issued = 0): string {
+  return `task-${String(nextTaskNumber(file, issued)).padStart(3, '0')}`;
+}
+
+function nextTaskNumber(file: TaskFile, issued: number): number {
+  let max = Math.max(file.last_task_number ?? 0, issued);
   for (const t of file.tasks) {
     const m = /^task-(\d+)$/.exec(t.id);
     if (m) max = Math.max(max, Number(m[1]));
   }
-  return `task-${String(max + 1).padStart(3, '0')}`;
+  return max + 1;
 }
 
-export function addTask(file: TaskFile, input: NewTask): Task {
+/** The option of `add` behind each field of a new task, for its limit's message. */
+const OPTION_OF: Record<string, string> = {
+  title: 'title',
+  context: '--context',
+  files_hint: '--files',
+  validation: '--validate',
+  max_attempts: '--max-attempts',
+};
+
+export function addTask(file: TaskFile, input: NewTask, issued = 0): Task {
   if (!input.title.trim()) throw new InputError('title: must not be empty');
   const priority = (input.priority ?? 'P1') as Priority;
   if (!PRIORITIES.includes(priority)) throw new InputError(`--priority: expected P0, P1 or P2, got "${input.priority}"`);
@@ -42,8 +60,9 @@ export function addTask(file: TaskFile, input: NewTask): Task {
     throw new InputError(`--max-attempts: expected a whole number of at least 1, got "${input.maxAttempts}"`);
   }
 
+  const number = nextTaskNumber(file, issued);
   const task: Task = {
-    id: nextTaskId(file),
+    id: `task-${String(number).padStart(3, '0')}`,
     title: input.title.trim(),
     status: 'pending',
     priority,
@@ -59,6 +78,22 @@ export function addTask(file: TaskFile, input: NewTask): Task {
     worktree_branch: null,
     completed_at: null,
   };
+  // The schema's limits (a title's length, a timeout's bound…), said in terms of the option.
+  const checked = taskSchema.safeParse(task);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const [head, sub] = issue.path;
+    const option = head === 'validation' && sub === 'timeout_seconds' ? '--timeout' : (OPTION_OF[String(head)] ?? formatPath(issue.path));
+    const value: unknown = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown>)[k], task);
+    const limit =
+      issue.code !== 'too_big'
+        ? issue.message
+        : typeof value === 'string'
+          ? `at most ${String(issue.maximum)} characters, got ${value.length}`
+          : `at most ${String(issue.maximum)}${option === '--timeout' ? ' seconds' : ''}, got ${String(value)}`;
+    throw new InputError(`${option}: ${limit}`);
+  }
   file.tasks.push(task);
+  file.last_task_number = number;
   return task;
 }

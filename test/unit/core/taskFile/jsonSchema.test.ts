@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { isValidTaskId, TASK_ID_PATTERN } from '../../../../src/core/ids';
 import { parseTaskFile } from '../../../../src/core/taskFile/parse';
 import { taskFileJsonSchema } from '../../../../src/core/taskFile/jsonSchema';
-import { PRIORITIES, STATUSES } from '../../../../src/core/taskFile/schema';
+import { MAX_COMMAND_CHARS, MAX_CONTEXT_CHARS, MAX_PATH_CHARS, MAX_TIMEOUT_SECONDS, MAX_TITLE_CHARS, PRIORITIES, STATUSES } from '../../../../src/core/taskFile/schema';
 import { fixtureText } from '../fixtures';
 
 type Schema = Record<string, unknown>;
@@ -17,7 +17,7 @@ type Schema = Record<string, unknown>;
 function validate(schema: Schema, value: unknown, path = '$'): string[] {
   const known = new Set([
     '$schema', 'title', 'description', 'default', 'type', 'const', 'enum', 'anyOf', 'properties', 'required',
-    'additionalProperties', 'items', 'minimum', 'maximum', 'exclusiveMinimum', 'minLength', 'pattern',
+    'additionalProperties', 'items', 'minimum', 'maximum', 'exclusiveMinimum', 'minLength', 'maxLength', 'pattern',
   ]);
   for (const k of Object.keys(schema)) if (!known.has(k)) throw new Error(`checker does not know "${k}" at ${path}`);
   const errors: string[] = [];
@@ -38,6 +38,7 @@ function validate(schema: Schema, value: unknown, path = '$'): string[] {
   }
   if (typeof value === 'string') {
     if (typeof schema.minLength === 'number' && value.length < schema.minLength) errors.push(`${path}: too short`);
+    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength) errors.push(`${path}: too long`);
     if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(value)) errors.push(`${path}: pattern`);
   }
   if (Array.isArray(value) && schema.items) value.forEach((v, i) => errors.push(...validate(schema.items as Schema, v, `${path}[${i}]`)));
@@ -86,6 +87,20 @@ describe('core/taskFileJsonSchema', () => {
     assert.deepEqual(sc.concurrency_mode!.enum, ['exclusive', 'concurrent']);
   });
 
+  it('states the limits: title, context, commands, paths, timeouts', () => {
+    assert.equal(taskProps.title!.maxLength, MAX_TITLE_CHARS);
+    assert.equal(MAX_TITLE_CHARS, 500);
+    const anyOfMax = (s: Schema, key: 'maxLength' | 'maximum') => (s.anyOf as Schema[]).find((b) => key in b)![key];
+    assert.equal(anyOfMax(taskProps.context!, 'maxLength'), MAX_CONTEXT_CHARS);
+    const validation = (taskProps.validation!.anyOf as Schema[]).find((b) => b.type === 'object')!.properties as Record<string, Schema>;
+    assert.equal(anyOfMax(validation.command!, 'maxLength'), MAX_COMMAND_CHARS);
+    assert.equal(anyOfMax(validation.timeout_seconds!, 'maximum'), MAX_TIMEOUT_SECONDS);
+    assert.equal((taskProps.files_hint!.items as Schema).maxLength, MAX_PATH_CHARS);
+    const sc = (schema.properties as Record<string, Schema>).session_config!.properties as Record<string, Schema>;
+    for (const key of ['agent_timeout_seconds', 'cleanup_timeout_seconds', 'health_check_timeout_seconds']) assert.equal(sc[key]!.maximum, MAX_TIMEOUT_SECONDS, key);
+    assert.equal(MAX_TIMEOUT_SECONDS, 7 * 24 * 3600);
+  });
+
   it('requires what the core requires, and nothing that has a default', () => {
     assert.deepEqual(schema.required, ['tasks']);
     assert.deepEqual([...(taskSchema.required as string[])].sort(), ['id', 'status', 'title']);
@@ -132,6 +147,17 @@ describe('core/taskFileJsonSchema', () => {
       ['zero timeout', (d) => (d.tasks[0].validation.timeout_seconds = 0)],
       ['string depends_on', (d) => (d.tasks[2].depends_on = 'task-001')],
       ['zero max_parallel_agents', (d) => (d.session_config.max_parallel_agents = 0)],
+      ['a 501-character title', (d) => (d.tasks[0].title = 'x'.repeat(501))],
+      ['a context over its limit', (d) => (d.tasks[0].context = 'x'.repeat(MAX_CONTEXT_CHARS + 1))],
+      ['a validation command over its limit', (d) => (d.tasks[0].validation.command = 'x'.repeat(MAX_COMMAND_CHARS + 1))],
+      ['a cleanup command over its limit', (d) => (d.tasks[1].on_failure.cleanup = 'x'.repeat(MAX_COMMAND_CHARS + 1))],
+      ['an agent command over its limit', (d) => (d.session_config.agent_command = 'x'.repeat(MAX_COMMAND_CHARS + 1))],
+      ['a files_hint entry over its limit', (d) => (d.tasks[0].files_hint = ['x'.repeat(MAX_PATH_CHARS + 1)])],
+      ['a validation timeout that overflows a timer', (d) => (d.tasks[0].validation.timeout_seconds = 2_147_484)],
+      ['an agent timeout over 7 days', (d) => (d.session_config.agent_timeout_seconds = MAX_TIMEOUT_SECONDS + 1)],
+      ['a cleanup timeout over 7 days', (d) => (d.session_config.cleanup_timeout_seconds = MAX_TIMEOUT_SECONDS + 1)],
+      ['a health check timeout over 7 days', (d) => (d.session_config.health_check_timeout_seconds = MAX_TIMEOUT_SECONDS + 1)],
+      ['a negative last_task_number', (d) => (d.last_task_number = -1)],
     ];
     for (const [name, mutate] of mutants) {
       const doc = structuredClone(base);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { locateJsonSyntaxError } from '../../../../src/core/taskFile/jsonSyntax';
-import { formatPath, MAX_TASK_FILE_BYTES, parseTaskFile, serializeTaskFile, TaskFileError } from '../../../../src/core/taskFile/parse';
-import type { TaskFile } from '../../../../src/core/taskFile/schema';
+import { lineColumn, locateJsonPath, locateJsonSyntaxError, pathAtOffset, walkJson, type JsonPath } from '../../../../src/core/taskFile/jsonSyntax';
+import { formatPath, MAX_NESTING, MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileBytes, serializeTaskFile, TaskFileError } from '../../../../src/core/taskFile/parse';
+import { MAX_TIMEOUT_SECONDS, MAX_TITLE_CHARS, type TaskFile } from '../../../../src/core/taskFile/schema';
+import { decodeUtf8, firstInvalidUtf8 } from '../../../../src/core/taskFile/utf8';
 import { fixtureText, rng } from '../fixtures';
 
 function ok(text: string): TaskFile {
@@ -96,6 +97,87 @@ describe('core/jsonSyntax locateJsonSyntaxError', () => {
     const where = locateJsonSyntaxError(deep);
     assert.ok(where);
     assert.match(where.message, /truncated/);
+  });
+});
+
+describe('core/jsonSyntax positions of valid JSON', () => {
+  const text = '{\n  "tasks": [\n    {"id": "a", "title": "x"},\n    {"id": "b", "n": [1, {"k": null}], "e": {}, "l": []}\n  ],\n  "z": true\n}';
+
+  it('walkJson visits every key and value with its path, in document order', () => {
+    const seen: string[] = [];
+    walkJson(text, (path, start, end, isKey) => void seen.push(`${isKey ? 'key ' : ''}${formatPath(path)}=${end < 0 ? text[start] : text.slice(start, end)}`));
+    assert.deepEqual(seen, [
+      '(root)={', 'key tasks="tasks"', 'tasks=[', 'tasks[0]={', 'key tasks[0].id="id"', 'tasks[0].id="a"', 'key tasks[0].title="title"', 'tasks[0].title="x"',
+      'tasks[1]={', 'key tasks[1].id="id"', 'tasks[1].id="b"', 'key tasks[1].n="n"', 'tasks[1].n=[', 'tasks[1].n[0]=1', 'tasks[1].n[1]={',
+      'key tasks[1].n[1].k="k"', 'tasks[1].n[1].k=null', 'key tasks[1].e="e"', 'tasks[1].e={', 'key tasks[1].l="l"', 'tasks[1].l=[', 'key z="z"', 'z=true',
+    ]);
+  });
+
+  it('locateJsonPath finds a value, or the deepest part of a path that exists', () => {
+    assert.deepEqual(locateJsonPath(text, ['tasks', 1, 'n', 1, 'k']), { line: 4, column: 32 });
+    assert.deepEqual(locateJsonPath(text, ['tasks', 0, 'title']), { line: 3, column: 26 });
+    assert.deepEqual(locateJsonPath(text, ['tasks', 0, 'status']), { line: 3, column: 5 }, 'a missing field: its object');
+    assert.deepEqual(locateJsonPath(text, []), { line: 1, column: 1 });
+  });
+
+  it('pathAtOffset names the value (or key) holding an offset', () => {
+    assert.deepEqual(pathAtOffset(text, text.indexOf('"x"') + 1), ['tasks', 0, 'title']);
+    assert.deepEqual(pathAtOffset(text, text.indexOf('"title"') + 2), ['tasks', 0, 'title']);
+    assert.equal(pathAtOffset(text, 0), undefined, 'between values');
+  });
+
+  it('decodes escaped keys, and stays iterative on deep nesting', () => {
+    const keys: JsonPath[] = [];
+    walkJson('{"\\u005f_proto__": 1}', (path, _s, _e, isKey) => void (isKey && keys.push([...path])));
+    assert.deepEqual(keys, [['__proto__']]);
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    let depth = 0;
+    walkJson(deep, (path) => void (depth = Math.max(depth, path.length)));
+    assert.equal(depth, 99_999);
+  });
+
+  it('lineColumn counts from 1, CRLF as one line break', () => {
+    assert.deepEqual(lineColumn('ab\r\ncd', 4), { line: 2, column: 1 });
+    assert.deepEqual(lineColumn('abc', 2), { line: 1, column: 3 });
+  });
+});
+
+describe('core/taskFile/utf8', () => {
+  it('finds the first invalid byte: a stray continuation, a lead without its tail, overlongs, surrogates, past U+10FFFF', () => {
+    const cases: Array<[number[], number]> = [
+      [[0x61, 0x80], 1],
+      [[0x61, 0xe9, 0x62], 1], // Latin-1 é
+      [[0xc3, 0xa9, 0xe9], 2],
+      [[0xe2, 0x82], 0], // truncated at the end
+      [[0xc0, 0xaf], 0], // overlong "/"
+      [[0xe0, 0x80, 0xaf], 0], // overlong
+      [[0xed, 0xa0, 0x80], 0], // a surrogate
+      [[0xf4, 0x90, 0x80, 0x80], 0], // above U+10FFFF
+      [[0xf5, 0x80, 0x80, 0x80], 0],
+      [[0xf0, 0x9f, 0x98, 0x80, 0xff], 4],
+      [[0x7b, 0x7d], 2],
+    ];
+    for (const [bytes, at] of cases) assert.equal(firstInvalidUtf8(Uint8Array.from(bytes)), at, bytes.map((b) => b.toString(16)).join(' '));
+  });
+
+  it('agrees with a strict TextDecoder on thousands of random byte strings', () => {
+    const rand = rng(99);
+    const strict = new TextDecoder('utf-8', { fatal: true });
+    for (let k = 0; k < 5000; k++) {
+      const bytes = Uint8Array.from({ length: 1 + rand(12) }, () => (rand(3) === 0 ? rand(256) : [0x41, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed, 0xbf][rand(12)]!));
+      let valid = true;
+      try {
+        strict.decode(bytes);
+      } catch {
+        valid = false;
+      }
+      const result = decodeUtf8(bytes);
+      assert.equal(result.ok, valid);
+      if (!result.ok) {
+        assert.doesNotThrow(() => strict.decode(bytes.subarray(0, result.offset)), 'the bytes before the offset are valid');
+        assert.throws(() => strict.decode(bytes.subarray(0, firstInvalidUtf8(bytes) + 4)), 'and the sequence at the offset is not');
+      }
+    }
   });
 });
 
@@ -337,6 +419,124 @@ describe('core/taskFile parseTaskFile', () => {
         };
         check(original, out, name);
       }
+    });
+  });
+
+  describe('bytes from disk (parseTaskFileBytes)', () => {
+    const good = withTasks({ ...minimalTask, title: 'café ☕ 😀' });
+    const bytesOf = (text: string, replace?: [string, number[]]) => {
+      const buf = Buffer.from(text, 'utf8');
+      if (!replace) return buf;
+      const at = buf.indexOf(replace[0]);
+      return Buffer.concat([buf.subarray(0, at), Buffer.from(replace[1]), buf.subarray(at + Buffer.byteLength(replace[0]))]);
+    };
+
+    it('reads valid UTF-8, multi-byte characters included', () => {
+      const r = parseTaskFileBytes(bytesOf(good));
+      assert.ok(r.ok);
+      assert.equal(r.file.tasks[0]!.title, 'café ☕ 😀');
+    });
+
+    it('refuses a byte that is not UTF-8, naming the field, the line, the column and the byte offset', () => {
+      const text = '{\n  "tasks": [\n    {"id": "t1", "status": "pending", "title": "caf\u00e9"}\n  ]\n}';
+      const r = parseTaskFileBytes(bytesOf(text, ['é', [0xe9]]));
+      assert.ok(!r.ok);
+      assert.equal(r.error.field, 'tasks[0].title');
+      assert.deepEqual(r.error.position, { line: 3, column: 52 });
+      assert.equal(
+        r.error.message,
+        'harness-tasks.json: tasks[0].title: byte 0xE9 at line 3, column 52 (byte offset 66) is not UTF-8 (Latin-1 or Windows-1252 text?); ' +
+          'save the file as UTF-8 (read leniently, the byte would become U+FFFD on the next write)',
+      );
+    });
+
+    it('counts the column in characters after multi-byte ones, and names a key too', () => {
+      const r = parseTaskFileBytes(bytesOf('{"tasks": [], "é€x": 1}', ['x', [0xff]]));
+      assert.ok(!r.ok);
+      assert.equal(r.error.field, 'é€\ufffd');
+      assert.deepEqual(r.error.position, { line: 1, column: 18 });
+      assert.match(r.error.message, /byte offset 20\)/);
+    });
+
+    it('refuses a bad byte outside any string without a field', () => {
+      const r = parseTaskFileBytes(Buffer.concat([Buffer.from('{"tasks": []} '), Buffer.from([0xa0])]));
+      assert.ok(!r.ok);
+      assert.equal(r.error.field, '');
+      assert.match(r.error.message, /^harness-tasks\.json: byte 0xA0 at line 1, column 15 \(byte offset 14\) is not UTF-8/);
+    });
+
+    it('refuses a BOM, UTF-16 and binary content plainly, as the text parser does', () => {
+      assert.match((parseTaskFileBytes(Buffer.from('\ufeff{"tasks":[]}')) as { error: Error }).error.message, /byte-order mark/);
+      assert.match((parseTaskFileBytes(Buffer.from('\ufeff{"tasks":[]}', 'utf16le')) as { error: Error }).error.message, /not UTF-8 text \(UTF-16/);
+      assert.match((parseTaskFileBytes(Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff])) as { error: Error }).error.message, /not UTF-8 text/);
+      assert.match((parseTaskFileBytes(Buffer.from([0x7b, 0xff, 0x00, 0x7d])) as { error: Error }).error.message, /not UTF-8 text/);
+    });
+  });
+
+  describe('what a write would lose or could not write back', () => {
+    for (const spelling of ['\\u005f_proto__', '__proto\\u005f_', '\\u005F\\u005Fproto\\u005F\\u005F', '__pr\\u006fto__']) {
+      it(`a key spelled "${spelling}" is __proto__ and is refused`, () => {
+        const text = `{"tasks":[{"id":"a","title":"t","status":"pending","x":{"${spelling}":{"y":1}}}]}`;
+        assert.equal(Object.keys((JSON.parse(text) as { tasks: Array<{ x: object }> }).tasks[0]!.x)[0], '__proto__', 'JSON.parse decodes it');
+        const e = err(text);
+        assert.equal(e.field, 'tasks[0].x.__proto__');
+        assert.match(e.message, /the field name "__proto__" cannot be kept/);
+        assert.deepEqual(e.position, { line: 1, column: text.indexOf('{"y"') + 1 });
+      });
+    }
+
+    it(`nesting: ${MAX_NESTING} levels load, one more is refused with its path`, () => {
+      const nest = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+      // The root object is level 1, so an unknown field's value may nest MAX_NESTING - 1 deep.
+      ok(`{"tasks":[],"x":${nest(MAX_NESTING - 1)}}`);
+      const e = err(`{"tasks":[],"x":${nest(MAX_NESTING)}}`);
+      assert.equal(e.field, ['x', ...Array(MAX_NESTING - 1).fill('a')].join('.'));
+      assert.match(e.message, /nested deeper than 64 levels/);
+      assert.equal(e.position?.line, 1);
+    });
+
+    it('5,000 levels in an unknown field are refused, not a RangeError', () => {
+      const e = err(`{"tasks":[],"x_deep":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`);
+      assert.match(e.field, /^x_deep(\.a){63}$/);
+      const arrays = err(`{"tasks":[{"id":"a","title":"t","status":"pending","x":${'['.repeat(5000)}${']'.repeat(5000)}}]}`);
+      assert.match(arrays.field, /^tasks\[0\]\.x(\[0\]){61}$/);
+    });
+
+    it('a schema error still comes first when a known field is nested wrongly', () => {
+      const e = err(`{"tasks":[${'['.repeat(100)}${']'.repeat(100)}]}`);
+      assert.equal(e.field, 'tasks[0]');
+      assert.match(e.message, /expected object, got array/);
+    });
+  });
+
+  describe('limits', () => {
+    it(`a title of ${MAX_TITLE_CHARS} characters loads; one more is refused with its length`, () => {
+      ok(withTasks({ ...minimalTask, title: 'x'.repeat(MAX_TITLE_CHARS) }));
+      const e = err(withTasks({ ...minimalTask, title: 'x'.repeat(MAX_TITLE_CHARS + 1) }));
+      assert.equal(e.message, `harness-tasks.json: tasks[0].title: must be at most ${MAX_TITLE_CHARS} characters long, got ${MAX_TITLE_CHARS + 1}`);
+    });
+
+    it('timeouts: 7 days load; more is refused, for the validation and every session timeout', () => {
+      ok(JSON.stringify({ tasks: [{ ...minimalTask, validation: { command: 'x', timeout_seconds: MAX_TIMEOUT_SECONDS } }], session_config: { agent_timeout_seconds: MAX_TIMEOUT_SECONDS } }));
+      assert.equal(err(withTasks({ ...minimalTask, validation: { command: 'x', timeout_seconds: 2_147_484 } })).message, 'harness-tasks.json: tasks[0].validation.timeout_seconds: must be at most 604800, got 2147484');
+      for (const key of ['agent_timeout_seconds', 'cleanup_timeout_seconds', 'health_check_timeout_seconds']) {
+        assert.equal(err(JSON.stringify({ tasks: [], session_config: { [key]: MAX_TIMEOUT_SECONDS + 1 } })).field, `session_config.${key}`);
+      }
+    });
+
+    it('last_task_number is a whole number of at least 0', () => {
+      assert.equal(ok('{"tasks":[],"last_task_number":7}').last_task_number, 7);
+      assert.equal(err('{"tasks":[],"last_task_number":-1}').field, 'last_task_number');
+    });
+  });
+
+  describe("positions of schema errors (for run's message)", () => {
+    it("the first problem's line and column, and `where` combining them with the field", () => {
+      const text = '{\n  "tasks": [\n    {\n      "id": "t1",\n      "title": "x",\n      "status": "pending",\n      "priority": "high"\n    }\n  ]\n}';
+      const e = err(text);
+      assert.deepEqual(e.position, { line: 7, column: 19 });
+      assert.equal(e.where, 'tasks[0].priority at line 7, column 19');
+      assert.equal(err('{"tasks": [}').where, 'line 1, column 12');
     });
   });
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tryAcquireLock } from '../../../../src/core/lock';
+import { InputError } from '../../../../src/core/inputError';
+import { LockHeldError, tryAcquireLock } from '../../../../src/core/lock';
 import { StatePaths } from '../../../../src/core/statePaths';
-import { StateStore, TaskFileMissingError } from '../../../../src/core/taskFile/store';
+import { readTaskFileBytes, recordWrite, StateStore, TaskFileMissingError } from '../../../../src/core/taskFile/store';
 import { parseTaskFile, serializeTaskFile, TaskFileError } from '../../../../src/core/taskFile/parse';
 import { version } from '../../../fixtures/core/saveLoop';
 import { tempDir } from '../../helpers/tmp';
@@ -103,6 +104,8 @@ describe('core/stateStore', () => {
       it(`restores a valid .bak over an ${name} file and keeps the broken one as .corrupt-*`, () => {
         const { store, paths } = newStore();
         writeFileSync(paths.tasks, broken);
+        // The broken bytes are what Launchpad last wrote (say, an older version with other rules).
+        recordWrite(paths, broken);
         writeFileSync(paths.backup, good);
         const outcome = store.recover();
         assert.equal(outcome.kind, 'restored');
@@ -117,6 +120,48 @@ describe('core/stateStore', () => {
         assert.deepEqual(store.recover(), { kind: 'ok' });
       });
     }
+
+    for (const [name, broken] of [
+      ['unparseable', '{"tasks": [ {"id": "t1", '],
+      ['schema-invalid', '{"tasks": [{"id": "t1", "title": "x", "status": "pending", "priority": "high"}]}'],
+    ] as const) {
+      it(`never replaces an ${name} file a person changed: both files byte-for-byte, the position named`, () => {
+        const { store, paths } = newStore();
+        store.save(taskFile([task('t1')]));
+        store.save(taskFile([task('t1'), task('t2')]));
+        writeFileSync(paths.tasks, broken);
+        const bak = readFileSync(paths.backup);
+        const outcome = store.recover();
+        assert.ok(outcome.kind === 'unrecoverable', outcome.kind);
+        assert.equal(outcome.reason, 'changed-by-hand');
+        assert.match(outcome.detail, /changed since Launchpad last wrote it/);
+        assert.match(outcome.detail, /launchpad restore-backup/);
+        assert.match(outcome.detail, name === 'unparseable' ? /fix line 1, column 26 by hand/ : /fix tasks\[0\]\.priority at line 1, column 72 by hand/);
+        assert.doesNotMatch(outcome.logMessage, /\n/);
+        assert.equal(readFileSync(paths.tasks, 'utf8'), broken);
+        assert.ok(readFileSync(paths.backup).equals(bak));
+        assert.deepEqual(readdirSync(paths.root).filter((n) => n.startsWith('harness-')).sort(), ['harness-tasks.json', 'harness-tasks.json.bak']);
+      });
+    }
+
+    it('without a record of what Launchpad wrote (an older harness), a broken file is a person\'s', () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, '{"tasks": [');
+      writeFileSync(paths.backup, good);
+      const outcome = store.recover();
+      assert.ok(outcome.kind === 'unrecoverable' && outcome.reason === 'changed-by-hand');
+      assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": [');
+    });
+
+    it('a FIFO or a device in the file\'s place: nothing read, nothing restored', () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.backup, good);
+      execFileSync('mkfifo', [paths.tasks]);
+      const outcome = store.recover();
+      assert.ok(outcome.kind === 'unrecoverable' && outcome.reason === 'changed-by-hand');
+      assert.match(outcome.error.message, /is a FIFO \(named pipe\), not a regular file/);
+      assert.ok(lstatSync(paths.tasks).isFIFO());
+    });
 
     it('with no .bak: unrecoverable, and the file stays byte-for-byte', () => {
       const { store, paths } = newStore();
@@ -139,6 +184,116 @@ describe('core/stateStore', () => {
       assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": 1}');
       assert.equal(readFileSync(paths.backup, 'utf8'), '{"tasks": [');
       assert.deepEqual(readdirSync(paths.root).sort(), ['harness-tasks.json', 'harness-tasks.json.bak']);
+    });
+  });
+
+  describe('restoreBackup (launchpad restore-backup)', () => {
+    const good = serializeTaskFile(taskFile([task('t1')]));
+
+    it('replaces a broken file a person changed by the valid .bak, keeping the broken one', async () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, '{"tasks": [}');
+      writeFileSync(paths.backup, good);
+      const restored = await store.restoreBackup();
+      assert.equal(readFileSync(paths.tasks, 'utf8'), good);
+      assert.equal(readFileSync(restored.corruptCopy, 'utf8'), '{"tasks": [}');
+      assert.match(restored.error.message, /invalid JSON at line 1, column 12/);
+      assert.deepEqual(restored.file.tasks.map((t) => t.id), ['t1']);
+      assert.equal(existsSync(paths.stateLock) || existsSync(paths.sessionLock), false, 'both locks released');
+      // Now it is Launchpad's own write.
+      assert.ok(store.isLastWrite(readFileSync(paths.tasks)));
+    });
+
+    it('refuses, changing nothing: a valid file, no .bak, an invalid .bak, a live run', async () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, good);
+      await assert.rejects(store.restoreBackup(), (e: unknown) => e instanceof InputError && /is valid: nothing to restore/.test(e.message));
+      writeFileSync(paths.tasks, '{"tasks": 1}');
+      await assert.rejects(store.restoreBackup(), (e: unknown) => e instanceof InputError && /no harness-tasks\.json\.bak to restore from/.test(e.message));
+      writeFileSync(paths.backup, '{"tasks": [{"id": "t1"}]}');
+      await assert.rejects(store.restoreBackup(), (e: unknown) => {
+        assert.ok(e instanceof TaskFileError);
+        assert.equal(e.file, 'harness-tasks.json.bak');
+        assert.equal(e.field, 'tasks[0].title');
+        assert.match(e.message, /the backup is not a valid task file either: nothing was restored/);
+        return true;
+      });
+      writeFileSync(paths.backup, good);
+      const run = tryAcquireLock(paths.sessionLock, 'launchpad run');
+      try {
+        await assert.rejects(store.restoreBackup(), LockHeldError);
+      } finally {
+        run.release();
+      }
+      assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": 1}');
+      assert.deepEqual(readdirSync(paths.root).filter((n) => n.includes('corrupt')), []);
+    });
+  });
+
+  describe('what is not a regular file, or not writable', () => {
+    it('reads through a symbolic link, and writes through it: the link stays a link, the target is replaced in its folder', async () => {
+      const { store, paths } = newStore();
+      const elsewhere = join(tempDir('launchpad-target-'), 'tasks.json');
+      writeFileSync(elsewhere, serializeTaskFile(taskFile([task('t1')])));
+      symlinkSync(elsewhere, paths.tasks);
+      await store.transact((f) => void f.tasks.push(task('t2')));
+      assert.ok(lstatSync(paths.tasks).isSymbolicLink());
+      assert.equal(readlinkSync(paths.tasks), elsewhere);
+      assert.deepEqual(store.load().file.tasks.map((t) => t.id), ['t1', 't2']);
+      assert.deepEqual(JSON.parse(readFileSync(paths.backup, 'utf8')).tasks.map((t: { id: string }) => t.id), ['t1']);
+      assert.deepEqual(readdirSync(join(elsewhere, '..')), ['tasks.json'], 'no .tmp left beside the target');
+      assert.ok(store.isLastWrite(readFileSync(elsewhere)));
+    });
+
+    it('keeps the mode of the file it replaces', async () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, serializeTaskFile(taskFile([])), { mode: 0o600 });
+      chmodSync(paths.tasks, 0o600);
+      await store.transact((f) => void f.tasks.push(task('t1')));
+      assert.equal(statSync(paths.tasks).mode & 0o777, 0o600);
+    });
+
+    it('refuses to replace a file without write permission (even as root): nothing changes', async () => {
+      const { store, paths } = newStore();
+      const text = serializeTaskFile(taskFile([task('t1')]));
+      writeFileSync(paths.tasks, text);
+      chmodSync(paths.tasks, 0o444);
+      const ino = statSync(paths.tasks).ino;
+      await assert.rejects(
+        store.transact((f) => void f.tasks.push(task('t2'))),
+        (e: unknown) => e instanceof TaskFileError && /has no write permission/.test(e.message),
+      );
+      assert.equal(readFileSync(paths.tasks, 'utf8'), text);
+      assert.equal(statSync(paths.tasks).ino, ino);
+      assert.equal(statSync(paths.tasks).mode & 0o777, 0o444);
+      assert.equal(existsSync(paths.backup), false);
+    });
+
+    it('refuses a FIFO, a device and a directory before opening them', () => {
+      const { paths } = newStore();
+      execFileSync('mkfifo', [paths.tasks]);
+      // Opening a FIFO without a writer would block forever: the test ends, so it was not opened.
+      assert.throws(() => readTaskFileBytes(paths.tasks, 'harness-tasks.json'), /harness-tasks\.json: is a FIFO \(named pipe\), not a regular file/);
+      const dev = join(paths.root, 'dev.json');
+      symlinkSync('/dev/zero', dev);
+      assert.throws(() => readTaskFileBytes(dev, 'harness-tasks.json'), /is a symbolic link to \/dev\/zero, a character device, not a regular file/);
+      const dir = join(paths.root, 'dir.json');
+      mkdirSync(dir);
+      assert.throws(() => readTaskFileBytes(dir, 'harness-tasks.json'), /is a directory, not a file/);
+      const dangling = join(paths.root, 'dangling.json');
+      symlinkSync(join(paths.root, 'nowhere'), dangling);
+      assert.throws(() => readTaskFileBytes(dangling, 'harness-tasks.json'), /is a symbolic link to .*nowhere, which does not exist/);
+    });
+
+    it('a write that would make the file invalid is refused before anything is written', async () => {
+      const { store, paths } = newStore();
+      store.save(taskFile([task('t1')]));
+      const before = readFileSync(paths.tasks, 'utf8');
+      await assert.rejects(
+        store.transact((f) => void (f.tasks[0]!.title = 'x'.repeat(501))),
+        (e: unknown) => e instanceof TaskFileError && /not written, the change would make it invalid: tasks\[0\]\.title: must be at most 500/.test(e.message),
+      );
+      assert.equal(readFileSync(paths.tasks, 'utf8'), before);
     });
   });
 

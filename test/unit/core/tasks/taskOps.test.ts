@@ -28,9 +28,26 @@ describe('core/taskOps', () => {
       assert.equal(nextTaskId(taskFile([task('task-999')])), 'task-1000');
       assert.equal(nextTaskId(taskFile([task('task-1234')])), 'task-1235');
     });
+
+    it('never goes below last_task_number nor the number the log says was issued', () => {
+      assert.equal(nextTaskId(taskFile([task('task-001')], { last_task_number: 2 })), 'task-003');
+      assert.equal(nextTaskId(taskFile([task('task-005')], { last_task_number: 2 })), 'task-006');
+      assert.equal(nextTaskId(taskFile([]), 4), 'task-005');
+      assert.equal(nextTaskId(taskFile([task('task-001')], { last_task_number: 2 }), 7), 'task-008');
+    });
   });
 
   describe('addTask', () => {
+    it('keeps the highest number it handed out, so a task removed by hand does not give its id again', () => {
+      const file = taskFile([]);
+      addTask(file, { title: 'First' });
+      addTask(file, { title: 'Second' });
+      assert.equal(file.last_task_number, 2);
+      file.tasks.pop();
+      assert.equal(addTask(file, { title: 'Third' }).id, 'task-003');
+      assert.equal(addTask(taskFile([]), { title: 'after a restore' }, 5).id, 'task-006');
+    });
+
     it('appends a pending task with the defaults, trimmed title, and returns it', () => {
       const file = taskFile([task('task-001')]);
       const added = addTask(file, { title: '  Add rate limiting  ' });
@@ -77,6 +94,12 @@ describe('core/taskOps', () => {
       ['a NaN timeout', { title: 't', timeoutSeconds: Number.NaN }, /--timeout/],
       ['max attempts 0', { title: 't', maxAttempts: 0 }, /--max-attempts/],
       ['fractional max attempts', { title: 't', maxAttempts: 1.5 }, /--max-attempts/],
+      ['a 501-character title', { title: 'x'.repeat(501) }, /^title: at most 500 characters, got 501$/],
+      ['a 1 MiB title', { title: 'x'.repeat(1 << 20) }, /^title: at most 500 characters, got 1048576$/],
+      ['a timeout a timer cannot hold', { title: 't', timeoutSeconds: 2_147_484 }, /^--timeout: at most 604800 seconds, got 2147484$/],
+      ['a context over its limit', { title: 't', context: 'c'.repeat(100_001) }, /^--context: at most 100000 characters, got 100001$/],
+      ['a validation command over its limit', { title: 't', validate: 'v'.repeat(16_385) }, /^--validate: at most 16384 characters/],
+      ['a files entry over its limit', { title: 't', files: ['f'.repeat(4097)] }, /^--files: at most 4096 characters/],
     ];
     for (const [name, input, message] of bad) {
       it(`refuses ${name} and changes nothing`, () => {

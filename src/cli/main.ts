@@ -1,6 +1,8 @@
 // launchpad <command> [options]: argv → a command → the core. Exit codes in exit.ts.
 import { addCommand } from './commands/add';
 import { demoAgentCommand, demoCommand } from './commands/demo';
+import { hookCommand } from './commands/hook';
+import { hooksCommand } from './commands/hooks';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
 import { retryCommand } from './commands/retry';
@@ -10,7 +12,7 @@ import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './c
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, hooksCommand, hookCommand, demoCommand];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 
@@ -39,6 +41,7 @@ function mainHelp(): string {
 }
 
 export async function main(argv: string[], io: Io): Promise<number> {
+  let command: Command | undefined;
   try {
     // Global options may come before the command name.
     const rest = [...argv];
@@ -66,7 +69,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.out(target ? commandHelp(target) : mainHelp());
       return EXIT.OK;
     }
-    const command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
+    command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
     if (!command) throw new UsageError(`unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
     const { values, positionals } = parseCommandArgs(command, rest);
     if (values.help) {
@@ -78,7 +81,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   } catch (err) {
     const { code, message } = exitFor(err);
     io.err(`launchpad: ${message}\n`);
-    return code;
+    return command?.failureExit ?? code;
   }
 }
 

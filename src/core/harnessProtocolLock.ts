@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+
 import type { LockHolder } from './lock';
 import { isSameProcessAlive, processStartTimeMs } from './processIdentity';
 

@@ -2,9 +2,10 @@
 // same state root) seen from the CLI: a live holder makes run exit 3 at once and add/retry wait,
 // then exit 3, naming it; a dead holder's lock is ignored and left where it is.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { harnessProtocolLockDir } from '../../../src/core/harnessProtocolLock';
 import { startCli } from '../helpers/cli';
 import { makeHarness } from '../helpers/harness';
@@ -49,7 +50,11 @@ describe("the harness protocol's lock from the CLI", function () {
     const foreign = roots.map((root) => shellLock(root, pid));
     const before = roots.map((root) => snapshot(root));
     const results = await Promise.all(
-      [['run', '--agent', 'true'], ['add', 'never'], ['retry', 'task-001']].map((args, i) => startCli(args, { cwd: roots[i]! }).done),
+      [
+        ['run', '--agent', 'true'],
+        ['add', 'never'],
+        ['retry', 'task-001'],
+      ].map((args, i) => startCli(args, { cwd: roots[i]! }).done),
     );
     results.forEach((r, i) => {
       assert.equal(r.code, 3, r.stderr);

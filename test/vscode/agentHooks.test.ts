@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../../src/vscode/contributions';
 import { launchpad, workspaceRoot } from './launchpad';
 

@@ -21,6 +21,11 @@ export interface Command {
   details?: string;
   options: Record<string, OptionSpec>;
   positionals?: { min: number; max: number };
+  /**
+   * The exit code for any error, usage errors included. The hook entry points use 1: agents
+   * read exit 2 from a hook as "block", and a mistyped hook must not hold an agent back.
+   */
+  failureExit?: number;
   run(ctx: CommandContext): Promise<number>;
 }
 

@@ -9,7 +9,14 @@ export interface Io {
   /** Standard input is a terminal: a command may ask a question. */
   interactive: boolean;
   ask?(question: string): Promise<string>;
+  /** All of standard input ('' when it is a terminal), for the hook entry points. */
+  readStdin?(): Promise<string>;
 }
+
+/** Hook input is a small JSON object: more than this is not one. */
+const MAX_STDIN_BYTES = 1024 * 1024;
+/** An agent writes the hook input at once and closes stdin; never wait longer than this for it. */
+const STDIN_WAIT_MS = 10_000;
 
 export function processIo(): Io {
   return {
@@ -18,6 +25,7 @@ export function processIo(): Io {
     out: (text) => void process.stdout.write(text),
     err: (text) => void process.stderr.write(text),
     interactive: !!process.stdin.isTTY && !!process.stdout.isTTY,
+    readStdin: () => readAll(process.stdin),
     ask: async (question) => {
       const { createInterface } = await import('node:readline/promises');
       const rl = createInterface({ input: process.stdin, output: process.stdout });
@@ -38,4 +46,26 @@ export function stderrLogger(io: Io, verbose = false): Logger {
     warn: (m) => io.err(`warning: ${m}\n`),
     error: (m) => io.err(`error: ${m instanceof Error ? m.message : m}\n`),
   };
+}
+
+function readAll(stream: NodeJS.ReadStream): Promise<string> {
+  if (stream.isTTY) return Promise.resolve('');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      stream.removeAllListeners('data');
+      // After a time limit the writer may still hold the pipe open: let go of it.
+      stream.destroy();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    const timer = setTimeout(finish, STDIN_WAIT_MS);
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_STDIN_BYTES) chunks.push(chunk);
+    });
+    stream.once('end', finish);
+    stream.once('error', finish);
+  });
 }

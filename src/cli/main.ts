@@ -2,6 +2,8 @@
 import { addCommand } from './commands/add';
 import { agentsCommand } from './commands/agents';
 import { demoAgentCommand, demoCommand } from './commands/demo';
+import { hookCommand } from './commands/hook';
+import { hooksCommand } from './commands/hooks';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
 import { restoreBackupCommand } from './commands/restoreBackup';
@@ -12,7 +14,19 @@ import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './c
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, agentsCommand, statusCommand, retryCommand, restoreBackupCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [
+  initCommand,
+  addCommand,
+  runCommand,
+  agentsCommand,
+  statusCommand,
+  retryCommand,
+  restoreBackupCommand,
+  logCommand,
+  hooksCommand,
+  hookCommand,
+  demoCommand,
+];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 
@@ -41,6 +55,7 @@ function mainHelp(): string {
 }
 
 export async function main(argv: string[], io: Io): Promise<number> {
+  let command: Command | undefined;
   try {
     // Global options may come before the command name.
     const rest = [...argv];
@@ -68,7 +83,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.out(target ? commandHelp(target) : mainHelp());
       return EXIT.OK;
     }
-    const command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
+    command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
     if (!command) throw new UsageError(`unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
     const { values, positionals } = parseCommandArgs(command, rest);
     if (values.help) {
@@ -80,7 +95,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   } catch (err) {
     const { code, message } = exitFor(err);
     io.err(`launchpad: ${message}\n`);
-    return code;
+    return command?.failureExit ?? code;
   }
 }
 

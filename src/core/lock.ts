@@ -1,12 +1,17 @@
 // The mkdir lock of seed 002: mkdir is atomic, a stale lock is reclaimed by renaming it away
 // (so two reclaimers cannot both win), and a live holder makes us fail fast naming it.
 // The holder record carries the process identity beside the pid (see processIdentity.ts).
+// A lock in a state root's .launchpad/ also yields to the harness protocol's own lock on that
+// state root (harnessProtocolLock.ts), which a shell agent may hold.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ExpectedError } from './expectedErrors';
+import { rmdirIfEmpty } from './fsQuiet';
+import { liveHarnessProtocolHolder } from './harnessProtocolLock';
 import { isSameProcessAlive, processIdentity } from './processIdentity';
+import { ARTEFACT_DIR } from './statePaths';
 
 export interface LockHolder {
   pid: number;
@@ -21,14 +26,26 @@ export class LockHeldError extends ExpectedError {
   constructor(
     readonly lockDir: string,
     readonly holder: LockHolder | undefined,
+    /** Whose lock it is: Launchpad's own, or the harness protocol's (a shell agent's). */
+    readonly kind: 'launchpad' | 'harness-protocol' = 'launchpad',
   ) {
-    super(
-      holder
-        ? `another session is active: ${holder.command} (pid=${holder.pid} on ${holder.host}, since ${holder.acquired_at}); lock ${lockDir}`
-        : `another session is starting (lock ${lockDir} has no holder record yet)`,
-    );
+    super(heldMessage(lockDir, holder, kind));
     this.name = 'LockHeldError';
   }
+}
+
+function heldMessage(lockDir: string, holder: LockHolder | undefined, kind: LockHeldError['kind']): string {
+  if (kind === 'harness-protocol') {
+    return holder
+      ? `another agent is working this state root: the harness protocol's lock ${lockDir} is held by pid=${holder.pid} (since ${holder.acquired_at}); wait for that agent to finish`
+      : `another agent is starting on this state root: the harness protocol's lock ${lockDir} has no pid yet`;
+  }
+  if (!holder) return `another session is starting (lock ${lockDir} has no holder record yet)`;
+  const held = `another session is active: ${holder.command} (pid=${holder.pid} on ${holder.host}, since ${holder.acquired_at}); lock ${lockDir}`;
+  if (holder.host === hostname()) return held;
+  // Whether a process on another machine still runs cannot be told from here, so the lock is
+  // never taken over automatically; a person who knows can free it.
+  return `${held}; a process on another host cannot be checked from here: if no launchpad runs on ${holder.host}, remove ${lockDir}`;
 }
 
 export interface LockHandle {
@@ -72,6 +89,8 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
     command,
     acquired_at: new Date().toISOString(),
   };
+  const parentExisted = existsSync(dirname(lockDir));
+  sweepLeftovers(lockDir);
   // The lock appears with its holder record already inside (a staged directory renamed into
   // place), so nobody ever sees our lock without knowing whose it is.
   const staged = stageLock(lockDir, holder);
@@ -87,7 +106,7 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
   }
 
   let released = false;
-  return {
+  const handle: LockHandle = {
     dir: lockDir,
     holder,
     reclaimedFrom,
@@ -100,6 +119,52 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
       rmSync(lockDir, { recursive: true, force: true });
     },
   };
+  // Checked once ours is held, so a shell agent that takes its lock after this check has to
+  // get past ours in Launchpad's own commands too; it does not know our lock, so this is the
+  // most that can be done from this side.
+  const root = guardedStateRoot(lockDir);
+  const foreign = root === undefined ? undefined : liveHarnessProtocolHolder(root);
+  if (foreign) {
+    handle.release();
+    // A refused command leaves no trace: the folder goes again if our lock made it.
+    if (!parentExisted) rmdirIfEmpty(dirname(lockDir));
+    throw new LockHeldError(foreign.lockDir, foreign.holder, 'harness-protocol');
+  }
+  return handle;
+}
+
+/** The state root a lock in `<state root>/.launchpad/` guards. */
+function guardedStateRoot(lockDir: string): string | undefined {
+  const parent = dirname(lockDir);
+  return basename(parent) === ARTEFACT_DIR ? dirname(parent) : undefined;
+}
+
+/** After this long a leftover staging or aside folder is removed even if its pid lives (reused). */
+const LEFTOVER_MAX_AGE_MS = 60_000;
+
+/**
+ * A kill between staging a lock and renaming it into place leaves `<lock>.new.<pid>.<hex>`, and
+ * one while reclaiming leaves `<lock>.stale.<pid>.<time>` (or the guard's own): remove those
+ * whose creator is dead or that are older than a minute. A live creator is at most a few
+ * milliseconds into its own.
+ */
+function sweepLeftovers(lockDir: string): void {
+  const parent = dirname(lockDir);
+  const prefix = `${basename(lockDir)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const m = /^(?:reclaim\.)?(?:new|stale)\.(\d+)\./.exec(name.slice(prefix.length));
+    if (!m) continue;
+    const path = join(parent, name);
+    if (isSameProcessAlive(Number(m[1]), undefined) && ageMs(path) < LEFTOVER_MAX_AGE_MS) continue;
+    rmSync(path, { recursive: true, force: true });
+  }
 }
 
 function stageLock(lockDir: string, holder: LockHolder): string {

@@ -35,3 +35,26 @@ export function isSameProcessAlive(pid: number, identity: string | undefined): b
   if (!identity) return true;
   return processIdentity(pid) === identity;
 }
+
+/**
+ * When the process started (ms since the epoch, to the second), or undefined when it cannot be
+ * told. For a holder that recorded only a pid: a process that started after the pid was written
+ * cannot be the one that wrote it.
+ */
+export function processStartTimeMs(pid: number): number | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  if (process.platform === 'linux') {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      const btime = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
+      // Linux reports start times in USER_HZ ticks, which is 100 on every architecture.
+      return Number.isFinite(ticks) && btime ? btime * 1000 + (ticks / 100) * 1000 : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const ps = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8' });
+  const time = ps.status === 0 ? Date.parse(ps.stdout.trim()) : NaN;
+  return Number.isNaN(time) ? undefined : time;
+}

@@ -19,6 +19,7 @@ export const COMMANDS = {
   compareWorktree: 'launchpad.compareWorktree',
   removeWorktree: 'launchpad.removeWorktree',
   showOutput: 'launchpad.showOutput',
+  installHooks: 'launchpad.installHooks',
   /** What a click on a task runs: retry when it failed, otherwise reveal it. */
   taskClicked: 'launchpad.taskClicked',
   /** Reveal a task in the Tasks view by id (links in the progress log). */

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { registerBaseContent } from './compareWorktree';
 import { addTaskCommands } from './addTask';
+import { agentHookCommands } from './agentHooks';
 import type { CommandDeps, Handlers } from './deps';
 import { harnessCommands } from './harnessCommands';
 import { runCommands } from './runCommands';
@@ -20,6 +21,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     ...taskCommands(deps),
     ...harnessCommands(deps),
     ...worktreeCommands(deps),
+    ...agentHookCommands(deps),
   };
   for (const [id, handler] of Object.entries(handlers)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { harnessProtocolLockDir, liveHarnessProtocolHolder } from '../../../src/core/harnessProtocolLock';
 import { acquireLock, liveLockHolder, LockHeldError, readLockHolder, tryAcquireLock, type LockHolder } from '../../../src/core/lock';
-import { isSameProcessAlive, processIdentity } from '../../../src/core/processIdentity';
+import { isSameProcessAlive, processIdentity, processStartTimeMs } from '../../../src/core/processIdentity';
 import { tempDir } from '../helpers/tmp';
 import { FIXTURE_SCRIPTS } from './fixtures';
 
@@ -120,6 +122,23 @@ describe('core/lock', () => {
       assert.match(e.message, /on elsewhere\.invalid/);
     });
 
+    it('a holder on another host: the message says how to free it, and the lock is never taken over', () => {
+      writeHolder(lockDir, { pid: deadPid(), host: 'elsewhere.invalid' });
+      ageBy(lockDir, 3600);
+      const before = readFileSync(join(lockDir, 'holder.json'), 'utf8');
+      for (let i = 0; i < 2; i++) {
+        const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+        assert.ok(e.message.endsWith(`if no launchpad runs on elsewhere.invalid, remove ${lockDir}`), e.message);
+      }
+      assert.equal(readFileSync(join(lockDir, 'holder.json'), 'utf8'), before);
+    });
+
+    it('a holder on this host is not told to remove anything: its liveness is checked instead', () => {
+      const pid = liveChild();
+      writeHolder(lockDir, { pid, identity: processIdentity(pid) });
+      assert.doesNotMatch(heldError(() => tryAcquireLock(lockDir, 'launchpad add')).message, /remove/);
+    });
+
     it('a lock dir without holder.json younger than 5 s counts as held (being created)', () => {
       mkdirSync(lockDir, { recursive: true });
       const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
@@ -144,6 +163,130 @@ describe('core/lock', () => {
       heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
       ageBy(lockDir, 10);
       tryAcquireLock(lockDir, 'launchpad run').release();
+    });
+  });
+
+  describe('leftovers of a killed acquirer', () => {
+    /** A folder named as tryAcquireLock names its staging (`new`) or aside (`stale`) copies. */
+    function leftover(kind: string, pid: number, ageSeconds = 0, tag = kind.endsWith('new') ? 'abcd1234' : '1700000000000'): string {
+      const dir = `${lockDir}.${kind}.${pid}.${tag}`;
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'holder.json'), JSON.stringify({ pid, host: hostname(), command: 'killed', acquired_at: '2025-07-01T10:00:00Z' }));
+      if (ageSeconds) ageBy(dir, ageSeconds);
+      return dir;
+    }
+
+    it('are swept when a lock is taken: a dead creator\'s at once, a live creator\'s only after a minute', () => {
+      const dead = deadPid();
+      const live = liveChild();
+      const gone = [leftover('new', dead), leftover('stale', dead), leftover('reclaim.stale', dead), leftover('new', live, 61, 'old00000')];
+      const kept = leftover('new', live);
+      const other = join(root, '.launchpad', 'session.lock.new.' + dead + '.abcd1234');
+      mkdirSync(other);
+      const handle = tryAcquireLock(lockDir, 'launchpad add');
+      for (const dir of gone) assert.ok(!existsSync(dir), `${dir} was not swept`);
+      assert.ok(existsSync(kept), "a live creator's fresh staging folder was removed");
+      assert.ok(existsSync(other), "another lock's leftovers are that lock's to sweep");
+      handle.release();
+      assert.deepEqual(readdirSync(join(root, '.launchpad')).sort(), [`state.lock.new.${live}.abcd1234`, `session.lock.new.${dead}.abcd1234`].sort());
+    });
+
+    it('are swept even when the lock itself is held (the sweep does not need the lock)', () => {
+      const holder = liveChild();
+      writeHolder(lockDir, { pid: holder, identity: processIdentity(holder) });
+      const dir = leftover('new', deadPid());
+      heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+      assert.ok(!existsSync(dir));
+    });
+  });
+
+  describe("the harness protocol's own lock on the state root", () => {
+    const made: string[] = [];
+    afterEach(() => made.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+    /** What a shell agent following the protocol creates: /tmp/harness-<hash>.lock/pid. */
+    function shellLock(stateRoot: string, pid: number | undefined, pidWrittenSecondsAgo = 0): string {
+      const dir = harnessProtocolLockDir(stateRoot);
+      made.push(dir);
+      mkdirSync(dir);
+      if (pid !== undefined) {
+        writeFileSync(join(dir, 'pid'), `${pid}\n`);
+        if (pidWrittenSecondsAgo) ageBy(join(dir, 'pid'), pidWrittenSecondsAgo);
+      }
+      return dir;
+    }
+
+    it('is /tmp/harness-<first 16 hex of sha256(state root)>.lock, as the protocol computes it', () => {
+      const hash = createHash('sha256').update('/work/project').digest('hex').slice(0, 16);
+      assert.equal(harnessProtocolLockDir('/work/project'), `/tmp/harness-${hash}.lock`);
+      const shell = spawnSync('sh', ['-c', `printf '%s' /work/project | (shasum -a 256 2>/dev/null || sha256sum) | cut -c1-16`], { encoding: 'utf8' });
+      assert.equal(shell.stdout.trim(), hash);
+    });
+
+    it('held by a live process: both locks refuse with LockHeldError naming it, and ours is not left behind', () => {
+      const pid = liveChild();
+      const foreign = shellLock(root, pid);
+      for (const name of ['session.lock', 'state.lock']) {
+        const e = heldError(() => tryAcquireLock(join(root, '.launchpad', name), 'launchpad run'));
+        assert.equal(e.kind, 'harness-protocol');
+        assert.equal(e.lockDir, foreign);
+        assert.equal(e.holder?.pid, pid);
+        assert.match(e.message, new RegExp(`^another agent is working this state root: the harness protocol's lock ${foreign} is held by pid=${pid} `));
+      }
+      assert.ok(!existsSync(join(root, '.launchpad')), 'a refused lock left its folder behind');
+      assert.equal(readFileSync(join(foreign, 'pid'), 'utf8'), `${pid}\n`);
+    });
+
+    it('acquireLock waits for it like for our own lock, then takes ours once the agent is done', async () => {
+      const foreign = shellLock(root, liveChild());
+      let done = false;
+      setTimeout(() => {
+        done = true;
+        rmSync(foreign, { recursive: true });
+      }, 150);
+      const handle = await acquireLock(lockDir, 'launchpad add', 10_000);
+      assert.equal(done, true, 'took our lock while the agent still held its own');
+      assert.equal(readLockHolder(lockDir)?.command, 'launchpad add');
+      handle.release();
+    });
+
+    it('held by a dead process: ignored and left alone (not ours to reclaim)', () => {
+      const pid = deadPid();
+      const foreign = shellLock(root, pid);
+      const handle = tryAcquireLock(lockDir, 'launchpad run');
+      assert.equal(readLockHolder(lockDir)?.pid, process.pid);
+      handle.release();
+      assert.equal(readFileSync(join(foreign, 'pid'), 'utf8'), `${pid}\n`, 'the protocol lock was touched');
+    });
+
+    it('held by a live pid that started after the pid was written (a reused pid): ignored', () => {
+      const pid = liveChild();
+      shellLock(root, pid, 3600);
+      assert.ok(processStartTimeMs(pid)! > Date.now() - 60_000, 'the child started just now');
+      assert.equal(liveHarnessProtocolHolder(root), undefined);
+      tryAcquireLock(lockDir, 'launchpad run').release();
+    });
+
+    it('without its pid file: held while young (being created), ignored once older', () => {
+      const foreign = shellLock(root, undefined);
+      const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
+      assert.equal(e.holder, undefined);
+      assert.match(e.message, /has no pid yet/);
+      ageBy(foreign, 10);
+      tryAcquireLock(lockDir, 'launchpad add').release();
+      assert.ok(existsSync(foreign));
+    });
+
+    it('found through the real path when the state root is reached through a symbolic link', () => {
+      const link = join(tempDir('launchpad-link-'), 'via-link');
+      symlinkSync(root, link);
+      shellLock(root, liveChild());
+      heldError(() => tryAcquireLock(join(link, '.launchpad', 'state.lock'), 'launchpad add'));
+    });
+
+    it('only guards locks in a state root\'s .launchpad folder', () => {
+      shellLock(root, liveChild());
+      tryAcquireLock(join(root, 'elsewhere', 'state.lock'), 'launchpad add').release();
     });
   });
 

@@ -2,15 +2,17 @@
 import { addCommand } from './commands/add';
 import { demoAgentCommand, demoCommand } from './commands/demo';
 import { initCommand } from './commands/init';
+import { journalCommand } from './commands/journal';
 import { logCommand } from './commands/log';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
+import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
 import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './command';
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, startCommand, journalCommand, demoCommand];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 

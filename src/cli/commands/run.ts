@@ -1,15 +1,17 @@
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
+import { attachJournal } from '../../core/journal/attach';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import { buildStatus } from '../../core/statusReport';
 import { StateStore } from '../../core/taskFile/store';
 import { numberOption, type Command } from '../command';
 import { harnessRootForInit } from '../harness';
 import { stderrLogger } from '../io';
+import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'launchpad run [--agent CMD] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json]',
+  usage: 'launchpad run [--agent CMD] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>; the agent command (a shell command line) gets the prompt',
@@ -24,11 +26,13 @@ export const runCommand: Command = {
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome and the final status as JSON' },
+    ...SPEC_RUN_OPTIONS,
   },
   async run(ctx) {
     const { io, values } = ctx;
     const json = values.json === true;
     const paths = harnessRootForInit(ctx);
+    const spec = await prepareSpecRun(ctx, paths, json);
     const controller = new Controller({
       paths,
       settings: {
@@ -46,6 +50,9 @@ export const runCommand: Command = {
       onLogLine: json ? undefined : (line) => io.out(line + '\n'),
     });
 
+    // The journal (.agent-os/progress/) and the spec's files follow the run from its events.
+    const journal = attachJournal(controller, paths, { logger: stderrLogger(io), spec });
+
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       interrupts++;
@@ -60,7 +67,7 @@ export const runCommand: Command = {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
-      const outcome = await controller.run();
+      const outcome = await journal.track(controller.run());
       if (json) {
         const status = outcome.reason === 'state-unrecoverable' ? null : await buildStatus(new StateStore(paths), 0);
         io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, session: outcome.session, stats: outcome.stats, status }, null, 2) + '\n');
@@ -69,6 +76,7 @@ export const runCommand: Command = {
       }
       return outcome.exitCode;
     } finally {
+      journal.dispose();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }

@@ -1,17 +1,17 @@
 // The scope gate and the spec import on the command line, shared by `start` and `run --spec`:
 // asking on a terminal, saying what was kept when nobody can be asked.
+import { initHarness } from '../core/init';
 import { Journal } from '../core/journal/journal';
 import { JournalPaths } from '../core/journal/journalPaths';
-import { SCOPE_OPTIONS, scopeGate, type ScopeChoice, type ScopeDecision } from '../core/journal/scopeGate';
-import { initHarness } from '../core/init';
-import { StatePaths } from '../core/statePaths';
+import { SCOPE_OPTIONS, type ScopeChoice, type ScopeDecision, scopeGate } from '../core/journal/scopeGate';
 import { syncSpec } from '../core/specTasks/specFiles';
 import { commitOwnWrites } from '../core/specTasks/specGit';
 import { importSpecTasks, unfinishedParents } from '../core/specTasks/specImport';
+import { StatePaths } from '../core/statePaths';
 import { StateStore } from '../core/taskFile/store';
-import { splitList, type CommandContext, type OptionSpec } from './command';
+import { type CommandContext, type OptionSpec, splitList } from './command';
 import { UsageError } from './exit';
-import { stderrLogger, type Io } from './io';
+import { type Io, stderrLogger } from './io';
 
 /** Asks on a terminal: 1 (or Enter) single, 2 all; undefined when nobody can be asked. */
 export function terminalScopeAsker(io: Io, canAsk: boolean): ((warning: string, question: string) => Promise<ScopeChoice>) | undefined {
@@ -31,15 +31,24 @@ export function terminalScopeAsker(io: Io, canAsk: boolean): ((warning: string, 
 
 /** The line that says what the gate did when it could not ask, or undefined. */
 export function scopeNotice(decision: ScopeDecision, requested: number): string | undefined {
-  if (decision.via === 'non-interactive') return `not asked (no terminal): keeping Task ${decision.tasks[0]} only; pass --all to work on all ${requested} tasks (logged as a scope override)`;
+  if (decision.via === 'non-interactive')
+    return `not asked (no terminal): keeping Task ${decision.tasks[0]} only; pass --all to work on all ${requested} tasks (logged as a scope override)`;
   if (decision.via === 'all-flag') return `--all: working on all ${requested} tasks; logged as a scope override (${decision.override?.id})`;
   if (decision.override) return `working on all ${requested} tasks; logged as a scope override (${decision.override.id})`;
   return undefined;
 }
 
 export const SPEC_RUN_OPTIONS: Record<string, OptionSpec> = {
-  spec: { type: 'string', value: 'NAME', help: "first import the subtasks of .agent-os/tasks/NAME/tasks.md as tasks (see the README's spec tasks)" },
-  task: { type: 'string', value: 'IDS', help: 'with --spec: the parent tasks to work on (default: the unfinished ones; more than one asks first)' },
+  spec: {
+    type: 'string',
+    value: 'NAME',
+    help: "first import the subtasks of .agent-os/tasks/NAME/tasks.md as tasks (see the README's spec tasks)",
+  },
+  task: {
+    type: 'string',
+    value: 'IDS',
+    help: 'with --spec: the parent tasks to work on (default: the unfinished ones; more than one asks first)',
+  },
   all: { type: 'boolean', help: 'with --spec: work on every parent task asked for without asking (logged as a scope override)' },
 };
 
@@ -57,7 +66,8 @@ export async function prepareSpecRun(ctx: CommandContext, paths: StatePaths, qui
   const say = (text: string) => (quiet ? io.err(text) : io.out(text));
   const jpaths = new JournalPaths(paths);
   const state = await syncSpec(jpaths, spec, 'launchpad run');
-  if (state.changed) await commitOwnWrites(paths.root, [jpaths.specTasksJson(spec)], `Launchpad: sync tasks.json of spec ${spec}`, stderrLogger(io));
+  if (state.changed)
+    await commitOwnWrites(paths.root, [jpaths.specTasksJson(spec)], `Launchpad: sync tasks.json of spec ${spec}`, stderrLogger(io));
   const asked = splitList(values.task);
   const parents = asked?.length
     ? [...new Set(asked.map((id) => state.md.find((t) => t.id === id.replace(/\.$/, ''))?.parent ?? id.replace(/\.$/, '')))]
@@ -82,7 +92,9 @@ export async function prepareSpecRun(ctx: CommandContext, paths: StatePaths, qui
       : `spec ${spec}: every task is done\n`,
   );
   if (result.withoutValidation.length) {
-    io.err(`note: no validation command for subtask(s) ${result.withoutValidation.join(', ')}: add "- validate: <cmd>" under them or set session_config.default_validation_command; a run will not start them\n`);
+    io.err(
+      `note: no validation command for subtask(s) ${result.withoutValidation.join(', ')}: add "- validate: <cmd>" under them or set session_config.default_validation_command; a run will not start them\n`,
+    );
   }
   return spec;
 }

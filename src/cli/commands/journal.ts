@@ -1,9 +1,9 @@
-import { ENTRY_FIELDS, ENTRY_TYPE_NAMES, ENTRY_TYPES, isEntryType, type FieldName, type NewEntry } from '../../core/journal/entrySchema';
+import { ENTRY_FIELDS, ENTRY_TYPE_NAMES, ENTRY_TYPES, type FieldName, isEntryType, type NewEntry } from '../../core/journal/entrySchema';
 import { Journal } from '../../core/journal/journal';
 import { renderJournalMarkdown } from '../../core/journal/journalMarkdown';
 import { findProjectRoot, JournalPaths } from '../../core/journal/journalPaths';
 import { StatePaths } from '../../core/statePaths';
-import { numberOption, splitList, type Command, type OptionSpec } from '../command';
+import { type Command, numberOption, type OptionSpec, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
 
 const flag = (field: string) => field.replace(/_/g, '-');
@@ -26,7 +26,10 @@ export const journalCommand: Command = {
     'The journal is what a person and an agent read at the start of a session. The controller writes',
     'session_started, task_completed, task_blocked and session_ended; people add the others. Entry types and',
     'their required fields (flags are the field names with "-"):',
-    ...ENTRY_TYPE_NAMES.map((t) => `  ${t.padEnd(15)} ${ENTRY_TYPES[t].required.join(', ')}${ENTRY_TYPES[t].optional.length ? `  [optional: ${ENTRY_TYPES[t].optional.join(', ')}]` : ''}`),
+    ...ENTRY_TYPE_NAMES.map(
+      (t) =>
+        `  ${t.padEnd(15)} ${ENTRY_TYPES[t].required.join(', ')}${ENTRY_TYPES[t].optional.length ? `  [optional: ${ENTRY_TYPES[t].optional.join(', ')}]` : ''}`,
+    ),
     'e.g. launchpad journal add debug_resolved --issue "JWKS endpoint missing" --resolution "added JWKS_URI"',
   ].join('\n'),
   options: {
@@ -38,7 +41,10 @@ export const journalCommand: Command = {
   async run(ctx) {
     const { io, values, positionals } = ctx;
     const root = findProjectRoot(io.cwd, ctx.dir, io.env);
-    if (!root) throw new UsageError(`not in a project: no harness-tasks.json or .agent-os/ in ${io.cwd} or any parent directory; run "launchpad init" first, or pass --dir`);
+    if (!root)
+      throw new UsageError(
+        `not in a project: no harness-tasks.json or .agent-os/ in ${io.cwd} or any parent directory; run "launchpad init" first, or pass --dir`,
+      );
     const journal = new Journal(new JournalPaths(new StatePaths(root)), 'launchpad journal');
     const given = Object.keys(ENTRY_FIELDS).filter((f) => values[flag(f)] !== undefined) as FieldName[];
 
@@ -52,12 +58,18 @@ export const journalCommand: Command = {
     }
     if (positionals[0] !== 'add') throw new UsageError(`journal: unknown subcommand "${positionals[0]}"\nusage: ${journalCommand.usage}`);
     const type = positionals[1];
-    if (!isEntryType(type)) throw new UsageError(`journal add: expected an entry type (${ENTRY_TYPE_NAMES.join(', ')}), got ${type === undefined ? 'none' : `"${type}"`}`);
+    if (!isEntryType(type))
+      throw new UsageError(
+        `journal add: expected an entry type (${ENTRY_TYPE_NAMES.join(', ')}), got ${type === undefined ? 'none' : `"${type}"`}`,
+      );
     if (values.json || values.last !== undefined) throw new UsageError('journal add: --json and --last are for printing the journal');
     const allowed: readonly FieldName[] = [...ENTRY_TYPES[type].required, ...ENTRY_TYPES[type].optional];
     const entry: NewEntry = { type };
     for (const field of given) {
-      if (!allowed.includes(field)) throw new UsageError(`journal add ${type}: --${flag(field)} is not one of its fields (${allowed.map((f) => `--${flag(f)}`).join(', ')})`);
+      if (!allowed.includes(field))
+        throw new UsageError(
+          `journal add ${type}: --${flag(field)} is not one of its fields (${allowed.map((f) => `--${flag(f)}`).join(', ')})`,
+        );
       const value = values[flag(field)] as string | string[];
       const kind = ENTRY_FIELDS[field].kind;
       entry[field] =

@@ -5,7 +5,7 @@ import { confirmSession, focusQuestion, planFocus } from '../../core/journal/ses
 import { gatherStartup } from '../../core/journal/startup';
 import { renderStartupText } from '../../core/journal/startupReport';
 import { StatePaths } from '../../core/statePaths';
-import { splitList, type Command } from '../command';
+import { type Command, splitList } from '../command';
 import { EXIT } from '../exit';
 import { scopeNotice, terminalScopeAsker } from '../scopePrompt';
 
@@ -16,11 +16,11 @@ export const startCommand: Command = {
   details: [
     'Six steps: (1) the project root (harness-tasks.json or .agent-os/ found upward) inside a git repository, else exit 2;',
     '(2) the last 20 journal entries: accomplishments, unresolved blockers, the last suggested next steps; (3) git status,',
-    'the last 5 commits, warnings on uncommitted changes or a branch other than the last session\'s; (4) next task, blocked',
-    'tasks, percentage done (of harness-tasks.json, and of the spec\'s tasks.md with --spec); (5) harness-init.sh, else',
+    "the last 5 commits, warnings on uncommitted changes or a branch other than the last session's; (4) next task, blocked",
+    "tasks, percentage done (of harness-tasks.json, and of the spec's tasks.md with --spec); (5) harness-init.sh, else",
     'session_config.health_check, with a time limit (skipped when neither exists; a failure exits 1); (6) "Ready to work on',
     'Task X?": asked on a terminal, confirmed by --yes, otherwise printed and exit 0 without logging. Confirming logs',
-    'session_started (with --spec, it also puts the chosen parent tasks\' subtasks into harness-tasks.json).',
+    "session_started (with --spec, it also puts the chosen parent tasks' subtasks into harness-tasks.json).",
     'More than one parent task shows the Multiple Task Warning and asks; without a terminal only --all keeps them all.',
   ].join('\n'),
   options: {
@@ -111,7 +111,9 @@ export const startCommand: Command = {
     if (started.imported) {
       say(`spec ${summary.spec}: ${started.imported.imported.length} subtask(s) in harness-tasks.json; "launchpad run" works on them`);
       if (started.imported.withoutValidation.length) {
-        say(`note: no validation command for subtask(s) ${started.imported.withoutValidation.join(', ')}: add "- validate: <cmd>" under them or set session_config.default_validation_command`);
+        say(
+          `note: no validation command for subtask(s) ${started.imported.withoutValidation.join(', ')}: add "- validate: <cmd>" under them or set session_config.default_validation_command`,
+        );
       }
     }
     return finish(EXIT.OK);

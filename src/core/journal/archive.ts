@@ -4,9 +4,10 @@
 // crash between the archive write and the progress.json write duplicates nothing.
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+
 import { replaceFile } from './atomicFile';
 import type { JournalEntry } from './entrySchema';
-import { JOURNAL_VERSION, parseArchive, serializeJournalFile, type ArchiveDoc, type JournalDoc } from './journalFile';
+import { type ArchiveDoc, JOURNAL_VERSION, type JournalDoc, parseArchive, serializeJournalFile } from './journalFile';
 import type { JournalPaths } from './journalPaths';
 
 export const MAX_ENTRIES = 500;

@@ -3,8 +3,9 @@
 // existing file's permissions are kept (tasks.md is a person's file).
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { acquireLock, type LockHandle } from '../lock';
+
 import { rmdirIfEmpty } from '../fsQuiet';
+import { acquireLock, type LockHandle } from '../lock';
 import { TRANSACTION_WAIT_MS } from '../taskFile/store';
 import type { JournalPaths } from './journalPaths';
 

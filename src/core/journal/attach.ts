@@ -11,17 +11,18 @@
 // A journal that cannot be written never stops a run: the problem goes to the logger.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+
 import type { RunOutcome, TaskEvent } from '../controller/types';
 import type { Event } from '../events';
 import { Git } from '../git/git';
-import { silentLogger, type Logger } from '../logger';
-import type { StatePaths } from '../statePaths';
+import { type Logger, silentLogger } from '../logger';
 import { readTasksMd, recordSpecResult } from '../specTasks/specFiles';
 import { commitOwnWrites } from '../specTasks/specGit';
 import { specTaskRef, unfinishedParents } from '../specTasks/specImport';
-import { eligibleTasks, isDependencyFailure, isPermanentlyFailed } from '../tasks/dag';
+import type { StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
+import { eligibleTasks, isDependencyFailure, isPermanentlyFailed } from '../tasks/dag';
 import type { NewEntry } from './entrySchema';
 import { Journal } from './journal';
 import { JournalPaths } from './journalPaths';
@@ -133,7 +134,9 @@ export function attachJournal(
           task_id: ref?.id ?? task.id,
           task_description: task.title,
           issue: issue ?? 'failed (no error recorded)',
-          resolution: isDependencyFailure(task) ? 'unblocked when the task it depends on completes (launchpad retry on that task)' : `fix the cause, then: launchpad retry ${task.id}`,
+          resolution: isDependencyFailure(task)
+            ? 'unblocked when the task it depends on completes (launchpad retry on that task)'
+            : `fix the cause, then: launchpad retry ${task.id}`,
           attempts: task.attempts,
           session: file?.session_count,
         });
@@ -155,7 +158,9 @@ export function attachJournal(
     for (const spec of new Set([...(opts.spec ? [opts.spec] : []), ...specsWritten.keys()])) {
       try {
         for (const p of unfinishedParents(readTasksMd(jpaths, spec).tasks)) {
-          if (!file?.tasks.some((t) => specTaskRef(t)?.spec === spec && specTaskRef(t)?.id.startsWith(`${p.id}.`) && t.status !== 'completed')) {
+          if (
+            !file?.tasks.some((t) => specTaskRef(t)?.spec === spec && specTaskRef(t)?.id.startsWith(`${p.id}.`) && t.status !== 'completed')
+          ) {
             steps.push(`Task ${p.id} - ${p.description} (spec ${spec})`);
           }
         }
@@ -206,7 +211,8 @@ export function nextSteps(file: TaskFile, max = 5): string[] {
   const steps: string[] = [];
   for (const t of file.tasks) {
     if (steps.length >= max) break;
-    if (isPermanentlyFailed(t) && !isDependencyFailure(t)) steps.push(`fix and retry ${t.id} (launchpad retry ${t.id}): ${t.error_log.at(-1) ?? 'failed'}`);
+    if (isPermanentlyFailed(t) && !isDependencyFailure(t))
+      steps.push(`fix and retry ${t.id} (launchpad retry ${t.id}): ${t.error_log.at(-1) ?? 'failed'}`);
     else if (t.status === 'pending' && !t.validation?.command?.trim()) steps.push(`give ${t.id} a validation command`);
   }
   return steps;

@@ -2,6 +2,7 @@
 // entry (on append and when progress.json is read), the CLI's `journal add` flags and the
 // Markdown all come from it. Entries are loose objects: a field someone added by hand is kept.
 import * as z from 'zod/mini';
+
 import { formatPath } from '../taskFile/parse';
 
 export type FieldKind = 'text' | 'list' | 'minutes' | 'count';
@@ -31,13 +32,21 @@ export const ENTRY_FIELDS = {
 export type FieldName = keyof typeof ENTRY_FIELDS;
 
 export const ENTRY_TYPES = {
-  session_started: { title: 'Session Started', required: ['spec', 'focus_task'], optional: ['context', 'environment', 'branch', 'session'] },
+  session_started: {
+    title: 'Session Started',
+    required: ['spec', 'focus_task'],
+    optional: ['context', 'environment', 'branch', 'session'],
+  },
   task_completed: {
     title: 'Task Completed',
     required: ['spec', 'task_id', 'duration_minutes'],
     optional: ['task_description', 'notes', 'next_task', 'attempts', 'session'],
   },
-  task_blocked: { title: 'Blocker Encountered', required: ['spec', 'task_id', 'issue'], optional: ['task_description', 'resolution', 'attempts', 'session'] },
+  task_blocked: {
+    title: 'Blocker Encountered',
+    required: ['spec', 'task_id', 'issue'],
+    optional: ['task_description', 'resolution', 'attempts', 'session'],
+  },
   debug_resolved: { title: 'Debug Resolved', required: ['issue', 'resolution'], optional: ['spec', 'task_id', 'notes'] },
   session_ended: { title: 'Session Ended', required: ['summary', 'next_steps'], optional: ['spec', 'session'] },
   scope_override: { title: 'Scope Override', required: ['requested_tasks', 'reason', 'note'], optional: ['spec', 'focus_task'] },

@@ -3,12 +3,13 @@
 // the entry, append, update the metadata, write a temp file, rename it over, regenerate the
 // Markdown. A progress.json that cannot be read is never overwritten.
 import { readFileSync } from 'node:fs';
+
 import { InputError } from '../inputError';
 import { logTimestamp } from '../log/logLine';
 import { archiveOldEntries } from './archive';
 import { replaceFile, withJournalLock } from './atomicFile';
-import { entryProblem, ENTRY_FIELDS, ENTRY_TYPES, isEntryType, type FieldName, type JournalEntry, type NewEntry } from './entrySchema';
-import { emptyJournal, metadataOf, parseJournal, serializeJournalFile, type JournalDoc } from './journalFile';
+import { ENTRY_FIELDS, ENTRY_TYPES, entryProblem, type FieldName, isEntryType, type JournalEntry, type NewEntry } from './entrySchema';
+import { emptyJournal, type JournalDoc, metadataOf, parseJournal, serializeJournalFile } from './journalFile';
 import { renderJournalMarkdown } from './journalMarkdown';
 import { JOURNAL_FILE, type JournalPaths } from './journalPaths';
 

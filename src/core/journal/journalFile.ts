@@ -49,8 +49,14 @@ export function parseJournal(text: string, label: string): JournalDoc {
   const raw = parseObject(text, label);
   const entries = parseEntries(raw, label);
   const m = raw.metadata;
-  if (m !== undefined && (m === null || typeof m !== 'object' || Array.isArray(m))) throw new JournalFileError(label, 'metadata: expected an object');
-  return { ...raw, version: raw.version as string, entries, metadata: metadataOf(entries, (m as JournalMetadata | undefined)?.last_updated ?? null) };
+  if (m !== undefined && (m === null || typeof m !== 'object' || Array.isArray(m)))
+    throw new JournalFileError(label, 'metadata: expected an object');
+  return {
+    ...raw,
+    version: raw.version as string,
+    entries,
+    metadata: metadataOf(entries, (m as JournalMetadata | undefined)?.last_updated ?? null),
+  };
 }
 
 export function parseArchive(text: string, label: string): ArchiveDoc {
@@ -72,7 +78,8 @@ export function serializeJournalFile(doc: JournalDoc | ArchiveDoc): string {
 }
 
 function parseObject(text: string, label: string): Record<string, unknown> {
-  if (text.charCodeAt(0) === 0xfeff) throw new JournalFileError(label, 'starts with a byte-order mark (BOM); save it as UTF-8 without a BOM');
+  if (text.charCodeAt(0) === 0xfeff)
+    throw new JournalFileError(label, 'starts with a byte-order mark (BOM); save it as UTF-8 without a BOM');
   if (text.trim() === '') throw new JournalFileError(label, 'file is empty; expected a JSON object with "version" and "entries"');
   let raw: unknown;
   try {
@@ -81,17 +88,21 @@ function parseObject(text: string, label: string): Record<string, unknown> {
     const where = locateJsonSyntaxError(text);
     throw new JournalFileError(
       label,
-      where ? `invalid JSON at line ${where.line}, column ${where.column}: ${where.message}` : `cannot be read as JSON: ${(err as Error).message}`,
+      where
+        ? `invalid JSON at line ${where.line}, column ${where.column}: ${where.message}`
+        : `cannot be read as JSON: ${(err as Error).message}`,
     );
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new JournalFileError(label, '(root): expected a JSON object');
   const obj = raw as Record<string, unknown>;
-  if (obj.version !== JOURNAL_VERSION) throw new JournalFileError(label, `version: expected "${JOURNAL_VERSION}", got ${JSON.stringify(obj.version) ?? 'nothing'}`);
+  if (obj.version !== JOURNAL_VERSION)
+    throw new JournalFileError(label, `version: expected "${JOURNAL_VERSION}", got ${JSON.stringify(obj.version) ?? 'nothing'}`);
   return obj;
 }
 
 function parseEntries(raw: Record<string, unknown>, label: string): JournalEntry[] {
-  if (!Array.isArray(raw.entries)) throw new JournalFileError(label, `entries: expected an array${raw.entries === undefined ? ' (required field is missing)' : ''}`);
+  if (!Array.isArray(raw.entries))
+    throw new JournalFileError(label, `entries: expected an array${raw.entries === undefined ? ' (required field is missing)' : ''}`);
   const seen = new Map<string, number>();
   raw.entries.forEach((entry, i) => {
     const problem = entryProblem(entry);

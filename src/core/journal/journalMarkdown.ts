@@ -7,7 +7,9 @@ export const MARKDOWN_TITLE = '# Agent OS Progress Log';
 export function renderJournalMarkdown(entries: readonly JournalEntry[]): string {
   if (!entries.length) return `${MARKDOWN_TITLE}\n\nNo entries yet.\n`;
   // Newest first; entries of the same second keep their order of appending, reversed.
-  const ordered = entries.map((e, i) => ({ e, i })).sort((a, b) => (a.e.timestamp === b.e.timestamp ? b.i - a.i : a.e.timestamp < b.e.timestamp ? 1 : -1));
+  const ordered = entries
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => (a.e.timestamp === b.e.timestamp ? b.i - a.i : a.e.timestamp < b.e.timestamp ? 1 : -1));
   const days: string[] = [];
   let current = '';
   let blocks: string[] = [];

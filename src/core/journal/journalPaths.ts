@@ -2,6 +2,7 @@
 // root, the folder holding harness-tasks.json). Its lock is with Launchpad's other locks.
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+
 import { JOURNAL_FILE, JOURNAL_MARKDOWN, StatePaths, TASKS_FILE } from '../statePaths';
 
 export { JOURNAL_FILE, JOURNAL_MARKDOWN };

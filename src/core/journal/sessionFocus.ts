@@ -3,10 +3,10 @@
 // subtasks imported into harness-tasks.json (so `launchpad run` works on them).
 import { initHarness } from '../init';
 import { InputError } from '../inputError';
-import { StatePaths } from '../statePaths';
 import { readTasksMd } from '../specTasks/specFiles';
-import { importSpecTasks, unfinishedParents, type ImportResult } from '../specTasks/specImport';
+import { type ImportResult, importSpecTasks, unfinishedParents } from '../specTasks/specImport';
 import type { MdTask } from '../specTasks/tasksMd';
+import { StatePaths } from '../statePaths';
 import { StateStore } from '../taskFile/store';
 import type { JournalEntry } from './entrySchema';
 import { Journal } from './journal';
@@ -40,7 +40,13 @@ export function planFocus(summary: StartupSummary, requestedIds: string[] | unde
     const parents: MdTask[] = [];
     for (const id of requestedIds) {
       const t = md.find((x) => x.id === id.replace(/\.$/, ''));
-      if (!t) throw new InputError(`--task: no task "${id}" in .agent-os/tasks/${summary.spec}/tasks.md (parent tasks: ${md.filter((x) => x.type === 'parent').map((x) => x.id).join(', ')})`);
+      if (!t)
+        throw new InputError(
+          `--task: no task "${id}" in .agent-os/tasks/${summary.spec}/tasks.md (parent tasks: ${md
+            .filter((x) => x.type === 'parent')
+            .map((x) => x.id)
+            .join(', ')})`,
+        );
       const parent = t.type === 'parent' ? t : md.find((x) => x.id === t.parent)!;
       if (!parents.includes(parent)) parents.push(parent);
     }
@@ -51,7 +57,7 @@ export function planFocus(summary: StartupSummary, requestedIds: string[] | unde
     return { spec: null, requested: next ? [{ id: next.id, title: next.title }] : [] };
   }
   const store = new StateStore(jpaths.state);
-  if (!store.exists()) throw new InputError('--task: there is no harness-tasks.json here; pass --spec NAME to pick a spec\'s tasks');
+  if (!store.exists()) throw new InputError("--task: there is no harness-tasks.json here; pass --spec NAME to pick a spec's tasks");
   const tasks = store.load().file.tasks;
   const requested: FocusTask[] = [];
   for (const id of requestedIds) {
@@ -83,14 +89,23 @@ export interface SessionStart {
 }
 
 /** Confirmation: session_started in the journal; for a spec, its chosen parents' subtasks imported. */
-export async function confirmSession(summary: StartupSummary, tasks: readonly FocusTask[], command = 'launchpad start'): Promise<SessionStart> {
+export async function confirmSession(
+  summary: StartupSummary,
+  tasks: readonly FocusTask[],
+  command = 'launchpad start',
+): Promise<SessionStart> {
   const paths = new StatePaths(summary.root);
   const jpaths = new JournalPaths(paths);
   let imported: ImportResult | undefined;
   if (summary.spec) {
     const store = new StateStore(paths, command);
     if (!store.exists()) await initHarness(paths);
-    imported = await importSpecTasks(store, summary.spec, readTasksMd(jpaths, summary.spec).tasks, tasks.map((t) => t.id));
+    imported = await importSpecTasks(
+      store,
+      summary.spec,
+      readTasksMd(jpaths, summary.spec).tasks,
+      tasks.map((t) => t.id),
+    );
   }
   const health = summary.health;
   const entry = await new Journal(jpaths, command).append({
@@ -99,7 +114,10 @@ export async function confirmSession(summary: StartupSummary, tasks: readonly Fo
     focus_task: tasks.map((t) => t.id).join(', '),
     branch: summary.git.branch ?? undefined,
     context: contextLine(summary),
-    environment: health.status === 'skipped' ? undefined : `${health.source}: ${health.status.toUpperCase()}${health.detail ? ` (${health.detail})` : ''}`,
+    environment:
+      health.status === 'skipped'
+        ? undefined
+        : `${health.source}: ${health.status.toUpperCase()}${health.detail ? ` (${health.detail})` : ''}`,
   });
   return { entry, ...(imported ? { imported } : {}) };
 }

@@ -3,17 +3,18 @@
 // status, the environment's health. Step 6 (the focus question) is sessionFocus.ts.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { relative } from 'node:path';
+
 import { lastMeaningfulLine } from '../controller/agentOutput';
 import { Git } from '../git/git';
 import { InputError } from '../inputError';
 import { runProcess } from '../process/runProcess';
-import { STATE_FILE_NAMES, StatePaths } from '../statePaths';
-import { checkSpecName, listSpecs, syncSpec, readTasksJson } from '../specTasks/specFiles';
+import { checkSpecName, listSpecs, readTasksJson, syncSpec } from '../specTasks/specFiles';
 import { commitOwnWrites } from '../specTasks/specGit';
 import { specTaskRef } from '../specTasks/specImport';
-import { analyzeTasks, eligibleTasks } from '../tasks/dag';
+import { STATE_FILE_NAMES, StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
+import { analyzeTasks, eligibleTasks } from '../tasks/dag';
 import type { JournalEntry } from './entrySchema';
 import { Journal } from './journal';
 import { findProjectRoot, JournalPaths } from './journalPaths';
@@ -162,7 +163,10 @@ export async function gatherStartup(opts: StartupOptions): Promise<StartupSummar
   };
 
   // Step 5
-  const health = opts.runHealthCheck === false ? { status: 'skipped' as const, source: null, detail: 'not run', duration_ms: null } : await healthStep(paths, file, opts.signal);
+  const health =
+    opts.runHealthCheck === false
+      ? { status: 'skipped' as const, source: null, detail: 'not run', duration_ms: null }
+      : await healthStep(paths, file, opts.signal);
 
   return { root, spec: opts.spec ?? null, directory, progress, git: gitState, tasks, health };
 }
@@ -174,7 +178,9 @@ export function progressContext(all: readonly JournalEntry[]): StartupSummary['p
   for (const e of recent) {
     if (e.type === 'task_completed') {
       const mins = typeof e.duration_minutes === 'number' ? `, ~${Math.round(e.duration_minutes * 10) / 10} min` : '';
-      accomplishments.push(`Task ${String(e.task_id)}${e.task_description ? ` - ${String(e.task_description)}` : ''} (${String(e.spec)}${mins})`);
+      accomplishments.push(
+        `Task ${String(e.task_id)}${e.task_description ? ` - ${String(e.task_description)}` : ''} (${String(e.spec)}${mins})`,
+      );
     } else if (e.type === 'debug_resolved') {
       accomplishments.push(`Resolved: ${String(e.issue)} → ${String(e.resolution)}`);
     }
@@ -221,7 +227,14 @@ async function gitStep(git: Git, root: string, toplevel: string, entries: readon
   const lastStart = [...entries].reverse().find((e) => e.type === 'session_started' && typeof e.branch === 'string');
   const expected = (lastStart?.branch as string | undefined) ?? null;
   if (expected && branch && expected !== branch) warnings.push(`on branch ${branch}, but the last session started on ${expected}`);
-  return { status: warnings.length ? 'warn' : 'ok', branch, expected_branch: expected, status_lines: statusLines, recent_commits: commits, warnings };
+  return {
+    status: warnings.length ? 'warn' : 'ok',
+    branch,
+    expected_branch: expected,
+    status_lines: statusLines,
+    recent_commits: commits,
+    warnings,
+  };
 }
 
 export function harnessProgress(file: TaskFile): TaskProgress {
@@ -240,7 +253,11 @@ export function harnessProgress(file: TaskFile): TaskProgress {
   };
 }
 
-async function healthStep(paths: StatePaths, file: TaskFile | undefined, signal: AbortSignal | undefined): Promise<StartupSummary['health']> {
+async function healthStep(
+  paths: StatePaths,
+  file: TaskFile | undefined,
+  signal: AbortSignal | undefined,
+): Promise<StartupSummary['health']> {
   const config = file?.session_config as (Record<string, unknown> & { health_check_timeout_seconds?: number }) | undefined;
   const timeoutS = config?.health_check_timeout_seconds ?? HEALTH_TIMEOUT_S;
   let source: string;
@@ -254,7 +271,13 @@ async function healthStep(paths: StatePaths, file: TaskFile | undefined, signal:
   } else {
     return { status: 'skipped', source: null, detail: 'no harness-init.sh and no session_config.health_check', duration_ms: null };
   }
-  const r = await runProcess({ command, cwd: paths.root, timeoutMs: timeoutS * 1000, captureBytes: 16 * 1024, ...(signal ? { signal } : {}) });
+  const r = await runProcess({
+    command,
+    cwd: paths.root,
+    timeoutMs: timeoutS * 1000,
+    captureBytes: 16 * 1024,
+    ...(signal ? { signal } : {}),
+  });
   const last = lastMeaningfulLine(r.tail);
   if (r.code === 0) return { status: 'pass', source, detail: last ?? 'exited 0', duration_ms: Math.round(r.durationMs) };
   const why = r.timedOut ? `timed out after ${timeoutS}s` : (r.spawnError ?? `exited with ${r.code ?? r.signal}`);

@@ -22,7 +22,10 @@ export function startupSections(s: StartupSummary): Section[] {
       step: 1,
       title: 'Directory verification',
       status: LABEL[s.directory.status],
-      lines: [line(`project root: ${s.directory.root} (${s.directory.markers.join(', ')})`), line(`git repository: ${s.directory.git_toplevel}`)],
+      lines: [
+        line(`project root: ${s.directory.root} (${s.directory.markers.join(', ')})`),
+        line(`git repository: ${s.directory.git_toplevel}`),
+      ],
     },
     {
       step: 2,
@@ -68,7 +71,9 @@ export function startupSections(s: StartupSummary): Section[] {
       title: 'Environment health',
       status: LABEL[s.health.status],
       lines: [
-        ...(s.health.source ? [line(`${s.health.source}${s.health.duration_ms !== null ? ` (${(s.health.duration_ms / 1000).toFixed(1)} s)` : ''}`)] : []),
+        ...(s.health.source
+          ? [line(`${s.health.source}${s.health.duration_ms !== null ? ` (${(s.health.duration_ms / 1000).toFixed(1)} s)` : ''}`)]
+          : []),
         line(s.health.detail, { warning: s.health.status === 'fail' }),
       ],
     },

@@ -4,17 +4,19 @@
 // be parsed is never overwritten.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+
 import { InputError } from '../inputError';
-import { logTimestamp } from '../log/logLine';
 import { replaceFile, withJournalLock } from '../journal/atomicFile';
 import type { JournalPaths } from '../journal/journalPaths';
+import { logTimestamp } from '../log/logLine';
 import { buildTasksJson, parseTasksJson, serializeTasksJson, type SpecTaskEntry, type SpecTasksDoc } from './tasksJson';
-import { parseTasksMd, SpecTasksError, subtasksOf, withBox, type MdTask } from './tasksMd';
+import { type MdTask, parseTasksMd, SpecTasksError, subtasksOf, withBox } from './tasksMd';
 
 const SPEC_NAME = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export function checkSpecName(spec: string): void {
-  if (!SPEC_NAME.test(spec)) throw new InputError(`--spec: "${spec}" is not a spec name (letters, digits, ".", "_" and "-", starting with a letter or digit)`);
+  if (!SPEC_NAME.test(spec))
+    throw new InputError(`--spec: "${spec}" is not a spec name (letters, digits, ".", "_" and "-", starting with a letter or digit)`);
 }
 
 /** Specs with a tasks.md, by name. */
@@ -44,7 +46,8 @@ export function readTasksMd(paths: JournalPaths, spec: string): { bytes: Buffer;
   try {
     bytes = readFileSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SpecTasksError(`${rel(paths, file)}: not found; a spec's task list is .agent-os/tasks/<spec>/tasks.md`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new SpecTasksError(`${rel(paths, file)}: not found; a spec's task list is .agent-os/tasks/<spec>/tasks.md`);
     throw err;
   }
   return { bytes, tasks: parseTasksMd(bytes, rel(paths, file)) };
@@ -97,11 +100,19 @@ export type SpecResult =
  * subtask of the parent is ticked), then tasks.json is synced with the result merged in.
  * Returns the ids whose boxes were ticked.
  */
-export function recordSpecResult(paths: JournalPaths, spec: string, id: string, result: SpecResult, command = 'launchpad'): Promise<string[]> {
+export function recordSpecResult(
+  paths: JournalPaths,
+  spec: string,
+  id: string,
+  result: SpecResult,
+  command = 'launchpad',
+): Promise<string[]> {
   return withJournalLock(paths, command, () => {
     const ticked: string[] = [];
     if (result.kind === 'completed') {
-      let { bytes, tasks } = readTasksMd(paths, spec);
+      const read = readTasksMd(paths, spec);
+      const tasks = read.tasks;
+      let bytes = read.bytes;
       const task = tasks.find((t) => t.id === id && t.type === 'subtask');
       if (!task) throw new SpecTasksError(`${rel(paths, paths.specTasksMd(spec))}: no subtask ${id} (was it removed while it ran?)`);
       if (!task.checked) {

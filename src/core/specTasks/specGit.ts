@@ -3,6 +3,7 @@
 // metadata left uncommitted would stop the next run; only the files Launchpad wrote are
 // committed (`git commit --only`), whatever else is staged stays staged.
 import { relative } from 'node:path';
+
 import { Git } from '../git/git';
 import type { Logger } from '../logger';
 

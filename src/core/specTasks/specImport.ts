@@ -15,7 +15,7 @@ import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
-import { subtasksOf, type MdTask } from './tasksMd';
+import { type MdTask, subtasksOf } from './tasksMd';
 
 /** The field of a harness task that links it to its spec subtask. */
 export const SPEC_TASK_FIELD = 'spec_task';
@@ -42,7 +42,9 @@ export function specTaskId(spec: string, id: string): string {
 
 /** Parent tasks with work left: a subtask not ticked (or, without subtasks, the parent's own box). */
 export function unfinishedParents(md: readonly MdTask[]): MdTask[] {
-  return md.filter((p) => p.type === 'parent' && (subtasksOf(md, p.id).some((s) => !s.checked) || (!subtasksOf(md, p.id).length && !p.checked)));
+  return md.filter(
+    (p) => p.type === 'parent' && (subtasksOf(md, p.id).some((s) => !s.checked) || (!subtasksOf(md, p.id).length && !p.checked)),
+  );
 }
 
 export interface ImportResult {
@@ -58,7 +60,9 @@ export function importSpecTasks(store: StateStore, spec: string, md: readonly Md
   const parentTasks = md.filter((t) => t.type === 'parent');
   for (const p of parents) {
     if (!parentTasks.some((t) => t.id === p)) {
-      throw new InputError(`--task: no parent task "${p}" in the tasks.md of spec "${spec}" (parent tasks: ${parentTasks.map((t) => t.id).join(', ') || 'none'})`);
+      throw new InputError(
+        `--task: no parent task "${p}" in the tasks.md of spec "${spec}" (parent tasks: ${parentTasks.map((t) => t.id).join(', ') || 'none'})`,
+      );
     }
   }
   const inScope = new Set(parents);
@@ -67,7 +71,11 @@ export function importSpecTasks(store: StateStore, spec: string, md: readonly Md
   let previous: MdTask[] = [];
   for (const p of parentTasks) {
     const subs = subtasksOf(md, p.id);
-    for (const s of subs) defaultDeps.set(s.id, previous.map((x) => x.id));
+    for (const s of subs)
+      defaultDeps.set(
+        s.id,
+        previous.map((x) => x.id),
+      );
     if (subs.length) previous = subs;
   }
   const scoped = md.filter((t) => t.type === 'subtask' && inScope.has(t.parent!));

@@ -2,7 +2,7 @@
 // descriptions and their boxes), merged with what only tasks.json keeps (attempts, completion
 // times, durations, notes, and any field someone added). Pure: text in, text out.
 import { locateJsonSyntaxError } from '../taskFile/jsonSyntax';
-import { SpecTasksError, subtasksOf, type MdTask } from './tasksMd';
+import { type MdTask, SpecTasksError, subtasksOf } from './tasksMd';
 
 export const TASKS_JSON_SCHEMA_URL = 'https://agent-os.dev/schemas/tasks-v1.json';
 export const TASKS_JSON_VERSION = '1.0';
@@ -53,7 +53,9 @@ export function parseTasksJson(text: string, label: string): SpecTasksDoc {
     raw = JSON.parse(text);
   } catch (err) {
     const where = locateJsonSyntaxError(text);
-    throw new SpecTasksError(`${label}: ${where ? `invalid JSON at line ${where.line}, column ${where.column}: ${where.message}` : (err as Error).message}`);
+    throw new SpecTasksError(
+      `${label}: ${where ? `invalid JSON at line ${where.line}, column ${where.column}: ${where.message}` : (err as Error).message}`,
+    );
   }
   const fail = (field: string, problem: string): never => {
     throw new SpecTasksError(`${label}: ${field}: ${problem}`);
@@ -65,8 +67,10 @@ export function parseTasksJson(text: string, label: string): SpecTasksDoc {
     if (t === null || typeof t !== 'object' || Array.isArray(t)) fail(`tasks[${i}]`, 'expected an object');
     const task = t as Record<string, unknown>;
     if (typeof task.id !== 'string' || !task.id) fail(`tasks[${i}].id`, 'expected a task id like "1.2"');
-    if (task.status !== undefined && !STATUSES.includes(task.status as SpecTaskStatus)) fail(`tasks[${i}].status`, `expected one of ${STATUSES.join(', ')}`);
-    if (task.attempts !== undefined && !(Number.isInteger(task.attempts) && (task.attempts as number) >= 0)) fail(`tasks[${i}].attempts`, 'expected a whole number of at least 0');
+    if (task.status !== undefined && !STATUSES.includes(task.status as SpecTaskStatus))
+      fail(`tasks[${i}].status`, `expected one of ${STATUSES.join(', ')}`);
+    if (task.attempts !== undefined && !(Number.isInteger(task.attempts) && (task.attempts as number) >= 0))
+      fail(`tasks[${i}].attempts`, 'expected a whole number of at least 0');
   });
   return doc as SpecTasksDoc;
 }
@@ -80,7 +84,13 @@ export function serializeTasksJson(doc: SpecTasksDoc): string {
  * `pass`; an empty box keeps in_progress, fail or blocked (a run's), and a `pass` whose box a
  * person emptied again becomes `pending`. `updated` changes only when something else did.
  */
-export function buildTasksJson(spec: string, specPath: string, md: readonly MdTask[], existing: SpecTasksDoc | undefined, now: string): SpecTasksDoc {
+export function buildTasksJson(
+  spec: string,
+  specPath: string,
+  md: readonly MdTask[],
+  existing: SpecTasksDoc | undefined,
+  now: string,
+): SpecTasksDoc {
   const before = new Map((existing?.tasks ?? []).map((t) => [t.id, t]));
   const subtaskEntries = new Map<string, SpecTaskEntry>();
   for (const t of md) {
@@ -149,5 +159,11 @@ export function summarize(tasks: readonly SpecTaskEntry[]): SpecTasksSummary {
   const completed = count('pass');
   const inProgress = count('in_progress');
   const blocked = count('blocked');
-  return { total_tasks: tasks.length, completed, in_progress: inProgress, blocked, pending: tasks.length - completed - inProgress - blocked };
+  return {
+    total_tasks: tasks.length,
+    completed,
+    in_progress: inProgress,
+    blocked,
+    pending: tasks.length - completed - inProgress - blocked,
+  };
 }

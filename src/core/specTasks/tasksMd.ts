@@ -85,7 +85,14 @@ export function parseTasksMd(bytes: Buffer, label: string): MdTask[] {
       if (dup) fail(lineNo, `task ${id} is listed twice (also line ${dup.line})`);
       // Offset of the character between the brackets: indent, the bullet and a space, then "[".
       const boxOffset = start + bomBytes + Buffer.byteLength(line.slice(0, indent + 3), 'utf8');
-      const task: MdTask = { id: id!, type: depth === 1 ? 'parent' : 'subtask', description: description!.trim(), checked: box[2] !== ' ', line: lineNo, boxOffset };
+      const task: MdTask = {
+        id: id!,
+        type: depth === 1 ? 'parent' : 'subtask',
+        description: description!.trim(),
+        checked: box[2] !== ' ',
+        line: lineNo,
+        boxOffset,
+      };
       if (task.type === 'parent') {
         parent = { task, indent };
       } else {

@@ -3,13 +3,14 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import type { JournalEntry } from '../../../src/core/journal/entrySchema';
 import { Journal, JournalEntryError } from '../../../src/core/journal/journal';
 import { JournalFileError } from '../../../src/core/journal/journalFile';
 import { JournalPaths } from '../../../src/core/journal/journalPaths';
 import { StatePaths } from '../../../src/core/statePaths';
 import { assertUnchanged, snapshot } from '../cli/util';
-import { cli, JSON_FILE, journalEntries, MD_FILE, project, read, tempDir } from './support';
+import { cli, journalEntries, JSON_FILE, MD_FILE, project, read, tempDir } from './support';
 
 const at = (iso: string) => new Date(iso);
 
@@ -18,7 +19,9 @@ describe('journal: append', function () {
 
   it('adds an entry with `journal add`, prints its id, writes progress.json with its metadata and progress.md', () => {
     const root = project();
-    const r = cli(['journal', 'add', 'debug_resolved', '--issue', 'JWKS endpoint missing', '--resolution', 'added JWKS_URI to the env'], { cwd: root });
+    const r = cli(['journal', 'add', 'debug_resolved', '--issue', 'JWKS endpoint missing', '--resolution', 'added JWKS_URI to the env'], {
+      cwd: root,
+    });
     assert.match(r.stdout, /^entry-\d{8}-\d{6}\n$/);
     const doc = JSON.parse(read(root, JSON_FILE));
     assert.equal(doc.version, '1.0');
@@ -28,14 +31,22 @@ describe('journal: append', function () {
     assert.equal(e.id, r.stdout.trim());
     assert.equal(e.id, `entry-${e.timestamp.slice(0, 10).replace(/-/g, '')}-${e.timestamp.slice(11, 19).replace(/:/g, '')}`);
     assert.deepEqual(doc.metadata, { total_entries: 1, oldest_entry: e.timestamp, last_updated: e.timestamp });
-    assert.match(read(root, MD_FILE), /### \d\d:\d\d - Debug Resolved\n- \*\*Issue\*\*: JWKS endpoint missing\n- \*\*Resolution\*\*: added JWKS_URI to the env\n/);
+    assert.match(
+      read(root, MD_FILE),
+      /### \d\d:\d\d - Debug Resolved\n- \*\*Issue\*\*: JWKS endpoint missing\n- \*\*Resolution\*\*: added JWKS_URI to the env\n/,
+    );
     assert.ok(!existsSync(join(root, `${JSON_FILE}.tmp`)), 'no temp file left');
     assert.ok(!existsSync(join(root, '.launchpad', 'journal.lock')), 'lock released');
 
-    const steps = cli(['journal', 'add', 'session_ended', '--summary', 'auth done', '--next-steps', 'Task 1.3', '--next-steps', 'review'], { cwd: root });
+    const steps = cli(['journal', 'add', 'session_ended', '--summary', 'auth done', '--next-steps', 'Task 1.3', '--next-steps', 'review'], {
+      cwd: root,
+    });
     assert.equal(steps.code, 0);
     assert.deepEqual(journalEntries(root)[1]!.next_steps, ['Task 1.3', 'review']);
-    const override = cli(['journal', 'add', 'scope_override', '--requested-tasks', '1.1,1.2', '--reason', 'user_override', '--note', 'one go'], { cwd: root });
+    const override = cli(
+      ['journal', 'add', 'scope_override', '--requested-tasks', '1.1,1.2', '--reason', 'user_override', '--note', 'one go'],
+      { cwd: root },
+    );
     assert.equal(override.code, 0);
     assert.deepEqual(journalEntries(root)[2]!.requested_tasks, ['1.1', '1.2']);
   });
@@ -47,7 +58,10 @@ describe('journal: append', function () {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await journal.append({ type: 'debug_resolved', issue: `i${i}`, resolution: 'r' }, now)).id);
     assert.deepEqual(ids, ['entry-20251208-143000', 'entry-20251208-143000-2', 'entry-20251208-143000-3']);
-    assert.deepEqual(journalEntries(root).map((e) => e.timestamp), Array(3).fill('2025-12-08T14:30:00Z'));
+    assert.deepEqual(
+      journalEntries(root).map((e) => e.timestamp),
+      Array(3).fill('2025-12-08T14:30:00Z'),
+    );
   });
 
   it('refuses a bad entry naming the field (exit 2) and changes nothing', async () => {
@@ -61,7 +75,11 @@ describe('journal: append', function () {
     assert.match(empty.stderr, /journal entry task_blocked: issue: must not be empty/);
     const wrongField = cli(['journal', 'add', 'session_started', '--spec', 'a', '--focus-task', '1', '--issue', 'x'], { cwd: root }, 2);
     assert.match(wrongField.stderr, /--issue is not one of its fields/);
-    const duration = cli(['journal', 'add', 'task_completed', '--spec', 'a', '--task-id', '1', '--duration-minutes', 'soon'], { cwd: root }, 2);
+    const duration = cli(
+      ['journal', 'add', 'task_completed', '--spec', 'a', '--task-id', '1', '--duration-minutes', 'soon'],
+      { cwd: root },
+      2,
+    );
     assert.match(duration.stderr, /--duration-minutes: expected a number/);
     const type = cli(['journal', 'add', 'lunch_break'], { cwd: root }, 2);
     assert.match(type.stderr, /expected an entry type \(session_started, task_completed/);
@@ -69,12 +87,18 @@ describe('journal: append', function () {
 
     // The core refuses the same way: the field is named, nothing is written.
     const journal = new Journal(new JournalPaths(new StatePaths(root)));
-    await assert.rejects(journal.append({ type: 'task_completed', spec: 'auth', task_id: '1.2', duration_minutes: -3 }), (err: JournalEntryError) => {
-      assert.equal(err.field, 'duration_minutes');
-      assert.match(err.message, /task_completed: duration_minutes: must be at least 0/);
-      return true;
-    });
-    await assert.rejects(journal.append({ type: 'scope_override', requested_tasks: ['1'], reason: 'user_override', note: 'n' }), /requested_tasks: must have at least 2 items/);
+    await assert.rejects(
+      journal.append({ type: 'task_completed', spec: 'auth', task_id: '1.2', duration_minutes: -3 }),
+      (err: JournalEntryError) => {
+        assert.equal(err.field, 'duration_minutes');
+        assert.match(err.message, /task_completed: duration_minutes: must be at least 0/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      journal.append({ type: 'scope_override', requested_tasks: ['1'], reason: 'user_override', note: 'n' }),
+      /requested_tasks: must have at least 2 items/,
+    );
     assertUnchanged(before, root, 'refused entries (core)');
   });
 
@@ -82,12 +106,21 @@ describe('journal: append', function () {
     const root = project();
     mkdirSync(join(root, '.agent-os/progress'), { recursive: true });
     const cases: Array<[string, RegExp]> = [
-      ['{\n  "version": "1.0",\n  "entries": [\n    {"id": "x",}\n  ]\n}\n', /\.agent-os\/progress\/progress\.json: invalid JSON at line 4, column 16: trailing comma/],
       [
-        JSON.stringify({ version: '1.0', entries: [{ id: 'entry-20251208-143000', timestamp: '2025-12-08T14:30:00Z', type: 'task_blocked', spec: 'a', issue: 'x' }] }),
+        '{\n  "version": "1.0",\n  "entries": [\n    {"id": "x",}\n  ]\n}\n',
+        /\.agent-os\/progress\/progress\.json: invalid JSON at line 4, column 16: trailing comma/,
+      ],
+      [
+        JSON.stringify({
+          version: '1.0',
+          entries: [{ id: 'entry-20251208-143000', timestamp: '2025-12-08T14:30:00Z', type: 'task_blocked', spec: 'a', issue: 'x' }],
+        }),
         /progress\.json: entries\[0\]\.task_id: required field is missing/,
       ],
-      [JSON.stringify({ version: '1.0', entries: [{ id: 'e1', timestamp: 'yesterday', type: 'session_started' }] }), /entries\[0\]\.id: expected an id like entry-/],
+      [
+        JSON.stringify({ version: '1.0', entries: [{ id: 'e1', timestamp: 'yesterday', type: 'session_started' }] }),
+        /entries\[0\]\.id: expected an id like entry-/,
+      ],
       [JSON.stringify({ version: 2, entries: [] }), /progress\.json: version: expected "1\.0", got 2/],
       ['', /progress\.json: file is empty/],
     ];
@@ -106,10 +139,37 @@ describe('journal: append', function () {
   it('regenerates progress.md from progress.json: dates newest first, entries newest first, --- between dates', async () => {
     const root = project();
     const journal = new Journal(new JournalPaths(new StatePaths(root)));
-    await journal.append({ type: 'task_blocked', spec: 'auth-feature', task_id: '1.2', task_description: 'Implement JWT validation', issue: 'Missing JWKS endpoint configuration', resolution: 'Need to add JWKS_URI to environment config' }, at('2025-12-07T16:20:00Z'));
-    await journal.append({ type: 'session_started', spec: 'auth-feature', focus_task: '1.2', context: "Continuing from yesterday's JWT implementation", environment: 'Dev server running on port 3000' }, at('2025-12-08T13:45:00Z'));
     await journal.append(
-      { type: 'task_completed', spec: 'auth-feature', task_id: '1.2', task_description: 'Implement JWT validation', duration_minutes: 15, notes: 'Added refresh token support, all tests passing', next_task: '1.3' },
+      {
+        type: 'task_blocked',
+        spec: 'auth-feature',
+        task_id: '1.2',
+        task_description: 'Implement JWT validation',
+        issue: 'Missing JWKS endpoint configuration',
+        resolution: 'Need to add JWKS_URI to environment config',
+      },
+      at('2025-12-07T16:20:00Z'),
+    );
+    await journal.append(
+      {
+        type: 'session_started',
+        spec: 'auth-feature',
+        focus_task: '1.2',
+        context: "Continuing from yesterday's JWT implementation",
+        environment: 'Dev server running on port 3000',
+      },
+      at('2025-12-08T13:45:00Z'),
+    );
+    await journal.append(
+      {
+        type: 'task_completed',
+        spec: 'auth-feature',
+        task_id: '1.2',
+        task_description: 'Implement JWT validation',
+        duration_minutes: 15,
+        notes: 'Added refresh token support, all tests passing',
+        next_task: '1.3',
+      },
       at('2025-12-08T14:30:00Z'),
     );
     assert.equal(
@@ -157,7 +217,10 @@ describe('journal: append', function () {
     assert.match(printed, /^# Agent OS Progress Log\n\n## 2025-12-08\n\n### 15:00 - Debug Resolved\n/);
     assert.ok(!printed.includes('Blocker'));
     const json = JSON.parse(cli(['journal', '--json', '--last', '2'], { cwd: root }).stdout);
-    assert.deepEqual(json.entries.map((e: JournalEntry) => e.type), ['task_completed', 'debug_resolved']);
+    assert.deepEqual(
+      json.entries.map((e: JournalEntry) => e.type),
+      ['task_completed', 'debug_resolved'],
+    );
   });
 
   it('needs a project: outside one, journal exits 2 and creates nothing', () => {
@@ -176,12 +239,22 @@ describe('journal: archive', function () {
   function fullJournal(root: string): void {
     const entries: JournalEntry[] = [];
     const add = (iso: string, n: number) =>
-      entries.push({ id: `entry-${iso.slice(0, 10).replace(/-/g, '')}-${iso.slice(11, 19).replace(/:/g, '')}`, timestamp: iso, type: 'debug_resolved', issue: `issue ${n}`, resolution: 'fixed' });
+      entries.push({
+        id: `entry-${iso.slice(0, 10).replace(/-/g, '')}-${iso.slice(11, 19).replace(/:/g, '')}`,
+        timestamp: iso,
+        type: 'debug_resolved',
+        issue: `issue ${n}`,
+        resolution: 'fixed',
+      });
     for (let i = 0; i < 60; i++) add(`2025-09-${String(1 + (i % 28)).padStart(2, '0')}T10:${String(i).padStart(2, '0')}:00Z`, i);
     for (let i = 0; i < 40; i++) add(`2025-10-${String(1 + (i % 28)).padStart(2, '0')}T11:${String(i).padStart(2, '0')}:00Z`, 60 + i);
-    for (let i = 0; i < 400; i++) add(`2025-12-0${1 + (i % 7)}T${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00Z`, 100 + i);
+    for (let i = 0; i < 400; i++)
+      add(`2025-12-0${1 + (i % 7)}T${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00Z`, 100 + i);
     mkdirSync(join(root, '.agent-os/progress'), { recursive: true });
-    writeFileSync(join(root, JSON_FILE), JSON.stringify({ version: '1.0', entries, metadata: { total_entries: 500, oldest_entry: null, last_updated: null } }, null, 2));
+    writeFileSync(
+      join(root, JSON_FILE),
+      JSON.stringify({ version: '1.0', entries, metadata: { total_entries: 500, oldest_entry: null, last_updated: null } }, null, 2),
+    );
   }
   const archived = (root: string, month: string) => JSON.parse(read(root, `.agent-os/progress/archive/${month}.json`));
 
@@ -196,7 +269,10 @@ describe('journal: archive', function () {
     await journal.append({ type: 'debug_resolved', issue: 'the 501st', resolution: 'r' }, NOW);
     let doc = JSON.parse(read(root, JSON_FILE));
     assert.equal(doc.entries.length, 401);
-    assert.ok(doc.entries.every((e: JournalEntry) => e.timestamp >= '2025-11-08'), 'only the last 30 days stay');
+    assert.ok(
+      doc.entries.every((e: JournalEntry) => e.timestamp >= '2025-11-08'),
+      'only the last 30 days stay',
+    );
     assert.deepEqual(doc.metadata, { total_entries: 401, oldest_entry: '2025-12-01T00:00:00Z', last_updated: '2025-12-08T14:30:00Z' });
     assert.deepEqual(readdirSync(join(root, '.agent-os/progress/archive')).sort(), ['2025-09.json', '2025-10.json']);
     const sept = archived(root, '2025-09');
@@ -216,7 +292,10 @@ describe('journal: archive', function () {
     await journal.append({ type: 'debug_resolved', issue: 'again', resolution: 'r' }, NOW);
     doc = JSON.parse(read(root, JSON_FILE));
     assert.equal(doc.entries.length, 401);
-    for (const [month, n] of [['2025-09', 60], ['2025-10', 40]] as const) {
+    for (const [month, n] of [
+      ['2025-09', 60],
+      ['2025-10', 40],
+    ] as const) {
       const ids = archived(root, month).entries.map((e: JournalEntry) => e.id);
       assert.equal(ids.length, n, `${month}: no duplicates`);
       assert.equal(new Set(ids).size, n);
@@ -228,7 +307,13 @@ describe('journal: archive', function () {
     fullJournal(root);
     const archiveDir = join(root, '.agent-os/progress/archive');
     mkdirSync(archiveDir, { recursive: true });
-    const earlier = { id: 'entry-20250901-090000', timestamp: '2025-09-01T09:00:00Z', type: 'debug_resolved', issue: 'archived before', resolution: 'r' };
+    const earlier = {
+      id: 'entry-20250901-090000',
+      timestamp: '2025-09-01T09:00:00Z',
+      type: 'debug_resolved',
+      issue: 'archived before',
+      resolution: 'r',
+    };
     writeFileSync(join(archiveDir, '2025-09.json'), JSON.stringify({ version: '1.0', month: '2025-09', entries: [earlier] }));
     writeFileSync(join(archiveDir, '2025-10.json'), '{"version": "1.0", "month": "2025-10", "entries": [');
     const journal = new Journal(new JournalPaths(new StatePaths(root)));

@@ -2,10 +2,11 @@
 // results flowing back into tasks.md (boxes ticked), tasks.json and the journal; the scope gate
 // on the command line (non-interactive, --all, and both answers on a terminal).
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentCmd, byTask, git, harness, run, show, taskById } from '../controller/support';
+
 import { OVERRIDE_NOTE } from '../../../src/core/journal/scopeGate';
+import { agentCmd, byTask, git, harness, run, show, taskById } from '../controller/support';
 import { cli, journalEntries, onTerminal, read } from './support';
 
 const TASKS_MD = '.agent-os/tasks/auth/tasks.md';
@@ -29,7 +30,11 @@ const MD = [
 
 /** A repository with a harness (no tasks), the spec's tasks.md committed, and a default validation command. */
 function specRepo(): string {
-  const root = harness({ tasks: [], files: { 'README.md': '# app\n', [TASKS_MD]: MD }, sessionConfig: { default_validation_command: 'test -f "src/$LAUNCHPAD_TASK_ID/done.txt"' } });
+  const root = harness({
+    tasks: [],
+    files: { 'README.md': '# app\n', [TASKS_MD]: MD },
+    sessionConfig: { default_validation_command: 'test -f "src/$LAUNCHPAD_TASK_ID/done.txt"' },
+  });
   return root;
 }
 
@@ -48,7 +53,7 @@ describe('run --spec', function () {
     assert.match(r.stdout, /not asked \(no terminal\): keeping Task 1 only; pass --all to work on all 2 tasks/);
     assert.equal(taskById(root, 'spec-auth-1.1').status, 'completed');
     assert.equal(taskById(root, 'spec-auth-1.2').status, 'completed');
-    assert.throws(() => taskById(root, 'spec-auth-2.1'), /no task/, 'parent 2 is out of this session\'s scope');
+    assert.throws(() => taskById(root, 'spec-auth-2.1'), /no task/, "parent 2 is out of this session's scope");
 
     const md = read(root, TASKS_MD);
     assert.equal(md, MD.replace('- [ ] 1. Impl', '- [x] 1. Impl').replace('- [ ] 1.1', '- [x] 1.1').replace('- [ ] 1.2', '- [x] 1.2'));
@@ -63,7 +68,10 @@ describe('run --spec', function () {
     assert.deepEqual(json.summary, { total_tasks: 5, completed: 3, in_progress: 0, blocked: 0, pending: 2 });
 
     const entries = journalEntries(root);
-    assert.deepEqual(entries.map((e) => e.type), ['session_started', 'task_completed', 'task_completed', 'session_ended']);
+    assert.deepEqual(
+      entries.map((e) => e.type),
+      ['session_started', 'task_completed', 'task_completed', 'session_ended'],
+    );
     assert.deepEqual([entries[0]!.spec, entries[0]!.focus_task, entries[0]!.branch, entries[0]!.session], ['auth', '1.1', 'main', 1]);
     assert.deepEqual(
       entries.slice(1, 3).map((e) => [e.spec, e.task_id, e.task_description, e.attempts]),
@@ -85,7 +93,10 @@ describe('run --spec', function () {
     assert.equal(r2.code, 0, show(r2, root));
     assert.ok(!r2.stdout.includes('Multiple Task Warning'), 'one parent left: no warning');
     assert.deepEqual(taskById(root, 'spec-auth-2.1').depends_on, ['spec-auth-1.1', 'spec-auth-1.2']);
-    assert.equal(taskById(root, 'spec-auth-2.1').validation?.command, 'test -f src/spec-auth-2.1/done.txt && test -f src/spec-auth-1.1/done.txt');
+    assert.equal(
+      taskById(root, 'spec-auth-2.1').validation?.command,
+      'test -f src/spec-auth-2.1/done.txt && test -f src/spec-auth-1.1/done.txt',
+    );
     assert.match(read(root, TASKS_MD), /^- \[x\] 2\. Sessions\n {2}- \[x\] 2\.1 Add session management$/m);
     assert.deepEqual(JSON.parse(read(root, TASKS_JSON)).summary, { total_tasks: 5, completed: 5, in_progress: 0, blocked: 0, pending: 0 });
   });
@@ -110,7 +121,10 @@ describe('run --spec', function () {
     assert.match(String(b11.issue), /^\[AGENT_FAIL\] .*cannot reach the JWKS endpoint/);
     assert.equal(b11.attempts, 3);
     assert.match(String(blocked.find((e) => e.task_id === '2.1')!.issue), /^\[DEPENDENCY\]/);
-    assert.deepEqual(entries.filter((e) => e.type === 'task_completed').map((e) => e.task_id), ['1.2']);
+    assert.deepEqual(
+      entries.filter((e) => e.type === 'task_completed').map((e) => e.task_id),
+      ['1.2'],
+    );
     assert.match(String(entries.at(-1)!.next_steps), /fix and retry spec-auth-1\.1/);
 
     const json = JSON.parse(read(root, TASKS_JSON));
@@ -142,7 +156,13 @@ describe('the scope gate', function () {
   this.timeout(60_000);
 
   function harnessWithTasks(): string {
-    const root = harness({ tasks: [{ id: 'task-001', title: 'Rate limiting' }, { id: 'task-002', title: 'Docs' }, { id: 'task-003', title: 'Release' }] });
+    const root = harness({
+      tasks: [
+        { id: 'task-001', title: 'Rate limiting' },
+        { id: 'task-002', title: 'Docs' },
+        { id: 'task-003', title: 'Release' },
+      ],
+    });
     return root;
   }
 
@@ -150,10 +170,19 @@ describe('the scope gate', function () {
     const root = harnessWithTasks();
     const r = await onTerminal(root, ['start', '--task', 'task-001,task-002,task-003'], ['1', 'y']);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /⚠️ {2}Multiple Task Warning\n─{41}\nYou've selected 3 parent tasks for this session\.\n\nResearch suggests focusing on ONE task per session improves:\n• Completion rate\n• Code quality\n• Context retention\n\nRecommendation: Start with Task task-001\n─{41}\n/);
-    assert.match(r.asked[0]!, /^Continue with single task \(recommended\) or all 3 tasks\?\n {2}1\. Single task \(recommended\)\n {2}2\. All tasks \(proceed anyway\)\n/);
+    assert.match(
+      r.out,
+      /⚠️ {2}Multiple Task Warning\n─{41}\nYou've selected 3 parent tasks for this session\.\n\nResearch suggests focusing on ONE task per session improves:\n• Completion rate\n• Code quality\n• Context retention\n\nRecommendation: Start with Task task-001\n─{41}\n/,
+    );
+    assert.match(
+      r.asked[0]!,
+      /^Continue with single task \(recommended\) or all 3 tasks\?\n {2}1\. Single task \(recommended\)\n {2}2\. All tasks \(proceed anyway\)\n/,
+    );
     assert.equal(r.asked[1], '6. Focus: Ready to work on Task task-001: Rate limiting? (y/n) ');
-    assert.deepEqual(journalEntries(root).map((e) => [e.type, e.focus_task]), [['session_started', 'task-001']]);
+    assert.deepEqual(
+      journalEntries(root).map((e) => [e.type, e.focus_task]),
+      [['session_started', 'task-001']],
+    );
   });
 
   it('on a terminal, "all" keeps every task and logs a scope_override with the requested tasks, the reason and the note', async () => {
@@ -167,7 +196,10 @@ describe('the scope gate', function () {
       { type: 'scope_override', requested_tasks: ['task-001', 'task-002', 'task-003'], reason: 'user_override', note: OVERRIDE_NOTE },
     );
     assert.deepEqual([started!.type, started!.focus_task], ['session_started', 'task-001, task-002, task-003']);
-    assert.match(read(root, '.agent-os/progress/progress.md'), /### \d\d:\d\d - Scope Override\n- \*\*Requested\*\*: task-001; task-002; task-003\n- \*\*Reason\*\*: user_override\n- \*\*Note\*\*: User chose to execute multiple tasks in single session\n/);
+    assert.match(
+      read(root, '.agent-os/progress/progress.md'),
+      /### \d\d:\d\d - Scope Override\n- \*\*Requested\*\*: task-001; task-002; task-003\n- \*\*Reason\*\*: user_override\n- \*\*Note\*\*: User chose to execute multiple tasks in single session\n/,
+    );
   });
 
   it('without a terminal keeps the first and says so; --all keeps them all and logs the override', () => {
@@ -175,13 +207,19 @@ describe('the scope gate', function () {
     const kept = cli(['start', '--task', 'task-002,task-003', '--yes'], { cwd: root });
     assert.match(kept.stdout, /Recommendation: Start with Task task-002/);
     assert.match(kept.stdout, /not asked \(no terminal\): keeping Task task-002 only; pass --all to work on all 2 tasks/);
-    assert.deepEqual(journalEntries(root).map((e) => [e.type, e.focus_task]), [['session_started', 'task-002']]);
+    assert.deepEqual(
+      journalEntries(root).map((e) => [e.type, e.focus_task]),
+      [['session_started', 'task-002']],
+    );
 
     const all = cli(['start', '--task', 'task-002,task-003', '--all', '--json'], { cwd: root });
     const s = JSON.parse(all.stdout);
     assert.deepEqual([s.focus.tasks, s.focus.scope, s.focus.confirmed], [['task-002', 'task-003'], 'all-flag', false]);
     const last = journalEntries(root).at(-1)!;
-    assert.deepEqual([last.type, last.requested_tasks, last.note], ['scope_override', ['task-002', 'task-003'], `${OVERRIDE_NOTE} (--all)`]);
+    assert.deepEqual(
+      [last.type, last.requested_tasks, last.note],
+      ['scope_override', ['task-002', 'task-003'], `${OVERRIDE_NOTE} (--all)`],
+    );
     assert.match(cli(['start', '--task', 'task-009'], { cwd: root }, 2).stderr, /--task: no task "task-009" in harness-tasks\.json/);
   });
 });

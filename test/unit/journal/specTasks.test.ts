@@ -2,12 +2,13 @@
 // changes one byte), and a round trip that keeps everything a person wrote.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+
 import { JournalPaths } from '../../../src/core/journal/journalPaths';
-import { StatePaths } from '../../../src/core/statePaths';
 import { recordSpecResult, syncSpec } from '../../../src/core/specTasks/specFiles';
 import { specTaskId } from '../../../src/core/specTasks/specImport';
 import { parseTasksMd, SpecTasksError } from '../../../src/core/specTasks/tasksMd';
+import { StatePaths } from '../../../src/core/statePaths';
 import { assertUnchanged, snapshot } from '../cli/util';
 import { tempDir } from './support';
 
@@ -71,7 +72,13 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
     assert.deepEqual(t12.files, ['src/auth/', 'test/auth/']);
     assert.deepEqual(tasks.find((t) => t.id === '1.3')!.depends, ['1.2']);
     // The offset points at the character between the brackets, in bytes (the title line has a multi-byte ✓).
-    for (const t of tasks) assert.equal(Buffer.from(MD).subarray(t.boxOffset - 1, t.boxOffset + 2).toString(), t.checked ? '[x]' : '[ ]');
+    for (const t of tasks)
+      assert.equal(
+        Buffer.from(MD)
+          .subarray(t.boxOffset - 1, t.boxOffset + 2)
+          .toString(),
+        t.checked ? '[x]' : '[ ]',
+      );
   });
 
   it('names the file and the line of a parse error', () => {
@@ -84,7 +91,11 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
       ['- [ ] 1. A\n  - [ ] 1.1 B\n    - depends: 4.4\n', /^tasks\.md:2: task 1\.1 depends on "4\.4", which is not a subtask/],
       ['- [ ] 1. A\n  - [ ] 1.1 B\n    - validate:\n', /^tasks\.md:3: validate: needs a command/],
     ];
-    for (const [text, message] of bad) assert.throws(() => parseTasksMd(Buffer.from(text), 'tasks.md'), (err: SpecTasksError) => message.test(err.message));
+    for (const [text, message] of bad)
+      assert.throws(
+        () => parseTasksMd(Buffer.from(text), 'tasks.md'),
+        (err: SpecTasksError) => message.test(err.message),
+      );
   });
 
   it('sync: generates tasks.json in the spec shape, keeps attempts, timestamps, notes and added fields, and is stable', async () => {
@@ -94,8 +105,25 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
     const doc = JSON.parse(readFileSync(jsonFile, 'utf8'));
     assert.deepEqual(Object.keys(doc), ['$schema', 'version', 'spec', 'spec_path', 'created', 'updated', 'tasks', 'summary']);
     assert.equal(doc.spec_path, '.agent-os/specs/auth-feature/');
-    assert.deepEqual(doc.tasks[0], { id: '1', type: 'parent', description: 'Implement authentication endpoints', status: 'in_progress', subtasks: ['1.1', '1.2', '1.3'], progress_percent: 33 });
-    assert.deepEqual(doc.tasks[1], { id: '1.1', type: 'subtask', parent: '1', description: 'Create login endpoint', status: 'pass', attempts: 0, completed_at: null, duration_minutes: null, notes: null });
+    assert.deepEqual(doc.tasks[0], {
+      id: '1',
+      type: 'parent',
+      description: 'Implement authentication endpoints',
+      status: 'in_progress',
+      subtasks: ['1.1', '1.2', '1.3'],
+      progress_percent: 33,
+    });
+    assert.deepEqual(doc.tasks[1], {
+      id: '1.1',
+      type: 'subtask',
+      parent: '1',
+      description: 'Create login endpoint',
+      status: 'pass',
+      attempts: 0,
+      completed_at: null,
+      duration_minutes: null,
+      notes: null,
+    });
     assert.deepEqual(doc.summary, { total_tasks: 6, completed: 1, in_progress: 1, blocked: 0, pending: 4 });
 
     // Metadata only tasks.json keeps, and a field someone added, survive the next sync.
@@ -111,7 +139,10 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
     assert.equal(readFileSync(jsonFile, 'utf8'), text, 'not even updated moves');
 
     // A new subtask in tasks.md appears in tasks.json, its parent's progress follows.
-    writeFileSync(paths.specTasksMd('auth-feature'), MD.replace('  - [ ] 2.1 Write the API docs', '  - [ ] 2.1 Write the API docs\r\n  - [x] 2.2 Publish them'));
+    writeFileSync(
+      paths.specTasksMd('auth-feature'),
+      MD.replace('  - [ ] 2.1 Write the API docs', '  - [ ] 2.1 Write the API docs\r\n  - [x] 2.2 Publish them'),
+    );
     assert.equal((await syncSpec(paths, 'auth-feature')).changed, true);
     const grown = JSON.parse(readFileSync(jsonFile, 'utf8'));
     assert.deepEqual(grown.tasks.at(-3).subtasks, ['2.1', '2.2']);
@@ -125,7 +156,11 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
     const before = readFileSync(mdFile);
     await recordSpecResult(paths, 'auth-feature', '1.2', { kind: 'dispatched' });
     assert.deepEqual(readFileSync(mdFile), before, 'a dispatch does not touch tasks.md');
-    const ticked = await recordSpecResult(paths, 'auth-feature', '1.2', { kind: 'completed', completedAt: '2025-12-08T14:30:00Z', durationMinutes: 15 });
+    const ticked = await recordSpecResult(paths, 'auth-feature', '1.2', {
+      kind: 'completed',
+      completedAt: '2025-12-08T14:30:00Z',
+      durationMinutes: 15,
+    });
     assert.deepEqual(ticked, ['1.2']);
     const after = readFileSync(mdFile);
     const changed = diffBytes(before, after);
@@ -135,7 +170,11 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
     const t = JSON.parse(readFileSync(jsonFile, 'utf8')).tasks.find((x: { id: string }) => x.id === '1.2');
     assert.deepEqual([t.status, t.attempts, t.completed_at, t.duration_minutes], ['pass', 1, '2025-12-08T14:30:00Z', 15]);
 
-    const last = await recordSpecResult(paths, 'auth-feature', '1.3', { kind: 'completed', completedAt: '2025-12-08T15:00:00Z', durationMinutes: 5 });
+    const last = await recordSpecResult(paths, 'auth-feature', '1.3', {
+      kind: 'completed',
+      completedAt: '2025-12-08T15:00:00Z',
+      durationMinutes: 5,
+    });
     assert.deepEqual(last, ['1.3', '1']);
     const final = readFileSync(mdFile);
     assert.equal(diffBytes(after, final).length, 2);
@@ -149,7 +188,11 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
     await syncSpec(paths, 'auth-feature');
     await recordSpecResult(paths, 'auth-feature', '2.1', { kind: 'dispatched' });
     await recordSpecResult(paths, 'auth-feature', '2.1', { kind: 'failed', permanent: false, note: '[TEST_FAIL] docs lint failed' });
-    await recordSpecResult(paths, 'auth-feature', '1.3', { kind: 'failed', permanent: true, note: '[DEPENDENCY] Blocked by failed dependency 1.2' });
+    await recordSpecResult(paths, 'auth-feature', '1.3', {
+      kind: 'failed',
+      permanent: true,
+      note: '[DEPENDENCY] Blocked by failed dependency 1.2',
+    });
     await recordSpecResult(paths, 'auth-feature', '1.2', { kind: 'completed', completedAt: '2025-12-08T14:30:00Z', durationMinutes: 15 });
 
     // md → json: every box agrees with a status.
@@ -183,7 +226,10 @@ describe('spec tasks: tasks.md ↔ tasks.json', () => {
     mkdirSync(dirname(jsonFile), { recursive: true });
     writeFileSync(jsonFile, '{\n  "tasks": [\n    {"id": "1.1", "status": "done"}\n  ]\n}\n');
     const before = snapshot(root);
-    await assert.rejects(syncSpec(paths, 'auth-feature'), /^SpecTasksError: \.agent-os\/tasks\/auth-feature\/tasks\.json: tasks\[0\]\.status: expected one of pending/);
+    await assert.rejects(
+      syncSpec(paths, 'auth-feature'),
+      /^SpecTasksError: \.agent-os\/tasks\/auth-feature\/tasks\.json: tasks\[0\]\.status: expected one of pending/,
+    );
     writeFileSync(jsonFile, '{\n  "tasks": [,]\n}\n');
     const before2 = snapshot(root);
     await assert.rejects(syncSpec(paths, 'auth-feature'), /tasks\.json: invalid JSON at line 2, column 13/);

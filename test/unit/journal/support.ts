@@ -2,11 +2,12 @@
 // the built CLI, and the CLI in this process with a scripted terminal (for the questions).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { main } from '../../../src/cli/main';
+
 import type { Io } from '../../../src/cli/io';
+import { main } from '../../../src/cli/main';
 import type { JournalEntry } from '../../../src/core/journal/entrySchema';
-import { makeRepo } from '../helpers/gitRepo';
 import { cli } from '../cli/util';
+import { makeRepo } from '../helpers/gitRepo';
 
 export { cli } from '../cli/util';
 export { git, makeRepo, writeFiles } from '../helpers/gitRepo';
@@ -32,7 +33,11 @@ export function read(root: string, rel: string): string {
 }
 
 /** `launchpad ARGS` in this process, as on a terminal: each question gets the next answer. */
-export async function onTerminal(root: string, args: string[], answers: string[]): Promise<{ code: number; out: string; err: string; asked: string[] }> {
+export async function onTerminal(
+  root: string,
+  args: string[],
+  answers: string[],
+): Promise<{ code: number; out: string; err: string; asked: string[] }> {
   let out = '';
   let err = '';
   const asked: string[] = [];

@@ -7,6 +7,7 @@ import { readTasksMd } from '../specTasks/specFiles';
 import { type ImportResult, importSpecTasks, unfinishedParents } from '../specTasks/specImport';
 import type { MdTask } from '../specTasks/tasksMd';
 import { StatePaths } from '../statePaths';
+import { eligibleTasks } from '../tasks/dag';
 import { StateStore } from '../taskFile/store';
 import type { JournalEntry } from './entrySchema';
 import { Journal } from './journal';
@@ -66,6 +67,18 @@ export function planFocus(summary: StartupSummary, requestedIds: string[] | unde
     if (!requested.some((r) => r.id === t.id)) requested.push({ id: t.id, title: t.title });
   }
   return { spec: null, requested };
+}
+
+/** What a session can work on, for a person to pick from: the next one first. */
+export function focusChoices(summary: StartupSummary): FocusTask[] {
+  const jpaths = new JournalPaths(new StatePaths(summary.root));
+  if (summary.spec) return unfinishedParents(readTasksMd(jpaths, summary.spec).tasks).map(asFocus);
+  const store = new StateStore(jpaths.state);
+  if (!store.exists()) return [];
+  const tasks = store.load().file.tasks;
+  const eligible = eligibleTasks(tasks);
+  const rest = tasks.filter((t) => t.status !== 'completed' && !eligible.includes(t));
+  return [...eligible, ...rest].map((t) => ({ id: t.id, title: t.title }));
 }
 
 function asFocus(t: MdTask): FocusTask {

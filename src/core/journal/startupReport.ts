@@ -100,7 +100,8 @@ export function renderStartupText(s: StartupSummary): string {
   return out.join('\n') + '\n';
 }
 
-export function renderStartupMarkdown(s: StartupSummary, focus?: { question: string; warning?: string }): string {
+/** `focus`: the question (and the scope warning) once known; undefined while the task is being picked; null when there is nothing to do. */
+export function renderStartupMarkdown(s: StartupSummary, focus?: { question: string; warning?: string } | null): string {
   const out = ['# Launchpad: session start-up', '', `Project: \`${s.root}\``, ''];
   for (const sec of startupSections(s)) {
     out.push(`## ${sec.step}. ${escape(sec.title)}: ${sec.status}`, '');
@@ -122,7 +123,10 @@ export function renderStartupMarkdown(s: StartupSummary, focus?: { question: str
   }
   out.push('## 6. Focus', '');
   if (focus?.warning) out.push('```text', focus.warning, '```', '');
-  out.push(focus ? `**${escape(focus.question)}**` : 'Nothing left to work on.', '');
+  out.push(
+    focus ? `**${escape(focus.question)}**` : focus === null ? 'Nothing left to work on.' : '_Choosing the task for this session…_',
+    '',
+  );
   return out.join('\n');
 }
 

@@ -7,6 +7,7 @@ import { addTaskCommands } from './addTask';
 import type { CommandDeps, Handlers } from './deps';
 import { harnessCommands } from './harnessCommands';
 import { runCommands } from './runCommands';
+import { registerSessionDocument, startSessionCommands } from './startSession';
 import { registerStatusDocument } from './statusDocument';
 import { taskCommands } from './taskCommands';
 import { worktreeCommands } from './worktreeCommands';
@@ -20,9 +21,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     ...taskCommands(deps),
     ...harnessCommands(deps),
     ...worktreeCommands(deps),
+    ...startSessionCommands(deps),
   };
   for (const [id, handler] of Object.entries(handlers)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));
   }
-  context.subscriptions.push(registerStatusDocument(deps.model), registerBaseContent());
+  context.subscriptions.push(registerStatusDocument(deps.model), registerBaseContent(), registerSessionDocument());
 }

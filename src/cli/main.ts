@@ -5,10 +5,12 @@ import { demoAgentCommand, demoCommand } from './commands/demo';
 import { hookCommand } from './commands/hook';
 import { hooksCommand } from './commands/hooks';
 import { initCommand } from './commands/init';
+import { journalCommand } from './commands/journal';
 import { logCommand } from './commands/log';
 import { restoreBackupCommand } from './commands/restoreBackup';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
+import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
 import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './command';
 import { EXIT, exitFor, UsageError } from './exit';
@@ -25,6 +27,8 @@ export const COMMANDS: Command[] = [
   logCommand,
   hooksCommand,
   hookCommand,
+  startCommand,
+  journalCommand,
   demoCommand,
 ];
 /** Commands that work but are not listed in the help. */

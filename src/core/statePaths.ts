@@ -8,6 +8,9 @@ export const ACTIVE_MARKER = '.harness-active';
 export const INIT_SCRIPT = 'harness-init.sh';
 /** Run artefacts (prompts, transcripts, locks, process records): one ignored folder. */
 export const ARTEFACT_DIR = '.launchpad';
+/** The journal a person reads at the start of a session (src/core/journal/): source and its Markdown. */
+export const JOURNAL_FILE = '.agent-os/progress/progress.json';
+export const JOURNAL_MARKDOWN = '.agent-os/progress/progress.md';
 
 /** Files the controller owns; they never count as a user's uncommitted work. */
 export const STATE_FILE_NAMES = [
@@ -16,6 +19,8 @@ export const STATE_FILE_NAMES = [
   `${TASKS_FILE}.tmp`,
   PROGRESS_FILE,
   ACTIVE_MARKER,
+  JOURNAL_FILE,
+  JOURNAL_MARKDOWN,
 ] as const;
 
 export class StatePaths {

@@ -9,6 +9,8 @@ export const COMMANDS = {
   init: 'launchpad.init',
   retryTask: 'launchpad.retryTask',
   filterLog: 'launchpad.filterLog',
+  /** Session start-up: the summary, the scope gate, the focus question (the journal's session_started). */
+  startSession: 'launchpad.startSession',
   refresh: 'launchpad.refresh',
   viewByState: 'launchpad.viewByState',
   viewByDependency: 'launchpad.viewByDependency',

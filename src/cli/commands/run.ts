@@ -2,6 +2,7 @@ import { PRESET_NAMES } from '../../core/agents/presets';
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
 import { resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
+import { attachJournal } from '../../core/journal/attach';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import type { StatePaths } from '../../core/statePaths';
 import { buildStatus } from '../../core/statusReport';
@@ -10,10 +11,11 @@ import { StateStore } from '../../core/taskFile/store';
 import { numberOption, type Command } from '../command';
 import { harnessRootForInit } from '../harness';
 import { stderrLogger } from '../io';
+import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json]',
+  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -32,6 +34,7 @@ export const runCommand: Command = {
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome and the final status as JSON' },
+    ...SPEC_RUN_OPTIONS,
   },
   async run(ctx) {
     const { io, values } = ctx;
@@ -45,6 +48,7 @@ export const runCommand: Command = {
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);
+    const spec = await prepareSpecRun(ctx, paths, json);
     const controller = new Controller({
       paths,
       settings,
@@ -56,6 +60,9 @@ export const runCommand: Command = {
       ),
       onLogLine: json ? undefined : (line) => io.out(line + '\n'),
     });
+
+    // The journal (.agent-os/progress/) and the spec's files follow the run from its events.
+    const journal = attachJournal(controller, paths, { logger: stderrLogger(io), spec });
 
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -71,7 +78,7 @@ export const runCommand: Command = {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
-      const outcome = await controller.run();
+      const outcome = await journal.track(controller.run());
       if (json) {
         const status = outcome.reason === 'state-unrecoverable' ? null : await buildStatus(new StateStore(paths), 0);
         io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, session: outcome.session, stats: outcome.stats, status }, null, 2) + '\n');
@@ -80,6 +87,7 @@ export const runCommand: Command = {
       }
       return outcome.exitCode;
     } finally {
+      journal.dispose();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }

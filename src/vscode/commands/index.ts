@@ -8,6 +8,7 @@ import { agentHookCommands } from './agentHooks';
 import type { CommandDeps, Handlers } from './deps';
 import { harnessCommands } from './harnessCommands';
 import { runCommands } from './runCommands';
+import { registerSessionDocument, startSessionCommands } from './startSession';
 import { registerStatusDocument } from './statusDocument';
 import { taskCommands } from './taskCommands';
 import { worktreeCommands } from './worktreeCommands';
@@ -22,9 +23,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     ...harnessCommands(deps),
     ...worktreeCommands(deps),
     ...agentHookCommands(deps),
+    ...startSessionCommands(deps),
   };
   for (const [id, handler] of Object.entries(handlers)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));
   }
-  context.subscriptions.push(registerStatusDocument(deps.model), registerBaseContent());
+  context.subscriptions.push(registerStatusDocument(deps.model), registerBaseContent(), registerSessionDocument());
 }

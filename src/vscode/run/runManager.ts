@@ -42,8 +42,9 @@ export class RunManager implements vscode.Disposable {
     if (this.current || this.starting) throw new Error('a run is already going in this window');
     this.starting = true;
     let Controller: Core['Controller'];
+    let attachJournal: Core['attachJournal'];
     try {
-      ({ Controller } = await loadCore());
+      ({ Controller, attachJournal } = await loadCore());
     } finally {
       this.starting = false;
     }
@@ -61,7 +62,13 @@ export class RunManager implements vscode.Disposable {
       }),
     });
     controller.onDidChangeTask(() => this.model.scheduleRefresh());
-    const done = controller.run();
+    // The journal (.agent-os/progress/) and a spec's task files follow the run, as with the CLI.
+    const journal = attachJournal(controller, paths, { logger: this.logger, command: 'launchpad run (VS Code)' });
+    const done = journal.track(controller.run());
+    void done.then(
+      () => journal.dispose(),
+      () => journal.dispose(),
+    );
     const run: ActiveRun = { paths, startedAt: new Date(), done };
     this.current = { run, controller };
     void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, true);

@@ -55,6 +55,7 @@ describe('restricted mode executes nothing', function () {
     await vscode.commands.executeCommand(COMMANDS.removeWorktree, 'task-001');
     await vscode.commands.executeCommand(COMMANDS.compareWorktree, 'task-001');
     await vscode.commands.executeCommand(COMMANDS.installHooks, { agents: ['claude', 'cursor'] });
+    await vscode.commands.executeCommand(COMMANDS.startSession, { spec: null, tasks: ['task-001'], confirm: true });
     await new Promise((r) => setTimeout(r, 1500)); // anything started would have written by now
 
     assert.equal(api.runs.active, undefined, 'no run');

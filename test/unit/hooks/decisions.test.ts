@@ -255,7 +255,7 @@ describe('hooks: the context a fresh session gets', () => {
 
   it("stays under the agents' context limits however long the tasks and log are", () => {
     const long = 'x'.repeat(50_000);
-    const tasks = TASKS.replace('"limiter module"', JSON.stringify(long)).replace('"Add OAuth providers"', JSON.stringify(long));
+    const tasks = TASKS.replace('"limiter module"', JSON.stringify(long)).replace('"Add OAuth providers"', JSON.stringify('x'.repeat(500))); // the longest title allowed
     const text = sessionStartContext(snapshot(tasks, { recentLog: Array.from({ length: 200 }, () => long) }));
     assert.ok(text.length <= 8000, String(text.length));
   });

@@ -44,6 +44,11 @@ export function cgroupsAvailable(): boolean {
   return enabled && cgroupParent() !== null;
 }
 
+/** Where run cgroups are made (our own cgroup), when they can be. */
+export function runCgroupsParent(): string | undefined {
+  return cgroupsAvailable() ? cgroupParent()! : undefined;
+}
+
 /** A new, empty cgroup below ours for one run; undefined when cgroups are not available. */
 export function createRunCgroup(): string | undefined {
   if (!cgroupsAvailable()) return undefined;
@@ -111,6 +116,17 @@ export function removeCgroup(dir: string): boolean {
   }
 }
 
+/** Killed processes leave their cgroup within moments: waits that long (up to 2 s) to remove it. */
+export async function removeCgroupWhenEmpty(dir: string): Promise<void> {
+  for (let i = 0; i < 100 && !removeCgroup(dir); i++) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** removeCgroupWhenEmpty for callers that cannot wait asynchronously (recovery, an exit at once). */
+export function removeCgroupWhenEmptySync(dir: string): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < 100 && !removeCgroup(dir); i++) Atomics.wait(pause, 0, 0, 20);
+}
+
 function subgroups(dir: string): string[] {
   try {
     return readdirSync(dir, { withFileTypes: true })
@@ -139,6 +155,7 @@ function probe(): string | null {
     const root = mount.root === '/' ? '' : mount.root;
     if (own !== root && !own.startsWith(`${root}/`)) return null;
     const dir = join(mount.point, own.slice(root.length));
+    removeStaleCgroups(dir);
     const test = join(dir, `launchpad-probe-${process.pid}-${newMarkerToken()}`);
     mkdirSync(test);
     try {
@@ -149,6 +166,26 @@ function probe(): string | null {
     }
   } catch {
     return null;
+  }
+}
+
+/**
+ * Empty cgroups that a Launchpad process which is gone made here (killed before it could remove
+ * them). One still holding a process is left to the recovery or watchdog that ends it.
+ */
+function removeStaleCgroups(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const creator = /^launchpad-(?:probe-)?(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    if (creator && !pidAlive(Number(creator))) removeCgroup(join(dir, name));
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

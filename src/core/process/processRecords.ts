@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSameProcessAlive, processIdentity } from '../processIdentity';
-import { isCgroup, removeCgroup } from './cgroup';
+import { isCgroup, removeCgroupWhenEmptySync } from './cgroup';
 import { groupAlive, killGroup } from './killGroup';
 import { ProcessTree } from './processTree';
 
@@ -79,7 +79,7 @@ export class ProcessRecords {
         const tree = record.marker ? new ProcessTree(record.pid, record.marker, cgroup) : undefined;
         tree?.killEscaped();
         if (record.watchdog && isSameProcessAlive(record.watchdog.pid, record.watchdog.identity)) killGroup(record.watchdog.pid, 'SIGKILL');
-        if (cgroup) removeCgroupSoon(cgroup);
+        if (cgroup) removeCgroupWhenEmptySync(cgroup);
         if (group || tree?.escapedCount) ended.push({ label: record.label, escaped: tree?.escapedCount ?? 0 });
       } catch {
         // An unreadable record names nothing we could safely signal.
@@ -99,12 +99,6 @@ function endGroup(record: ProcessRecord): boolean {
   // The leader is gone but its group lives on: a group id is not reused while the group
   // exists, so what is left in it is what our process started.
   return groupAlive(record.pid) && killGroup(record.pid, 'SIGKILL');
-}
-
-/** Killed processes leave their cgroup within moments; wait that long (up to 2 s) to remove it. */
-function removeCgroupSoon(dir: string): void {
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (let i = 0; i < 100 && !removeCgroup(dir); i++) Atomics.wait(pause, 0, 0, 20);
 }
 
 function processExists(pid: number): boolean {

@@ -10,7 +10,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { AWAIT_CGROUP_AND_EXEC, createRunCgroup, moveIntoCgroup, removeCgroup } from './cgroup';
+import { AWAIT_CGROUP_AND_EXEC, createRunCgroup, moveIntoCgroup, removeCgroup, removeCgroupWhenEmpty, removeCgroupWhenEmptySync } from './cgroup';
 import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
@@ -67,7 +67,7 @@ export function escapedMessage(what: string, count: number): string {
 }
 
 /** Runs started here that have not been ended yet (for an exit that cannot wait for them). */
-const liveRuns = new Map<number, { tree?: ProcessTree | undefined; watchdog?: Watchdog | undefined }>();
+const liveRuns = new Map<number, { tree?: ProcessTree | undefined; watchdog?: Watchdog | undefined; cgroup?: string | undefined }>();
 
 /**
  * SIGKILLs every run still going, at once, with what left its group: for a process about to
@@ -79,6 +79,8 @@ export function killAllProcessGroupsNow(): void {
     run.tree?.killEscaped();
     run.watchdog?.stop();
   }
+  // The records stay for the next session; the cgroups need not.
+  for (const run of liveRuns.values()) if (run.cgroup) removeCgroupWhenEmptySync(run.cgroup);
   liveRuns.clear();
 }
 
@@ -163,14 +165,14 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         ...(spawnError ? { spawnError } : {}),
       };
       const done = () => (transcript ? transcript.end(() => resolve(result)) : resolve(result));
-      if (cgroup) void removeWhenEmpty(cgroup).then(done);
+      if (cgroup) void removeCgroupWhenEmpty(cgroup).then(done);
       else done();
     };
 
     child.on('error', (e) => finish(null, null, e.message));
     if (pid === undefined) return;
     if (tree && spec.timeoutMs !== undefined) watchdog = startWatchdog({ pgid: pid, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
-    liveRuns.set(pid, { tree, watchdog });
+    liveRuns.set(pid, { tree, watchdog, cgroup });
     spec.onSpawn?.(pid);
     if (spec.record) {
       const tracking = { marker: token!, cgroup, watchdog: watchdog && { pid: watchdog.pid, identity: watchdog.identity } };
@@ -227,11 +229,6 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     });
     child.on('close', (code, signal) => finish(exit?.code ?? code, exit?.signal ?? signal));
   });
-}
-
-/** Killed processes leave their cgroup within moments: wait for that (up to 2 s) to remove it. */
-async function removeWhenEmpty(dir: string): Promise<void> {
-  for (let i = 0; i < 100 && !removeCgroup(dir); i++) await new Promise((r) => setTimeout(r, 20));
 }
 
 /** Keeps the last `limit` characters of a stream. */

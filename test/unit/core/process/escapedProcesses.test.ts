@@ -3,10 +3,10 @@
 // watchdog), and in the recovery run of a later session. Each case runs once per way of finding
 // them that this machine offers: a cgroup, and the environment marker.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { cgroupsAvailable, setCgroupsEnabled } from '../../../../src/core/process/cgroup';
+import { cgroupsAvailable, runCgroupsParent, setCgroupsEnabled } from '../../../../src/core/process/cgroup';
 import { canScanEnvironments, markedPids } from '../../../../src/core/process/environmentMarker';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { escapedMessage, killAllProcessGroupsNow, runProcess } from '../../../../src/core/process/runProcess';
@@ -190,11 +190,14 @@ describe('core/process: processes that leave their group still end', function ()
         assert.equal(plain.escaped, 0);
       });
 
-      it('at an exit that cannot wait (killAllProcessGroupsNow, a second Ctrl-C)', async () => {
+      it('at an exit that cannot wait (killAllProcessGroupsNow, a second Ctrl-C), with its watchdog and cgroup', async () => {
         const running = runProcess({ command: ESCAPING, cwd: dir, timeoutMs: 300_000, record: record() });
         const { token, pids } = await escapees(dir);
+        const rec = JSON.parse(await textOf(join(dir, 'procs', 'task-001.agent.json'))) as { cgroup?: string; watchdog: { pid: number } };
         killAllProcessGroupsNow();
+        if (rec.cgroup) assert.ok(!existsSync(rec.cgroup), 'the cgroup is removed before it returns');
         await allGone(token, pids);
+        await until('the watchdog to be ended', () => !alive(rec.watchdog.pid));
         assert.equal((await running).code, null);
       });
 
@@ -270,6 +273,28 @@ describe('core/process: processes that leave their group still end', function ()
       });
     });
   }
+});
+
+describe('core/process cgroups', () => {
+  it('the first use in a process removes the empty cgroups of Launchpad processes that are gone, and only those', async function () {
+    const parent = runCgroupsParent();
+    if (!parent) this.skip();
+    const gone = spawn('true');
+    await new Promise((r) => gone.on('exit', r));
+    const stale = join(parent!, `launchpad-${gone.pid}-0123abcd`);
+    const staleProbe = join(parent!, `launchpad-probe-${gone.pid}-0123abcd`);
+    const live = join(parent!, `launchpad-${process.pid}-0123abcd`);
+    for (const d of [stale, staleProbe, live]) mkdirSync(d);
+    try {
+      const src = JSON.stringify(join(__dirname, '../../../../src/core/process/cgroup.js'));
+      const r = spawnSync(process.execPath, ['-e', `process.exit(require(${src}).cgroupsAvailable() ? 0 : 1)`]);
+      assert.equal(r.status, 0);
+      assert.ok(!existsSync(stale) && !existsSync(staleProbe), 'the stale cgroups are removed');
+      assert.ok(existsSync(live), "a live process's cgroup is kept");
+    } finally {
+      for (const d of [stale, staleProbe, live]) if (existsSync(d)) rmdirSync(d);
+    }
+  });
 });
 
 describe('core/process environment marker', () => {

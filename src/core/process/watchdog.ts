@@ -12,10 +12,10 @@ const AFTER_DEADLINE_MS = 1000;
 
 // $1 seconds to wait, $2 grace seconds, $3 the run's process group, $4 its marker token,
 // $5 its cgroup or "", $6 the identity of its first process (used without /proc only).
-// With /proc the run's processes are found by cgroup and by the marker token (random, so found
-// anywhere in an environment it is the run's), never by group id: after a
-// crash the group may be gone and its id reused. Without /proc (macOS) only the group is
-// reachable, and only while its first process is still the one started.
+// With /proc the run's processes are found by cgroup and by the marker token (random: found
+// anywhere in an environment, it is the run's), never by group id: after a crash the group may
+// be gone and its id reused. Without /proc (macOS) only the group is reachable, and only while
+// its first process is still the one started.
 const SCRIPT = `
 sleep "$1" || exit 0
 grace=$2 g=$3 m=$4 c=$5 id=$6

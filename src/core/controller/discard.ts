@@ -4,6 +4,7 @@ import { lastMeaningfulLine } from './agentOutput';
 import type { Category } from '../log/logLine';
 import { formatErrorEntry } from '../tasks/errorEntry';
 import type { Task } from '../taskFile/schema';
+import { escapedMessage } from '../process/runProcess';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 
@@ -25,6 +26,7 @@ export async function discardAttempt(
       captureBytes: 8 * 1024,
       record: { records: s.records, name: `${task.id}.cleanup`, label: `cleanup of ${task.id}` },
     });
+    if (r.escaped) s.log({ type: 'WARN', taskId: task.id, message: escapedMessage('on_failure.cleanup', r.escaped) });
     if (r.code !== 0) {
       const why = r.timedOut ? `timed out after ${s.config.cleanupTimeoutMs / 1000}s` : `exited with ${r.code ?? r.signal}`;
       const last = r.spawnError ?? lastMeaningfulLine(r.tail);

@@ -1,6 +1,7 @@
 // harness-init.sh at every session start (seed 000 step 6). A failure is ENV_SETUP: it runs once
 // more, and a second failure stops the session.
 import { accessSync, constants, existsSync } from 'node:fs';
+import { escapedMessage } from '../process/runProcess';
 import { lastMeaningfulLine } from './agentOutput';
 import type { Session } from './session';
 
@@ -20,6 +21,7 @@ export async function runHealthCheck(s: Session): Promise<boolean> {
         captureBytes: 16 * 1024,
         record: { records: s.records, name: 'harness-init', label: 'harness-init.sh' },
       });
+      if (r.escaped) s.log({ type: 'WARN', message: escapedMessage('harness-init.sh', r.escaped) });
       if (r.code === 0) {
         s.log({ type: 'INIT', message: 'Environment health check: PASS' });
         return true;

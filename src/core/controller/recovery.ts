@@ -15,8 +15,8 @@ import { discardAttempt } from './discard';
 
 /** Ends agents and validations that a killed controller left behind. Returns their labels. */
 export function endOrphanedProcesses(s: Session): void {
-  for (const label of s.records.killAll()) {
-    s.log({ type: 'RECOVERY', message: `action="ended orphaned process" reason="${label} outlived its controller"` });
+  for (const { label, escaped } of s.records.endAll()) {
+    s.log({ type: 'RECOVERY', message: `action="ended orphaned process" reason="${label} outlived its controller"${escaped ? ` escaped=${escaped}` : ''}` });
   }
 }
 

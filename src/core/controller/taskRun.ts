@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { branchFor } from '../ids';
+import { escapedMessage } from '../process/runProcess';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { describeReport, writeAgentReport } from '../agents/report';
@@ -67,6 +68,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
     record: { records: s.records, name: `${task.id}.agent`, label: `agent of ${task.id}` },
     onOutput: (text) => scanner.push(text),
   });
+  if (agent.escaped) s.log({ type: 'WARN', taskId: task.id, message: escapedMessage('agent', agent.escaped) });
   const verdict = scanner.finish();
   const report = scanner.report();
   if (report) {

@@ -2,6 +2,7 @@
 import type { Category } from '../log/logLine';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
+import { escapedMessage } from '../process/runProcess';
 import { lastMeaningfulLine } from './agentOutput';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';
@@ -32,6 +33,7 @@ export async function validateTask(s: Session, task: Task, worktree: string, ter
     captureBytes: CAPTURE_BYTES,
     record: { records: s.records, name: `${task.id}.validation`, label: `validation of ${task.id}` },
   });
+  if (r.escaped) s.log({ type: 'WARN', taskId: task.id, message: escapedMessage('validation', r.escaped) });
   if (r.aborted && s.stopping) return { kind: 'interrupted' };
   const verdict = r.timedOut ? 'TIMEOUT' : r.code === 0 ? 'PASS' : 'FAIL';
   s.log({ type: 'VALIDATE', taskId: task.id, message: `command="${command}" result=${verdict}` });

@@ -6,6 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   agentCmd,
+  alive,
   assertAllGone,
   byTask,
   defaultWorktreeRoot,
@@ -18,6 +19,7 @@ import {
   run,
   show,
   shq,
+  startRun,
   taskById,
   tempDir,
   waitFor,
@@ -42,6 +44,58 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     await assertAllGone(await pidsOf(pids, 'task-001'), 'the timed-out agent, child or grandchild');
     assert.deepEqual(extraWorktrees(root), []);
     assert.deepEqual(harnessBranches(root), []);
+  });
+
+  it('an agent past agent_timeout_seconds whose processes left its group (setsid, set -m): all ended, and a WARN counts them', async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001', maxAttempts: 1 }], sessionConfig: { agent_timeout_seconds: 2 } });
+    const r = await run(root, agentCmd('escapes-group.sh'), [], { PID_DIR: pids });
+    assert.equal(r.code, 1, show(r, root));
+    assert.deepEqual(taskById(root, 'task-001').error_log, ['[TIMEOUT] Agent timed out after 2s']);
+    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), ['agent: ended 2 processes that had left its process group']);
+    await assertAllGone(await pidsOf(pids, 'task-001', ['agent', 'setsid', 'job']), 'the agent or a process that left its group');
+  });
+
+  it("a validation's setsid child is ended at the validation's time limit", async () => {
+    const pids = tempDir();
+    const validate = `setsid sleep 120 & echo $! > ${shq(join(pids, 'v.setsid'))}; wait`;
+    const root = harness({ tasks: [{ id: 'task-001', validate, timeout: 2, maxAttempts: 1 }] });
+    const r = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(r.code, 1, show(r, root));
+    assert.equal(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, `command="${validate}" result=TIMEOUT`);
+    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), ['validation: ended 1 process that had left its process group']);
+    await assertAllGone(await pidsOf(pids, 'v', ['setsid']), "the validation's setsid child");
+  });
+
+  it('after the controller is killed with SIGKILL, its agent and the processes that left its group still end at the time limit', async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001', maxAttempts: 1 }], sessionConfig: { agent_timeout_seconds: 4 } });
+    const started = startRun(root, agentCmd('escapes-group.sh'), [], { PID_DIR: pids });
+    const all = await pidsOf(pids, 'task-001', ['agent', 'setsid', 'job']);
+    started.child.kill('SIGKILL');
+    await started.done;
+    assert.ok(all.every(alive), 'the processes outlive their controller until the time limit');
+    await waitFor('the time limit to end them', () => all.every((p) => !alive(p)), 60_000);
+  });
+
+  it("after the controller is killed with SIGKILL, the next run's recovery ends its agent and counts the processes that left the group", async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001' }], sessionConfig: { agent_timeout_seconds: 300 } });
+    const agent = `if [ -e ${shq(join(pids, 'crashed'))} ]; then ${agentCmd('writes-done.sh')}; else ${agentCmd('escapes-group.sh')}; fi`;
+    const started = startRun(root, agent, [], { PID_DIR: pids });
+    const all = await pidsOf(pids, 'task-001', ['agent', 'setsid', 'job']);
+    started.child.kill('SIGKILL');
+    await started.done;
+    writeFileSync(join(pids, 'crashed'), '');
+    assert.ok(all.every(alive));
+    const r = await run(root, agent, [], { PID_DIR: pids });
+    assert.equal(r.code, 0, show(r, root));
+    assert.deepEqual(
+      linesOf(root, 'RECOVERY').filter((l) => l.message.startsWith('action="ended orphaned process"')).map((l) => l.message),
+      ['action="ended orphaned process" reason="agent of task-001 outlived its controller" escaped=2'],
+    );
+    await assertAllGone(all, 'the agent of the killed controller or a process that left its group');
+    assert.equal(taskById(root, 'task-001').status, 'completed');
   });
 
   it("a validation past the task's timeout_seconds: VALIDATE result=TIMEOUT, [TIMEOUT], and its background child is gone", async () => {

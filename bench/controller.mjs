@@ -1,4 +1,4 @@
-// Controller overhead per task (DESIGN.md budget: ≤ 1.5× the same git commands run by hand).
+// Controller overhead per task (budget: ≤ 1.5× the same git commands run by hand).
 //
 // Ours: `launchpad run --max-parallel 1` on a generated repository of 300 files with N independent
 // tasks, a no-op agent (one file, one commit) and `true` as every task's validation. Per task:

@@ -1,6 +1,6 @@
 // Scheduling a 10,000-task DAG: dependency validation (findDependencyFailures: unknown
 // dependencies, cycles, blocked propagation) + the eligible pool (eligibleTasks) + one batch
-// (selectBatch). Budget (DESIGN.md): ≤ 50 ms. analyzeTasks (what `status` shows) and
+// (selectBatch). Budget: ≤ 50 ms. analyzeTasks (what `status` shows) and
 // computeStats (the STATS line) are reported beside it.
 //
 // The task list is generated (seeded, bench/lib/gen.mjs) and validated by the real schema, so

@@ -1,5 +1,5 @@
 // Filtering a 1,000,000-line progress log (~130 MB), against grep on the same file and pattern.
-// Budget (DESIGN.md): ≤ 3× grep, incremental on append.
+// Budget: ≤ 3× grep, incremental on append.
 //
 // For each filter: the library call (readLogLines, in process, matching lines collected) and the
 // CLI end to end (node dist/cli.js log … --dir D, node's start-up included), each timed

@@ -1,5 +1,5 @@
 // Saving a 5,000-task harness-tasks.json atomically: StateStore.save (serialize, the current file
-// to .bak, write .tmp + fsync, rename over). Budget (DESIGN.md): ≤ 20 ms.
+// to .bak, write .tmp + fsync, rename over). Budget: ≤ 20 ms.
 // For information: the steps of a save one by one, load() (read + JSON.parse + zod validation)
 // of the same file, and a full transact() round trip (lock, load, mutate, save, unlock).
 //

@@ -1,5 +1,5 @@
 // Seeded generators for the benchmarks' data: a task file of any size (a project part-way
-// through, as the controller would see it) and a progress log in seed 000's grammar. The same
+// through, as the controller would see it) and a progress log in the log grammar. The same
 // seed gives byte-identical output, so figures from two runs are about the same data.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { rng as makeRng } from './harness.mjs';
@@ -148,7 +148,7 @@ export function generateTaskFile(n, { seed = 42, layerSize = 250, inProgress = 2
 const logTaskId = (i) => `task-${String(i).padStart(4, '0')}`;
 
 /**
- * A progress log of exactly `lines` lines in seed 000's grammar, written to `file` in
+ * A progress log of exactly `lines` lines in the log grammar, written to `file` in
  * large writes. Sessions of a few thousand lines: INIT, LOCK, then batches of DISPATCH,
  * AGENT_DONE, VALIDATE, MERGE/Completed or DISCARD/ERROR, checkpoints, warnings, STATS.
  * Returns { lines, bytes }.

@@ -1,5 +1,5 @@
 // Task ids become branch names and paths, so they are allow-listed, never escaped.
-// SPEC §1's pattern, plus git's ref rules it lets through: no "..", no trailing "." or ".lock".
+// ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$, plus git's ref rules it lets through: no "..", no trailing "." or ".lock".
 export const TASK_ID_PATTERN = /^(?!.*\.\.)(?!.*\.lock$)(?!.*\.$)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function isValidTaskId(id: string): boolean {

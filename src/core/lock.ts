@@ -1,4 +1,4 @@
-// The mkdir lock of seed 002: mkdir is atomic, a stale lock is reclaimed by renaming it away
+// The mkdir lock: mkdir is atomic, a stale lock is reclaimed by renaming it away
 // (so two reclaimers cannot both win), and a live holder makes us fail fast naming it.
 // The holder record carries the process identity beside the pid (see processIdentity.ts).
 // A lock in a state root's .launchpad/ also yields to the harness protocol's own lock on that
@@ -171,7 +171,7 @@ function stageLock(lockDir: string, holder: LockHolder): string {
   const staged = `${lockDir}.new.${process.pid}.${randomBytes(4).toString('hex')}`;
   tryMkdir(staged);
   writeFileSync(join(staged, 'holder.json'), JSON.stringify(holder) + '\n');
-  // Seed 002's shell snippet reads `$LOCKDIR/pid`; keep it readable by such scripts.
+  // Shell agents following the harness protocol read `$LOCKDIR/pid`; keep it readable by such scripts.
   writeFileSync(join(staged, 'pid'), `${holder.pid}\n`);
   return staged;
 }

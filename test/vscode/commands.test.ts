@@ -52,7 +52,7 @@ describe('commands and contributions', () => {
     for (const key of Object.values(CONTEXT_KEYS)) assert.ok(whens.includes(key), `context key ${key} is used in package.json`);
   });
 
-  it('puts the SPEC commands in the palette under the Launchpad category', () => {
+  it('puts the documented commands in the palette under the Launchpad category', () => {
     const m = manifest();
     const hidden = new Set(m.contributes.menus.commandPalette!.filter((e) => e.when === 'false').map((e) => e.command));
     for (const id of [COMMANDS.run, COMMANDS.stop, COMMANDS.status, COMMANDS.addTask, COMMANDS.init, COMMANDS.retryTask, COMMANDS.filterLog]) {

@@ -13,7 +13,7 @@ import { loadLogGrammar } from './progressLogGrammar';
 const ID = 'launchpad.launchpad';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Seed 000's example log, then a second session with the types it does not show.
+// The protocol's example log, then a second session with the types it does not show.
 const LOG = [
   '[2025-07-01T10:00:00Z] [SESSION-1] INIT Launchpad runner initialized for project /path/to/project',
   '[2025-07-01T10:00:05Z] [SESSION-1] INIT Environment health check: PASS',
@@ -369,7 +369,7 @@ describe('progress log', function () {
     assert.equal(doc.getText(), `${line(8)}\n${line(12)}\n`);
   });
 
-  it('offers seed 000\'s filters in a quick pick and opens the one chosen', async () => {
+  it('offers the protocol\'s filters in a quick pick and opens the one chosen', async () => {
     const offered = FILTER_ITEMS.map((i) => i.values ?? i.ask);
     assert.deepEqual(offered, [
       { type: 'ERROR' },

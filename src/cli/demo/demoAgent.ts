@@ -1,5 +1,5 @@
 // The demo agent: deterministic stand-in for a coding agent. It reads the environment of
-// SPEC §4, writes the task's files, commits, and prints its verdict. task-002 writes a bug on
+// the agent contract, writes the task's files, commits, and prints its verdict. task-002 writes a bug on
 // its first attempt (the validation fails, the retry's prompt carries the error and it fixes
 // it); task-006 reports RESULT:FAIL on its first attempt.
 import { execFileSync } from 'node:child_process';

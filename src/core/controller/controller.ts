@@ -1,4 +1,4 @@
-// The controller loop (seed 000): session start, then batches of independent tasks run in
+// The controller loop: session start, then batches of independent tasks run in
 // parallel worktrees until a stopping condition, then the session's STATS. One core for both
 // front ends; what differs between them is the TerminalFactory.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';

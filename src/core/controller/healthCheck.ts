@@ -1,4 +1,4 @@
-// harness-init.sh at every session start (seed 000 step 6). A failure is ENV_SETUP: it runs once
+// harness-init.sh at every session start (step 6 of session start). A failure is ENV_SETUP: it runs once
 // more, and a second failure stops the session.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { escapedMessage } from '../process/runProcess';

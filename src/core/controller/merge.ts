@@ -1,4 +1,4 @@
-// Seed 000's Merge Protocol: `git merge --no-ff` into the base branch; on conflict, abort,
+// The merge protocol: `git merge --no-ff` into the base branch; on conflict, abort,
 // and either discard (a conflict outside the task's files_hint) or rebase the task's branch,
 // validate again and merge once more; still conflicting is MERGE_CONFLICT (retried solo).
 import { relative } from 'node:path';

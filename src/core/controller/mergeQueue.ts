@@ -1,5 +1,5 @@
 // Merges happen one at a time; when several tasks are ready together, the lowest task id goes
-// first (seed 000: "merge them one at a time in task-id order").
+// first (one at a time, in task-id order).
 import { compareIds } from '../ids';
 
 interface Waiting {

@@ -1,4 +1,4 @@
-// The worker prompt: seed 000's sub-agent template, with the previous attempts' errors on a
+// The worker prompt: the worker template, with the previous attempts' errors on a
 // retry. The agent works in its worktree, so that is the project root it is given.
 import type { Task } from '../taskFile/schema';
 

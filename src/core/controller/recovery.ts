@@ -1,5 +1,5 @@
 // What a session does about the last one before it starts new work: ends the processes a dead
-// controller left running, aborts its interrupted merge, applies seed 000's Context Window
+// controller left running, aborts its interrupted merge, applies the Context Window
 // Recovery Protocol to every in_progress task, and removes orphaned worktrees and branches.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -16,7 +16,7 @@ export type StopReason =
   | 'controller-error';
 
 export interface RunOutcome {
-  /** SPEC §5: 0 every task completed, 1 stopped with work left, 2 configuration or bad input. */
+  /** Exit codes: 0 every task completed, 1 stopped with work left, 2 configuration or bad input. */
   exitCode: 0 | 1 | 2;
   reason: StopReason;
   /** One line for a person. */

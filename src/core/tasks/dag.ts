@@ -40,7 +40,7 @@ export function lastFailureCategory(task: Task): Category | undefined {
 }
 
 /**
- * Failed by the dependency rules (cycle, unknown or failed dependency). Seed 000 says an
+ * Failed by the dependency rules (cycle, unknown or failed dependency). The protocol says an
  * error_log that *contains* a [DEPENDENCY] entry; we look at the last entry, so a task that
  * was unblocked by a retry and later failed on its own stays retryable.
  */
@@ -61,7 +61,7 @@ export function hasValidationCommand(task: Task): boolean {
   return !!task.validation?.command?.trim();
 }
 
-/** Seed 000: an empty files_hint may touch anything; a merge conflict retries alone. */
+/** An empty files_hint may touch anything; a merge conflict retries alone. */
 export function runsSolo(task: Task): boolean {
   return task.files_hint.length === 0 || lastFailureCategory(task) === 'MERGE_CONFLICT';
 }
@@ -261,7 +261,7 @@ function allDepsCompleted(task: Task, byId: Map<string, Task>): boolean {
 }
 
 /**
- * The eligible pool in seed 000's order: pending tasks whose dependencies are all completed
+ * The eligible pool in its order: pending tasks whose dependencies are all completed
  * (priority, then id), then retryable failed ones (priority, then oldest failure). A task
  * without a validation command is never eligible: nothing could prove it done.
  */
@@ -289,7 +289,7 @@ export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
 }
 
 /**
- * The next tasks to start, given those already running: seed 000's batch construction applied
+ * The next tasks to start, given those already running: batch construction applied
  * to free slots. No dependency between any two, no overlapping files_hint, solo tasks alone.
  * When the first eligible task must run solo and others are running, nothing starts: it waits
  * for the running ones to finish rather than being overtaken.

@@ -41,7 +41,7 @@ describe('launchpad add', () => {
     assert.equal(cli(['add', 'x'], { cwd: dir }).stdout, 'task-1000\n');
   });
 
-  it('stores every option in the task, with the SPEC defaults for the rest', () => {
+  it('stores every option in the task, with the documented defaults for the rest', () => {
     const dir = initialized();
     cli(['add', 'base', '--validate', 'true'], { cwd: dir });
     cli(
@@ -67,7 +67,7 @@ describe('launchpad add', () => {
     assert.deepEqual(d.files_hint, []);
   });
 
-  it('logs exactly one INIT line naming the new task, in the SPEC §2 grammar', () => {
+  it('logs exactly one INIT line naming the new task, in the log grammar', () => {
     const dir = initialized();
     const before = progressLines(dir);
     cli(['add', 'Add rate limiting', '--priority', 'P2', '--validate', 'npm test'], { cwd: dir });

@@ -1,6 +1,6 @@
 // The bad-input corpus (test/fixtures/bad-task-files/): every malformed task file through both
 // `status` and `add`, exit 2 naming the file and the field, the file left byte for byte. Beside it:
-// what is NOT a schema error (a cycle, an unknown dependency), the seeds' own examples, unknown
+// what is NOT a schema error (a cycle, an unknown dependency), the protocols' own examples, unknown
 // fields kept on write, and a file over the size limit.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -166,12 +166,12 @@ describe('malformed task files (the bad-input corpus)', () => {
     });
   });
 
-  describe('the seeds\' example task files (test/fixtures/seed-*.harness-tasks.json)', () => {
-    const seeds: Array<[string, number, string]> = [
-      ['seed-000-v3.harness-tasks.json', 3, '2025-07-01T10:12:03Z'],
-      ['seed-002-v2.harness-tasks.json', 2, '2025-07-01T10:20:02Z'],
+  describe('the protocols\' example task files (test/fixtures/example-*.harness-tasks.json)', () => {
+    const examples: Array<[string, number, string]> = [
+      ['example-v3.harness-tasks.json', 3, '2025-07-01T10:12:03Z'],
+      ['example-v2.harness-tasks.json', 2, '2025-07-01T10:20:02Z'],
     ];
-    for (const [name, version, last] of seeds) {
+    for (const [name, version, last] of examples) {
       it(`${name} (version ${version}) loads: status shows its three tasks`, () => {
         const dir = tempDir();
         copyFileSync(join(FIXTURES, name), join(dir, TASKS));

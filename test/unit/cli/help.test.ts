@@ -5,7 +5,7 @@ import { runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
 import { cli } from './util';
 
-/** SPEC §5: every option each command must show. */
+/** Every option each command must show. */
 const OPTIONS: Record<string, string[]> = {
   init: ['--gitignore', '--no-gitignore', '--init-script'],
   add: ['--context', '--priority', '--depends-on', '--files', '--validate', '--timeout', '--max-attempts'],

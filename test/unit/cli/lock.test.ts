@@ -74,7 +74,7 @@ describe('the state lock from the CLI', () => {
 
   const stale: Array<[string, () => Parameters<typeof holdLock>[1]]> = [
     ['a dead pid', () => ({ pid: deadPid(), identity: 'whatever', host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:10Z' })],
-    ['a dead pid without an identity (seed 002 style)', () => ({ pid: deadPid(), host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:10Z' })],
+    ['a dead pid without an identity (harness protocol style)', () => ({ pid: deadPid(), host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:10Z' })],
     ['a live pid whose identity differs (the pid was reused)', () => ({ ...liveHolder(), identity: 'boot:1' })],
   ];
   for (const [what, holder] of stale) {

@@ -1,11 +1,11 @@
-// launchpad log: each filter alone and combined over a hand-written SPEC §2 log, and --follow.
+// launchpad log: each filter alone and combined over a hand-written log, and --follow.
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCli } from '../helpers/cli';
 import { assertUnchanged, cli, PROGRESS, sleep, snapshot, stateRoot, waitFor } from './util';
 
-// Seed 000's example, a second and a tenth session, a category without a task, a free-text line a
+// The protocol's example, a second and a tenth session, a category without a task, a free-text line a
 // person added, and messages that mention other tasks' ids and bracketed words.
 const LOG = [
   '[2025-07-01T10:00:00Z] [SESSION-1] INIT Launchpad runner initialized for project /path/to/project',

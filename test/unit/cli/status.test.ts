@@ -1,4 +1,4 @@
-// launchpad status [--json]: the counts and tasks of SPEC §5, blocked chains, cycles and unknown
+// launchpad status [--json]: the documented counts and tasks, blocked chains, cycles and unknown
 // dependencies, worktrees, the active run; read-only.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -47,7 +47,7 @@ const MIXED = {
 };
 
 describe('launchpad status', () => {
-  it('--json: the SPEC §5 counts and per-task fields', () => {
+  it('--json: the documented counts and per-task fields', () => {
     const dir = stateRoot(MIXED);
     const s = statusJson(dir);
     assert.equal(s.tasks_total, 14);

@@ -41,11 +41,11 @@ export function progressLines(dir: string): string[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean);
 }
 
-/** Every line of the log parsed by the SPEC §2 grammar; fails on a line outside it. */
+/** Every line of the log parsed by the log grammar; fails on a line outside it. */
 export function progressEntries(dir: string): LogEntry[] {
   return progressLines(dir).map((line) => {
     const entry = parseLogLine(line);
-    assert.ok(entry, `not a SPEC §2 log line: ${line}`);
+    assert.ok(entry, `not a log line of the grammar: ${line}`);
     return entry;
   });
 }

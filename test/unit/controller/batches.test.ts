@@ -1,4 +1,4 @@
-// Batch selection and dispatch (seed 000 "Batch Selection Algorithm", "Sub-agent Dispatch
+// Batch selection and dispatch ("Batch Selection Algorithm", "Sub-agent Dispatch
 // Protocol"): dependency validation first, the eligible pool's order, batch rules (no
 // dependency inside, no files_hint overlap, empty hint solo), rolling refills up to
 // max_parallel_agents, agents really concurrent, each in its own worktree from the base head,
@@ -68,7 +68,7 @@ function at(root: string, type: string, task: string): number {
 describe('controller: batches and dispatch', function () {
   this.timeout(120_000);
 
-  it('dependency validation first: cycles (and self-references) fail with the seed\'s message, failures propagate as blocked', async () => {
+  it('dependency validation first: cycles (and self-references) fail with the protocol\'s message, failures propagate as blocked', async () => {
     const root = harness({
       tasks: [
         { id: 'task-a', dependsOn: ['task-b'] },

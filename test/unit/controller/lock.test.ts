@@ -1,4 +1,4 @@
-// One controller at a time (seed 000 "Concurrency Control"): of two runs started together
+// One controller at a time : of two runs started together
 // exactly one runs, the other exits 3 naming the holder; a stale lock (dead holder, or a pid now
 // used by another process) is reclaimed with a WARN line.
 import assert from 'node:assert/strict';

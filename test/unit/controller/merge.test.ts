@@ -1,4 +1,4 @@
-// Seed 000's Merge Protocol: a conflict outside the task's files_hint is discarded
+// The merge protocol: a conflict outside the task's files_hint is discarded
 // (MERGE_CONFLICT "Out-of-scope file conflict"); inside it, merge --abort, rebase the branch,
 // validate again and merge; a rebase that fails is MERGE_CONFLICT; a MERGE_CONFLICT retry runs
 // solo. Merges are one at a time, lowest task id first among those ready.
@@ -96,7 +96,7 @@ describe('controller: merge protocol', function () {
   it('an in-scope conflict that a rebase resolves: merge --abort, rebase, validate again, merge', async () => {
     // git merge conflicts (base "orig", main "shared", branch "task-b") while git rebase drops
     // the branch's first commit as already upstream (same patch as task-a's) and replays the
-    // second cleanly: a case where the seed's rebase retry really helps.
+    // second cleanly: a case where the rebase retry really helps.
     const root = harness({
       files: { 'README.md': '# p\n', 'src/b/f.txt': 'orig\n' },
       tasks: [{ id: 'task-a' }, { id: 'task-b', files: ['src/task-b/', 'src/b/'] }, { id: 'task-c' }],

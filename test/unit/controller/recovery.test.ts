@@ -1,4 +1,4 @@
-// Seed 000's Context Window Recovery Protocol, one test per branch, on state prepared by hand as
+// The Context Window Recovery Protocol, one test per branch, on state prepared by hand as
 // a dead controller would have left it (a task in_progress, its worktree/branch made with git),
 // plus the rest of a session's clean-up: processes a dead controller left running, orphaned
 // worktrees and branches, a half-done merge of ours.

@@ -1,4 +1,4 @@
-// Collecting an agent's result (seed 000 "Collecting Sub-agent Results"): the verdict from the
+// Collecting an agent's result : the verdict from the
 // last RESULT line, validation in the worktree, a --no-ff merge on PASS, discard + retry with
 // the error in the next prompt on FAIL, AGENT_FAIL for every way an agent can fail.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Session start (seed 000 "Session Start"): auto-init, git checks, the lock, recovery, the
+// Session start: auto-init, git checks, the lock, recovery, the
 // health check, the session count and max_sessions; a dirty main working tree is refused with
 // nothing changed; where worktrees go.
 import assert from 'node:assert/strict';
@@ -73,7 +73,7 @@ describe('controller: session start', function () {
     assert.ok(existsSync(join(root, 'harness-progress.txt')));
   });
 
-  it("runs the seed's steps in order: lock, recovery, health check (PASS), then batches", async () => {
+  it("runs the session-start steps in order: lock, recovery, health check (PASS), then batches", async () => {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     patchTask(root, 'task-001', { status: 'in_progress', attempts: 1, agent_id: 'agent_dead', worktree_branch: 'harness-task-001' });
     writeInitScript(root, 'echo checking');

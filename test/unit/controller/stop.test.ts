@@ -1,4 +1,4 @@
-// A person's stop (SPEC §3): SIGINT or SIGTERM to a running `launchpad run` ends the agents and
+// A person's stop: SIGINT or SIGTERM to a running `launchpad run` ends the agents and
 // everything they started, leaves their tasks in_progress with their worktrees, logs STATS with
 // a non-zero in_batch, releases the lock, exits 1; the next run recovers and completes them.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Stopping conditions (seed 000): all completed → exit 0; only failed/blocked left → exit 1;
+// Stopping conditions: all completed → exit 0; only failed/blocked left → exit 1;
 // max_tasks_per_session → stop, the next run continues; STATS adds up; .harness-active is there
 // while work remains and gone when none is left.
 import assert from 'node:assert/strict';

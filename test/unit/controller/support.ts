@@ -213,7 +213,7 @@ export interface Line {
   message: string;
 }
 
-/** The progress log, parsed; every line must follow SPEC §2's grammar. */
+/** The progress log, parsed; every line must follow the log grammar. */
 export function logLines(root: string): Line[] {
   return readLog(root).map((raw) => {
     const m = LINE_RE.exec(raw);

@@ -1,4 +1,4 @@
-// Timeouts and process groups (SPEC §3 "every timeout ends the whole process group"), and
+// Timeouts and process groups ("every timeout ends the whole process group"), and
 // on_failure.cleanup: an agent past agent_timeout_seconds and a validation past its
 // timeout_seconds are TIMEOUT failures, and neither they nor their grandchildren survive.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
-// Shared builders for the core tests: tasks with every default of SPEC §1 filled in, and the
-// seed fixtures under test/fixtures/core/.
+// Shared builders for the core tests: tasks with every documented default filled in, and the
+// example fixtures under test/fixtures/core/.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Task, TaskFile } from '../../../src/core/taskFile/schema';

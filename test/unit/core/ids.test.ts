@@ -50,14 +50,14 @@ describe('core/ids', () => {
       });
     }
 
-    it('keeps SPEC §1 pattern: every accepted id also matches ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', () => {
+    it('keeps the documented pattern: every accepted id also matches ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', () => {
       const spec = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
       for (const id of [...VALID, ...INVALID]) if (isValidTaskId(id)) assert.match(id, spec);
       assert.equal(TASK_ID_PATTERN.test('task-001'), true);
     });
 
     it('every accepted id makes a branch name git accepts, and the git-ref exclusions are exactly what git refuses', () => {
-      // Random ids over the SPEC alphabet, biased towards the characters git cares about.
+      // Random ids over the id alphabet, biased towards the characters git cares about.
       const alphabet = 'ab1.._-.lock';
       const rand = rng(7);
       const ids = new Set<string>(['a.lock', 'a..', 'ab.', 'a.b.lock', 'x-.lock', 'a.-b']);

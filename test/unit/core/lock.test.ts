@@ -67,7 +67,7 @@ describe('core/lock', () => {
       assert.ok(!Number.isNaN(Date.parse(holder.acquired_at)));
       assert.deepEqual(handle.holder, holder);
       assert.equal(handle.reclaimedFrom, undefined);
-      assert.equal(readFileSync(join(lockDir, 'pid'), 'utf8').trim(), String(process.pid), "seed 002's $LOCKDIR/pid");
+      assert.equal(readFileSync(join(lockDir, 'pid'), 'utf8').trim(), String(process.pid), "the harness protocol's $LOCKDIR/pid");
       handle.release();
     });
 

@@ -21,7 +21,7 @@ function fields(e: LogEntry | undefined): Record<string, unknown> | undefined {
 }
 
 describe('core/logLine', () => {
-  it('knows the types and categories of SPEC §2', () => {
+  it('knows the types and categories of the grammar', () => {
     assert.deepEqual([...LOG_TYPES].sort(), [
       'AGENT_DONE', 'BATCH', 'CHECKPOINT', 'Completed', 'DISCARD', 'DISPATCH', 'ERROR', 'INIT', 'LOCK', 'MERGE', 'RECOVERY', 'ROLLBACK', 'STATS', 'Starting', 'VALIDATE', 'WARN',
     ]);
@@ -34,8 +34,8 @@ describe('core/logLine', () => {
     assert.equal(isCategory('task-001'), false);
   });
 
-  describe("seed 000's example log", () => {
-    const lines = fixtureText('seed-000-progress.txt').trimEnd().split('\n');
+  describe("the launchpad-run protocol's example log", () => {
+    const lines = fixtureText('v3-example-progress.txt').trimEnd().split('\n');
 
     it('every line parses and formats back to itself', () => {
       assert.equal(lines.length, 19);
@@ -71,7 +71,7 @@ describe('core/logLine', () => {
     }
   });
 
-  describe("seed 002's example log", () => {
+  describe("the harness protocol's example log", () => {
     const cases: Array<[string, Record<string, unknown>]> = [
       ['[2025-07-01T10:00:11Z] [SESSION-1] Starting [task-001] Implement user authentication (base=def5678)', { type: 'Starting', taskId: 'task-001', message: 'Implement user authentication (base=def5678)' }],
       ['[2025-07-01T10:05:00Z] [SESSION-1] CHECKPOINT [task-001] step=2/4 "auth routes created, tests pending"', { type: 'CHECKPOINT', taskId: 'task-001', message: 'step=2/4 "auth routes created, tests pending"' }],
@@ -172,7 +172,7 @@ describe('core/logLine', () => {
     });
   }
 
-  it('logTimestamp is ISO-8601 UTC with seconds, as in the seeds', () => {
+  it('logTimestamp is ISO-8601 UTC with seconds, as in the protocols\' examples', () => {
     assert.equal(logTimestamp(new Date('2025-07-01T10:00:05.789Z')), '2025-07-01T10:00:05Z');
     assert.match(logTimestamp(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });

@@ -124,14 +124,14 @@ describe('core/taskFileJsonSchema', () => {
     for (const o of objects) assert.notEqual(o.additionalProperties, false);
   });
 
-  it('accepts the seed examples (v3 and v2) and a minimal file', () => {
-    for (const text of [fixtureText('seed-000-tasks.json'), fixtureText('seed-002-tasks.json'), '{"tasks":[]}']) {
+  it('accepts the protocol examples (v3 and v2) and a minimal file', () => {
+    for (const text of [fixtureText('v3-example-tasks.json'), fixtureText('v2-example-tasks.json'), '{"tasks":[]}']) {
       assert.deepEqual(validate(schema, JSON.parse(text)), []);
     }
   });
 
   it('rejects what parseTaskFile rejects, for the shapes it can express', () => {
-    const base = JSON.parse(fixtureText('seed-000-tasks.json'));
+    const base = JSON.parse(fixtureText('v3-example-tasks.json'));
     const mutants: Array<[string, (d: any) => void]> = [
       ['bad id', (d) => (d.tasks[0].id = 'a b')],
       ['git-unsafe id', (d) => (d.tasks[0].id = 'a..b')],

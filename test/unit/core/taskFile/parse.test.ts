@@ -57,13 +57,13 @@ describe('core/jsonSyntax locateJsonSyntaxError', () => {
   }
 
   it('says nothing for valid JSON', () => {
-    for (const text of ['{}', '[]', ' 1 ', '"s"', 'null', '{"a":[1,-2.5e+3,true,false,null,"\\u00e9\\n\\"",{}]}', fixtureText('seed-000-tasks.json')]) {
+    for (const text of ['{}', '[]', ' 1 ', '"s"', 'null', '{"a":[1,-2.5e+3,true,false,null,"\\u00e9\\n\\"",{}]}', fixtureText('v3-example-tasks.json')]) {
       assert.equal(locateJsonSyntaxError(text), undefined, text);
     }
   });
 
   it('agrees with JSON.parse on hundreds of mutated task files', () => {
-    const base = fixtureText('seed-000-tasks.json');
+    const base = fixtureText('v3-example-tasks.json');
     const rand = rng(1234);
     const junk = ['', ',', '}', ']', '{', '[', '"', ':', '\n', 'x', '0', '-', '.', 'e', '\\', "'", '/'];
     for (let k = 0; k < 600; k++) {
@@ -267,9 +267,9 @@ describe('core/taskFile parseTaskFile', () => {
     });
   });
 
-  describe('the two seed shapes', () => {
-    it('reads seed 000 (version 3) with every field', () => {
-      const f = ok(fixtureText('seed-000-tasks.json'));
+  describe('the two protocol shapes', () => {
+    it('reads the version 3 example with every field', () => {
+      const f = ok(fixtureText('v3-example-tasks.json'));
       assert.equal(f.version, 3);
       assert.equal(f.created, '2025-07-01T10:00:00Z');
       assert.deepEqual(f.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600, cleanup_timeout_seconds: 300, health_check_timeout_seconds: 600 });
@@ -291,8 +291,8 @@ describe('core/taskFile parseTaskFile', () => {
       assert.equal(f.last_session, '2025-07-01T10:12:03Z');
     });
 
-    it('reads seed 002 (version 2) with its own fields', () => {
-      const f = ok(fixtureText('seed-002-tasks.json'));
+    it('reads the version 2 example with its own fields', () => {
+      const f = ok(fixtureText('v2-example-tasks.json'));
       assert.equal(f.version, 2);
       assert.equal(f.session_config.concurrency_mode, 'exclusive');
       assert.equal(f.session_config.max_parallel_agents, 3, 'default filled in');
@@ -301,8 +301,8 @@ describe('core/taskFile parseTaskFile', () => {
       assert.deepEqual(f.tasks[1]!.error_log, ['[TASK_EXEC] Redis connection refused']);
     });
 
-    it('reads seed 002 concurrent-mode claims and checkpoints', () => {
-      const doc = JSON.parse(fixtureText('seed-002-tasks.json'));
+    it('reads version 2 concurrent-mode claims and checkpoints', () => {
+      const doc = JSON.parse(fixtureText('v2-example-tasks.json'));
       doc.session_config.concurrency_mode = 'concurrent';
       Object.assign(doc.tasks[2], {
         status: 'in_progress',
@@ -318,7 +318,7 @@ describe('core/taskFile parseTaskFile', () => {
     });
   });
 
-  describe('defaults (SPEC §1)', () => {
+  describe('defaults', () => {
     it('fill every absent field', () => {
       const f = ok(withTasks(minimalTask));
       const t = f.tasks[0]!;
@@ -343,7 +343,7 @@ describe('core/taskFile parseTaskFile', () => {
       assert.equal(f.session_config.max_tasks_per_session, 20);
     });
 
-    it('accept nulls where the seeds write null', () => {
+    it('accept nulls where the examples write null', () => {
       const f = ok(withTasks({ ...minimalTask, context: null, validation: null, on_failure: null, agent_id: null, completed_at: null }));
       assert.equal(f.tasks[0]!.validation, null);
     });
@@ -404,8 +404,8 @@ describe('core/taskFile parseTaskFile', () => {
       assert.deepEqual(out.tasks[0].x_task, { a: 1 });
     });
 
-    it('the seeds survive a round trip with nothing dropped', () => {
-      for (const name of ['seed-000-tasks.json', 'seed-002-tasks.json']) {
+    it('the examples survive a round trip with nothing dropped', () => {
+      for (const name of ['v3-example-tasks.json', 'v2-example-tasks.json']) {
         const original = JSON.parse(fixtureText(name));
         const out = JSON.parse(serializeTaskFile(ok(fixtureText(name))));
         // Every original field is still there with its value (defaults may be added).

@@ -23,7 +23,7 @@ const failuresOf = (tasks: Task[]) => Object.fromEntries(findDependencyFailures(
 
 describe('core/dag', () => {
   describe('cycle detection', () => {
-    it("marks both tasks of a two-cycle with seed 000's message, each from itself", () => {
+    it("marks both tasks of a two-cycle with the protocol's message, each from itself", () => {
       const tasks = [task('task-A', { depends_on: ['task-B'] }), task('task-B', { depends_on: ['task-A'] })];
       assert.deepEqual(failuresOf(tasks), {
         'task-A': '[DEPENDENCY] Circular dependency detected: task-A -> task-B -> task-A',
@@ -153,7 +153,7 @@ describe('core/dag', () => {
       assert.deepEqual(failuresOf([t, task('c', { depends_on: ['b'] })]), { c: '[DEPENDENCY] Blocked by failed b' });
     });
 
-    it('deviation from seed 000: an older [DEPENDENCY] entry followed by [TEST_FAIL] with attempts left is retryable', () => {
+    it('deviation from the protocol: an older [DEPENDENCY] entry followed by [TEST_FAIL] with attempts left is retryable', () => {
       const t = task('b', { status: 'failed', attempts: 1, error_log: ['[DEPENDENCY] Blocked by failed a', '[TEST_FAIL] 2 tests failed'] });
       assert.equal(isDependencyFailure(t), false);
       assert.equal(isPermanentlyFailed(t), false);

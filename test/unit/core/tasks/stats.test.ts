@@ -8,7 +8,7 @@ const COUNTS = ['completed', 'failed', 'in_batch', 'pending', 'blocked'] as cons
 const sum = (s: Stats) => COUNTS.reduce((n, k) => n + s[k], 0);
 
 describe('core/stats', () => {
-  it("reproduces seed 000's STATS line from a matching task list", () => {
+  it("reproduces the protocol's example STATS line from a matching task list", () => {
     // 8 tasks: 1 completed, 2 failed, 4 pending, 1 blocked; 5 attempts in all.
     const tasks: Task[] = [
       task('task-001', { status: 'completed', attempts: 1 }),
@@ -25,7 +25,7 @@ describe('core/stats', () => {
     assert.equal(formatStats(stats), 'tasks_total=8 completed=1 failed=2 in_batch=0 pending=4 blocked=1 attempts_total=5');
   });
 
-  it('appends extra counters after the standard ones, as seed 000 does with batches_dispatched', () => {
+  it('appends extra counters after the standard ones, as the protocol does with batches_dispatched', () => {
     const stats = computeStats([task('a', { status: 'in_progress', attempts: 1 })]);
     assert.equal(
       formatStats(stats, { batches_dispatched: 4 }),
@@ -33,7 +33,7 @@ describe('core/stats', () => {
     );
   });
 
-  it('a STATS log line carrying formatStats parses with the shape of the seed', () => {
+  it('a STATS log line carrying formatStats parses with the shape of the protocol\'s example', () => {
     const message = formatStats(computeStats([task('a'), exhausted('b'), task('c', { depends_on: ['b'] })]));
     const entry = parseLogLine(`[2025-07-01T10:12:03Z] [SESSION-1] STATS ${message}`);
     assert.equal(entry?.type, 'STATS');

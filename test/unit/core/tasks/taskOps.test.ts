@@ -61,7 +61,7 @@ describe('core/taskOps', () => {
       assert.equal(added.max_attempts, 3);
       assert.deepEqual(added.files_hint, []);
       assert.deepEqual(added.error_log, []);
-      assert.equal(added.validation?.command, null, 'no validation command unless given (seed 000)');
+      assert.equal(added.validation?.command, null, 'no validation command unless given');
     });
 
     it('takes every option, and the result survives a write and a read', () => {

@@ -3,6 +3,7 @@ import { addCommand } from './commands/add';
 import { demoAgentCommand, demoCommand } from './commands/demo';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
+import { milestonesCommand } from './commands/milestones';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { statusCommand } from './commands/status';
@@ -10,7 +11,7 @@ import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './c
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, milestonesCommand, demoCommand];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 
@@ -33,7 +34,8 @@ function mainHelp(): string {
     '  -h, --help  show help (launchpad <command> --help for a command)',
     '  --version   print the version',
     '',
-    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session',
+    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session;',
+    '            milestones run also: 4 waiting for a person\'s approval, 5 an agent hit a usage or rate limit',
     '',
   ].join('\n');
 }

@@ -64,13 +64,17 @@ export function parseMilestone(text: string, file: string): Milestone {
   }
 
   const lines: Record<string, number> = { id: doc.title.line, name: doc.title.line };
+  /** The line of each list item, so a bad item is reported where it is. */
+  const itemLines: Record<string, number[]> = {};
   const list = (key: keyof typeof SECTIONS): FieldValue[] => {
     const s = found.get(key);
     if (!s) return [];
     lines[key] = s.line;
-    return readList(file, s)
+    const items = readList(file, s)
       .map((i) => ({ ...i, value: unquote(i.value) ?? '' }))
       .filter((i) => i.value !== '');
+    itemLines[key] = items.map((i) => i.line);
+    return items;
   };
   const goalSection = found.get('goal')!;
   lines.goal = goalSection.line;
@@ -93,7 +97,8 @@ export function parseMilestone(text: string, file: string): Milestone {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? '');
     const label = key in SECTIONS ? SECTIONS[key as keyof typeof SECTIONS] : key;
-    throw new LongRunFormatError(file, lines[key], label, describeIssue(issue));
+    const index = issue.path[1];
+    throw new LongRunFormatError(file, (typeof index === 'number' ? itemLines[key]?.[index] : undefined) ?? lines[key], label, describeIssue(issue));
   }
   return { ...parsed.data, file };
 }

@@ -6,3 +6,10 @@ export { addTaskLogged, retryTaskLogged } from '../core/tasks/harnessEdits';
 export { GITIGNORE_ENTRIES, initHarness } from '../core/init';
 export { StateStore, TaskFileMissingError } from '../core/taskFile/store';
 export { parseSettings } from './settingsSchema';
+// A long run of milestones: loading and status for the Milestones view, the runner, the decisions.
+export { abortRun, approve, cleanUp, reject, retry, skip } from '../core/milestones/decisions';
+export { loadLongRun, LongRunStore } from '../core/milestones/longRun';
+export { LongRunner } from '../core/milestones/runner';
+export { buildStatus as buildLongRunStatus } from '../core/milestones/statusBlock';
+export { tryAcquireLock } from '../core/lock';
+export { Git } from '../core/git/git';

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../inputError';
 import { quoteCode } from './markdown';
-import { slugify } from './milestoneFile';
+import { slugify } from './names';
 import { HARNESS_PARENT, HarnessPaths } from './paths';
 import { parseState } from './stateFile';
 

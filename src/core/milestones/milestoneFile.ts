@@ -125,18 +125,6 @@ export function formatMilestone(m: Omit<Milestone, 'file'>): string {
   ].join('\n');
 }
 
-/** A file name part from a name: lower case, letters and digits, single dashes. */
-export function slugify(name: string, max = 40): string {
-  const slug = name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, max)
-    .replace(/-+$/, '');
-  return slug || 'milestone';
-}
-
 /** `M3` → 3, for ordering. */
 export function milestoneNumber(id: string): number {
   return Number(id.slice(1));

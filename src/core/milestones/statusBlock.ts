@@ -2,6 +2,7 @@
 // each milestone, by its status), and the completion summary. Data first (for --json and the
 // extension), text from the data.
 import { existsSync, readFileSync } from 'node:fs';
+import { liveLockHolder, type LockHolder } from '../lock';
 import { readCheckpointContext } from './checkpointFile';
 import type { LongRunContext } from './context';
 import { describeGate, type Gate, openGates } from './gates';
@@ -41,6 +42,8 @@ export interface LongRunStatus {
   next_up: string[];
   milestones: MilestoneRow[];
   gates: Array<Gate & { text: string }>;
+  /** The live `milestones run` (or decision) holding the harness lock, if any. */
+  active_run: LockHolder | null;
   log_tail: string[];
 }
 
@@ -73,6 +76,7 @@ export function buildStatus(run: LongRun): LongRunStatus {
     next_up: ready,
     milestones: rows,
     gates: openGates(run).map((g) => ({ ...g, text: describeGate(g) })),
+    active_run: liveLockHolder(run.paths.lock) ?? null,
     log_tail: run.state.log.slice(-8).map((e) => e.text),
   };
 }
@@ -163,6 +167,7 @@ export function formatStatus(st: LongRunStatus, opts: { recovery?: boolean } = {
     `## Long Run Status: ${st.name}`,
     `**Progress:** ${st.progress.completed}/${st.progress.total} milestones completed (overall: ${st.overall.status})`,
     `**Current phase:** ${st.current_phase}`,
+    ...(st.active_run ? [`**Active run:** ${st.active_run.command} (pid ${st.active_run.pid}, since ${st.active_run.acquired_at})`] : []),
     `**Next up:** ${st.next_up.length ? `${st.next_up.join(', ')}${st.next_up.length > 1 ? ' (parallel where their scopes do not overlap)' : ''}` : '(nothing ready)'}`,
     '',
     `Completed: ${list(by((r) => r.status === 'completed'), (r) => `${r.id} ✓`)}`,

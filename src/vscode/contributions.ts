@@ -26,15 +26,15 @@ export const COMMANDS = {
   /** The "show more" item of a long list in the Tasks view. */
   showMore: 'launchpad.showMore',
   // The Milestones view (a long run): registered by milestones/.
-  runLongRun: 'launchpad.milestones.run',
-  stopLongRun: 'launchpad.milestones.stop',
+  runLongRun: 'launchpad.runLongRun',
+  stopLongRun: 'launchpad.stopLongRun',
   /** Opens the plan beside the question Approve / Reject. */
-  reviewPlan: 'launchpad.milestones.reviewPlan',
-  approveMilestone: 'launchpad.milestones.approve',
-  rejectPlan: 'launchpad.milestones.reject',
-  retryMilestone: 'launchpad.milestones.retry',
-  skipMilestone: 'launchpad.milestones.skip',
-  refreshMilestones: 'launchpad.milestones.refresh',
+  reviewPlan: 'launchpad.reviewPlan',
+  approveMilestone: 'launchpad.approveMilestone',
+  rejectPlan: 'launchpad.rejectPlan',
+  retryMilestone: 'launchpad.retryMilestone',
+  skipMilestone: 'launchpad.skipMilestone',
+  refreshMilestones: 'launchpad.refreshMilestones',
 } as const;
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
 

@@ -2,7 +2,7 @@
 // they write, and every malformed file is refused with its file, line and field. The checks across
 // files (references, cycles, impossible states) on a harness directory in a temp folder.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadLongRun } from '../../../src/core/milestones/longRun';
 import { LongRunFormatError } from '../../../src/core/milestones/markdown';
@@ -202,6 +202,17 @@ Free text for people. <!-- - [ ] T9 not a task -->
     assert.ok(scopesOverlap(['src/'], ['src/a/b.ts']));
     assert.ok(!scopesOverlap(['src/a/'], ['src/b/']));
     assert.equal(parseDuration('1h30m'), 5400);
+  });
+
+  it("README's examples of the three formats read as they say", () => {
+    const readme = readFileSync(join(__dirname, '../../../../README.md'), 'utf8');
+    const block = (after: string) => /```markdown\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf(after)))![1]!;
+    const { state } = parseState(block('### state.md'), 'README state.md');
+    assert.deepEqual([state.name, state.overall.baseBranch, state.milestones[0]!.status, state.milestones[0]!.attempts], ['Site rebuild', 'main', 'executing', 1]);
+    const m = parseMilestone(block('### Milestone files'), 'README milestone');
+    assert.deepEqual([m.id, m.dependencies, m.interfaces.length], ['M2', ['M1'], 1]);
+    const tasks = parsePlan(block('### Plans, reviews, checkpoints'), 'README plan');
+    assert.deepEqual(tasks.map((t) => [t.id, t.depends, t.timeout]), [['T1', [], undefined], ['T2', ['T1'], 300]]);
   });
 
   describe('a harness directory as a whole', () => {

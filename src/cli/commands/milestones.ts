@@ -9,7 +9,7 @@ import { tryAcquireLock } from '../../core/lock';
 import { abortRun, addCorrective, approve, cleanUp, type DecisionResult, reject, retry, rollback, skip, unblock } from '../../core/milestones/decisions';
 import { type Decision, type Gate, type Gatekeeper, unattended } from '../../core/milestones/gates';
 import { createHarness } from '../../core/milestones/init';
-import { LongRunStore } from '../../core/milestones/longRun';
+import { loadLongRun, LongRunStore } from '../../core/milestones/longRun';
 import { MILESTONE_ID } from '../../core/milestones/milestoneFile';
 import { findRepoTop, HARNESS_PARENT, type HarnessPaths, listHarnessDirs } from '../../core/milestones/paths';
 import { LONG_RUN_EXIT, LongRunner, openHarness } from '../../core/milestones/runner';
@@ -122,7 +122,8 @@ async function harnessDir(ctx: CommandContext, explicit: string | undefined): Pr
 async function status(ctx: CommandContext, args: string[]): Promise<number> {
   if (args.length > 1) throw new UsageError('usage: launchpad milestones status [DIR] [--json]');
   const paths = await harnessDir(ctx, args[0]);
-  const st = buildStatus(new LongRunStore(paths).load());
+  // Read-only: no lock, nothing written (a milestone file new to state.md is shown, not added).
+  const st = buildStatus(loadLongRun(paths));
   ctx.io.out(ctx.values.json ? JSON.stringify(st, null, 2) + '\n' : formatStatus(st, { recovery: true }));
   return EXIT.OK;
 }
@@ -155,7 +156,7 @@ async function runLongRun(ctx: CommandContext, args: string[]): Promise<number> 
   try {
     const outcome = await runner.run();
     if (json) {
-      const st = buildStatus(new LongRunStore(paths).load());
+      const st = buildStatus(loadLongRun(paths));
       io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, gates: st.gates, status: st }, null, 2) + '\n');
     } else {
       io.out(`\n${outcome.message}\n`);

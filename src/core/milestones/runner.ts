@@ -3,7 +3,7 @@
 // plan every milestone that may start (sequentially: plans are light), run the approved ones
 // concurrently (run-plan → review-work, each in its own worktree), integrate and merge them
 // lower-numbered first — and, when every milestone is done, the final E2E gate.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import type { TerminalFactory } from '../controller/types';
 import { Git } from '../git/git';
 import { InputError } from '../inputError';
@@ -100,12 +100,13 @@ export class LongRunner {
   async run(): Promise<LongRunOutcome> {
     const paths = await openHarness(this.opts.dir);
     const store = new LongRunStore(paths);
-    let run = store.load();
+    // Checked before the lock folder is made: a directory without a harness is left as it was.
+    if (!existsSync(paths.state)) store.read();
     mkdirSync(paths.artefacts, { recursive: true });
     const lock = tryAcquireLock(paths.lock, 'launchpad milestones run');
     let guard: NodeJS.Timeout | undefined;
     try {
-      run = store.load();
+      const run = store.load();
       const git = new Git(paths.repoTop);
       await excludeLongRunFiles(paths, git);
       const records = new ProcessRecords(paths.processRecords);

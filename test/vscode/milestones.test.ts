@@ -6,7 +6,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { COMMANDS, VIEWS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import type { MilestoneNode } from '../../src/vscode/milestones/milestonesProvider';
@@ -24,7 +26,9 @@ interface Shown {
 async function shown(api: LaunchpadApi, parent?: MilestoneNode, depth = 3): Promise<Shown[]> {
   const p = api.milestones.provider;
   const nodes = await p.getChildren(parent);
-  return Promise.all(nodes.map(async (node) => ({ node, item: p.getTreeItem(node), children: depth > 1 ? await shown(api, node, depth - 1) : [] })));
+  return Promise.all(
+    nodes.map(async (node) => ({ node, item: p.getTreeItem(node), children: depth > 1 ? await shown(api, node, depth - 1) : [] })),
+  );
 }
 
 const label = (s: Shown) => (typeof s.item.label === 'string' ? s.item.label : (s.item.label?.label ?? ''));
@@ -49,7 +53,19 @@ describe('milestones view and gates', function () {
     const root = workspaceRoot();
     // The scripted agents read their control folder from the environment the run gives them.
     process.env.MS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-ms-host-'));
-    cli('milestones', 'init', 'Host session', '--planner', path.join(FIXTURES, 'planner.sh'), '--worker', path.join(FIXTURES, 'worker.sh'), '--reviewer', path.join(FIXTURES, 'reviewer.sh'), '--verify', 'true');
+    cli(
+      'milestones',
+      'init',
+      'Host session',
+      '--planner',
+      path.join(FIXTURES, 'planner.sh'),
+      '--worker',
+      path.join(FIXTURES, 'worker.sh'),
+      '--reviewer',
+      path.join(FIXTURES, 'reviewer.sh'),
+      '--verify',
+      'true',
+    );
     dir = path.join(root, 'docs/engineering-discipline/harness/host-session');
     const write = (id: string, deps: string) =>
       fs.writeFileSync(
@@ -87,14 +103,20 @@ describe('milestones view and gates', function () {
     assert.ok(plan, 'a link to the plan');
     assert.equal(plan.item.command?.command, 'vscode.open');
     const planPath = (plan.node as { path: string }).path;
-    assert.ok(api.milestones.model.notified.some((n) => n.gate.kind === 'plan' && 'milestone' in n.gate && n.gate.milestone === 'M1'), 'a notification for the gate');
+    assert.ok(
+      api.milestones.model.notified.some((n) => n.gate.kind === 'plan' && 'milestone' in n.gate && n.gate.milestone === 'M1'),
+      'a notification for the gate',
+    );
 
     await vscode.commands.executeCommand('workbench.view.extension.launchpad');
     await vscode.commands.executeCommand(`${VIEWS.milestones}.focus`);
     await requestScreenshot('milestones-gate');
 
     await vscode.commands.executeCommand(COMMANDS.reviewPlan, m1.node, { decision: 'approve' });
-    assert.ok(vscode.window.visibleTextEditors.some((e) => e.document.uri.fsPath === planPath), 'the plan is open');
+    assert.ok(
+      vscode.window.visibleTextEditors.some((e) => e.document.uri.fsPath === planPath),
+      'the plan is open',
+    );
     await runEnded(api);
     await eventually('M1 completed, M2 at its plan gate', async () => {
       const a = await milestone(api, 'M1');
@@ -113,7 +135,9 @@ describe('milestones view and gates', function () {
     const again = await eventually('a new plan for M2', async () => {
       const m = await milestone(api, 'M2');
       const p = m?.children.find((c) => label(c) === 'Plan');
-      return p && (p.node as { path: string }).path !== firstPlan && m!.item.contextValue === 'milestone:awaiting_approval:gate-plan' ? m : undefined;
+      return p && (p.node as { path: string }).path !== firstPlan && m!.item.contextValue === 'milestone:awaiting_approval:gate-plan'
+        ? m
+        : undefined;
     });
     const notes = api.milestones.model.notified.filter((n) => 'milestone' in n.gate && n.gate.milestone === 'M2');
     assert.equal(notes.length, 2, 'the new plan is announced too');

@@ -3,10 +3,22 @@
 // file maps argv to them, asks at the gates on a terminal, and prints.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { Git } from '../../core/git/git';
 import { InputError } from '../../core/inputError';
 import { tryAcquireLock } from '../../core/lock';
-import { abortRun, addCorrective, approve, cleanUp, type DecisionResult, reject, retry, rollback, skip, unblock } from '../../core/milestones/decisions';
+import {
+  abortRun,
+  addCorrective,
+  approve,
+  cleanUp,
+  type DecisionResult,
+  reject,
+  retry,
+  rollback,
+  skip,
+  unblock,
+} from '../../core/milestones/decisions';
 import { type Decision, type Gate, type Gatekeeper, unattended } from '../../core/milestones/gates';
 import { createHarness } from '../../core/milestones/init';
 import { loadLongRun, LongRunStore } from '../../core/milestones/longRun';
@@ -29,7 +41,7 @@ export const milestonesCommand: Command = {
   details: [
     'A long run lives in a harness directory (docs/engineering-discipline/harness/<session>/ by default): state.md, milestones/M<N>-<name>.md',
     'and checkpoints/. Each milestone is planned by the planner agent, approved by a person, run as Launchpad tasks by the worker agent',
-    "in its own worktree on branch milestone-<session>-M<N>, reviewed by the reviewer agent (VERDICT: PASS|FAIL), checked against the",
+    'in its own worktree on branch milestone-<session>-M<N>, reviewed by the reviewer agent (VERDICT: PASS|FAIL), checked against the',
     'base branch, checkpointed and merged --no-ff. DIR is the harness directory; without it, the one in the current directory or the',
     'only one of the repository.',
     '',
@@ -44,7 +56,7 @@ export const milestonesCommand: Command = {
     '  unblock M<N> --despite M<K> [DIR]          let M<N> start although M<K> was skipped or failed (logged)',
     '  correct add --name T --goal T --scope a,b --criterion T... [--depends-on M1] [--blocks M3] [--reason T] [DIR]',
     '                                             add a corrective milestone to the DAG',
-    '  correct rollback M<N> [DIR]                re-plan from M<N>\'s checkpoint: later milestones back to pending, Attempts 0',
+    "  correct rollback M<N> [DIR]                re-plan from M<N>'s checkpoint: later milestones back to pending, Attempts 0",
     '  abort [--reason T] [DIR]                   stop the long run for good (overall status failed)',
     '',
     'On a terminal, run asks at each gate; otherwise it does all the work it can and exits 4 naming the approvals awaited.',
@@ -72,7 +84,8 @@ export const milestonesCommand: Command = {
   positionals: { min: 1, max: 4 },
   async run(ctx) {
     const [sub, ...args] = ctx.positionals;
-    if (!SUBCOMMANDS.includes(sub as Sub)) throw new UsageError(`milestones: unknown subcommand "${sub}"; one of ${SUBCOMMANDS.join(', ')}`);
+    if (!SUBCOMMANDS.includes(sub as Sub))
+      throw new UsageError(`milestones: unknown subcommand "${sub}"; one of ${SUBCOMMANDS.join(', ')}`);
     switch (sub as Sub) {
       case 'init':
         return init(ctx, args);
@@ -87,7 +100,10 @@ export const milestonesCommand: Command = {
 };
 
 async function init(ctx: CommandContext, args: string[]): Promise<number> {
-  if (args.length !== 1) throw new UsageError('usage: launchpad milestones init NAME [--verify CMD] [--test CMD] [--planner CMD] [--worker CMD] [--reviewer CMD]');
+  if (args.length !== 1)
+    throw new UsageError(
+      'usage: launchpad milestones init NAME [--verify CMD] [--test CMD] [--planner CMD] [--worker CMD] [--reviewer CMD]',
+    );
   const top = findRepoTop(ctx.dir ? resolve(ctx.io.cwd, ctx.dir) : ctx.io.cwd);
   if (!top) throw new InputError(`${ctx.io.cwd}: not inside a git repository`);
   const v = ctx.values;
@@ -108,15 +124,21 @@ async function harnessDir(ctx: CommandContext, explicit: string | undefined): Pr
   const given = explicit ?? ctx.dir;
   if (given) {
     const dir = resolve(ctx.io.cwd, given);
-    if (!existsSync(join(dir, 'state.md'))) throw new InputError(`${dir}: no state.md here; create a harness with "launchpad milestones init NAME"`);
+    if (!existsSync(join(dir, 'state.md')))
+      throw new InputError(`${dir}: no state.md here; create a harness with "launchpad milestones init NAME"`);
     return openHarness(dir);
   }
   if (existsSync(join(ctx.io.cwd, 'state.md'))) return openHarness(ctx.io.cwd);
   const top = findRepoTop(ctx.io.cwd);
   const found = top ? listHarnessDirs(top) : [];
   if (found.length === 1) return openHarness(found[0]!);
-  if (!found.length) throw new InputError(`no long run found in ${top ? `${top}/${HARNESS_PARENT}` : ctx.io.cwd}; create one with "launchpad milestones init NAME"`);
-  throw new UsageError(`several long runs in ${top}/${HARNESS_PARENT}: name one (${found.map((f) => f.slice(top!.length + 1)).join(', ')})`);
+  if (!found.length)
+    throw new InputError(
+      `no long run found in ${top ? `${top}/${HARNESS_PARENT}` : ctx.io.cwd}; create one with "launchpad milestones init NAME"`,
+    );
+  throw new UsageError(
+    `several long runs in ${top}/${HARNESS_PARENT}: name one (${found.map((f) => f.slice(top!.length + 1)).join(', ')})`,
+  );
 }
 
 async function status(ctx: CommandContext, args: string[]): Promise<number> {
@@ -129,13 +151,20 @@ async function status(ctx: CommandContext, args: string[]): Promise<number> {
 }
 
 async function runLongRun(ctx: CommandContext, args: string[]): Promise<number> {
-  if (args.length > 1) throw new UsageError('usage: launchpad milestones run [DIR] [--planner CMD] [--worker CMD] [--reviewer CMD] [--yes] [--verbose] [--json]');
+  if (args.length > 1)
+    throw new UsageError(
+      'usage: launchpad milestones run [DIR] [--planner CMD] [--worker CMD] [--reviewer CMD] [--yes] [--verbose] [--json]',
+    );
   const { io, values } = ctx;
   const json = values.json === true;
   const paths = await harnessDir(ctx, args[0]);
   const runner = new LongRunner({
     dir: paths.dir,
-    agents: { planner: values.planner as string | undefined, worker: values.worker as string | undefined, reviewer: values.reviewer as string | undefined },
+    agents: {
+      planner: values.planner as string | undefined,
+      worker: values.worker as string | undefined,
+      reviewer: values.reviewer as string | undefined,
+    },
     gatekeeper: io.interactive && io.ask && !json ? terminalGatekeeper(io, values.yes === true) : unattended,
     env: io.env,
     logger: stderrLogger(io),
@@ -157,7 +186,13 @@ async function runLongRun(ctx: CommandContext, args: string[]): Promise<number> 
     const outcome = await runner.run();
     if (json) {
       const st = buildStatus(loadLongRun(paths));
-      io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, gates: st.gates, status: st }, null, 2) + '\n');
+      io.out(
+        JSON.stringify(
+          { exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, gates: st.gates, status: st },
+          null,
+          2,
+        ) + '\n',
+      );
     } else {
       io.out(`\n${outcome.message}\n`);
     }
@@ -173,11 +208,14 @@ async function decide(ctx: CommandContext, sub: Sub, args: string[]): Promise<nu
   const text = (name: string) => (typeof v[name] === 'string' ? (v[name] as string) : '');
   // correct add | correct rollback M<N>
   const action = sub === 'correct' ? args.shift() : undefined;
-  if (sub === 'correct' && action !== 'add' && action !== 'rollback') throw new UsageError('usage: launchpad milestones correct add … | correct rollback M<N> [DIR]');
+  if (sub === 'correct' && action !== 'add' && action !== 'rollback')
+    throw new UsageError('usage: launchpad milestones correct add … | correct rollback M<N> [DIR]');
   const takesId = sub !== 'abort' && action !== 'add';
   const id = takesId ? args.shift() : undefined;
   if (takesId && (!id || !(MILESTONE_ID.test(id) || (sub === 'approve' && id === 'final')))) {
-    throw new UsageError(`milestones ${sub}${action ? ` ${action}` : ''}: expected a milestone id (M1, M2, …)${sub === 'approve' ? ' or "final"' : ''}, got ${id ? `"${id}"` : 'nothing'}`);
+    throw new UsageError(
+      `milestones ${sub}${action ? ` ${action}` : ''}: expected a milestone id (M1, M2, …)${sub === 'approve' ? ' or "final"' : ''}, got ${id ? `"${id}"` : 'nothing'}`,
+    );
   }
   if (args.length > 1) throw new UsageError(`milestones ${sub}: unexpected argument "${args[1]}"`);
   const paths = await harnessDir(ctx, args[0]);
@@ -213,7 +251,10 @@ async function decide(ctx: CommandContext, sub: Sub, args: string[]): Promise<nu
         } else {
           const criteria = ([] as string[]).concat((v.criterion as unknown as string[] | undefined) ?? []);
           const missing = ['name', 'goal', 'scope'].filter((k) => !text(k));
-          if (missing.length || !criteria.length) throw new UsageError(`milestones correct add: needs --name, --goal, --scope and at least one --criterion (missing ${[...missing.map((m) => `--${m}`), ...(criteria.length ? [] : ['--criterion'])].join(', ')})`);
+          if (missing.length || !criteria.length)
+            throw new UsageError(
+              `milestones correct add: needs --name, --goal, --scope and at least one --criterion (missing ${[...missing.map((m) => `--${m}`), ...(criteria.length ? [] : ['--criterion'])].join(', ')})`,
+            );
           result = addCorrective(store, run, {
             name: text('name'),
             goal: text('goal'),
@@ -247,10 +288,15 @@ function terminalGatekeeper(io: Io, yes: boolean): Gatekeeper {
           return { kind: 'continue' };
         }
         case 'plan': {
-          io.out(`\n${gate.milestone} (${gate.name}): plan ${gate.plan} — ${gate.tasks} task(s)\n${gate.warnings.map((w) => `  ! ${w}\n`).join('')}`);
-          const a = (await ask(`Approve ${gate.milestone}'s plan? [y]es / [n]o, reject with a reason / Enter: decide later `)).toLowerCase();
+          io.out(
+            `\n${gate.milestone} (${gate.name}): plan ${gate.plan} — ${gate.tasks} task(s)\n${gate.warnings.map((w) => `  ! ${w}\n`).join('')}`,
+          );
+          const a = (
+            await ask(`Approve ${gate.milestone}'s plan? [y]es / [n]o, reject with a reason / Enter: decide later `)
+          ).toLowerCase();
           if (a.startsWith('y')) return { kind: 'approve' };
-          if (a.startsWith('n')) return { kind: 'reject', reason: (await ask('Reason (the next plan is made with it): ')) || 'rejected without a reason' };
+          if (a.startsWith('n'))
+            return { kind: 'reject', reason: (await ask('Reason (the next plan is made with it): ')) || 'rejected without a reason' };
           return undefined;
         }
         case 'failed': {
@@ -262,21 +308,31 @@ function terminalGatekeeper(io: Io, yes: boolean): Gatekeeper {
         }
         case 'integration': {
           io.out(`\n${gate.milestone} (${gate.name}): ${gate.reason}\n`);
-          const a = (await ask('[a]ccept and continue / [r]oll back to a checkpoint / Enter: decide later (a corrective milestone: "launchpad milestones correct add") ')).toLowerCase();
+          const a = (
+            await ask(
+              '[a]ccept and continue / [r]oll back to a checkpoint / Enter: decide later (a corrective milestone: "launchpad milestones correct add") ',
+            )
+          ).toLowerCase();
           if (a.startsWith('a')) return { kind: 'approve', reason: (await ask('Why accept the gap? ')) || undefined };
           if (a.startsWith('r')) return { kind: 'rollback', to: await ask('Roll back to the checkpoint of which completed milestone? ') };
           return undefined;
         }
         case 'duration': {
           io.out(`\n${gate.milestone} (${gate.name}) ${gate.reason}\n`);
-          const a = (await ask('[c]ontinue / [a]bort the long run / Enter: decide later (re-scope with "correct" or "skip") ')).toLowerCase();
+          const a = (
+            await ask('[c]ontinue / [a]bort the long run / Enter: decide later (re-scope with "correct" or "skip") ')
+          ).toLowerCase();
           if (a.startsWith('c')) return { kind: 'approve' };
           if (a.startsWith('a')) return { kind: 'abort', reason: 'a milestone ran too long' };
           return undefined;
         }
         case 'e2e': {
           io.out(`\n${gate.reason}\n`);
-          const a = (await ask('[a]ccept and complete / [x] abort / Enter: decide later (a corrective milestone: "launchpad milestones correct add") ')).toLowerCase();
+          const a = (
+            await ask(
+              '[a]ccept and complete / [x] abort / Enter: decide later (a corrective milestone: "launchpad milestones correct add") ',
+            )
+          ).toLowerCase();
           if (a.startsWith('a')) return { kind: 'approve', reason: (await ask('Why accept? ')) || undefined };
           if (a.startsWith('x')) return { kind: 'abort', reason: 'the final E2E gate failed' };
           return undefined;

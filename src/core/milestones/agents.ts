@@ -3,6 +3,7 @@
 // limit, a transcript, and a record so that a run started after a crash can end it.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import type { ProcessRecords } from '../process/processRecords';
 import { type ProcessResult, runProcess } from '../process/runProcess';
 

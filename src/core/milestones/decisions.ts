@@ -3,13 +3,14 @@
 // terminal, and the extension's actions. Completed milestones are never changed by any of them.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { logTimestamp } from '../log/logLine';
+
+import type { Git } from '../git/git';
 import { InputError } from '../inputError';
+import { logTimestamp } from '../log/logLine';
 import { logEntry, type LongRun, type LongRunStore } from './longRun';
 import { formatMilestone, type Milestone, milestoneNumber, parseMilestone } from './milestoneFile';
-import { slugify } from './names';
-import type { Git } from '../git/git';
 import { discardMilestoneWork } from './milestoneGit';
+import { slugify } from './names';
 import type { HarnessPaths } from './paths';
 import { ACTIVE_STATUSES, dependentsOf, stateOf } from './schedule';
 import { type MilestoneState, newMilestoneState } from './stateFile';
@@ -46,7 +47,11 @@ export function approve(store: LongRunStore, run: LongRun, id: string, reason?: 
       s.overall.awaiting = null;
       s.overall.status = 'completed';
       s.overall.completed = logTimestamp();
-      s.log.push(logEntry(`final end-to-end gate failure accepted by a person${reason ? `: ${reason}` : ''} (${s.overall.reason ?? ''}); run completed`));
+      s.log.push(
+        logEntry(
+          `final end-to-end gate failure accepted by a person${reason ? `: ${reason}` : ''} (${s.overall.reason ?? ''}); run completed`,
+        ),
+      );
       s.overall.reason = null;
     });
     return done('the final gate failure was accepted; the long run is completed');
@@ -89,7 +94,8 @@ export function approve(store: LongRunStore, run: LongRun, id: string, reason?: 
     );
     return done(`${id}: continuing; its time share starts again now`);
   }
-  if (m.status === 'failed') throw new InputError(`${id} failed (${m.reason ?? 'no reason recorded'}): retry it ("launchpad milestones retry ${id}") or skip it`);
+  if (m.status === 'failed')
+    throw new InputError(`${id} failed (${m.reason ?? 'no reason recorded'}): retry it ("launchpad milestones retry ${id}") or skip it`);
   throw new InputError(`${id} is "${m.status}" and awaits no approval`);
 }
 
@@ -115,7 +121,9 @@ export function reject(store: LongRunStore, run: LongRun, id: string, reason: st
 export function retry(store: LongRunStore, run: LongRun, id: string): DecisionResult {
   const m = milestone(run, id);
   if (m.status === 'skipped') {
-    throw new InputError(`${id} was skipped and cannot be un-skipped; to attempt it again, add a new milestone with the same goal ("launchpad milestones correct add")`);
+    throw new InputError(
+      `${id} was skipped and cannot be un-skipped; to attempt it again, add a new milestone with the same goal ("launchpad milestones correct add")`,
+    );
   }
   if (m.status !== 'failed') throw new InputError(`${id} is "${m.status}": only a failed milestone can be retried`);
   store.updateMilestone(
@@ -148,7 +156,10 @@ export function skip(store: LongRunStore, run: LongRun, id: string, reason: stri
     },
     `skipped: ${reason}${blocked.length ? ` (blocks ${blocked.join(', ')})` : ''}`,
   );
-  return done(`${id}: skipped${blocked.length ? `; ${blocked.join(', ')} stay blocked until unblocked ("launchpad milestones unblock ${blocked[0]} --despite ${id}")` : ''}`, m.status === 'pending' ? [] : [id]);
+  return done(
+    `${id}: skipped${blocked.length ? `; ${blocked.join(', ')} stay blocked until unblocked ("launchpad milestones unblock ${blocked[0]} --despite ${id}")` : ''}`,
+    m.status === 'pending' ? [] : [id],
+  );
 }
 
 /** A person lets `id` start although its dependency `despite` was skipped or failed. */
@@ -156,10 +167,15 @@ export function unblock(store: LongRunStore, run: LongRun, id: string, despite: 
   const m = milestone(run, id);
   const d = milestone(run, despite);
   if (!run.milestones.get(id)!.dependencies.includes(despite)) throw new InputError(`${despite} is not a dependency of ${id}`);
-  if (d.status !== 'skipped' && d.status !== 'failed') throw new InputError(`${despite} is "${d.status}": only a skipped or failed dependency can be overridden`);
+  if (d.status !== 'skipped' && d.status !== 'failed')
+    throw new InputError(`${despite} is "${d.status}": only a skipped or failed dependency can be overridden`);
   if (m.status !== 'pending') throw new InputError(`${id} is "${m.status}": only a milestone that has not started can be unblocked`);
   if (m.unblockedDespite.includes(despite)) throw new InputError(`${id} is already unblocked despite ${despite}`);
-  store.updateMilestone(id, (x) => void x.unblockedDespite.push(despite), `override by a person: proceed with ${id} despite ${despite} being ${d.status}`);
+  store.updateMilestone(
+    id,
+    (x) => void x.unblockedDespite.push(despite),
+    `override by a person: proceed with ${id} despite ${despite} being ${d.status}`,
+  );
   return done(`${id}: may start despite ${despite}; its planner is told what ${despite} was to provide`);
 }
 
@@ -182,7 +198,8 @@ export function abortRun(store: LongRunStore, run: LongRun, reason: string): Dec
  */
 export function rollback(store: LongRunStore, run: LongRun, id: string): DecisionResult {
   const m = milestone(run, id);
-  if (m.status !== 'completed' || !m.checkpoint) throw new InputError(`${id} is "${m.status}": roll back to a completed milestone's checkpoint`);
+  if (m.status !== 'completed' || !m.checkpoint)
+    throw new InputError(`${id} is "${m.status}": roll back to a completed milestone's checkpoint`);
   const reset = dependentsOf(run, id).filter((x) => {
     const s = stateOf(run, x).status;
     return s !== 'completed' && s !== 'skipped';
@@ -205,7 +222,9 @@ export function rollback(store: LongRunStore, run: LongRun, id: string): Decisio
         integrationAccepted: false,
       } satisfies Partial<MilestoneState>);
     }
-    s.log.push(logEntry(`rolled back to the checkpoint of ${id} (${m.checkpoint}) by a person: ${reset.join(', ')} back to pending with Attempts 0`));
+    s.log.push(
+      logEntry(`rolled back to the checkpoint of ${id} (${m.checkpoint}) by a person: ${reset.join(', ')} back to pending with Attempts 0`),
+    );
   });
   const discard = reset.filter((x) => ACTIVE_STATUSES.has(stateOf(run, x).status) || stateOf(run, x).status === 'failed');
   return done(`rolled back to ${id}'s checkpoint: ${reset.join(', ')} will be planned again`, discard, false);
@@ -230,15 +249,25 @@ export function addCorrective(store: LongRunStore, run: LongRun, input: Correcti
   for (const d of [...input.dependencies, ...input.blocks]) milestone(run, d);
   for (const b of input.blocks) {
     const s = stateOf(run, b).status;
-    if (s !== 'pending') throw new InputError(`${b} is "${s}": a corrective milestone can only be put before milestones that have not started`);
+    if (s !== 'pending')
+      throw new InputError(`${b} is "${s}": a corrective milestone can only be put before milestones that have not started`);
   }
   const id = `M${Math.max(0, ...[...run.milestones.keys()].map(milestoneNumber)) + 1}`;
-  const def: Omit<Milestone, 'file'> = { id, name: input.name, goal: input.goal, scope: input.scope, criteria: input.criteria, dependencies: input.dependencies, interfaces: [] };
+  const def: Omit<Milestone, 'file'> = {
+    id,
+    name: input.name,
+    goal: input.goal,
+    scope: input.scope,
+    criteria: input.criteria,
+    dependencies: input.dependencies,
+    interfaces: [],
+  };
   const file = join(run.paths.milestonesDir, `${id}-${slugify(input.name)}.md`);
   const text = formatMilestone(def);
   // Checked as the loader will read it, before anything is written.
   parseMilestone(text, run.paths.rel(file));
-  for (const b of input.blocks) if (wouldCycle(run, b, input.dependencies)) throw new InputError(`${id} cannot both depend on and block ${b}: that is a cycle`);
+  for (const b of input.blocks)
+    if (wouldCycle(run, b, input.dependencies)) throw new InputError(`${id} cannot both depend on and block ${b}: that is a cycle`);
 
   mkdirSync(run.paths.milestonesDir, { recursive: true });
   writeFileSync(file, text, { flag: 'wx' });
@@ -246,7 +275,12 @@ export function addCorrective(store: LongRunStore, run: LongRun, input: Correcti
   store.setName(id, input.name);
   store.update((s) => {
     s.milestones.push(newMilestoneState(id));
-    s.log.push(logEntry(`corrective milestone added by a person: ${input.reason || input.goal} (depends on ${input.dependencies.join(', ') || 'nothing'}${input.blocks.length ? `; ${input.blocks.join(', ')} now wait for it` : ''})`, id));
+    s.log.push(
+      logEntry(
+        `corrective milestone added by a person: ${input.reason || input.goal} (depends on ${input.dependencies.join(', ') || 'nothing'}${input.blocks.length ? `; ${input.blocks.join(', ')} now wait for it` : ''})`,
+        id,
+      ),
+    );
   });
   return { ...done(`${id} (${input.name}) added as pending`), id };
 }
@@ -260,7 +294,12 @@ function wouldCycle(run: LongRun, blocked: string, newDeps: string[]): boolean {
 function addDependency(run: LongRun, id: string, dep: string): void {
   const def = run.milestones.get(id)!;
   const path = join(run.paths.milestonesDir, def.file.split('/').pop()!);
-  const source = existsSync(path) ? path : join(run.paths.milestonesDir, readdirSync(run.paths.milestonesDir).find((n) => n.startsWith(`${id}-`) || n === `${id}.md`)!);
+  const source = existsSync(path)
+    ? path
+    : join(
+        run.paths.milestonesDir,
+        readdirSync(run.paths.milestonesDir).find((n) => n.startsWith(`${id}-`) || n === `${id}.md`)!,
+      );
   const text = readFileSync(source, 'utf8');
   const lines = text.split('\n');
   const at = lines.findIndex((l) => /^##\s+Dependencies\s*$/i.test(l));

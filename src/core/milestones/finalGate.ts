@@ -3,12 +3,13 @@
 // a corrective milestone (at most two); after that a person decides.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { logTimestamp } from '../log/logLine';
 import type { LongRunContext } from './context';
 import { logEntry, type LongRun } from './longRun';
 import { formatMilestone, milestoneNumber } from './milestoneFile';
-import { slugify } from './names';
 import { withTempWorktree } from './milestoneGit';
+import { slugify } from './names';
 import { newMilestoneState } from './stateFile';
 import { completionSummary } from './statusBlock';
 import { runChecks } from './verify';
@@ -69,11 +70,19 @@ function addE2ECorrective(ctx: LongRunContext, run: LongRun, failure: string): s
   const likely = likelyCause(run, failure);
   const scope = [...new Set([...run.milestones.values()].flatMap((m) => m.scope))];
   const name = `Final E2E fix ${attempt}`;
-  const commands = [run.state.verification.command, run.state.verification.testSuite].filter(Boolean).map((c) => `\`${c}\` passes on the integrated result`);
+  const commands = [run.state.verification.command, run.state.verification.testSuite]
+    .filter(Boolean)
+    .map((c) => `\`${c}\` passes on the integrated result`);
   const text = formatMilestone({
     id,
     name,
-    goal: [`Make the final end-to-end gate pass on the integrated result.${likely.length ? ` Likely cause: the output of ${likely.join(', ')}.` : ''}`, '', 'Failure:', '', ...failure.split('\n').map((l) => `    ${l}`)].join('\n'),
+    goal: [
+      `Make the final end-to-end gate pass on the integrated result.${likely.length ? ` Likely cause: the output of ${likely.join(', ')}.` : ''}`,
+      '',
+      'Failure:',
+      '',
+      ...failure.split('\n').map((l) => `    ${l}`),
+    ].join('\n'),
     scope,
     criteria: commands.length ? commands : ['every interface contract of the completed milestones holds'],
     dependencies: done,
@@ -86,7 +95,11 @@ function addE2ECorrective(ctx: LongRunContext, run: LongRun, failure: string): s
     s.milestones.push(newMilestoneState(id));
     s.overall.status = 'running';
     s.overall.e2eFixes = attempt;
-    s.log.push(logEntry(`final E2E gate failed: ${failure.split('\n')[0]}; corrective milestone ${id} added (${attempt} of ${E2E_CORRECTIVE_ATTEMPTS})${likely.length ? `, likely cause ${likely.join(', ')}` : ''}`));
+    s.log.push(
+      logEntry(
+        `final E2E gate failed: ${failure.split('\n')[0]}; corrective milestone ${id} added (${attempt} of ${E2E_CORRECTIVE_ATTEMPTS})${likely.length ? `, likely cause ${likely.join(', ')}` : ''}`,
+      ),
+    );
   });
   return id;
 }

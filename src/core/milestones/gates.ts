@@ -3,6 +3,7 @@
 // run with an Awaiting field), so every front end shows the same gates: the CLI asks on a
 // terminal, the extension shows a notification and actions, and a run nobody can ask stops.
 import { readFileSync } from 'node:fs';
+
 import type { LongRun } from './longRun';
 import { compareMilestoneIds } from './milestoneFile';
 import { filesOutsideScope, MAX_PLAN_TASKS, parsePlan } from './planFile';
@@ -49,7 +50,8 @@ export function openGates(run: LongRun): Gate[] {
       gates.push({ kind: 'duration', milestone: m.id, name, reason: m.reason ?? 'in progress for longer than its share' });
     }
   }
-  if (run.state.overall.awaiting === 'e2e') gates.push({ kind: 'e2e', reason: run.state.overall.reason ?? 'the final end-to-end gate failed' });
+  if (run.state.overall.awaiting === 'e2e')
+    gates.push({ kind: 'e2e', reason: run.state.overall.reason ?? 'the final end-to-end gate failed' });
   return gates;
 }
 
@@ -62,7 +64,9 @@ export function planGate(run: LongRun, id: string): Extract<Gate, { kind: 'plan'
     const planned = parsePlan(readFileSync(run.paths.abs(m.plan!), 'utf8'), m.plan!);
     tasks = planned.length;
     if (tasks > MAX_PLAN_TASKS) {
-      warnings.push(`This milestone's plan has ${tasks} tasks (more than ${MAX_PLAN_TASKS}): it may be too large for a single milestone. Consider splitting it (reject with a reason, or skip it and add smaller milestones).`);
+      warnings.push(
+        `This milestone's plan has ${tasks} tasks (more than ${MAX_PLAN_TASKS}): it may be too large for a single milestone. Consider splitting it (reject with a reason, or skip it and add smaller milestones).`,
+      );
     }
     const outside = filesOutsideScope(planned, def.scope);
     if (outside.length) warnings.push(`The plan touches files outside the milestone's scope: ${outside.join(', ')}`);

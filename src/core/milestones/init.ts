@@ -3,6 +3,7 @@
 // M<N>*.md are). Never overwrites anything.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { InputError } from '../inputError';
 import { quoteCode } from './markdown';
 import { slugify } from './names';

@@ -5,6 +5,7 @@
 // passes: the checkpoint file, then the milestone branch merged into the base branch --no-ff.
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+
 import { Git } from '../git/git';
 import { logTimestamp } from '../log/logLine';
 import { type Checkpoint, formatCheckpoint } from './checkpointFile';
@@ -28,7 +29,8 @@ export async function integrateMilestone(ctx: LongRunContext, id: string): Promi
   if (!head) return { kind: 'error', message: `${id}: its branch ${branch} is gone; nothing to integrate` };
 
   // Merged before a crash: only the bookkeeping is left.
-  if (await git.isAncestor(head, ctx.baseBranch)) return finish(ctx, run, id, head, me.checkpoint ? undefined : 'merged before an interruption');
+  if (await git.isAncestor(head, ctx.baseBranch))
+    return finish(ctx, run, id, head, me.checkpoint ? undefined : 'merged before an interruption');
 
   // A fix interrupted by a crash or a stop is finished first.
   if (unfinishedTasks(ctx, id, `${id}-FIX`).length) return runFix(ctx, id);
@@ -46,18 +48,34 @@ export async function integrateMilestone(ctx: LongRunContext, id: string): Promi
         return { conflict: [...merged.conflicts, ...merged.blockedBy] };
       }
       const ids = run.state.milestones.filter((m) => m.status === 'completed' || m.id === id).map((m) => m.id);
-      return runChecks({ dir, run, interfacesOf: ids, env: ctx.env, records: ctx.records, logDir: paths.runsOf(id), signal: control.signal });
+      return runChecks({
+        dir,
+        run,
+        interfacesOf: ids,
+        env: ctx.env,
+        records: ctx.records,
+        logDir: paths.runsOf(id),
+        signal: control.signal,
+      });
     });
     if (control.cause) return { kind: 'stopped', cause: control.cause };
     if ('conflict' in check) {
-      return escalate(ctx, id, `merging ${ctx.baseBranch} into ${branch} conflicts in ${check.conflict.join(', ')}; resolve it in ${paths.worktreeOf(id)} (merge ${ctx.baseBranch} there and commit), then accept`);
+      return escalate(
+        ctx,
+        id,
+        `merging ${ctx.baseBranch} into ${branch} conflicts in ${check.conflict.join(', ')}; resolve it in ${paths.worktreeOf(id)} (merge ${ctx.baseBranch} there and commit), then accept`,
+      );
     }
     if (check.stopped) return { kind: 'stopped', cause: 'stop' };
     if (!check.ok) {
       const failure = `${check.failure}`;
       if (me.integrationFixes >= INTEGRATION_FIX_ATTEMPTS) {
         const involved = involvedMilestones(run, id, failure);
-        return escalate(ctx, id, `integration check failed after ${me.integrationFixes} targeted fixes; milestones involved: ${involved.join(', ')}; ${firstLines(failure, 3)}`);
+        return escalate(
+          ctx,
+          id,
+          `integration check failed after ${me.integrationFixes} targeted fixes; milestones involved: ${involved.join(', ')}; ${firstLines(failure, 3)}`,
+        );
       }
       return startFix(ctx, run, id, me.integrationFixes + 1, failure);
     }
@@ -88,15 +106,24 @@ export async function integrateMilestone(ctx: LongRunContext, id: string): Promi
   };
   mkdirSync(paths.checkpointsDir, { recursive: true });
   writeFileSync(checkpointFile, formatCheckpoint(checkpoint));
-  store.updateMilestone(id, (m) => void (m.checkpoint = paths.rel(checkpointFile)), `checkpoint written: ${paths.rel(checkpointFile)} (${changes.length} file${changes.length === 1 ? '' : 's'} changed)`);
+  store.updateMilestone(
+    id,
+    (m) => void (m.checkpoint = paths.rel(checkpointFile)),
+    `checkpoint written: ${paths.rel(checkpointFile)} (${changes.length} file${changes.length === 1 ? '' : 's'} changed)`,
+  );
 
   if ((await git.currentBranch()) !== ctx.baseBranch) {
-    return { kind: 'error', message: `the main checkout ${paths.repoTop} is not on ${ctx.baseBranch}: check it out again, then run again to merge ${id}` };
+    return {
+      kind: 'error',
+      message: `the main checkout ${paths.repoTop} is not on ${ctx.baseBranch}: check it out again, then run again to merge ${id}`,
+    };
   }
   const merged = await git.mergeNoFf(branch, `Merge milestone ${id}: ${def.name}`);
   if (!merged.ok) {
     if (merged.conflicts.length) await git.mergeAbort();
-    const what = merged.conflicts.length ? `conflicts in ${merged.conflicts.join(', ')}` : `local changes in ${paths.repoTop} would be overwritten: ${merged.blockedBy.join(', ')}`;
+    const what = merged.conflicts.length
+      ? `conflicts in ${merged.conflicts.join(', ')}`
+      : `local changes in ${paths.repoTop} would be overwritten: ${merged.blockedBy.join(', ')}`;
     return escalate(ctx, id, `merging ${branch} into ${ctx.baseBranch} stopped: ${what}; resolve it by hand, then accept`);
   }
   return finish(ctx, store.load(), id, head);
@@ -107,7 +134,10 @@ async function finish(ctx: LongRunContext, run: LongRun, id: string, head: strin
   const { store, paths, git } = ctx;
   const mergeCommit = (await git.run(['rev-parse', '--short', 'HEAD'])).stdout.trim();
   if (!stateOf(run, id).checkpoint || !existsSync(paths.checkpoint(id))) {
-    return { kind: 'error', message: `${id} is merged (${head.slice(0, 8)} is in ${ctx.baseBranch}) but has no checkpoint file; write ${paths.rel(paths.checkpoint(id))} or roll back` };
+    return {
+      kind: 'error',
+      message: `${id} is merged (${head.slice(0, 8)} is in ${ctx.baseBranch}) but has no checkpoint file; write ${paths.rel(paths.checkpoint(id))} or roll back`,
+    };
   }
   store.updateMilestone(
     id,
@@ -149,10 +179,17 @@ function escalate(ctx: LongRunContext, id: string, reason: string): PhaseEnd {
 async function startFix(ctx: LongRunContext, run: LongRun, id: string, attempt: number, failure: string): Promise<PhaseEnd> {
   const { paths, store } = ctx;
   const worktree = await ensureMilestoneWorktree(paths, ctx.git, id, ctx.baseBranch);
-  const merged = await new Git(worktree).mergeNoFf(ctx.baseBranch, `Merge ${ctx.baseBranch} into ${paths.branchOf(id)} for an integration fix`);
+  const merged = await new Git(worktree).mergeNoFf(
+    ctx.baseBranch,
+    `Merge ${ctx.baseBranch} into ${paths.branchOf(id)} for an integration fix`,
+  );
   if (!merged.ok) {
     await new Git(worktree).mergeAbort();
-    return escalate(ctx, id, `merging ${ctx.baseBranch} into ${paths.branchOf(id)} for a fix conflicts in ${[...merged.conflicts, ...merged.blockedBy].join(', ')}`);
+    return escalate(
+      ctx,
+      id,
+      `merging ${ctx.baseBranch} into ${paths.branchOf(id)} for a fix conflicts in ${[...merged.conflicts, ...merged.blockedBy].join(', ')}`,
+    );
   }
   const def = run.milestones.get(id)!;
   const { verification } = run.state;
@@ -179,7 +216,11 @@ async function startFix(ctx: LongRunContext, run: LongRun, id: string, attempt: 
       error_log: [],
     });
   });
-  store.updateMilestone(id, (m) => void (m.integrationFixes = attempt), `integration check failed: ${firstLines(failure, 2)}; targeted fix ${attempt} of ${INTEGRATION_FIX_ATTEMPTS} (${taskId})`);
+  store.updateMilestone(
+    id,
+    (m) => void (m.integrationFixes = attempt),
+    `integration check failed: ${firstLines(failure, 2)}; targeted fix ${attempt} of ${INTEGRATION_FIX_ATTEMPTS} (${taskId})`,
+  );
   return runFix(ctx, id);
 }
 
@@ -217,5 +258,9 @@ function involvedMilestones(run: LongRun, id: string, failure: string): string[]
 }
 
 function firstLines(text: string, n: number): string {
-  return text.split('\n').filter((l) => l.trim()).slice(0, n).join(' | ');
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(0, n)
+    .join(' | ');
 }

@@ -5,6 +5,7 @@
 // as state.md.bak) before anything else happens.
 import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { logTimestamp } from '../log/logLine';
 import { LongRunFormatError, oneLine } from './markdown';
 import { compareMilestoneIds, type Milestone, parseMilestone } from './milestoneFile';
@@ -30,7 +31,12 @@ export function readMilestones(paths: HarnessPaths): Map<string, Milestone> {
   try {
     names = readdirSync(paths.milestonesDir);
   } catch {
-    throw new LongRunFormatError(`${paths.rel(paths.dir)}/milestones`, undefined, undefined, 'no milestones/ folder in the harness directory');
+    throw new LongRunFormatError(
+      `${paths.rel(paths.dir)}/milestones`,
+      undefined,
+      undefined,
+      'no milestones/ folder in the harness directory',
+    );
   }
   for (const name of names.filter((n) => /^M\d+.*\.md$/.test(n)).sort()) {
     const file = `${paths.rel(paths.milestonesDir)}/${name}`;
@@ -74,12 +80,14 @@ export function loadLongRun(paths: HarnessPaths): LongRun {
 
   for (const m of milestones.values()) {
     for (const d of m.dependencies) {
-      if (!milestones.has(d)) throw new LongRunFormatError(m.file, undefined, 'Dependencies', `${m.id} depends on ${d}, which has no milestone file`);
+      if (!milestones.has(d))
+        throw new LongRunFormatError(m.file, undefined, 'Dependencies', `${m.id} depends on ${d}, which has no milestone file`);
       if (d === m.id) throw new LongRunFormatError(m.file, undefined, 'Dependencies', `${m.id} depends on itself`);
     }
   }
   const cycle = findCycle(milestones);
-  if (cycle) throw new LongRunFormatError(milestones.get(cycle[0]!)!.file, undefined, 'Dependencies', `dependency cycle: ${cycle.join(' → ')}`);
+  if (cycle)
+    throw new LongRunFormatError(milestones.get(cycle[0]!)!.file, undefined, 'Dependencies', `dependency cycle: ${cycle.join(' → ')}`);
 
   const skippedInLog = new Map<string, number | undefined>();
   for (const e of state.log) {
@@ -89,14 +97,31 @@ export function loadLongRun(paths: HarnessPaths): LongRun {
   const byId = new Map(state.milestones.map((m) => [m.id, m]));
   for (const m of state.milestones) {
     if (NEEDS_PLAN.has(m.status)) {
-      if (!m.plan) throw new LongRunFormatError(stateFile, at(m.id, 'status'), `${m.id} Status`, `"${m.status}" without a plan file (Plan is empty)`);
-      if (!existsSync(paths.abs(m.plan))) throw new LongRunFormatError(stateFile, at(m.id, 'plan'), `${m.id} Plan`, `"${m.status}" but the plan file ${m.plan} does not exist`);
+      if (!m.plan)
+        throw new LongRunFormatError(stateFile, at(m.id, 'status'), `${m.id} Status`, `"${m.status}" without a plan file (Plan is empty)`);
+      if (!existsSync(paths.abs(m.plan)))
+        throw new LongRunFormatError(
+          stateFile,
+          at(m.id, 'plan'),
+          `${m.id} Plan`,
+          `"${m.status}" but the plan file ${m.plan} does not exist`,
+        );
     }
     if (NEEDS_ATTEMPT.has(m.status) && m.attempts < 1) {
-      throw new LongRunFormatError(stateFile, at(m.id, 'attempts'), `${m.id} Attempts`, `"${m.status}" needs Attempts of at least 1 (the plan was never run)`);
+      throw new LongRunFormatError(
+        stateFile,
+        at(m.id, 'attempts'),
+        `${m.id} Attempts`,
+        `"${m.status}" needs Attempts of at least 1 (the plan was never run)`,
+      );
     }
     if (m.status === 'completed' && (!m.checkpoint || !existsSync(paths.abs(m.checkpoint)))) {
-      throw new LongRunFormatError(stateFile, at(m.id, 'checkpoint'), `${m.id} Checkpoint`, `"completed" without its checkpoint file${m.checkpoint ? ` (${m.checkpoint} does not exist)` : ''}`);
+      throw new LongRunFormatError(
+        stateFile,
+        at(m.id, 'checkpoint'),
+        `${m.id} Checkpoint`,
+        `"completed" without its checkpoint file${m.checkpoint ? ` (${m.checkpoint} does not exist)` : ''}`,
+      );
     }
     if (skippedInLog.has(m.id) && m.status !== 'skipped') {
       throw new LongRunFormatError(
@@ -107,18 +132,38 @@ export function loadLongRun(paths: HarnessPaths): LongRun {
       );
     }
     if (m.awaiting === 'integration' && m.status !== 'integrating') {
-      throw new LongRunFormatError(stateFile, at(m.id, 'awaiting'), `${m.id} Awaiting`, `an integration decision is only awaited while "integrating" (status is "${m.status}")`);
+      throw new LongRunFormatError(
+        stateFile,
+        at(m.id, 'awaiting'),
+        `${m.id} Awaiting`,
+        `an integration decision is only awaited while "integrating" (status is "${m.status}")`,
+      );
     }
     if (m.awaiting === 'duration' && m.status !== 'planning' && m.status !== 'executing') {
-      throw new LongRunFormatError(stateFile, at(m.id, 'awaiting'), `${m.id} Awaiting`, `a duration decision is only awaited while "planning" or "executing" (status is "${m.status}")`);
+      throw new LongRunFormatError(
+        stateFile,
+        at(m.id, 'awaiting'),
+        `${m.id} Awaiting`,
+        `a duration decision is only awaited while "planning" or "executing" (status is "${m.status}")`,
+      );
     }
     for (const d of m.unblockedDespite) {
       if (!milestones.get(m.id)!.dependencies.includes(d)) {
-        throw new LongRunFormatError(stateFile, at(m.id, 'unblockedDespite'), `${m.id} Unblocked Despite`, `${d} is not one of ${m.id}'s dependencies`);
+        throw new LongRunFormatError(
+          stateFile,
+          at(m.id, 'unblockedDespite'),
+          `${m.id} Unblocked Despite`,
+          `${d} is not one of ${m.id}'s dependencies`,
+        );
       }
       const status = byId.get(d)?.status;
       if (status !== 'skipped' && status !== 'failed') {
-        throw new LongRunFormatError(stateFile, at(m.id, 'unblockedDespite'), `${m.id} Unblocked Despite`, `${d} is "${status}", not skipped or failed`);
+        throw new LongRunFormatError(
+          stateFile,
+          at(m.id, 'unblockedDespite'),
+          `${m.id} Unblocked Despite`,
+          `${d} is "${status}", not skipped or failed`,
+        );
       }
     }
   }

@@ -1,6 +1,7 @@
 // milestones/M<N>-<slug>.md: one milestone of a long run, written by a person (or by
 // `launchpad milestones correct add`). The format is described in README.md ("Milestones").
 import * as z from 'zod/mini';
+
 import { type FieldValue, LongRunFormatError, readDocument, readList, readText, type Section, unquote } from './markdown';
 import { describeIssue } from './zodIssues';
 
@@ -15,9 +16,13 @@ export interface InterfaceContract {
 
 const idSchema = z.string().check(z.regex(MILESTONE_ID, { error: 'expected a milestone id: M followed by a number (M1, M2, …)' }));
 const nonEmpty = (what: string) => z.string().check(z.minLength(1, { error: `${what} is empty` }));
-const scopePath = z.string().check(
-  z.refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), { error: 'a scope entry is a path inside the repository (no leading "/", no "..")' }),
-);
+const scopePath = z
+  .string()
+  .check(
+    z.refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), {
+      error: 'a scope entry is a path inside the repository (no leading "/", no "..")',
+    }),
+  );
 
 export const milestoneSchema = z.strictObject({
   id: idSchema,
@@ -98,7 +103,12 @@ export function parseMilestone(text: string, file: string): Milestone {
     const key = String(issue.path[0] ?? '');
     const label = key in SECTIONS ? SECTIONS[key as keyof typeof SECTIONS] : key;
     const index = issue.path[1];
-    throw new LongRunFormatError(file, (typeof index === 'number' ? itemLines[key]?.[index] : undefined) ?? lines[key], label, describeIssue(issue));
+    throw new LongRunFormatError(
+      file,
+      (typeof index === 'number' ? itemLines[key]?.[index] : undefined) ?? lines[key],
+      label,
+      describeIssue(issue),
+    );
   }
   return { ...parsed.data, file };
 }

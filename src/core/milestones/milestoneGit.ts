@@ -3,6 +3,7 @@
 // or an integration check, the milestone's real diff, and cleaning up after it.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+
 import { Git } from '../git/git';
 import type { FileChange } from './checkpointFile';
 import { ARTEFACT_DIR, type HarnessPaths, MILESTONE_STATE_DIR } from './paths';
@@ -84,7 +85,8 @@ export async function milestoneDiff(git: Git, baseBranch: string, head: string):
 export async function discardMilestoneWork(paths: HarnessPaths, git: Git, id: string, opts: { keepBranch: boolean }): Promise<void> {
   const tasksRoot = paths.taskWorktreesOf(id);
   for (const w of await git.listWorktrees()) {
-    if (w.path === paths.worktreeOf(id) || w.path.startsWith(`${tasksRoot}/`) || w.path.startsWith(`${paths.worktreeOf(id)}.`)) await git.removeWorktree(w.path);
+    if (w.path === paths.worktreeOf(id) || w.path.startsWith(`${tasksRoot}/`) || w.path.startsWith(`${paths.worktreeOf(id)}.`))
+      await git.removeWorktree(w.path);
   }
   rmSync(paths.worktreeOf(id), { recursive: true, force: true });
   rmSync(tasksRoot, { recursive: true, force: true });

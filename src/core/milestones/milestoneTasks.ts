@@ -3,16 +3,17 @@
 // milestone branch, retries, recovery. The task file remembers which plan and attempt it was made
 // for, so a resumed attempt keeps its progress and a new attempt starts clean.
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+
 import { Controller } from '../controller/controller';
 import type { RunOutcome } from '../controller/types';
 import { StatePaths } from '../statePaths';
-import { isPermanentlyFailed } from '../tasks/dag';
 import { type Task, type TaskFile, taskFileSchema } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
+import { isPermanentlyFailed } from '../tasks/dag';
 import { isRateLimited } from './agents';
 import type { LongRunContext, StopCause } from './context';
-import { writeAtomically } from './longRun';
 import type { LongRun } from './longRun';
+import { writeAtomically } from './longRun';
 import { clearAllTasks, parsePlan, type PlanTask, setTaskDone } from './planFile';
 import { failedReviewFindings, workerContext } from './prompts';
 import { stateOf } from './schedule';

@@ -4,6 +4,7 @@
 // inside that worktree's ignored `.launchpad-milestone/` folder.
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+
 import { slugify } from './names';
 
 /** Where `milestones init` creates harness directories, relative to the repository's top. */

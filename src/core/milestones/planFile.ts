@@ -3,6 +3,7 @@
 // checkbox line with indented fields. Ticking a box is the only edit Launchpad makes to a plan.
 // The format is described in README.md ("Milestones").
 import * as z from 'zod/mini';
+
 import { LongRunFormatError, readDocument, unquote } from './markdown';
 import { describeIssue } from './zodIssues';
 
@@ -65,11 +66,18 @@ export function parsePlan(text: string, file: string): PlanTask[] {
     const field = FIELD_LINE.exec(t);
     if (field && current) {
       const key = FIELDS[field[1]!.toLowerCase()];
-      if (!key) throw new LongRunFormatError(file, line, field[1], 'unknown task field; expected Files, Validate, Depends, Timeout or Context');
+      if (!key)
+        throw new LongRunFormatError(file, line, field[1], 'unknown task field; expected Files, Validate, Depends, Timeout or Context');
       if (current.seen.has(key)) throw new LongRunFormatError(file, line, field[1], `given twice for ${String(current.id)}`);
       current.seen.add(key);
       const value = unquote(field[2]!);
-      if (key === 'files' || key === 'depends') current[key] = value ? value.split(/\s*,\s*/).map((v) => unquote(v) ?? '').filter(Boolean) : [];
+      if (key === 'files' || key === 'depends')
+        current[key] = value
+          ? value
+              .split(/\s*,\s*/)
+              .map((v) => unquote(v) ?? '')
+              .filter(Boolean)
+          : [];
       else if (key === 'timeout') current[key] = value === null ? undefined : /^\d+$/.test(value) ? Number(value) : NaN;
       else if (value !== null) current[key] = value;
       lastField = key;
@@ -80,7 +88,12 @@ export function parsePlan(text: string, file: string): PlanTask[] {
       current.context = `${String(current.context ?? '')}\n${t.trim()}`.trim();
       continue;
     }
-    throw new LongRunFormatError(file, line, 'Tasks', `expected "- [ ] T<n> title" or an indented "- Field: value", got "${t.trim().slice(0, 80)}"`);
+    throw new LongRunFormatError(
+      file,
+      line,
+      'Tasks',
+      `expected "- [ ] T<n> title" or an indented "- Field: value", got "${t.trim().slice(0, 80)}"`,
+    );
   }
   finish();
   if (!tasks.length) throw new LongRunFormatError(file, section.line, 'Tasks', 'the plan has no tasks ("- [ ] T1 title" lines)');
@@ -104,7 +117,8 @@ function checkTaskGraph(tasks: PlanTask[], file: string): void {
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (t: PlanTask, path: string[]): void => {
     if (state.get(t.id) === 'done') return;
-    if (state.get(t.id) === 'visiting') throw new LongRunFormatError(file, t.line, `${t.id} Depends`, `dependency cycle: ${[...path, t.id].join(' → ')}`);
+    if (state.get(t.id) === 'visiting')
+      throw new LongRunFormatError(file, t.line, `${t.id} Depends`, `dependency cycle: ${[...path, t.id].join(' → ')}`);
     state.set(t.id, 'visiting');
     for (const d of t.depends) visit(byId.get(d)!, [...path, t.id]);
     state.set(t.id, 'done');

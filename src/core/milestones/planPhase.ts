@@ -2,15 +2,16 @@
 // writes the plan file, and the milestone then waits for a person's approval.
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { logTimestamp } from '../log/logLine';
 import { describeFailure, runRoleAgent } from './agents';
 import { formatDay } from './checkpointFile';
 import { advanced, type LongRunContext, type PhaseEnd } from './context';
-import { ensureMilestoneWorktree } from './milestoneGit';
 import { type Milestone } from './milestoneFile';
+import { ensureMilestoneWorktree } from './milestoneGit';
 import { slugify } from './names';
-import { MAX_PLAN_TASKS, parsePlan } from './planFile';
 import type { HarnessPaths } from './paths';
+import { MAX_PLAN_TASKS, parsePlan } from './planFile';
 import { plannerPrompt } from './prompts';
 import { stateOf } from './schedule';
 
@@ -31,7 +32,11 @@ export async function planMilestone(ctx: LongRunContext, id: string): Promise<Ph
       'gate check passed (dependencies completed, no scope conflict with a milestone in progress): plan-crafting',
     );
   } else if (before.status === 'planning') {
-    store.updateMilestone(id, (m) => void (m.since = now), `plan-crafting ${before.plan ? 'restarted (the plan file may be incomplete)' : 'started'}`);
+    store.updateMilestone(
+      id,
+      (m) => void (m.since = now),
+      `plan-crafting ${before.plan ? 'restarted (the plan file may be incomplete)' : 'started'}`,
+    );
   } else {
     throw new Error(`${id} cannot be planned from "${before.status}"`);
   }
@@ -60,7 +65,12 @@ export async function planMilestone(ctx: LongRunContext, id: string): Promise<Ph
     prompt: plannerPrompt(run, id, planFile),
     runsDir: paths.runsOf(id),
     env: ctx.env,
-    vars: { LAUNCHPAD_PLAN_FILE: planFile, LAUNCHPAD_MILESTONE_NAME: def.name, LAUNCHPAD_WORKTREE: worktree, LAUNCHPAD_HARNESS_DIR: paths.dir },
+    vars: {
+      LAUNCHPAD_PLAN_FILE: planFile,
+      LAUNCHPAD_MILESTONE_NAME: def.name,
+      LAUNCHPAD_WORKTREE: worktree,
+      LAUNCHPAD_HARNESS_DIR: paths.dir,
+    },
     records: ctx.records,
     signal: control.signal,
   });

@@ -3,6 +3,7 @@
 // interfaces it established and the criteria verified (read from its checkpoint) — never logs,
 // reviews or transcripts. The reviewer gets the plan and the diff, never the workers' output.
 import { existsSync, readFileSync } from 'node:fs';
+
 import { readCheckpointContext } from './checkpointFile';
 import type { LongRun } from './longRun';
 import { PLAN_TASK_ID } from './planFile';
@@ -44,7 +45,12 @@ export function contextBrief(run: LongRun, id: string): string {
         ...bullets(c.criteria),
       );
     } else if (me.unblockedDespite.includes(d)) {
-      lines.push('', `## Missing prerequisite ${d}`, `Prerequisite ${d} was ${dep.status}. The following outputs are missing:`, ...bullets(run.milestones.get(d)!.criteria));
+      lines.push(
+        '',
+        `## Missing prerequisite ${d}`,
+        `Prerequisite ${d} was ${dep.status}. The following outputs are missing:`,
+        ...bullets(run.milestones.get(d)!.criteria),
+      );
     }
   }
   return lines.join('\n') + '\n';
@@ -102,36 +108,42 @@ export function plannerPrompt(run: LongRun, id: string, planFile: string): strin
   return lines.join('\n') + '\n';
 }
 
-export function reviewerPrompt(run: LongRun, id: string, opts: { plan: string; planText: string; diffFile: string; diffStat: string; reviewFile: string }): string {
+export function reviewerPrompt(
+  run: LongRun,
+  id: string,
+  opts: { plan: string; planText: string; diffFile: string; diffStat: string; reviewFile: string },
+): string {
   const def = run.milestones.get(id)!;
-  return [
-    'You are the reviewer of one milestone of a long run managed by Launchpad. Review the work against its plan.',
-    'You see the plan and the diff, not the workers: judge only what is in the repository.',
-    '',
-    `## Milestone ${id} — ${def.name}`,
-    '### Goal',
-    def.goal,
-    '### Scope',
-    ...def.scope.map((s) => `- ${s}`),
-    '### Success Criteria',
-    ...def.criteria.map((c) => `- ${c}`),
-    '',
-    `## Plan (${opts.plan})`,
-    opts.planText.trim(),
-    '',
-    '## Diff',
-    `The full diff of the milestone is in ${opts.diffFile}. Summary:`,
-    '```',
-    opts.diffStat.trim() || '(no changes)',
-    '```',
-    '',
-    '## Your review',
-    `Write the review to: ${opts.reviewFile}`,
-    'List your findings (what is missing or wrong, with files and lines), then end with exactly one verdict line:',
-    'VERDICT: PASS   (every success criterion is met and the plan was followed)',
-    'VERDICT: FAIL   (anything else)',
-    'Do not change any file of the repository.',
-  ].join('\n') + '\n';
+  return (
+    [
+      'You are the reviewer of one milestone of a long run managed by Launchpad. Review the work against its plan.',
+      'You see the plan and the diff, not the workers: judge only what is in the repository.',
+      '',
+      `## Milestone ${id} — ${def.name}`,
+      '### Goal',
+      def.goal,
+      '### Scope',
+      ...def.scope.map((s) => `- ${s}`),
+      '### Success Criteria',
+      ...def.criteria.map((c) => `- ${c}`),
+      '',
+      `## Plan (${opts.plan})`,
+      opts.planText.trim(),
+      '',
+      '## Diff',
+      `The full diff of the milestone is in ${opts.diffFile}. Summary:`,
+      '```',
+      opts.diffStat.trim() || '(no changes)',
+      '```',
+      '',
+      '## Your review',
+      `Write the review to: ${opts.reviewFile}`,
+      'List your findings (what is missing or wrong, with files and lines), then end with exactly one verdict line:',
+      'VERDICT: PASS   (every success criterion is met and the plan was followed)',
+      'VERDICT: FAIL   (anything else)',
+      'Do not change any file of the repository.',
+    ].join('\n') + '\n'
+  );
 }
 
 /** The description a worker's task gets: the task's own context, the milestone, and findings to address. */

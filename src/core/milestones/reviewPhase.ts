@@ -5,13 +5,14 @@
 // them as constraints, 3 or more → the milestone fails.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { logTimestamp } from '../log/logLine';
 import { describeFailure, runRoleAgent } from './agents';
 import { formatDay } from './checkpointFile';
 import { advanced, type LongRunContext, type PhaseEnd } from './context';
 import { oneLine } from './markdown';
-import { branchHead, milestoneDiff, withTempWorktree } from './milestoneGit';
 import { type Milestone } from './milestoneFile';
+import { branchHead, milestoneDiff, withTempWorktree } from './milestoneGit';
 import { slugify } from './names';
 import type { HarnessPaths } from './paths';
 import { reviewerPrompt } from './prompts';
@@ -62,7 +63,13 @@ export async function reviewMilestone(ctx: LongRunContext, id: string): Promise<
         prompt: reviewerPrompt(run, id, { plan: me.plan!, planText, diffFile, diffStat: diff.stat, reviewFile }),
         runsDir: paths.runsOf(id),
         env: ctx.env,
-        vars: { LAUNCHPAD_REVIEW_FILE: reviewFile, LAUNCHPAD_PLAN_FILE: paths.abs(me.plan!), LAUNCHPAD_DIFF_FILE: diffFile, LAUNCHPAD_WORKTREE: dir, LAUNCHPAD_MILESTONE_NAME: def.name },
+        vars: {
+          LAUNCHPAD_REVIEW_FILE: reviewFile,
+          LAUNCHPAD_PLAN_FILE: paths.abs(me.plan!),
+          LAUNCHPAD_DIFF_FILE: diffFile,
+          LAUNCHPAD_WORKTREE: dir,
+          LAUNCHPAD_MILESTONE_NAME: def.name,
+        },
         records: ctx.records,
         signal: control.signal,
       }),
@@ -75,7 +82,12 @@ export async function reviewMilestone(ctx: LongRunContext, id: string): Promise<
       return { kind: 'rate-limited', who: `the reviewer of ${id}` };
     }
     if (!verdict) {
-      problem = ran.result.code !== 0 ? describeFailure('reviewer', ran.result) : text === undefined ? 'the reviewer wrote no review file' : 'the review has no "VERDICT: PASS" or "VERDICT: FAIL" line';
+      problem =
+        ran.result.code !== 0
+          ? describeFailure('reviewer', ran.result)
+          : text === undefined
+            ? 'the reviewer wrote no review file'
+            : 'the review has no "VERDICT: PASS" or "VERDICT: FAIL" line';
       store.log(`review-work gave no verdict: ${problem}${i + 1 < REVIEWER_TRIES ? '; asking the reviewer once more' : ''}`, id);
     }
   }

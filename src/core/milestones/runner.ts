@@ -4,22 +4,23 @@
 // concurrently (run-plan → review-work, each in its own worktree), integrate and merge them
 // lower-numbered first — and, when every milestone is done, the final E2E gate.
 import { existsSync, mkdirSync } from 'node:fs';
+
 import type { TerminalFactory } from '../controller/types';
 import { Git } from '../git/git';
 import { InputError } from '../inputError';
-import { logTimestamp } from '../log/logLine';
 import { tryAcquireLock } from '../lock';
+import { logTimestamp } from '../log/logLine';
 import { type Logger, silentLogger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
 import { type AgentCommands, type LongRunContext, MilestoneControl, type PhaseEnd } from './context';
 import { abortRun, approve, cleanUp, type DecisionResult, pauseRun, reject, retry, rollback, skip } from './decisions';
 import { executeMilestone } from './executePhase';
 import { finalGate } from './finalGate';
-import { type Decision, type Gate, type Gatekeeper, isApprovalGate, openGates, unattended, describeGate } from './gates';
+import { type Decision, describeGate, type Gate, type Gatekeeper, isApprovalGate, openGates, unattended } from './gates';
 import { integrateMilestone } from './integratePhase';
 import { logEntry, type LongRun, LongRunStore } from './longRun';
-import { excludeLongRunFiles } from './milestoneGit';
 import { compareMilestoneIds } from './milestoneFile';
+import { excludeLongRunFiles } from './milestoneGit';
 import { HarnessPaths } from './paths';
 import { planMilestone } from './planPhase';
 import { reviewMilestone } from './reviewPhase';
@@ -112,14 +113,19 @@ export class LongRunner {
       const records = new ProcessRecords(paths.processRecords);
       for (const label of records.killAll()) store.log(`recovery: ended ${label}, left running by an interrupted run`);
 
-      if (run.state.overall.status === 'failed') return this.outcome(1, 'aborted', `this long run ${run.state.overall.reason ?? 'failed'}; nothing more runs`, run);
+      if (run.state.overall.status === 'failed')
+        return this.outcome(1, 'aborted', `this long run ${run.state.overall.reason ?? 'failed'}; nothing more runs`, run);
       if (run.state.overall.status === 'completed') return this.outcome(0, 'completed', 'this long run is already completed', run);
-      if (!run.milestones.size) throw new InputError(`${paths.rel(paths.milestonesDir)}/: no milestone files (M1-<name>.md); see _example.md there`);
+      if (!run.milestones.size)
+        throw new InputError(`${paths.rel(paths.milestonesDir)}/: no milestone files (M1-<name>.md); see _example.md there`);
 
       const baseBranch = run.state.overall.baseBranch ?? (await git.currentBranch());
       if (!baseBranch) throw new InputError(`${paths.repoTop}: HEAD is detached; check out the branch the milestones merge into`);
       const current = await git.currentBranch();
-      if (current !== baseBranch) throw new InputError(`${paths.repoTop} is on ${current ?? 'a detached HEAD'}, but this long run merges into ${baseBranch}: check out ${baseBranch} first`);
+      if (current !== baseBranch)
+        throw new InputError(
+          `${paths.repoTop} is on ${current ?? 'a detached HEAD'}, but this long run merges into ${baseBranch}: check out ${baseBranch} first`,
+        );
       if ((await git.run(['var', 'GIT_COMMITTER_IDENT'], { allowFail: true })).code !== 0) {
         throw new InputError('git has no identity for merge commits: set user.name and user.email');
       }
@@ -149,13 +155,18 @@ export class LongRunner {
       const gatekeeper = this.opts.gatekeeper ?? unattended;
       const start = await gatekeeper.decide({ kind: 'session', text: status });
       if (start?.kind === 'pause') return this.outcome(0, 'paused', pauseRun(store).message, store.load());
-      if (start?.kind === 'abort') return this.outcome(1, 'aborted', abortRun(store, run, start.reason ?? 'at the start of a run').message, store.load());
+      if (start?.kind === 'abort')
+        return this.outcome(1, 'aborted', abortRun(store, run, start.reason ?? 'at the start of a run').message, store.load());
 
       store.update((s) => {
         s.overall.baseBranch ??= baseBranch;
         s.overall.started ??= logTimestamp();
         if (s.overall.status !== 'completing') s.overall.status = 'running';
-        s.log.push(logEntry(`run started (pid ${process.pid}); agents: planner ${agents.planner}, worker ${agents.worker}, reviewer ${agents.reviewer}`));
+        s.log.push(
+          logEntry(
+            `run started (pid ${process.pid}); agents: planner ${agents.planner}, worker ${agents.worker}, reviewer ${agents.reviewer}`,
+          ),
+        );
       });
       guard = setInterval(() => this.checkDurations(store), this.opts.guardTickMs ?? 1000);
       guard.unref();
@@ -171,7 +182,10 @@ export class LongRunner {
     const missing: string[] = [];
     const pick = (role: keyof AgentCommands): string => {
       const found = [this.opts.agents?.[role], run.state.agents[role], ...ENV_AGENTS[role].map((k) => env[k])].find((c) => c && c.trim());
-      if (!found) missing.push(`${role} (--${role}, "- ${role[0]!.toUpperCase()}${role.slice(1)}:" under "## Agents" in state.md, or $${ENV_AGENTS[role][0]})`);
+      if (!found)
+        missing.push(
+          `${role} (--${role}, "- ${role[0]!.toUpperCase()}${role.slice(1)}:" under "## Agents" in state.md, or $${ENV_AGENTS[role][0]})`,
+        );
       return found ?? '';
     };
     const agents = { planner: pick('planner'), worker: pick('worker'), reviewer: pick('reviewer') };
@@ -195,7 +209,13 @@ export class LongRunner {
         if (end.kind === 'stopped') return this.stopped(ctx);
         if (end.kind === 'completed') {
           this.say(end.summary);
-          return this.outcome(0, 'completed', 'long run completed: every milestone passed and the final E2E gate passed', ctx.store.load(), end.summary);
+          return this.outcome(
+            0,
+            'completed',
+            'long run completed: every milestone passed and the final E2E gate passed',
+            ctx.store.load(),
+            end.summary,
+          );
         }
         if (end.kind === 'corrective') {
           this.say(`final E2E gate failed: corrective milestone ${end.id} added`);
@@ -241,7 +261,9 @@ export class LongRunner {
 
     // 3. Approved milestones run their plan and review concurrently, each in its own worktree.
     run = ctx.store.load();
-    const running = run.state.milestones.filter((m) => (m.status === 'executing' || m.status === 'validating') && !m.awaiting).map((m) => m.id);
+    const running = run.state.milestones
+      .filter((m) => (m.status === 'executing' || m.status === 'validating') && !m.awaiting)
+      .map((m) => m.id);
     if (running.length) {
       const ends = await Promise.all(running.map(async (id) => [id, await this.pipeline(ctx, id)] as const));
       const rateLimited = ends.find(([, e]) => e.kind === 'rate-limited');
@@ -348,7 +370,11 @@ export class LongRunner {
     const { store } = ctx;
     const run = store.load();
     if (d.kind === 'pause') return { message: '', halt: this.outcome(0, 'paused', pauseRun(store).message, store.load()) };
-    if (d.kind === 'abort') return { message: '', halt: this.outcome(1, 'aborted', abortRun(store, run, d.reason ?? `at the gate: ${describeGate(gate)}`).message, store.load()) };
+    if (d.kind === 'abort')
+      return {
+        message: '',
+        halt: this.outcome(1, 'aborted', abortRun(store, run, d.reason ?? `at the gate: ${describeGate(gate)}`).message, store.load()),
+      };
     const target = 'milestone' in gate ? gate.milestone : 'final';
     let result: DecisionResult;
     switch (d.kind) {
@@ -377,13 +403,25 @@ export class LongRunner {
   private rateLimited(ctx: LongRunContext, end: PhaseEnd): LongRunOutcome {
     for (const c of this.controls.values()) c.stop('rate-limit');
     const who = end.kind === 'rate-limited' ? end.who : 'an agent';
-    ctx.store.log(`rate limit: ${who} hit a persistent usage limit; state saved; resume with "launchpad milestones run" when it has passed`);
-    return this.outcome(5, 'rate-limited', `rate limit hit by ${who}. State saved. Resume with "launchpad milestones run" when ready.`, ctx.store.load());
+    ctx.store.log(
+      `rate limit: ${who} hit a persistent usage limit; state saved; resume with "launchpad milestones run" when it has passed`,
+    );
+    return this.outcome(
+      5,
+      'rate-limited',
+      `rate limit hit by ${who}. State saved. Resume with "launchpad milestones run" when ready.`,
+      ctx.store.load(),
+    );
   }
 
   private stopped(ctx: LongRunContext): LongRunOutcome {
     ctx.store.log('stopped by request; milestones in progress resume where they were on the next run');
-    return this.outcome(1, 'stopped', 'stopped; run again to resume (the recovery plan says what happens to each milestone)', ctx.store.load());
+    return this.outcome(
+      1,
+      'stopped',
+      'stopped; run again to resume (the recovery plan says what happens to each milestone)',
+      ctx.store.load(),
+    );
   }
 
   /** Nothing more can move: say what waits for whom. */
@@ -392,14 +430,23 @@ export class LongRunner {
     const approvals = gates.filter(isApprovalGate);
     const blocked = run.state.milestones.filter((m) => m.status === 'pending' && blockingDependencies(run, m.id).length);
     const lines = gates.map((g) => `- ${describeGate(g)}`);
-    for (const m of blocked) lines.push(`- ${m.id} is blocked by ${blockingDependencies(run, m.id).join(', ')}; "launchpad milestones unblock ${m.id} --despite ${blockingDependencies(run, m.id)[0]}" lets it start anyway`);
+    for (const m of blocked)
+      lines.push(
+        `- ${m.id} is blocked by ${blockingDependencies(run, m.id).join(', ')}; "launchpad milestones unblock ${m.id} --despite ${blockingDependencies(run, m.id)[0]}" lets it start anyway`,
+      );
     if (approvals.length) return this.outcome(4, 'awaiting', `waiting for a person:\n${lines.join('\n')}`, run);
     if (gates.length) return this.outcome(1, 'failed', `stopped with a milestone failed:\n${lines.join('\n')}`, run);
     if (blocked.length) return this.outcome(1, 'blocked', `stopped: nothing more can run\n${lines.join('\n')}`, run);
     return this.outcome(1, 'blocked', 'stopped: nothing more can run', run);
   }
 
-  private outcome(exitCode: LongRunOutcome['exitCode'], reason: LongRunOutcome['reason'], message: string, run: LongRun, summary?: string): LongRunOutcome {
+  private outcome(
+    exitCode: LongRunOutcome['exitCode'],
+    reason: LongRunOutcome['reason'],
+    message: string,
+    run: LongRun,
+    summary?: string,
+  ): LongRunOutcome {
     return { exitCode, reason, message, gates: openGates(run), ...(summary ? { summary } : {}) };
   }
 }
@@ -414,8 +461,9 @@ function gateKey(gate: Gate): string {
  */
 export function guardLimit(run: Pick<LongRun, 'state'>): number {
   const { settings, milestones } = run.state;
-  const durations = milestones.filter((m) => m.status === 'completed' && m.started && m.completed).map((m) => (Date.parse(m.completed!) - Date.parse(m.started!)) / 1000);
+  const durations = milestones
+    .filter((m) => m.status === 'completed' && m.started && m.completed)
+    .map((m) => (Date.parse(m.completed!) - Date.parse(m.started!)) / 1000);
   const mean = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length : 0;
   return Math.max(settings.guardMinimumSeconds, settings.guardFactor * mean);
 }
-

@@ -1,11 +1,17 @@
 // Which milestones may start: the gate check. Pure functions of a loaded long run.
-import { compareMilestoneIds } from './milestoneFile';
 import type { LongRun } from './longRun';
+import { compareMilestoneIds } from './milestoneFile';
 import { scopesOverlap } from './planFile';
 import type { MilestoneState, MilestoneStatus } from './stateFile';
 
 /** Started and not finished: these hold their scope. */
-export const ACTIVE_STATUSES: ReadonlySet<MilestoneStatus> = new Set(['planning', 'awaiting_approval', 'executing', 'validating', 'integrating']);
+export const ACTIVE_STATUSES: ReadonlySet<MilestoneStatus> = new Set([
+  'planning',
+  'awaiting_approval',
+  'executing',
+  'validating',
+  'integrating',
+]);
 
 export function stateOf(run: LongRun, id: string): MilestoneState {
   const m = run.state.milestones.find((x) => x.id === id);
@@ -62,7 +68,9 @@ export function startableMilestones(run: LongRun, maxParallel: number): string[]
 /** Why a ready milestone is not starting: the milestone in progress whose scope it shares. */
 export function scopeConflictOf(run: LongRun, id: string): string | undefined {
   const scope = run.milestones.get(id)!.scope;
-  return run.state.milestones.find((m) => m.id !== id && ACTIVE_STATUSES.has(m.status) && scopesOverlap(scope, run.milestones.get(m.id)!.scope))?.id;
+  return run.state.milestones.find(
+    (m) => m.id !== id && ACTIVE_STATUSES.has(m.status) && scopesOverlap(scope, run.milestones.get(m.id)!.scope),
+  )?.id;
 }
 
 /** Every milestone that depends on `id`, directly or not. */

@@ -3,6 +3,7 @@
 // execution log. Parsed into a typed value (fields checked by zod, errors at file:line) and
 // written back whole; the log's existing lines are always written back unchanged.
 import * as z from 'zod/mini';
+
 import { type FieldValue, LongRunFormatError, oneLine, quoteCode, readDocument, readFields, type Section, unquote } from './markdown';
 import { compareMilestoneIds, MILESTONE_ID } from './milestoneFile';
 import { describeIssue } from './zodIssues';
@@ -39,9 +40,16 @@ const flag = z.pipe(
   z.string().check(z.regex(/^(yes|no)$/i, { error: 'expected yes or no' })),
   z.transform((s) => s.toLowerCase() === 'yes'),
 );
-const timestamp = z.nullable(z.string().check(z.refine((s) => !Number.isNaN(Date.parse(s)), { error: 'expected a date and time (2025-07-01T10:00:00Z)' })));
+const timestamp = z.nullable(
+  z.string().check(z.refine((s) => !Number.isNaN(Date.parse(s)), { error: 'expected a date and time (2025-07-01T10:00:00Z)' })),
+);
 const duration = z.pipe(
-  z.string().check(z.regex(/^(\d+h)?(\d+m)?(\d+s)?$/, { error: 'expected a duration such as 2h, 90m, 1h30m or 45s' }), z.minLength(2, { error: 'expected a duration such as 2h, 90m or 45s' })),
+  z
+    .string()
+    .check(
+      z.regex(/^(\d+h)?(\d+m)?(\d+s)?$/, { error: 'expected a duration such as 2h, 90m, 1h30m or 45s' }),
+      z.minLength(2, { error: 'expected a duration such as 2h, 90m or 45s' }),
+    ),
   z.transform(parseDuration),
 );
 const factor = z.pipe(
@@ -148,7 +156,8 @@ const SECTIONS = ['Verification Strategy', 'Agents', 'Settings', 'Milestones', '
 export function parseState(source: string, file: string): { state: LongRunState; lines: StateLines } {
   const doc = readDocument(source);
   const title = doc.title && /^Long Run:\s*(.+)$/i.exec(doc.title.text);
-  if (!doc.title || !title) throw new LongRunFormatError(file, doc.title?.line, 'title', 'expected a first line "# Long Run: <session name>"');
+  if (!doc.title || !title)
+    throw new LongRunFormatError(file, doc.title?.line, 'title', 'expected a first line "# Long Run: <session name>"');
   const lines: StateLines = { milestones: new Map() };
 
   const overall = validate(file, overallSchema, readFields(file, doc.preamble, OVERALL_FIELDS), OVERALL_FIELDS);
@@ -159,7 +168,8 @@ export function parseState(source: string, file: string): { state: LongRunState;
     if (s.level === 2) {
       const name = SECTIONS.find((n) => n.toLowerCase() === s.heading.toLowerCase());
       if (!name) throw new LongRunFormatError(file, s.line, s.heading, `unknown section; expected one of ${SECTIONS.join(', ')}`);
-      if (sections.has(name)) throw new LongRunFormatError(file, s.line, s.heading, `section given twice (also line ${sections.get(name)!.line})`);
+      if (sections.has(name))
+        throw new LongRunFormatError(file, s.line, s.heading, `section given twice (also line ${sections.get(name)!.line})`);
       sections.set(name, s);
       inMilestones = name === 'Milestones';
       if (inMilestones) expectBlank(file, s);
@@ -173,7 +183,12 @@ export function parseState(source: string, file: string): { state: LongRunState;
     const s = sections.get(name);
     return s ? readFields(file, s.body, names) : {};
   };
-  const verification = validate(file, z.strictObject({ command: z._default(text(), null), testSuite: z._default(text(), null) }), fieldsOf('Verification Strategy', VERIFICATION_FIELDS), VERIFICATION_FIELDS);
+  const verification = validate(
+    file,
+    z.strictObject({ command: z._default(text(), null), testSuite: z._default(text(), null) }),
+    fieldsOf('Verification Strategy', VERIFICATION_FIELDS),
+    VERIFICATION_FIELDS,
+  );
   const agents = validate(
     file,
     z.strictObject({ planner: z._default(text(), null), worker: z._default(text(), null), reviewer: z._default(text(), null) }),
@@ -225,7 +240,19 @@ function validate<T extends z.ZodMiniType>(
     const v = key === 'id' ? f.value : unquote(f.value);
     raw[key] = key === 'unblockedDespite' ? (v ? v.split(/\s*,\s*/).filter(Boolean) : []) : v;
     // A null in a field with a non-null default (a count, a status): leave it to the default.
-    if (raw[key] === null && ['attempts', 'integrationFixes', 'integrationAccepted', 'e2eFixes', 'status', 'maxParallel', 'guardMinimumSeconds', 'guardFactor'].includes(key)) {
+    if (
+      raw[key] === null &&
+      [
+        'attempts',
+        'integrationFixes',
+        'integrationAccepted',
+        'e2eFixes',
+        'status',
+        'maxParallel',
+        'guardMinimumSeconds',
+        'guardFactor',
+      ].includes(key)
+    ) {
       delete raw[key];
     }
   }
@@ -235,12 +262,18 @@ function validate<T extends z.ZodMiniType>(
   const key = String(issue.path[0] ?? '');
   const label = Object.entries(names).find(([, k]) => k === key)?.[0] ?? key;
   const got = fields[key]?.value;
-  throw new LongRunFormatError(file, fields[key]?.line, prefix ? `${prefix} ${label}` : label, `${describeIssue(issue)}${got !== undefined ? ` (got "${got}")` : ''}`);
+  throw new LongRunFormatError(
+    file,
+    fields[key]?.line,
+    prefix ? `${prefix} ${label}` : label,
+    `${describeIssue(issue)}${got !== undefined ? ` (got "${got}")` : ''}`,
+  );
 }
 
 /** The text of state.md. Fields at their defaults are still written where a person looks for them. */
 export function formatState(s: LongRunState, names: Map<string, string> = new Map()): string {
-  const v = (value: string | number | boolean | null | undefined) => (value === null || value === undefined || value === '' ? '(none)' : String(value));
+  const v = (value: string | number | boolean | null | undefined) =>
+    value === null || value === undefined || value === '' ? '(none)' : String(value);
   const code = (value: string | null) => (value ? quoteCode(value) : '(none)');
   const o = s.overall;
   const out = [

@@ -2,6 +2,7 @@
 // each milestone, by its status), and the completion summary. Data first (for --json and the
 // extension), text from the data.
 import { existsSync, readFileSync } from 'node:fs';
+
 import { liveLockHolder, type LockHolder } from '../lock';
 import { readCheckpointContext } from './checkpointFile';
 import type { LongRunContext } from './context';
@@ -126,18 +127,27 @@ export function recoveryAction(run: LongRun, id: string, done: number | null = n
       return conflict ? `ready; waits for ${conflict} (same files in scope)` : 'start normally (plan-crafting)';
     }
     case 'planning':
-      return s.awaiting === 'duration' ? 'waits for a decision: the duration guard stopped it' : 'restart plan-crafting (the plan file may be incomplete)';
+      return s.awaiting === 'duration'
+        ? 'waits for a decision: the duration guard stopped it'
+        : 'restart plan-crafting (the plan file may be incomplete)';
     case 'awaiting_approval':
       return 'ask for approval of its plan';
     case 'executing': {
       if (s.awaiting === 'duration') return 'waits for a decision: the duration guard stopped it';
-      const at = total !== null && done !== null ? (done < total ? ` from the first unfinished task (${done} of ${total} done)` : ` (${done} of ${total} done)`) : '';
+      const at =
+        total !== null && done !== null
+          ? done < total
+            ? ` from the first unfinished task (${done} of ${total} done)`
+            : ` (${done} of ${total} done)`
+          : '';
       return `resume run-plan${at}; Attempts stays ${s.attempts}`;
     }
     case 'validating':
       return `restart review-work (the review may be incomplete); Attempts stays ${s.attempts}`;
     case 'integrating':
-      return s.awaiting === 'integration' ? 'waits for a decision on the integration failure' : 'restart the integration check, then checkpoint and merge';
+      return s.awaiting === 'integration'
+        ? 'waits for a decision on the integration failure'
+        : 'restart the integration check, then checkpoint and merge';
     case 'completed':
       return 'skip (already checkpointed)';
     case 'failed':
@@ -170,9 +180,15 @@ export function formatStatus(st: LongRunStatus, opts: { recovery?: boolean } = {
     ...(st.active_run ? [`**Active run:** ${st.active_run.command} (pid ${st.active_run.pid}, since ${st.active_run.acquired_at})`] : []),
     `**Next up:** ${st.next_up.length ? `${st.next_up.join(', ')}${st.next_up.length > 1 ? ' (parallel where their scopes do not overlap)' : ''}` : '(nothing ready)'}`,
     '',
-    `Completed: ${list(by((r) => r.status === 'completed'), (r) => `${r.id} ✓`)}`,
+    `Completed: ${list(
+      by((r) => r.status === 'completed'),
+      (r) => `${r.id} ✓`,
+    )}`,
     `In progress: ${list(inProgress, (r) => `${r.id} (${r.status}${r.awaiting ? `, awaiting ${r.awaiting} decision` : ''}, attempt ${r.attempts})`)}`,
-    `Pending: ${list(by((r) => r.status === 'pending'), (r) => (r.blocked_by.length ? `${r.id} (blocked by ${r.blocked_by.join(', ')})` : r.id))}`,
+    `Pending: ${list(
+      by((r) => r.status === 'pending'),
+      (r) => (r.blocked_by.length ? `${r.id} (blocked by ${r.blocked_by.join(', ')})` : r.id),
+    )}`,
   ];
   const failed = by((r) => r.status === 'failed');
   const skipped = by((r) => r.status === 'skipped');
@@ -181,7 +197,9 @@ export function formatStatus(st: LongRunStatus, opts: { recovery?: boolean } = {
   lines.push('', '| Milestone | Status | Attempts | Depends on | Plan | Review | Checkpoint |', '|---|---|---|---|---|---|---|');
   for (const r of st.milestones) {
     const tasks = r.tasks_total !== null ? ` (${r.tasks_done}/${r.tasks_total} tasks)` : '';
-    lines.push(`| ${MARK[r.status]} ${r.id}: ${r.name} | ${r.status}${tasks} | ${r.attempts} | ${r.depends_on.join(', ') || '—'} | ${r.plan ?? '—'} | ${r.review ?? '—'} | ${r.checkpoint ?? '—'} |`);
+    lines.push(
+      `| ${MARK[r.status]} ${r.id}: ${r.name} | ${r.status}${tasks} | ${r.attempts} | ${r.depends_on.join(', ') || '—'} | ${r.plan ?? '—'} | ${r.review ?? '—'} | ${r.checkpoint ?? '—'} |`,
+    );
   }
   if (st.gates.length) {
     lines.push('', 'Awaiting a person:');
@@ -189,7 +207,8 @@ export function formatStatus(st: LongRunStatus, opts: { recovery?: boolean } = {
   }
   if (opts.recovery) {
     lines.push('', 'Recovery plan:');
-    for (const r of [...st.milestones].sort((a, b) => compareMilestoneIds(a.id, b.id))) lines.push(`- ${r.id} (${r.status}): ${r.recovery}`);
+    for (const r of [...st.milestones].sort((a, b) => compareMilestoneIds(a.id, b.id)))
+      lines.push(`- ${r.id} (${r.status}): ${r.recovery}`);
   }
   return lines.join('\n') + '\n';
 }
@@ -203,7 +222,11 @@ export async function completionSummary(ctx: LongRunContext, run: LongRun, check
     if (m.status !== 'completed' || !m.checkpoint || !existsSync(run.paths.abs(m.checkpoint))) continue;
     for (const f of readCheckpointContext(readFileSync(run.paths.abs(m.checkpoint), 'utf8'), m.checkpoint).filesChanged) files.add(f);
   }
-  const started = rows.map((m) => m.started).filter((s): s is string => !!s).sort()[0] ?? run.state.overall.started;
+  const started =
+    rows
+      .map((m) => m.started)
+      .filter((s): s is string => !!s)
+      .sort()[0] ?? run.state.overall.started;
   return [
     `# Long Run Complete: ${run.state.name}`,
     '',

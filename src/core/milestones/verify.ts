@@ -3,6 +3,7 @@
 // signature). Used by the integration check after each milestone and by the final E2E gate.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import type { ProcessRecords } from '../process/processRecords';
 import { runProcess } from '../process/runProcess';
 import type { LongRun } from './longRun';
@@ -33,7 +34,9 @@ export interface CheckOptions {
 
 export async function runChecks(o: CheckOptions): Promise<CheckResult> {
   const { verification } = o.run.state;
-  const commands = [verification.command, verification.testSuite !== verification.command ? verification.testSuite : null].filter((c): c is string => !!c);
+  const commands = [verification.command, verification.testSuite !== verification.command ? verification.testSuite : null].filter(
+    (c): c is string => !!c,
+  );
   const lines: string[] = [];
   mkdirSync(o.logDir, { recursive: true });
   for (const command of commands) {
@@ -55,7 +58,11 @@ export async function runChecks(o: CheckOptions): Promise<CheckResult> {
       lines.push(`PASS \`${command}\` (exit 0, ${secs} s)`);
       continue;
     }
-    const how = r.timedOut ? `timed out after ${VERIFY_TIMEOUT_MS / 1000} s` : r.spawnError ? `could not start: ${r.spawnError}` : `exit ${r.code ?? r.signal}`;
+    const how = r.timedOut
+      ? `timed out after ${VERIFY_TIMEOUT_MS / 1000} s`
+      : r.spawnError
+        ? `could not start: ${r.spawnError}`
+        : `exit ${r.code ?? r.signal}`;
     lines.push(`FAIL \`${command}\` (${how}, ${secs} s)`);
     return { ok: false, lines, failure: `\`${command}\` failed (${how}):\n${r.tail.trim().slice(-3000)}`, stopped: false };
   }
@@ -71,7 +78,10 @@ export async function runChecks(o: CheckOptions): Promise<CheckResult> {
       else broken.push(`${id}: ${c.file} ${text === undefined ? 'is missing' : `no longer contains "${c.signature}"`}`);
     }
   }
-  if (held || broken.length) lines.push(`${broken.length ? 'FAIL' : 'PASS'} interfaces: ${held} of ${held + broken.length} contract${held + broken.length === 1 ? '' : 's'} hold`);
+  if (held || broken.length)
+    lines.push(
+      `${broken.length ? 'FAIL' : 'PASS'} interfaces: ${held} of ${held + broken.length} contract${held + broken.length === 1 ? '' : 's'} hold`,
+    );
   if (broken.length) return { ok: false, lines, failure: `cross-milestone interfaces broken: ${broken.join('; ')}`, stopped: false };
   return { ok: true, lines, failure: '', stopped: false };
 }

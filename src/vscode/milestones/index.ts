@@ -1,6 +1,7 @@
 // The Milestones view of the Launchpad container (a long run: its DAG, phases, attempts and files),
 // the long run of this window, and the commands that act at its gates.
 import * as vscode from 'vscode';
+
 import type { Logger } from '../../core/logger';
 import { VIEWS } from '../contributions';
 import { LongRunManager } from './longRunManager';

@@ -3,6 +3,7 @@
 // notifications and actions in the Milestones view, and a decision starts the run again. A
 // decision made while the run still works elsewhere is applied as soon as it stops.
 import * as vscode from 'vscode';
+
 import type { Logger } from '../../core/logger';
 import type { LongRunOutcome } from '../../core/milestones/runner';
 import { reportEditError } from '../commands/errors';

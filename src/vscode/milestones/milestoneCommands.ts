@@ -5,7 +5,9 @@
 // `{ dir, id }`, a milestone id (with one long run in the workspace) or nothing (it asks); an
 // optional second argument `{ decision, reason }` answers its question without asking.
 import { mkdirSync } from 'node:fs';
+
 import * as vscode from 'vscode';
+
 import type { Logger } from '../../core/logger';
 import type { DecisionResult } from '../../core/milestones/decisions';
 import type { LongRun, LongRunStore } from '../../core/milestones/longRun';
@@ -55,7 +57,11 @@ export function milestoneCommands(deps: MilestoneDeps): { [P in MilestoneCommand
       if (!t?.id) return;
       const reason =
         (answer as Answer | undefined)?.reason ??
-        (await vscode.window.showInputBox({ title: `Skip ${t.id}`, prompt: 'Why is it skipped? (goes into the execution log; a skipped milestone cannot be un-skipped and its dependents stay blocked)' }));
+        (await vscode.window.showInputBox({
+          title: `Skip ${t.id}`,
+          prompt:
+            'Why is it skipped? (goes into the execution log; a skipped milestone cannot be un-skipped and its dependents stay blocked)',
+        }));
       if (reason) await decide(deps, t, `skip ${t.id}`, (core, store, r) => core.skip(store, r, t.id!, reason));
     },
     [COMMANDS.refreshMilestones]: () => deps.model.refresh(),
@@ -92,15 +98,20 @@ async function reviewPlan(deps: MilestoneDeps, arg: unknown, answer: Answer | un
     return;
   }
   const repoTop = deps.model.session(t.dir)!.repoTop;
-  await vscode.window.showTextDocument(vscode.Uri.file(new HarnessPaths(t.dir, repoTop).abs(gate.plan)), { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  await vscode.window.showTextDocument(vscode.Uri.file(new HarnessPaths(t.dir, repoTop).abs(gate.plan)), {
+    viewColumn: vscode.ViewColumn.Beside,
+    preview: false,
+  });
   const choice =
     answer?.decision ??
-    (await vscode.window.showInformationMessage(
-      `Approve ${t.id}'s plan (${gate.tasks} task${gate.tasks === 1 ? '' : 's'})?`,
-      { modal: false, detail: gate.warnings.join('\n') || undefined },
-      'Approve',
-      'Reject',
-    ))?.toLowerCase();
+    (
+      await vscode.window.showInformationMessage(
+        `Approve ${t.id}'s plan (${gate.tasks} task${gate.tasks === 1 ? '' : 's'})?`,
+        { modal: false, detail: gate.warnings.join('\n') || undefined },
+        'Approve',
+        'Reject',
+      )
+    )?.toLowerCase();
   if (choice === 'approve') await decide(deps, t, `approve ${t.id}'s plan`, (core, store, r) => core.approve(store, r, t.id!));
   else if (choice === 'reject') await rejectWithReason(deps, t, answer?.reason);
 }
@@ -123,7 +134,12 @@ async function rejectPlan(deps: MilestoneDeps, arg: unknown, answer: Answer | un
 }
 
 async function rejectWithReason(deps: MilestoneDeps, t: Target, given: string | undefined): Promise<void> {
-  const reason = given ?? (await vscode.window.showInputBox({ title: `Reject ${t.id}'s plan`, prompt: 'Why? The next plan is made with your reason as a constraint.' }));
+  const reason =
+    given ??
+    (await vscode.window.showInputBox({
+      title: `Reject ${t.id}'s plan`,
+      prompt: 'Why? The next plan is made with your reason as a constraint.',
+    }));
   if (reason) await decide(deps, t, `reject ${t.id}'s plan`, (core, store, r) => core.reject(store, r, t.id!, reason));
 }
 
@@ -131,19 +147,31 @@ async function rejectWithReason(deps: MilestoneDeps, t: Target, given: string | 
  * Applies a decision under the harness lock and lets the run go on. While this window's run holds
  * the lock, the decision waits for it to stop.
  */
-async function decide(deps: MilestoneDeps, t: Target, action: string, fn: (core: Core, store: LongRunStore, run: LongRun) => DecisionResult): Promise<void> {
+async function decide(
+  deps: MilestoneDeps,
+  t: Target,
+  action: string,
+  fn: (core: Core, store: LongRunStore, run: LongRun) => DecisionResult,
+): Promise<void> {
   const go = async () => {
     if (await applyDecision(deps, t, action, fn)) await startRun(deps, t.dir);
   };
   if (deps.longRuns.active) {
     deps.longRuns.afterRun(go);
-    void vscode.window.showInformationMessage(`Launchpad: ${action}: applied as soon as the running long run stops (it holds the harness).`);
+    void vscode.window.showInformationMessage(
+      `Launchpad: ${action}: applied as soon as the running long run stops (it holds the harness).`,
+    );
     return;
   }
   await go();
 }
 
-async function applyDecision(deps: MilestoneDeps, t: Target, action: string, fn: (core: Core, store: LongRunStore, run: LongRun) => DecisionResult): Promise<boolean> {
+async function applyDecision(
+  deps: MilestoneDeps,
+  t: Target,
+  action: string,
+  fn: (core: Core, store: LongRunStore, run: LongRun) => DecisionResult,
+): Promise<boolean> {
   const core = await loadCore();
   const paths = new HarnessPaths(t.dir, deps.model.session(t.dir)?.repoTop ?? findRepoTop(t.dir) ?? t.dir);
   try {
@@ -187,7 +215,9 @@ async function target(deps: MilestoneDeps, arg: unknown, question?: string, elig
     );
     t = pick && { dir: pick.dir, id: typeof arg === 'string' ? arg : undefined };
   } else {
-    void vscode.window.showInformationMessage('Launchpad: no long run in this workspace. Create one with "launchpad milestones init NAME" in a terminal.');
+    void vscode.window.showInformationMessage(
+      'Launchpad: no long run in this workspace. Create one with "launchpad milestones init NAME" in a terminal.',
+    );
     return undefined;
   }
   if (!t || t.id || !question) return t;

@@ -4,6 +4,7 @@
 // when anything under docs/engineering-discipline/ changes, and tells a person once about each
 // gate that starts waiting.
 import * as vscode from 'vscode';
+
 import type { Logger } from '../../core/logger';
 import type { Gate } from '../../core/milestones/gates';
 import { findRepoTop, HARNESS_PARENT, HarnessPaths, listHarnessDirs } from '../../core/milestones/paths';
@@ -115,9 +116,13 @@ export class MilestonesModel implements vscode.Disposable {
     const show = () => vscode.commands.executeCommand(`${VIEWS.milestones}.focus`);
     switch (gate.kind) {
       case 'plan':
-        offer('info', `Launchpad: ${gate.milestone} (${gate.name}) — its plan awaits approval (${gate.tasks} task${gate.tasks === 1 ? '' : 's'}).`, {
-          'Review Plan': () => vscode.commands.executeCommand(COMMANDS.reviewPlan, { dir, id: gate.milestone }),
-        });
+        offer(
+          'info',
+          `Launchpad: ${gate.milestone} (${gate.name}) — its plan awaits approval (${gate.tasks} task${gate.tasks === 1 ? '' : 's'}).`,
+          {
+            'Review Plan': () => vscode.commands.executeCommand(COMMANDS.reviewPlan, { dir, id: gate.milestone }),
+          },
+        );
         return;
       case 'failed':
         offer('warning', `Launchpad: ${gate.milestone} (${gate.name}) failed: ${gate.reason}`, {
@@ -127,7 +132,9 @@ export class MilestonesModel implements vscode.Disposable {
         return;
       case 'integration':
       case 'duration':
-        offer('warning', `Launchpad: ${gate.milestone} (${gate.name}) waits for your decision: ${gate.reason}`, { 'Show Milestones': show });
+        offer('warning', `Launchpad: ${gate.milestone} (${gate.name}) waits for your decision: ${gate.reason}`, {
+          'Show Milestones': show,
+        });
         return;
       case 'e2e':
         offer('warning', `Launchpad: ${gate.reason}`, { 'Show Milestones': show });
@@ -143,7 +150,9 @@ export class MilestonesModel implements vscode.Disposable {
     this.watched = tops.join('\n');
     for (const w of this.watchers) w.dispose();
     this.watchers = tops.map((top) => {
-      const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(top), `${HARNESS_PARENT.split('/').slice(0, -1).join('/')}/**`));
+      const w = vscode.workspace.createFileSystemWatcher(
+        new vscode.RelativePattern(vscode.Uri.file(top), `${HARNESS_PARENT.split('/').slice(0, -1).join('/')}/**`),
+      );
       const poke = () => this.scheduleRefresh();
       return vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke));
     });

@@ -3,7 +3,9 @@
 // checkpoint. A thin provider over the model's last load.
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+
 import * as vscode from 'vscode';
+
 import type { MilestoneStatus } from '../../core/milestones/stateFile';
 import type { MilestoneRow } from '../../core/milestones/statusBlock';
 import { escapeMarkdown } from '../markdown';
@@ -63,7 +65,11 @@ export class MilestonesProvider implements vscode.TreeDataProvider<MilestoneNode
       const m = rowOf(s, node.id);
       if (!m) return [];
       const files: MilestoneNode[] = [];
-      for (const [role, path] of [['Plan', m.plan], ['Review', m.review], ['Checkpoint', m.checkpoint]] as const) {
+      for (const [role, path] of [
+        ['Plan', m.plan],
+        ['Review', m.review],
+        ['Checkpoint', m.checkpoint],
+      ] as const) {
         if (path) files.push({ kind: 'file', dir: s.dir, id: m.id, role, path: isAbsolute(path) ? path : join(s.repoTop, path) });
       }
       return files;
@@ -126,11 +132,19 @@ function sessionItem(node: MilestoneNode, s: SessionView | undefined): vscode.Tr
     return item;
   }
   // state.md says "running" from the first run to the end; whether a run is going now is the lock's.
-  const now = st.active_run ? 'running' : st.gates.length && st.overall.status !== 'completed' ? `waiting for you (${st.gates.length})` : st.overall.status === 'running' ? 'stopped' : st.overall.status;
+  const now = st.active_run
+    ? 'running'
+    : st.gates.length && st.overall.status !== 'completed'
+      ? `waiting for you (${st.gates.length})`
+      : st.overall.status === 'running'
+        ? 'stopped'
+        : st.overall.status;
   item.description = `${now} · ${st.progress.completed}/${st.progress.total} completed`;
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${escapeMarkdown(st.name)}** (${escapeMarkdown(st.overall.status)})\n\n`);
-  md.appendMarkdown(`**Current phase:** ${escapeMarkdown(st.current_phase)}\n\n**Next up:** ${escapeMarkdown(st.next_up.join(', ') || 'nothing ready')}\n\n`);
+  md.appendMarkdown(
+    `**Current phase:** ${escapeMarkdown(st.current_phase)}\n\n**Next up:** ${escapeMarkdown(st.next_up.join(', ') || 'nothing ready')}\n\n`,
+  );
   for (const g of st.gates) md.appendMarkdown(`- ${escapeMarkdown(g.text)}\n`);
   md.appendMarkdown(`\n${escapeMarkdown(node.dir)}`);
   item.tooltip = md;
@@ -138,10 +152,17 @@ function sessionItem(node: MilestoneNode, s: SessionView | undefined): vscode.Tr
   return item;
 }
 
-function milestoneItem(node: Extract<MilestoneNode, { kind: 'milestone' }>, s: SessionView | undefined, m: MilestoneRow | undefined): vscode.TreeItem {
+function milestoneItem(
+  node: Extract<MilestoneNode, { kind: 'milestone' }>,
+  s: SessionView | undefined,
+  m: MilestoneRow | undefined,
+): vscode.TreeItem {
   if (!m) return new vscode.TreeItem(node.id);
   const hasFiles = !!(m.plan || m.review || m.checkpoint);
-  const item = new vscode.TreeItem(`${m.id}: ${m.name}`, hasFiles ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  const item = new vscode.TreeItem(
+    `${m.id}: ${m.name}`,
+    hasFiles ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+  );
   item.id = `${node.dir}#${m.id}`;
   const gate = s?.status?.gates.find((g) => 'milestone' in g && g.milestone === m.id);
   const phase = m.awaiting ? `${PHASE_LABELS[m.status]}, awaiting a ${m.awaiting} decision` : PHASE_LABELS[m.status];

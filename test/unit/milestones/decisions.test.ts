@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { main } from '../../../src/cli/main';
 import { assertExit, HARNESS_REL, logOf, longRun, prompts, waitFor } from './support';
 
@@ -29,7 +30,10 @@ describe('milestones: decisions, rate limits and the duration guard', function (
     assert.ok(logOf(f.state(), 'M2').some((l) => /override by a person: proceed with M2 despite M1 being skipped/.test(l)));
     r = await f.ms('run');
     assertExit(r, 4, f.root);
-    assert.match(prompts(f.ctl, 'planner-M2-')[0]!, /Prerequisite M1 was skipped\. The following outputs are missing:\n- the parser exists\n- errors name the line/);
+    assert.match(
+      prompts(f.ctl, 'planner-M2-')[0]!,
+      /Prerequisite M1 was skipped\. The following outputs are missing:\n- the parser exists\n- errors name the line/,
+    );
 
     // Not un-skippable: not by retry, not by editing state.md.
     r = await f.ms('retry', 'M1');
@@ -41,7 +45,10 @@ describe('milestones: decisions, rate limits and the duration guard', function (
     r = await f.ms('status');
     assertExit(r, 2);
     const line = text.split('\n').findIndex((l) => l === '- Status: skipped') + 1;
-    assert.match(r.stderr, new RegExp(`state\\.md:${line}: M1 Status: "pending", but the execution log \\(line \\d+\\) records that it was skipped`));
+    assert.match(
+      r.stderr,
+      new RegExp(`state\\.md:${line}: M1 Status: "pending", but the execution log \\(line \\d+\\) records that it was skipped`),
+    );
   });
 
   it('a corrective milestone is inserted into the DAG; re-plan from a checkpoint resets the later milestones; completed ones are never changed', async () => {
@@ -49,20 +56,69 @@ describe('milestones: decisions, rate limits and the duration guard', function (
     assertExit(await f.ms('run'), 4);
     assertExit(await f.ms('approve', 'M1'), 0);
     assertExit(await f.ms('run'), 4, f.root);
-    assert.deepEqual(['M1', 'M2', 'M3'].map((id) => f.milestone(id).status), ['completed', 'awaiting_approval', 'pending']);
+    assert.deepEqual(
+      ['M1', 'M2', 'M3'].map((id) => f.milestone(id).status),
+      ['completed', 'awaiting_approval', 'pending'],
+    );
     const m1 = f.milestone('M1');
 
-    let r = await f.ms('correct', 'add', '--name', 'Shared fixtures', '--goal', 'Fixtures both need.', '--scope', 'src/fix/', '--criterion', 'src/fix exists', '--depends-on', 'M1', '--blocks', 'M2');
+    let r = await f.ms(
+      'correct',
+      'add',
+      '--name',
+      'Shared fixtures',
+      '--goal',
+      'Fixtures both need.',
+      '--scope',
+      'src/fix/',
+      '--criterion',
+      'src/fix exists',
+      '--depends-on',
+      'M1',
+      '--blocks',
+      'M2',
+    );
     assertExit(r, 2);
     assert.match(r.stderr, /M2 is "awaiting_approval": a corrective milestone can only be put before milestones that have not started/);
-    r = await f.ms('correct', 'add', '--name', 'Shared fixtures', '--goal', 'Fixtures both need.', '--scope', 'src/fix/', '--criterion', 'src/fix exists', '--depends-on', 'M1', '--blocks', 'M3', '--reason', 'M2 review found a gap');
+    r = await f.ms(
+      'correct',
+      'add',
+      '--name',
+      'Shared fixtures',
+      '--goal',
+      'Fixtures both need.',
+      '--scope',
+      'src/fix/',
+      '--criterion',
+      'src/fix exists',
+      '--depends-on',
+      'M1',
+      '--blocks',
+      'M3',
+      '--reason',
+      'M2 review found a gap',
+    );
     assertExit(r, 0);
     assert.match(r.stdout, /M4 \(Shared fixtures\) added as pending/);
     const files = readdirSync(join(f.harness, 'milestones'));
     assert.ok(files.includes('M4-shared-fixtures.md'));
-    assert.match(readFileSync(join(f.harness, 'milestones', files.find((n) => n.startsWith('M3'))!), 'utf8'), /## Dependencies\n- M2\n- M4\n/);
+    assert.match(
+      readFileSync(
+        join(
+          f.harness,
+          'milestones',
+          files.find((n) => n.startsWith('M3'))!,
+        ),
+        'utf8',
+      ),
+      /## Dependencies\n- M2\n- M4\n/,
+    );
     assert.equal(f.milestone('M4').status, 'pending');
-    assert.ok(logOf(f.state(), 'M4').some((l) => /corrective milestone added by a person: M2 review found a gap \(depends on M1; M3 now wait/.test(l)));
+    assert.ok(
+      logOf(f.state(), 'M4').some((l) =>
+        /corrective milestone added by a person: M2 review found a gap \(depends on M1; M3 now wait/.test(l),
+      ),
+    );
     r = await f.ms('run');
     assertExit(r, 4, f.root);
     assert.equal(f.milestone('M4').status, 'awaiting_approval', 'the corrective milestone goes through plan-crafting like any other');
@@ -103,13 +159,18 @@ describe('milestones: decisions, rate limits and the duration guard', function (
     assertExit(await f.ms('approve', 'M1'), 0);
 
     // Worker: its task gets its attempt back and the milestone keeps Attempts 1.
-    f.control('worker-M1-T1.sh', 'if [ ! -e "$MS_DIR/limited" ]; then touch "$MS_DIR/limited"; echo "Claude usage limit reached. Your limit will reset at 5pm"; echo "RESULT:FAIL usage limit"; exit 0; fi\n');
+    f.control(
+      'worker-M1-T1.sh',
+      'if [ ! -e "$MS_DIR/limited" ]; then touch "$MS_DIR/limited"; echo "Claude usage limit reached. Your limit will reset at 5pm"; echo "RESULT:FAIL usage limit"; exit 0; fi\n',
+    );
     f.control('ratelimit-reviewer-M1');
     r = await f.ms('run');
     assertExit(r, 5, f.root);
     assert.match(r.stdout, /rate limit hit by the worker of M1-T1/);
     assert.deepEqual([f.milestone('M1').status, f.milestone('M1').attempts], ['executing', 1]);
-    const tasks = JSON.parse(readFileSync(join(`${f.root}.launchpad-worktrees`, 'milestone-session-M1', '.launchpad-milestone', 'harness-tasks.json'), 'utf8'));
+    const tasks = JSON.parse(
+      readFileSync(join(`${f.root}.launchpad-worktrees`, 'milestone-session-M1', '.launchpad-milestone', 'harness-tasks.json'), 'utf8'),
+    );
     assert.deepEqual([tasks.tasks[0].status, tasks.tasks[0].attempts, tasks.tasks[0].error_log], ['pending', 0, []]);
 
     // Reviewer.
@@ -126,15 +187,22 @@ describe('milestones: decisions, rate limits and the duration guard', function (
     const f = await longRun({ milestones: { M1: {} } });
     assertExit(await f.ms('run'), 4);
     const statePath = join(f.harness, 'state.md');
-    const setGuard = (v: string) => writeFileSync(statePath, readFileSync(statePath, 'utf8').replace(/^- Duration Guard: .*$/m, `- Duration Guard: ${v}`));
+    const setGuard = (v: string) =>
+      writeFileSync(statePath, readFileSync(statePath, 'utf8').replace(/^- Duration Guard: .*$/m, `- Duration Guard: ${v}`));
     setGuard('1s');
     assertExit(await f.ms('approve', 'M1'), 0);
-    f.control('worker-M1-T1.sh', 'if [ ! -e "$MS_DIR/slow.once" ]; then touch "$MS_DIR/slow.once"; while [ ! -e "$MS_DIR/never" ]; do sleep 0.1; done; fi\n');
-    let r = await f.ms('run');
+    f.control(
+      'worker-M1-T1.sh',
+      'if [ ! -e "$MS_DIR/slow.once" ]; then touch "$MS_DIR/slow.once"; while [ ! -e "$MS_DIR/never" ]; do sleep 0.1; done; fi\n',
+    );
+    const r = await f.ms('run');
     assertExit(r, 4, f.root);
     const m = f.milestone('M1');
     assert.deepEqual([m.status, m.awaiting, m.attempts], ['executing', 'duration', 1]);
-    assert.match(m.reason!, /has been executing for \d+s, longer than its share \(1s: the greater of the Duration Guard and Duration Guard Factor × the mean duration of the completed milestones\)/);
+    assert.match(
+      m.reason!,
+      /has been executing for \d+s, longer than its share \(1s: the greater of the Duration Guard and Duration Guard Factor × the mean duration of the completed milestones\)/,
+    );
     assert.match(r.stdout, /M1 \(Part M1\) has been executing .*continue \("launchpad milestones approve M1"\), re-scope .*or abort/);
 
     setGuard('2h');

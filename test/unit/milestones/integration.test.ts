@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { assertExit, git, logOf, longRun, prompts } from './support';
 
 const CHECK = `#!/bin/sh
@@ -39,16 +40,26 @@ describe('milestones: integration check, escalation and the final E2E gate', fun
     assert.equal(m.integrationFixes, 1);
     assert.equal(m.attempts, 1, 'a fix is not an attempt');
     const log = logOf(f.state(), 'M2').join('\n');
-    assert.match(log, /integration check failed: cross-milestone interfaces broken: M1: src\/m1\/t1\.txt no longer contains "M1-T1 attempt"; targeted fix 1 of 2 \(M2-FIX1\)/);
+    assert.match(
+      log,
+      /integration check failed: cross-milestone interfaces broken: M1: src\/m1\/t1\.txt no longer contains "M1-T1 attempt"; targeted fix 1 of 2 \(M2-FIX1\)/,
+    );
     assert.match(log, /integration fix done; review-work again/);
-    assert.match(prompts(f.ctl, 'worker-M2-FIX1-')[0]!, /cross-milestone integration check failed[\s\S]*no longer contains "M1-T1 attempt"/);
+    assert.match(
+      prompts(f.ctl, 'worker-M2-FIX1-')[0]!,
+      /cross-milestone integration check failed[\s\S]*no longer contains "M1-T1 attempt"/,
+    );
     assert.equal(prompts(f.ctl, 'reviewer-M2-').length, 2, 'reviewed again after the fix');
     assert.match(readFileSync(join(f.root, 'src/m1/t1.txt'), 'utf8'), /restored/);
     assert.match(f.read(m.checkpoint!), /PASS interfaces: 1 of 1 contract hold/);
   });
 
   it('after two failed fixes a person decides; accepting merges it, and the final gate adds a corrective milestone that fixes it', async () => {
-    const f = await longRun({ milestones: { M1: {}, M2: { deps: ['M1'] } }, files: { 'README.md': '# p\n', 'check.sh': CHECK }, verify: 'sh check.sh' });
+    const f = await longRun({
+      milestones: { M1: {}, M2: { deps: ['M1'] } },
+      files: { 'README.md': '# p\n', 'check.sh': CHECK },
+      verify: 'sh check.sh',
+    });
     assertExit(await f.ms('run'), 4);
     assertExit(await f.ms('approve', 'M1'), 0);
     assertExit(await f.ms('run'), 4, f.root);
@@ -61,9 +72,16 @@ describe('milestones: integration check, escalation and the final E2E gate', fun
     assert.equal(m.awaiting, 'integration');
     assert.equal(m.integrationFixes, 2);
     assert.match(m.reason!, /integration check failed after 2 targeted fixes; milestones involved: M2; `sh check\.sh` failed \(exit 1\)/);
-    assert.match(r.stdout, /M2 \(Part M2\): integration decision awaited — .*options: add a corrective milestone .*roll back to a checkpoint .*accept and continue \("launchpad milestones approve M2"\)/);
+    assert.match(
+      r.stdout,
+      /M2 \(Part M2\): integration decision awaited — .*options: add a corrective milestone .*roll back to a checkpoint .*accept and continue \("launchpad milestones approve M2"\)/,
+    );
     assert.equal(prompts(f.ctl, 'worker-M2-FIX').length, 2);
-    assert.equal(git(f.root, 'log', '--merges', '--first-parent', '--format=%s', 'main'), 'Merge milestone M1: Part M1', 'M2 is not merged');
+    assert.equal(
+      git(f.root, 'log', '--merges', '--first-parent', '--format=%s', 'main'),
+      'Merge milestone M1: Part M1',
+      'M2 is not merged',
+    );
 
     // Accept and continue: logged, merged without the check; then the final gate fails on main.
     assertExit(await f.ms('approve', 'M2', '--reason', 'the adapter comes later'), 0);
@@ -82,7 +100,11 @@ describe('milestones: integration check, escalation and the final E2E gate', fun
     assert.match(text, /Likely cause: the output of M2\./);
     assert.match(text, /error: src\/m2\/t1\.txt needs src\/m2\/adapter\.txt/);
     assert.match(text, /## Dependencies\n- M1\n- M2/);
-    assert.ok(logOf(f.state()).some((l) => /final E2E gate failed: `sh check\.sh` failed .*corrective milestone M3 added \(1 of 2\), likely cause M2/.test(l)));
+    assert.ok(
+      logOf(f.state()).some((l) =>
+        /final E2E gate failed: `sh check\.sh` failed .*corrective milestone M3 added \(1 of 2\), likely cause M2/.test(l),
+      ),
+    );
 
     // The corrective milestone goes through the whole pipeline and the final gate passes.
     f.control('worker-M3-T1.sh', 'mkdir -p src/m2 && echo ok > src/m2/adapter.txt\n');
@@ -109,7 +131,10 @@ describe('milestones: integration check, escalation and the final E2E gate', fun
     assert.equal(state.overall.status, 'completing');
     assert.equal(state.overall.awaiting, 'e2e');
     assert.equal(state.overall.e2eFixes, 2);
-    assert.deepEqual(state.milestones.map((m) => m.status), ['completed', 'completed', 'completed']);
+    assert.deepEqual(
+      state.milestones.map((m) => m.status),
+      ['completed', 'completed', 'completed'],
+    );
     assert.match(r.stdout, /the final end-to-end gate failed: final E2E gate still fails after 2 corrective milestones/);
     assert.match(r.stdout, /accept \("launchpad milestones approve final"\)/);
 

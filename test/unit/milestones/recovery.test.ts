@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertExit, git, logOf, type LongRunFixture, longRun, planOf, prompts, waitFor } from './support';
+
+import { assertExit, git, logOf, longRun, type LongRunFixture, planOf, prompts, waitFor } from './support';
 
 /** Starts a run, waits until `ready` holds, kills it with SIGKILL, and waits for it to be gone. */
 async function killWhen(f: LongRunFixture, what: string, ready: () => boolean): Promise<void> {
@@ -30,7 +31,10 @@ describe('milestones: kill -9 in each status, then resume by the recovery table'
   it('planning, awaiting_approval, executing, validating and integrating each resume as the table says, Attempts unchanged', async () => {
     const verify = `if [ -e "$MS_DIR/block-verify" ]; then rm "$MS_DIR/block-verify"; touch "$MS_DIR/verify.waiting"; while [ ! -e "$MS_DIR/verify.release" ]; do sleep 0.1; done; fi`;
     const f = await longRun({ milestones: { M1: {}, M2: {} }, verify });
-    f.control('plan-M1.md', planOf('M1', 2, (k) => (k === 2 ? ['  - Depends: T1'] : [])));
+    f.control(
+      'plan-M1.md',
+      planOf('M1', 2, (k) => (k === 2 ? ['  - Depends: T1'] : [])),
+    );
     const ctl = (name: string) => existsSync(join(f.ctl, name));
 
     // planning (M1), then awaiting_approval (M1) while M2 is planning.
@@ -39,7 +43,11 @@ describe('milestones: kill -9 in each status, then resume by the recovery table'
     assert.deepEqual([f.milestone('M1').status, f.milestone('M1').attempts], ['planning', 0]);
     rmSync(join(f.ctl, 'block-planner-M1'));
     f.control('block-planner-M2');
-    await killWhen(f, 'M1 awaiting approval while M2 plans', () => ctl('block-planner-M2.waiting') && f.milestone('M1').status === 'awaiting_approval');
+    await killWhen(
+      f,
+      'M1 awaiting approval while M2 plans',
+      () => ctl('block-planner-M2.waiting') && f.milestone('M1').status === 'awaiting_approval',
+    );
     let log = logOf(f.state()).join('\n');
     assert.match(log, /recovery: ended planner of M1, left running by an interrupted run/);
     assert.match(log, /\[M1\] plan-crafting restarted \(the plan file may be incomplete\)/);

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { assertExit, git, logOf, longRun, planOf, prompts } from './support';
 
 describe('milestones: retries and gates', function () {
@@ -92,7 +93,10 @@ describe('milestones: retries and gates', function () {
     f.control('plan-M1.md', planOf('M1', 16));
     const r = await f.ms('run');
     assertExit(r, 4);
-    assert.match(r.stdout, /awaits approval \(16 tasks\) — This milestone's plan has 16 tasks \(more than 15\): it may be too large for a single milestone\. Consider splitting it/);
+    assert.match(
+      r.stdout,
+      /awaits approval \(16 tasks\) — This milestone's plan has 16 tasks \(more than 15\): it may be too large for a single milestone\. Consider splitting it/,
+    );
     const st = JSON.parse((await f.ms('status', '--json')).stdout);
     assert.equal(st.gates[0].kind, 'plan');
     assert.equal(st.gates[0].tasks, 16);

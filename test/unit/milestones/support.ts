@@ -4,7 +4,8 @@
 // state.md and the files a long run writes.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseState, type LongRunState, type MilestoneState } from '../../../src/core/milestones/stateFile';
+
+import { type LongRunState, type MilestoneState, parseState } from '../../../src/core/milestones/stateFile';
 import { launchpad, repo, type Result, show, startLaunchpad, tempDir } from '../controller/support';
 
 export { git, show, sleep, tempDir, waitFor } from '../controller/support';
@@ -137,5 +138,8 @@ export function prompts(ctl: string, prefix: string): string[] {
 }
 
 export function assertExit(r: Result, code: number, root?: string): void {
-  if (r.code !== code) throw new Error(`expected exit ${code}\n${show(r)}${root ? `\n--- state.md\n${readFileSync(join(root, HARNESS_REL, 'state.md'), 'utf8')}` : ''}`);
+  if (r.code !== code)
+    throw new Error(
+      `expected exit ${code}\n${show(r)}${root ? `\n--- state.md\n${readFileSync(join(root, HARNESS_REL, 'state.md'), 'utf8')}` : ''}`,
+    );
 }

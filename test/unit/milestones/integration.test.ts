@@ -2,7 +2,7 @@
 // milestone branch merged with the base), its two targeted fixes, the escalation to a person, and
 // the final E2E gate with its corrective milestones.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { assertExit, git, logOf, longRun, prompts } from './support';
@@ -112,6 +112,39 @@ describe('milestones: integration check, escalation and the final E2E gate', fun
     assertExit(await f.ms('run'), 0, f.root);
     assert.equal(f.state().overall.status, 'completed');
     assert.ok(existsSync(join(f.root, 'src/m2/adapter.txt')));
+  });
+
+  it('parallel milestones whose work conflicts: the later one stops and asks; resolved by hand and accepted, it merges', async () => {
+    const f = await longRun({ milestones: { M1: {}, M2: {} } });
+    // Both workers also change README.md, outside their scopes.
+    f.control('worker-M1-T1.sh', 'echo "M1 was here" > README.md\n');
+    f.control('worker-M2-T1.sh', 'echo "M2 was here" > README.md\n');
+    assertExit(await f.ms('run'), 4);
+    assertExit(await f.ms('approve', 'M1'), 0);
+    assertExit(await f.ms('approve', 'M2'), 0);
+    const r = await f.ms('run');
+    assertExit(r, 4, f.root);
+    assert.equal(f.milestone('M1').status, 'completed');
+    const m2 = f.milestone('M2');
+    assert.deepEqual([m2.status, m2.awaiting, m2.integrationFixes], ['integrating', 'integration', 0]);
+    assert.match(
+      m2.reason!,
+      /merging main into milestone-session-M2 conflicts in README\.md; resolve it in \S+milestone-session-M2 \(merge main there and commit\), then accept/,
+    );
+    assert.equal(prompts(f.ctl, 'worker-M2-FIX').length, 0, 'a conflict is not sent to a fix worker');
+
+    // The person resolves it in the milestone's worktree and accepts.
+    const wt = join(`${f.root}.launchpad-worktrees`, 'milestone-session-M2');
+    assert.throws(() => git(wt, 'merge', '--no-edit', 'main'));
+    writeFileSync(join(wt, 'README.md'), 'M1 and M2 were here\n');
+    git(wt, 'commit', '-qam', 'Resolve README.md');
+    assertExit(await f.ms('approve', 'M2'), 0);
+    assertExit(await f.ms('run'), 0, f.root);
+    assert.equal(readFileSync(join(f.root, 'README.md'), 'utf8'), 'M1 and M2 were here\n');
+    assert.deepEqual(git(f.root, 'log', '--merges', '--first-parent', '--format=%s', 'main').split('\n').reverse(), [
+      'Merge milestone M1: Part M1',
+      'Merge milestone M2: Part M2',
+    ]);
   });
 
   it('the final gate escalates after two corrective milestones; "approve final" accepts it', async () => {

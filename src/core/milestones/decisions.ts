@@ -275,6 +275,11 @@ export function addCorrective(store: LongRunStore, run: LongRun, input: Correcti
   store.setName(id, input.name);
   store.update((s) => {
     s.milestones.push(newMilestoneState(id));
+    // The answer to a failed final gate: the run goes on, and the gate runs again after it.
+    if (s.overall.awaiting === 'e2e') {
+      s.overall.awaiting = null;
+      s.overall.status = 'running';
+    }
     s.log.push(
       logEntry(
         `corrective milestone added by a person: ${input.reason || input.goal} (depends on ${input.dependencies.join(', ') || 'nothing'}${input.blocks.length ? `; ${input.blocks.join(', ')} now wait for it` : ''})`,

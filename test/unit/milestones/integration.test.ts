@@ -171,6 +171,31 @@ describe('milestones: integration check, escalation and the final E2E gate', fun
     assert.match(r.stdout, /the final end-to-end gate failed: final E2E gate still fails after 2 corrective milestones/);
     assert.match(r.stdout, /accept \("launchpad milestones approve final"\)/);
 
+    // A corrective milestone added by hand answers the gate too: it runs, then the gate again.
+    assertExit(
+      await f.ms(
+        'correct',
+        'add',
+        '--name',
+        'By hand',
+        '--goal',
+        'Try once more.',
+        '--scope',
+        'src/m4/',
+        '--criterion',
+        'src/m4/t1.txt exists',
+        '--depends-on',
+        'M3',
+      ),
+      0,
+    );
+    assert.deepEqual([f.state().overall.status, f.state().overall.awaiting], ['running', null]);
+    assertExit(await f.ms('run'), 4);
+    assertExit(await f.ms('approve', 'M4'), 0);
+    assertExit(await f.ms('run'), 4, f.root);
+    assert.equal(f.milestone('M4').status, 'completed');
+    assert.equal(f.state().overall.awaiting, 'e2e', 'the gate ran again and still fails');
+
     assertExit(await f.ms('approve', 'final', '--reason', 'known flake'), 0);
     assert.equal(f.state().overall.status, 'completed');
     assert.ok(logOf(f.state()).some((l) => /final end-to-end gate failure accepted by a person: known flake/.test(l)));

@@ -8,6 +8,7 @@ import { initCommand } from './commands/init';
 import { journalCommand } from './commands/journal';
 import { logCommand } from './commands/log';
 import { restoreBackupCommand } from './commands/restoreBackup';
+import { milestonesCommand } from './commands/milestones';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
@@ -29,6 +30,7 @@ export const COMMANDS: Command[] = [
   hookCommand,
   startCommand,
   journalCommand,
+  milestonesCommand,
   demoCommand,
 ];
 /** Commands that work but are not listed in the help. */
@@ -53,7 +55,8 @@ function mainHelp(): string {
     '  -h, --help  show help (launchpad <command> --help for a command)',
     '  --version   print the version',
     '',
-    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session',
+    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session;',
+    '            milestones run also: 4 waiting for a person\'s approval, 5 an agent hit a usage or rate limit',
     '',
   ].join('\n');
 }

@@ -14,3 +14,10 @@ export { confirmSession, focusChoices, focusQuestion, planFocus } from '../core/
 export { gatherStartup } from '../core/journal/startup';
 export { renderStartupMarkdown } from '../core/journal/startupReport';
 export { listSpecs } from '../core/specTasks/specFiles';
+// A long run of milestones: loading and status for the Milestones view, the runner, the decisions.
+export { abortRun, approve, cleanUp, reject, retry, skip } from '../core/milestones/decisions';
+export { loadLongRun, LongRunStore } from '../core/milestones/longRun';
+export { LongRunner } from '../core/milestones/runner';
+export { buildStatus as buildLongRunStatus } from '../core/milestones/statusBlock';
+export { tryAcquireLock } from '../core/lock';
+export { Git } from '../core/git/git';

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { onDidChangeSettings, readSettings } from './config';
 import { outputLogger } from './logger';
+import { registerMilestones, type MilestonesApi } from './milestones';
 import { HarnessModel } from './model/harnessModel';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
@@ -16,6 +17,8 @@ export interface LaunchpadApi {
   runs: RunManager;
   /** The tree providers and views (tests read the items a person would see). */
   views: Views;
+  /** The Milestones view and the long run of this window. */
+  milestones: MilestonesApi;
 }
 
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
@@ -29,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   registerCommands(context, { model, runs, views, channel, logger });
   registerRunProgress(context, runs, model, logger);
   registerProgressLog(context, model);
+  const milestones = registerMilestones(context, logger);
   context.subscriptions.push(
     onDidChangeSettings(() => {
       void readSettings().then(({ problems }) => problems.forEach((p) => logger.warn(`invalid setting ${p}; using the default`)));
@@ -36,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views };
+  return { model, runs, views, milestones };
 }
 
 export function deactivate(): void {

@@ -14,7 +14,18 @@ export interface CommandDeps {
   logger: Logger;
 }
 
-/** Every command package.json declares has a handler here, except the progress log's own. */
-export type HandledCommand = Exclude<CommandId, typeof COMMANDS.filterLog>;
+/** The Milestones view's commands, registered by milestones/. */
+export type MilestoneCommand =
+  | typeof COMMANDS.runLongRun
+  | typeof COMMANDS.stopLongRun
+  | typeof COMMANDS.reviewPlan
+  | typeof COMMANDS.approveMilestone
+  | typeof COMMANDS.rejectPlan
+  | typeof COMMANDS.retryMilestone
+  | typeof COMMANDS.skipMilestone
+  | typeof COMMANDS.refreshMilestones;
+
+/** Every command package.json declares has a handler here, except the progress log's and the Milestones view's own. */
+export type HandledCommand = Exclude<CommandId, typeof COMMANDS.filterLog | MilestoneCommand>;
 export type Handler = (...args: unknown[]) => unknown;
 export type Handlers<K extends HandledCommand = HandledCommand> = { [P in K]: Handler };

@@ -3,6 +3,7 @@ import { addCommand } from './commands/add';
 import { demoAgentCommand, demoCommand } from './commands/demo';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
+import { pruneAttemptsCommand } from './commands/pruneAttempts';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { statusCommand } from './commands/status';
@@ -10,7 +11,7 @@ import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './c
 import { EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, statusCommand, retryCommand, logCommand, pruneAttemptsCommand, demoCommand];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 

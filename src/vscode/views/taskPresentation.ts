@@ -58,6 +58,7 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
   if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ''}`);
+  if (t.kept_attempts.length) line('Kept attempts', `${t.kept_attempts.join(', ')} (launchpad prune-attempts deletes them)`);
 
   const checkpoints = t.task.checkpoints ?? [];
   if (checkpoints.length) {

@@ -121,7 +121,7 @@ describe('controller/session steps, driven from a SessionContext', () => {
       lines.map((e) => [e.type, e.category, e.message]),
       [
         ['ROLLBACK', undefined, 'git merge --abort (conflicts: shared.txt)'],
-        ['DISCARD', undefined, 'worktree=harness-task-001 reason="merge failed"'],
+        ['DISCARD', undefined, 'worktree=harness-task-001 reason="merge failed" kept=refs/launchpad/attempts/task-001/1'],
         ['ERROR', 'MERGE_CONFLICT', 'Out-of-scope file conflict: shared.txt'],
       ],
     );

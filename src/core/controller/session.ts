@@ -137,7 +137,7 @@ export class Session implements SessionContext {
   }
 
   /** Keeps the task's work (keepAttempt), then removes its worktree and branch. Returns the kept ref. */
-  async discardWorktree(taskId: string, attempt: number): Promise<string | undefined> {
+  async discardWorktree(taskId: string, attempt?: number): Promise<string | undefined> {
     const kept = await this.keepAttempt(taskId, attempt);
     await this.removeWorktree(taskId);
     return kept;

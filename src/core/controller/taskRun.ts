@@ -125,12 +125,12 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
   return 'interrupted';
 }
 
-/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first. */
+/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first (their commits kept). */
 export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<void> {
   try {
     await s.git.addWorktree(worktree, branch, base);
   } catch {
-    await s.removeWorktree(taskId);
+    await s.discardWorktree(taskId);
     await s.git.addWorktree(worktree, branch, base);
   }
 }

@@ -124,16 +124,16 @@ export class Session implements SessionContext {
   }
 
   /**
-   * Keeps the task's work before its branch goes: `commit` (a snapshot of uncommitted work) or
+   * Keeps the task's work before its branch goes: `snapshot` (of its uncommitted work) or
    * else the branch's tip, under refs/launchpad/attempts/<id>/<attempt> (the task's current
    * attempt count when not given), when it holds commits the base branch does not. Returns the
    * ref, or undefined when there was nothing to keep.
    */
-  async keepAttempt(taskId: string, attempt?: number, commit?: string): Promise<string | undefined> {
-    const tip = commit ?? (await this.git.resolve(`refs/heads/${branchFor(taskId)}`));
+  async keepAttempt(taskId: string, attempt?: number, snapshot?: string): Promise<string | undefined> {
+    const tip = snapshot ?? (await this.git.resolve(`refs/heads/${branchFor(taskId)}`));
     if (!tip) return undefined;
     const n = attempt ?? this.store.load().file.tasks.find((t) => t.id === taskId)?.attempts ?? 0;
-    return keepAttempt(this.git, taskId, n, tip, `refs/heads/${this.baseBranch}`);
+    return keepAttempt(this.git, taskId, n, tip, `refs/heads/${this.baseBranch}`, { snapshot: snapshot !== undefined });
   }
 
   /** Keeps the task's work (keepAttempt), then removes its worktree and branch. Returns the kept ref. */

@@ -19,6 +19,16 @@ export class GitError extends Error {
   }
 }
 
+export interface RefInfo {
+  ref: string;
+  commit: string;
+  /** The commit's committer date, ISO 8601. */
+  committedAt: string;
+  tree: string;
+  /** Its parents, space-separated. */
+  parents: string;
+}
+
 export interface MergeOutcome {
   ok: boolean;
   /** Files left in conflict, when the merge stopped on conflicts. */
@@ -191,17 +201,23 @@ export class Git {
     return (await this.run(['update-ref', '--no-deref', '-d', ref, expected], { allowFail: true })).code === 0;
   }
 
-  /** Refs under `prefix` (e.g. `refs/launchpad/`), with the commit each names and its date. */
-  async refsUnder(prefix: string, opts: { containing?: string } = {}): Promise<Array<{ ref: string; commit: string; committedAt: string }>> {
-    const args = ['for-each-ref', '--format=%(refname)%09%(objectname)%09%(committerdate:iso-strict)'];
+  /** Refs under `prefix` (e.g. `refs/launchpad/`): the commit each names, its date, tree and parents. */
+  async refsUnder(prefix: string, opts: { containing?: string } = {}): Promise<RefInfo[]> {
+    const args = ['for-each-ref', '--format=%(refname)%09%(objectname)%09%(committerdate:iso-strict)%09%(tree)%09%(parent)'];
     if (opts.containing) args.push(`--contains=${opts.containing}`);
     const out = await this.text([...args, prefix]);
     return out
       ? out.split('\n').map((l) => {
-          const [ref, commit, committedAt] = l.split('\t');
-          return { ref: ref!, commit: commit!, committedAt: committedAt ?? '' };
+          const [ref, commit, committedAt, tree, parents] = l.split('\t');
+          return { ref: ref!, commit: commit!, committedAt: committedAt ?? '', tree: tree ?? '', parents: parents ?? '' };
         })
       : [];
+  }
+
+  /** A commit's tree and parents (space-separated), as refsUnder reports them. */
+  async treeAndParents(commit: string): Promise<{ tree: string; parents: string }> {
+    const [tree = '', parents = ''] = (await this.text(['show', '-s', '--format=%T%x09%P', commit])).split('\t');
+    return { tree, parents };
   }
 
   /**

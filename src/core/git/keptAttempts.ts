@@ -49,14 +49,23 @@ export function keptByTask(kept: readonly KeptAttempt[]): Map<string, KeptAttemp
 }
 
 /**
- * Keeps `commit` (a task branch's tip, or a snapshot on top of it) as attempt `attempt` of the
- * task, unless nothing needs keeping: it is already in `base` (no commits of its own, or merged),
- * or a kept ref of the task already contains it. Returns the ref that holds it, or undefined.
+ * Keeps `commit` (a task branch's tip, or a snapshot of uncommitted work on top of it) as attempt
+ * `attempt` of the task, unless nothing needs keeping: it is already in `base` (no commits of its
+ * own, or merged), or a kept ref of the task already contains it — or, for a snapshot (our own
+ * commit, never an agent's), an equal one (same tree, same parents: a recovery that ran twice).
+ * Returns the ref that holds it, or undefined.
  */
-export async function keepAttempt(git: Git, taskId: string, attempt: number, commit: string, base: string): Promise<string | undefined> {
+export async function keepAttempt(git: Git, taskId: string, attempt: number, commit: string, base: string, opts: { snapshot?: boolean } = {}): Promise<string | undefined> {
   if (await git.isAncestor(commit, base)) return undefined;
-  const holder = (await git.refsUnder(`${KEPT_ATTEMPTS_PREFIX}${taskId}/`, { containing: commit }))[0];
+  const prefix = `${KEPT_ATTEMPTS_PREFIX}${taskId}/`;
+  const holder = (await git.refsUnder(prefix, { containing: commit }))[0];
   if (holder) return holder.ref;
+  const kept = opts.snapshot ? await git.refsUnder(prefix) : [];
+  if (kept.length) {
+    const { tree, parents } = await git.treeAndParents(commit);
+    const same = kept.find((k) => k.tree === tree && k.parents === parents);
+    if (same) return same.ref;
+  }
   for (let n = 1; ; n++) {
     const ref = keptAttemptRef(taskId, attempt, n);
     if (await git.createRef(ref, commit)) return ref;

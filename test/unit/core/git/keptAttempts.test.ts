@@ -60,8 +60,16 @@ describe('core/git/keptAttempts', function () {
     // A snapshot on top of a kept tip is a new ref; the tip alone is then already kept.
     writeFiles(wt, { 'd.txt': 'd\n' });
     const snap = (await g.snapshotChanges(wt, 'snap'))!;
-    assert.equal(await keepAttempt(g, 't1', 2, snap, 'refs/heads/main'), 'refs/launchpad/attempts/t1/2');
+    assert.equal(await keepAttempt(g, 't1', 2, snap, 'refs/heads/main', { snapshot: true }), 'refs/launchpad/attempts/t1/2');
     assert.equal(await keepAttempt(g, 't1', 3, other, 'refs/heads/main'), 'refs/launchpad/attempts/t1/1.2');
+    // The same uncommitted work snapshotted again (a second recovery): the first snapshot's ref.
+    const again = (await g.snapshotChanges(wt, 'snap, later'))!;
+    assert.notEqual(again, snap);
+    assert.equal(await keepAttempt(g, 't1', 3, again, 'refs/heads/main', { snapshot: true }), 'refs/launchpad/attempts/t1/2');
+    // An agent's commit equal in content to a kept one is still a commit of its own: kept.
+    git(wt, 'reset', '-q', '--hard', 'main');
+    const same = commitIn(wt, { 'c.txt': 'c\n' }, '[t1] other, again');
+    assert.equal(await keepAttempt(g, 't1', 1, same, 'refs/heads/main'), 'refs/launchpad/attempts/t1/1.3');
     // Merged into the base: nothing to keep.
     git(repo, 'merge', '-q', '--no-ff', '-m', 'Merge [t2] x', first);
     assert.equal(await keepAttempt(g, 't2', 1, first, 'refs/heads/main'), undefined);
@@ -72,6 +80,7 @@ describe('core/git/keptAttempts', function () {
       [
         ['refs/launchpad/attempts/t1/1', 't1', '1', first],
         ['refs/launchpad/attempts/t1/1.2', 't1', '1.2', other],
+        ['refs/launchpad/attempts/t1/1.3', 't1', '1.3', same],
         ['refs/launchpad/attempts/t1/2', 't1', '2', snap],
       ],
     );

@@ -38,7 +38,7 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   ...['task-005', 'task-006'].map((t): [string, Make] => [`agent-reported:${t}`, script('agent-reported', t)]),
   // The validation command kills it as it starts and as it ends (its cache already written).
   ...['task-002', 'task-004', 'task-006'].map((t): [string, Make] => [`validate-start:${t}`, script('validate-start', t)]),
-  ...['task-001', 'task-005', 'task-007'].map((t): [string, Make] => [`validate-end:${t}`, script('validate-end', t)]),
+  ...['task-001', 'task-005', 'task-006', 'task-007'].map((t): [string, Make] => [`validate-end:${t}`, script('validate-end', t)]),
   // git's hooks kill it inside `git merge --no-ff` (result staged) and right after its commit.
   ...['task-001', 'task-003', 'task-006'].map((t): [string, Make] => [`merge-precommit:${t}`, script('merge-precommit', t)]),
   ...['task-002', 'task-004', 'task-007'].map((t): [string, Make] => [`merge-post:${t}`, script('merge-post', t)]),
@@ -51,6 +51,7 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   ['log DISPATCH [task-006]', log(/\] DISPATCH \[task-006\]/)],
   ['log CHECKPOINT [task-004]', log(/\] CHECKPOINT \[task-004\]/)],
   ['log AGENT_DONE [task-003]', log(/\] AGENT_DONE \[task-003\]/)],
+  ['log AGENT_DONE [task-006]', log(/\] AGENT_DONE \[task-006\]/)],
   ['log AGENT_DONE [task-007]', log(/\] AGENT_DONE \[task-007\]/)],
   ['log VALIDATE [task-001]', log(/\] VALIDATE \[task-001\]/)],
   ['log VALIDATE [task-005]', log(/\] VALIDATE \[task-005\]/)],

@@ -9,6 +9,7 @@ import { journalCommand } from './commands/journal';
 import { logCommand } from './commands/log';
 import { restoreBackupCommand } from './commands/restoreBackup';
 import { milestonesCommand } from './commands/milestones';
+import { pruneAttemptsCommand } from './commands/pruneAttempts';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
@@ -31,6 +32,7 @@ export const COMMANDS: Command[] = [
   startCommand,
   journalCommand,
   milestonesCommand,
+  pruneAttemptsCommand,
   demoCommand,
 ];
 /** Commands that work but are not listed in the help. */

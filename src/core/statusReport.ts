@@ -2,6 +2,7 @@
 // extension reads the same fields. Read-only: no lock, no write.
 import { analyzeTasks, isRetryable, type TaskState } from './tasks/dag';
 import { harnessWorktrees, type TaskWorktree } from './git/taskWorktrees';
+import { keptAttemptsIn, keptByTask, type KeptAttempt } from './git/keptAttempts';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
@@ -24,6 +25,8 @@ export interface TaskSummary {
   last_error: string | null;
   blocked_reason: string | null;
   validation_command: string | null;
+  /** Refs keeping this task's discarded or interrupted attempts (`launchpad prune-attempts` deletes them). */
+  kept_attempts: string[];
 }
 
 export interface StatusReport {
@@ -44,7 +47,8 @@ export interface StatusReport {
   tasks: TaskSummary[];
 }
 
-export function summarizeTasks(file: TaskFile): TaskSummary[] {
+/** The tasks as `status` shows them; `kept` (by task id) fills kept_attempts, where git was asked. */
+export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonly KeptAttempt[]> = new Map()): TaskSummary[] {
   const { states, blockedReasons } = analyzeTasks(file.tasks);
   return file.tasks.map((t) => ({
     id: t.id,
@@ -61,6 +65,7 @@ export function summarizeTasks(file: TaskFile): TaskSummary[] {
     last_error: t.error_log.at(-1) ?? null,
     blocked_reason: blockedReasons.get(t.id) ?? null,
     validation_command: t.validation?.command ?? null,
+    kept_attempts: (kept.get(t.id) ?? []).map((k) => k.ref),
   }));
 }
 
@@ -82,6 +87,6 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     active_session: liveLockHolder(paths.sessionLock) ?? null,
     worktrees: await harnessWorktrees(paths.root),
     recent_log: tailLog(paths.progress, logLines),
-    tasks: summarizeTasks(file),
+    tasks: summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root))),
   };
 }

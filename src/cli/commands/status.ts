@@ -8,6 +8,7 @@ export const statusCommand: Command = {
   name: 'status',
   usage: 'launchpad status [--json]',
   summary: 'Show the tasks, their states, active worktrees and the last log lines. Read-only: takes no lock.',
+  details: 'Under a task, "kept attempts" names the refs (refs/launchpad/attempts/<id>/<attempt>) holding the commits of its failed or interrupted attempts; "launchpad prune-attempts" deletes them.',
   options: {
     json: { type: 'boolean', help: 'print the status as JSON' },
   },
@@ -57,6 +58,7 @@ export function formatStatus(r: StatusReport): string {
     if (t.state === 'blocked' && t.blocked_reason) line += `: ${t.blocked_reason}`;
     else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${t.last_error}`;
     lines.push(line);
+    if (t.kept_attempts.length) lines.push(`    kept attempts: ${t.kept_attempts.join(', ')}`);
   }
   if (!r.tasks.length) lines.push('(no tasks yet: launchpad add "Title" --validate "CMD")');
   lines.push('');

@@ -26,7 +26,7 @@ import { runHealthCheck } from './healthCheck';
 import { headlessTerminals } from './headlessTerminals';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
-import { abortInterruptedMerge, endOrphanedProcesses, recoverInProgress, removeOrphanedWorktrees } from './recovery';
+import { abortInterruptedMerge, endOrphanedProcesses, logMissingCompletions, recoverInProgress, removeOrphanedWorktrees, type Resumption } from './recovery';
 import { resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
 import { runTask } from './taskRun';
@@ -152,22 +152,35 @@ export class Controller {
 
   private async runSession(s: Session): Promise<StopReason> {
     endOrphanedProcesses(s);
+    await logMissingCompletions(s);
     const merges = new MergeQueue();
-    await recoverInProgress(s, merges, process.env.HARNESS_WORKER_ID ?? `${hostname()}:${process.pid}`);
+    const resumptions = await recoverInProgress(s, merges, process.env.HARNESS_WORKER_ID ?? `${hostname()}:${process.pid}`);
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
     if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
-    return this.loop(s, merges);
+    return this.loop(s, merges, resumptions);
   }
 
   /** Batches until nothing runs and nothing can start, a limit is reached, or a stop. */
-  private async loop(s: Session, merges: MergeQueue): Promise<StopReason> {
+  private async loop(s: Session, merges: MergeQueue, resumptions: Resumption[] = []): Promise<StopReason> {
     const running = new Map<string, { task: Task; end: Promise<TaskEnd> }>();
     const reportedMissing = new Set<string>();
     let dispatched = 0;
     let stopWake: () => void = () => undefined;
     const stopped = new Promise<void>((resolve) => (stopWake = resolve));
     s.stopSignal.addEventListener('abort', () => stopWake(), { once: true });
+    // Interrupted attempts the recovery chose to resume go first, in the worktrees they left.
+    if (resumptions.length && !s.config.agentCommand) {
+      s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
+      return 'config-error';
+    }
+    for (const { task, resume } of resumptions) {
+      dispatched++;
+      const end = runTask(s, task, merges, resume)
+        .catch((err) => this.taskCrashed(s, task, err))
+        .finally(() => running.delete(task.id));
+      running.set(task.id, { task, end });
+    }
 
     for (;;) {
       if (s.stopping) break;
@@ -193,7 +206,7 @@ export class Controller {
       const budget = s.config.maxTasksPerSession - dispatched;
       let batch = budget > 0 ? selectBatchFor(pool.eligible, running, s.config.maxParallel).slice(0, budget) : [];
       if (batch.length && !s.config.agentCommand) {
-        s.log({ type: 'ERROR', category: 'CONFIG', message: 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command' });
+        s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
         if (!running.size) return 'config-error';
         batch = [];
       }
@@ -222,7 +235,7 @@ export class Controller {
   private async taskCrashed(s: Session, task: Task, err: unknown): Promise<TaskEnd> {
     if (err instanceof TaskVanishedError) {
       s.log({ type: 'WARN', taskId: task.id, message: 'the task was removed from harness-tasks.json while it ran; its worktree was discarded' });
-      await s.removeWorktree(task.id).catch(() => undefined);
+      await s.discardWorktree(task.id, task.attempts + 1).catch(() => undefined);
       return 'failed';
     }
     const message = err instanceof Error ? err.message : String(err);
@@ -266,6 +279,8 @@ export class Controller {
   }
 }
 
+const NO_AGENT_COMMAND = 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command';
+
 function selectBatchFor(eligible: Task[], running: Map<string, { task: Task }>, maxParallel: number): Task[] {
   return selectBatch(eligible, [...running.values()].map((r) => r.task), maxParallel);
 }
@@ -308,5 +323,5 @@ function firstLine(text: string): string {
 }
 
 function emptyStats(): Stats {
-  return { tasks_total: 0, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0 };
+  return { tasks_total: 0, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0, checkpoints: 0 };
 }

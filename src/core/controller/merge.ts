@@ -30,6 +30,8 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
     const outside = outOfScope(s, task, conflicts);
     if (outside.length) return discard('MERGE_CONFLICT', `Out-of-scope file conflict: ${outside.join(', ')}`);
 
+    // A rebase rewrites the agent's commits: the originals are kept under our ref first.
+    await s.keepAttempt(task.id);
     if (!(await s.git.rebase(worktree, s.baseBranch))) {
       s.log({ type: 'ROLLBACK', taskId: task.id, message: `git rebase --abort (rebase onto ${s.baseBranch} conflicted)` });
       return discard('MERGE_CONFLICT', `conflicts with ${s.baseBranch} in ${conflicts.join(', ')}; rebase failed`);

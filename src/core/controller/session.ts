@@ -6,15 +6,16 @@ import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
+import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
 import type { Logger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
 import type { LogEvent, ProgressLog } from '../log/progressLog';
-import type { AttemptPaths, StatePaths } from '../statePaths';
+import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
-import { completeTask, failTask } from '../tasks/transitions';
+import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 
@@ -97,14 +98,54 @@ export class Session implements SessionContext {
     return existsSync(dir) ? dir : worktree;
   }
 
-  /** A fresh folder for one attempt's prompt and transcripts. */
-  createAttempt(taskId: string, attempt: number): AttemptPaths {
-    return this.paths.createAttempt(taskId, attempt, this.number);
+  /** A fresh folder for one attempt's prompt and transcripts (of agent `agentId`, when one runs). */
+  createAttempt(taskId: string, attempt: number, agentId?: string): AttemptPaths {
+    return this.paths.createAttempt(taskId, attempt, this.number, agentId);
+  }
+
+  /** The folder of the attempt agent `agentId` ran, if it got that far. */
+  attemptOf(taskId: string, agentId: string | null | undefined): AttemptPaths | undefined {
+    return agentId ? this.paths.attemptsOf(taskId).findLast((a) => a.agent() === agentId) : undefined;
   }
 
   /** Whether agent `agentId`'s work was committed in one of the task's attempts. */
   workCommitted(taskId: string, agentId: string | null | undefined): boolean {
     return !!agentId && this.paths.attemptsOf(taskId).some((a) => a.workCommittedBy() === agentId);
+  }
+
+  /** The verdict agent `agentId` recorded for the task, and the attempt folder holding it. */
+  verdictOf(taskId: string, agentId: string | null | undefined): { verdict: AttemptVerdict; attempt: AttemptPaths } | undefined {
+    if (!agentId) return undefined;
+    for (const attempt of this.paths.attemptsOf(taskId).reverse()) {
+      const v = attempt.verdict();
+      if (v?.agentId === agentId) return { verdict: v, attempt };
+    }
+    return undefined;
+  }
+
+  /**
+   * Keeps the task's work before its branch goes: `snapshot` (of its uncommitted work) or
+   * else the branch's tip, under refs/launchpad/attempts/<id>/<attempt> (the task's current
+   * attempt count when not given), when it holds commits the base branch does not. Returns the
+   * ref, or undefined when there was nothing to keep.
+   */
+  async keepAttempt(taskId: string, attempt?: number, snapshot?: string): Promise<string | undefined> {
+    const tip = snapshot ?? (await this.git.resolve(`refs/heads/${branchFor(taskId)}`));
+    if (!tip) return undefined;
+    const n = attempt ?? this.store.load().file.tasks.find((t) => t.id === taskId)?.attempts ?? 0;
+    return keepAttempt(this.git, taskId, n, tip, `refs/heads/${this.baseBranch}`, { snapshot: snapshot !== undefined });
+  }
+
+  /** Keeps the task's work (keepAttempt), then removes its worktree and branch. Returns the kept ref. */
+  async discardWorktree(taskId: string, attempt?: number): Promise<string | undefined> {
+    const kept = await this.keepAttempt(taskId, attempt);
+    await this.removeWorktree(taskId);
+    return kept;
+  }
+
+  /** A person's stop interrupted agent `agentId`: its attempt is not charged (transitions.refundAttempt). */
+  async refundAttempt(taskId: string, agentId: string): Promise<void> {
+    await this.transact((file) => refundAttempt(file, taskId, agentId));
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
@@ -117,15 +158,22 @@ export class Session implements SessionContext {
     await this.removeWorktree(task.id);
   }
 
-  /** Records a failed attempt (transitions.failTask), then discards the worktree. */
+  /**
+   * Records a failed attempt (transitions.failTask), keeps its commits under a ref of ours
+   * (keepAttempt), then discards the worktree.
+   */
   async failTask(task: Task, category: Category, reason: string, tail: string | undefined, discardReason: string): Promise<void> {
-    const entry = await this.transact((file) => failTask(file, task.id, { category, reason, tail }));
+    const { entry, attempt } = await this.transact((file) => ({ entry: failTask(file, task.id, { category, reason, tail }), attempt: mustFind(file, task.id).attempts }));
+    const kept = await this.keepAttempt(task.id, attempt).catch((err: Error) => err);
+    const keptNote = typeof kept === 'string' ? ` kept=${kept}` : '';
     this.log(
-      { type: 'DISCARD', taskId: task.id, message: `worktree=${branchFor(task.id)} reason="${discardReason}"` },
+      { type: 'DISCARD', taskId: task.id, message: `worktree=${branchFor(task.id)} reason="${discardReason}"${keptNote}` },
       { type: 'ERROR', taskId: task.id, category, message: entry.reason },
     );
     this.taskEvents.fire({ taskId: task.id, kind: 'failed' });
-    await this.removeWorktree(task.id);
+    // Its commits could not be kept: the branch stays, and the next run's clean-up tries again.
+    if (kept instanceof Error) this.log({ type: 'WARN', taskId: task.id, message: `could not keep its commits (${kept.message.split('\n')[0]}); branch ${branchFor(task.id)} left in place` });
+    else await this.removeWorktree(task.id);
   }
 
   /**

@@ -1,47 +1,65 @@
 // One task from dispatch to its end: claim it, give it a worktree on harness-<id> from the base
-// branch's head, run the agent with the prompt, read its verdict, validate in the worktree, and
-// merge (through the merge queue) or discard.
+// branch's head, run the agent with the prompt, record its verdict, validate in the worktree, and
+// merge (through the merge queue) or discard. A resumed attempt (recovery.ts decides) skips the
+// worktree: the agent continues in the one the interrupted attempt left.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { branchFor } from '../ids';
-import { escapedMessage } from '../process/runProcess';
+import { describeReport, writeAgentReport } from '../agents/report';
+import type { Category } from '../log/logLine';
+import { escapedMessage, type ProcessResult } from '../process/runProcess';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { describeReport, writeAgentReport } from '../agents/report';
-import { dispatchTask, recordCheckpoint, type CheckpointStep } from '../tasks/transitions';
-import { AgentOutputScanner } from './agentOutput';
+import { dispatchTask, recordCheckpoint, resumeTask, type CheckpointStep } from '../tasks/transitions';
+import { AgentOutputScanner, type AgentVerdict } from './agentOutput';
 import { discardAttempt } from './discard';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
-import { buildPrompt } from './prompt';
+import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { CAPTURE_BYTES, validateTask } from './validate';
 
-export async function runTask(s: Session, task: Task, merges: MergeQueue): Promise<TaskEnd> {
+/** An interrupted attempt to take over, as recovery found it. */
+export interface Resume extends ResumeContext {
+  /** The worktree it left (kept, with its commits and uncommitted changes). */
+  worktree: string;
+  /** The base branch's commit its branch started from. */
+  base: string;
+}
+
+export async function runTask(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
   const agentId = `agent_${randomBytes(4).toString('hex')}`;
   const branch = branchFor(task.id);
-  const worktree = s.worktreePath(task.id);
-  const base = s.head;
+  const worktree = resume?.worktree ?? s.worktreePath(task.id);
+  const base = resume?.base ?? s.head;
 
-  const { before, attempt } = await s.transact((file) => dispatchTask(file, task.id, { agentId, branch, baseCommit: base }));
-  s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}` });
+  const { before, attempt } = await s.transact((file) =>
+    resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base }),
+  );
+  const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : '';
+  s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}${resumed}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
   const terminal = s.terminals.open(task, worktree);
-  const fail = (category: 'TASK_EXEC' | 'AGENT_FAIL' | 'TIMEOUT', reason: string, discardReason: string, tail?: string) =>
+  const fail = (category: Category, reason: string, discardReason: string, tail?: string) =>
     discardAttempt(s, before, worktree, terminal, { category, reason, tail, discardReason });
+  // A person's stop before the agent gave its verdict: the attempt is not charged.
+  const stopped = async () => {
+    await s.refundAttempt(task.id, agentId).catch((err: Error) => s.logger.warn(`could not refund the attempt of ${task.id}: ${err.message}`));
+    return interrupted(terminal);
+  };
 
   try {
-    await createWorktree(s, task.id, worktree, branch, base);
+    if (!resume) await createWorktree(s, task.id, worktree, branch, base);
   } catch (err) {
     return fail('TASK_EXEC', `could not create worktree ${worktree}: ${(err as Error).message}`, 'worktree creation failed');
   }
-  if (s.stopping) return interrupted(terminal);
+  if (s.stopping) return stopped();
 
-  const files = s.createAttempt(task.id, attempt);
-  const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch });
+  const files = s.createAttempt(task.id, attempt, agentId);
+  const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
   writeFileSync(files.prompt, prompt);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
@@ -79,20 +97,14 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
     }
     if (describeReport(report)) terminal.write(`[launchpad] ${task.id} ${report.preset} reported: ${describeReport(report)}\r\n`);
   }
-  if (agent.aborted && s.stopping) return interrupted(terminal);
+  if (agent.aborted && s.stopping) return stopped();
 
-  const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;
-  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${success ? 'success' : 'error'}` });
+  // The verdict is recorded before anything else: a recovery merges only what it says succeeded.
+  const end = agentEnd(verdict, agent, s.config.agentTimeoutMs);
+  files.recordVerdict(agentId, end.kind === 'success' ? end : { kind: 'fail', category: end.category, reason: end.reason });
+  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${end.kind === 'success' ? 'success' : 'error'}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
-  if (agent.timedOut) {
-    return fail('TIMEOUT', `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`, 'agent timed out', agent.tail);
-  }
-  if (agent.spawnError) return fail('AGENT_FAIL', `could not start the agent: ${agent.spawnError}`, 'agent reported failure');
-  if (verdict.kind === 'fail') return fail('AGENT_FAIL', verdict.reason, 'agent reported failure', agent.tail);
-  if (verdict.kind === 'none') {
-    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
-    return fail('AGENT_FAIL', `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, 'agent reported failure', agent.tail);
-  }
+  if (end.kind === 'fail') return fail(end.category, end.reason, end.discardReason, end.tail);
 
   const problem = await inspectWork(s, before, worktree, base, { commitLeftovers: true, warnIfEmpty: true });
   if (problem) return fail('AGENT_FAIL', problem, 'agent reported failure');
@@ -106,18 +118,32 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
   return merges.enqueue(task.id, () => mergeTask(s, before, worktree, terminal, files));
 }
 
+type AgentEnd = { kind: 'success' } | { kind: 'fail'; category: Category; reason: string; discardReason: string; tail?: string };
+
+/** How the agent ended: its RESULT line, unless it timed out or never started. */
+function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number): AgentEnd {
+  if (agent.timedOut) return { kind: 'fail', category: 'TIMEOUT', reason: `Agent timed out after ${timeoutMs / 1000}s`, discardReason: 'agent timed out', tail: agent.tail };
+  if (agent.spawnError) return { kind: 'fail', category: 'AGENT_FAIL', reason: `could not start the agent: ${agent.spawnError}`, discardReason: 'agent reported failure' };
+  if (verdict.kind === 'fail') return { kind: 'fail', category: 'AGENT_FAIL', reason: verdict.reason, discardReason: 'agent reported failure', tail: agent.tail };
+  if (verdict.kind === 'none') {
+    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
+    return { kind: 'fail', category: 'AGENT_FAIL', reason: `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, discardReason: 'agent reported failure', tail: agent.tail };
+  }
+  return { kind: 'success' };
+}
+
 function interrupted(terminal: TaskTerminal): TaskEnd {
   terminal.write('\r\n[launchpad] stopped: the task stays in progress for the next run to recover\r\n');
   terminal.close('interrupted');
   return 'interrupted';
 }
 
-/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first. */
+/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first (their commits kept). */
 export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<void> {
   try {
     await s.git.addWorktree(worktree, branch, base);
   } catch {
-    await s.removeWorktree(taskId);
+    await s.discardWorktree(taskId);
     await s.git.addWorktree(worktree, branch, base);
   }
 }

@@ -37,6 +37,9 @@ export const checkpointSchema = z.looseObject({
   total: count(0),
   description: text(),
   timestamp: text(),
+  /** The attempt that reported it, and its agent (older files have neither). */
+  attempt: z.optional(count(0)),
+  agent_id: nullableText(),
 });
 
 export const taskSchema = z.looseObject({

@@ -12,13 +12,16 @@ export interface Stats {
   pending: number;
   blocked: number;
   attempts_total: number;
+  /** Checkpoints recorded on the tasks (they are kept across attempts and recoveries). */
+  checkpoints: number;
 }
 
 export function computeStats(tasks: readonly Task[]): Stats {
   const { states } = analyzeTasks(tasks);
-  const stats: Stats = { tasks_total: tasks.length, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0 };
+  const stats: Stats = { tasks_total: tasks.length, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0, checkpoints: 0 };
   for (const task of tasks) {
     stats.attempts_total += task.attempts;
+    stats.checkpoints += task.checkpoints?.length ?? 0;
     switch (states.get(task.id)) {
       case 'completed':
         stats.completed++;
@@ -40,7 +43,7 @@ export function computeStats(tasks: readonly Task[]): Stats {
   return stats;
 }
 
-/** `tasks_total=8 completed=1 failed=2 in_batch=0 pending=4 blocked=1 attempts_total=5 …` */
+/** `tasks_total=8 completed=1 failed=2 in_batch=0 pending=4 blocked=1 attempts_total=5 checkpoints=0 …` */
 export function formatStats(stats: Stats, extra: Record<string, number> = {}): string {
   return Object.entries({ ...stats, ...extra })
     .map(([k, v]) => `${k}=${v}`)

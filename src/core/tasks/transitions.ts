@@ -1,5 +1,6 @@
 // Every change of a task's state, as functions over the loaded task file (run inside a
-// StateStore transaction): dispatch, checkpoint, complete, fail, dependency failure, retry.
+// StateStore transaction): dispatch, resume, refund, restart, checkpoint, complete, fail,
+// dependency failure, retry.
 // Nothing else writes `status` or the fields that go with it; every timestamp they write is
 // logTimestamp's (UTC, seconds). A recovery ends a task through complete or fail like any run.
 import { compareIds } from '../ids';
@@ -36,7 +37,8 @@ export interface Claim {
 
 /**
  * An agent takes the task: in_progress, one more attempt counted (at dispatch, so a task that
- * crashes its controller still runs out of attempts), who runs it where, checkpoints cleared.
+ * crashes its controller still runs out of attempts), who runs it where. Checkpoints are kept
+ * (each says which attempt made it): they are what a resumed or retried agent learns from.
  * Returns the task as it was before, and the attempt's number.
  */
 export function dispatchTask(file: TaskFile, id: string, claim: Claim): { before: Task; attempt: number } {
@@ -47,14 +49,54 @@ export function dispatchTask(file: TaskFile, id: string, claim: Claim): { before
   t.agent_id = claim.agentId;
   t.worktree_branch = claim.branch;
   t.started_at_commit = claim.baseCommit;
-  t.checkpoints = [];
   return { before, attempt: t.attempts };
 }
 
-/** A CHECKPOINT line of the running agent, kept with the time it was seen. */
+/**
+ * A new agent takes over an interrupted attempt in the worktree it left (its branch and base
+ * commit stay): one more attempt counted, like any dispatch, so a crash loop still ends.
+ * Returns the task as it was before, and the new attempt's number.
+ */
+export function resumeTask(file: TaskFile, id: string, agentId: string): { before: Task; attempt: number } {
+  const t = mustFind(file, id);
+  const before = structuredClone(t);
+  t.status = 'in_progress';
+  t.attempts += 1;
+  t.agent_id = agentId;
+  return { before, attempt: t.attempts };
+}
+
+/**
+ * A person stopped the run while agent `agentId` worked: its attempt is given back (the task
+ * stays in_progress, agent_id kept so the next run finds its checkpoints, and the resume that
+ * run makes counts as the attempt). Only while that agent holds the task. Returns whether it
+ * refunded.
+ */
+export function refundAttempt(file: TaskFile, id: string, agentId: string): boolean {
+  const t = mustFind(file, id);
+  if (t.status !== 'in_progress' || t.agent_id !== agentId || t.attempts === 0) return false;
+  t.attempts -= 1;
+  return true;
+}
+
+/**
+ * An interrupted attempt that left nothing (no commit, no change, no checkpoint): the task goes
+ * back to pending to start afresh, with no error recorded (a fault of the machine is not the
+ * task's); the attempt stays counted, so a crash loop still ends.
+ */
+export function restartTask(file: TaskFile, id: string): Task {
+  const t = mustFind(file, id);
+  t.status = 'pending';
+  t.agent_id = null;
+  t.worktree_branch = null;
+  return t;
+}
+
+/** A CHECKPOINT line of the running agent, kept with the time it was seen and who made it. */
 export function recordCheckpoint(file: TaskFile, id: string, step: CheckpointStep, now = logTimestamp()): Checkpoint {
-  const checkpoint = { ...step, timestamp: now };
-  (mustFind(file, id).checkpoints ??= []).push(checkpoint);
+  const t = mustFind(file, id);
+  const checkpoint: Checkpoint = { ...step, timestamp: now, attempt: t.attempts, agent_id: t.agent_id ?? null };
+  (t.checkpoints ??= []).push(checkpoint);
   return checkpoint;
 }
 

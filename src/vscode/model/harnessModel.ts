@@ -9,6 +9,7 @@ import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE, type AttemptPaths } from '../../core/statePaths';
 import { harnessWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
+import { keptAttemptsIn, keptByTask, type KeptAttempt } from '../../core/git/keptAttempts';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
 import { CONTEXT_KEYS } from '../contributions';
@@ -29,6 +30,8 @@ export interface HarnessSnapshot {
   byId: Map<string, TaskEntry>;
   /** Task worktrees (git worktree list). Empty in Restricted Mode, where no git process runs. */
   worktrees: TaskWorktree[];
+  /** Kept attempts (refs/launchpad/attempts/), listed with the worktrees; each task's are in its kept_attempts. */
+  keptAttempts: KeptAttempt[];
   /** Ids of tasks that have at least one attempt folder (prompt, transcripts). */
   withAttempts: ReadonlySet<string>;
   activeSession?: LockHolder | undefined;
@@ -125,9 +128,7 @@ export class HarnessModel implements vscode.Disposable {
     try {
       snapshot.file = store.load().file;
       snapshot.exists = true;
-      const summaries = summarizeTasks(snapshot.file);
-      snapshot.tasks = summaries.map((s, i) => ({ ...s, task: snapshot.file!.tasks[i]! }));
-      snapshot.byId = new Map(snapshot.tasks.map((t) => [t.id, t]));
+      setTasks(snapshot, this.current?.paths.root === paths.root ? this.current.keptAttempts : []);
     } catch (err) {
       snapshot.exists = !(err instanceof TaskFileMissingError);
       if (snapshot.exists) snapshot.error = err as Error;
@@ -141,14 +142,18 @@ export class HarnessModel implements vscode.Disposable {
     this.publish(snapshot);
     if (!vscode.workspace.isTrusted) return snapshot;
     let worktrees: HarnessSnapshot['worktrees'];
+    let kept: KeptAttempt[];
     try {
-      worktrees = await harnessWorktrees(paths.root);
+      [worktrees, kept] = await Promise.all([harnessWorktrees(paths.root), keptAttemptsIn(paths.root)]);
     } catch (err) {
       this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
       return snapshot;
     }
-    if (JSON.stringify(worktrees) === JSON.stringify(previous) || this.current !== snapshot) return snapshot;
+    const unchanged = JSON.stringify([worktrees, kept]) === JSON.stringify([previous, snapshot.keptAttempts]);
+    if (unchanged || this.current !== snapshot) return snapshot;
     const complete = { ...snapshot, worktrees };
+    if (complete.file) setTasks(complete, kept);
+    else complete.keptAttempts = kept;
     this.publish(complete);
     return complete;
   }
@@ -206,5 +211,13 @@ function watchStateFiles(root: string, onChange: () => void, logger: Logger): vs
 }
 
 function emptySnapshot(paths: StatePaths): HarnessSnapshot {
-  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], withAttempts: new Set() };
+  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], keptAttempts: [], withAttempts: new Set() };
+}
+
+/** The snapshot's task entries from its file, with the kept attempts given. */
+function setTasks(snapshot: HarnessSnapshot, kept: KeptAttempt[]): void {
+  const summaries = summarizeTasks(snapshot.file!, keptByTask(kept));
+  snapshot.keptAttempts = kept;
+  snapshot.tasks = summaries.map((s, i) => ({ ...s, task: snapshot.file!.tasks[i]! }));
+  snapshot.byId = new Map(snapshot.tasks.map((t) => [t.id, t]));
 }

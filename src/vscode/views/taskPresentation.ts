@@ -36,7 +36,8 @@ export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
 /** `P1 · attempts 1/3 · step 2/5`: what changes while a task runs, at a glance. */
 export function describeTask(t: TaskEntry): string {
   const parts = [t.priority, `attempts ${t.attempts}/${t.max_attempts}`];
-  const checkpoint = t.state === 'running' ? t.task.checkpoints?.at(-1) : undefined;
+  // Checkpoints outlive their attempt: only the running agent's own say where it is.
+  const checkpoint = t.state === 'running' ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id) : undefined;
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
   return parts.join(' · ');
 }
@@ -58,13 +59,14 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
   if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ''}`);
+  if (t.kept_attempts.length) line('Kept attempts', `${t.kept_attempts.join(', ')} (launchpad prune-attempts deletes them)`);
 
   const checkpoints = t.task.checkpoints ?? [];
   if (checkpoints.length) {
     md.appendMarkdown('**Checkpoints:**\n\n');
     if (checkpoints.length > MAX_CHECKPOINTS) md.appendMarkdown(`- … ${checkpoints.length - MAX_CHECKPOINTS} earlier\n`);
     for (const c of checkpoints.slice(-MAX_CHECKPOINTS)) {
-      md.appendMarkdown(`- ${escapeMarkdown(`step ${c.step}/${c.total} "${c.description}" (${c.timestamp})`)}\n`);
+      md.appendMarkdown(`- ${escapeMarkdown(`${c.attempt ? `attempt ${c.attempt}, ` : ''}step ${c.step}/${c.total} "${c.description}" (${c.timestamp})`)}\n`);
     }
     md.appendMarkdown('\n');
   }

@@ -17,6 +17,7 @@ import {
   git,
   harness,
   harnessBranches,
+  launchpadRefs,
   linesOf,
   merges,
   patchTask,
@@ -25,6 +26,7 @@ import {
   shq,
   startRun,
   taskById,
+  unreachableAgentCommits,
   waitForLog,
 } from './support';
 
@@ -79,7 +81,9 @@ describe('controller: merge protocol', function () {
     assert.equal(b.status, 'completed');
     assert.equal(b.attempts, 2);
     assert.deepEqual(b.error_log, ['[MERGE_CONFLICT] Out-of-scope file conflict: shared.txt']);
-    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed"');
+    // The discarded attempt's commits are kept under our ref, not lost.
+    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1');
+    assert.equal(git(root, 'log', '-1', '--format=%s', 'refs/launchpad/attempts/task-b/1'), '[task-b] Task task-b');
     assert.match(linesOf(root, 'ROLLBACK', 'task-b')[0]!.message, /^git merge --abort \(conflicts: shared\.txt\)$/);
     assert.equal(linesOf(root, 'WARN', 'task-b').length, 0, 'an out-of-scope conflict was rebased');
     assertOrder(root, 'task-b', ['DISPATCH', 'VALIDATE', 'ROLLBACK', 'DISCARD', 'ERROR', 'DISPATCH', 'VALIDATE', 'MERGE', 'Completed']);
@@ -146,7 +150,10 @@ describe('controller: merge protocol', function () {
       linesOf(root, 'VALIDATE', 'task-b').map((l) => l.message.replace(/^.*result=/, '')),
       ['PASS', 'FAIL'],
     );
-    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed"');
+    // Kept twice: the agent's commits before the rebase rewrote them, and the rebased ones.
+    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1.2');
+    assert.deepEqual(launchpadRefs(root), ['refs/launchpad/attempts/task-b/1', 'refs/launchpad/attempts/task-b/1.2']);
+    assert.deepEqual(unreachableAgentCommits(root), []);
     assert.equal(git(root, 'rev-parse', 'HEAD'), headAfterA, 'something was merged after a failed re-validation');
     assert.deepEqual(harnessBranches(root), []);
   });

@@ -89,7 +89,7 @@ describe('controller: collecting and validating results', function () {
     assert.deepEqual(extraWorktrees(root), []);
     assertOrder(root, 'task-001', ['DISPATCH', 'AGENT_DONE', 'VALIDATE', 'DISCARD', 'ERROR']);
     assert.match(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, /result=FAIL$/);
-    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed"');
+    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1');
     const err = linesOf(root, 'ERROR', 'task-001')[0]!;
     assert.equal(err.category, 'TEST_FAIL');
     assert.equal(linesOf(root, 'MERGE').length, 0);
@@ -172,7 +172,9 @@ describe('controller: collecting and validating results', function () {
 
     for (const id of ['task-001', 'task-002', 'task-003']) {
       assert.match(linesOf(root, 'AGENT_DONE', id)[0]!.message, /result=error$/);
-      assert.equal(linesOf(root, 'DISCARD', id)[0]!.message, `worktree=harness-${id} reason="agent reported failure"`);
+      // Only task-002's agent committed anything: only its commits are kept.
+      const kept = id === 'task-002' ? ` kept=refs/launchpad/attempts/${id}/1` : '';
+      assert.equal(linesOf(root, 'DISCARD', id)[0]!.message, `worktree=harness-${id} reason="agent reported failure"${kept}`);
       assert.equal(linesOf(root, 'ERROR', id)[0]!.category, 'AGENT_FAIL');
       assert.equal(linesOf(root, 'VALIDATE', id).length, 0, `${id} was validated after an agent failure`);
     }

@@ -121,7 +121,7 @@ describe('controller/session steps, driven from a SessionContext', () => {
       lines.map((e) => [e.type, e.category, e.message]),
       [
         ['ROLLBACK', undefined, 'git merge --abort (conflicts: shared.txt)'],
-        ['DISCARD', undefined, 'worktree=harness-task-001 reason="merge failed"'],
+        ['DISCARD', undefined, 'worktree=harness-task-001 reason="merge failed" kept=refs/launchpad/attempts/task-001/1'],
         ['ERROR', 'MERGE_CONFLICT', 'Out-of-scope file conflict: shared.txt'],
       ],
     );
@@ -139,6 +139,28 @@ describe('controller/session steps, driven from a SessionContext', () => {
     const error = readLog(root).map((l) => parseLogLine(l)!).find((e) => e.type === 'ERROR')!;
     assert.equal(`[${error.category}] ${error.message}`, t.error_log[0]);
     assert.ok(!existsSync(work.worktree));
+  });
+
+  it('createWorktree over a leftover branch of the task keeps its commits under refs/launchpad/attempts/ before replacing it', async function () {
+    this.timeout(60_000);
+    const { s, root } = await sessionFor();
+    const work = await agentWork(s, { 'src/task-001/done.txt': 'left over\n' });
+    const leftover = git(root, 'rev-parse', 'harness-task-001');
+    await createWorktree(s, 'task-001', work.worktree, 'harness-task-001', s.head);
+    assert.equal(git(root, 'rev-parse', 'harness-task-001'), s.head, 'a fresh branch from the base');
+    assert.equal(git(root, 'rev-parse', 'refs/launchpad/attempts/task-001/1'), leftover);
+  });
+
+  it('keepAttempt keeps only what the base branch lacks, and a failTask names the ref on its DISCARD line', async function () {
+    this.timeout(60_000);
+    const { s, root } = await sessionFor();
+    const work = await agentWork(s, { 'src/task-001/done.txt': 'done\n' });
+    const tip = git(root, 'rev-parse', 'harness-task-001');
+    await s.failTask(work.task, 'AGENT_FAIL', 'gave up', undefined, 'agent reported failure');
+    const discard = readLog(root).map((l) => parseLogLine(l)!).find((e) => e.type === 'DISCARD')!;
+    assert.equal(discard.message, 'worktree=harness-task-001 reason="agent reported failure" kept=refs/launchpad/attempts/task-001/1');
+    assert.equal(git(root, 'rev-parse', 'refs/launchpad/attempts/task-001/1'), tip);
+    assert.equal(await s.keepAttempt('task-002', 1, s.head), undefined, 'the base itself needs no keeping');
   });
 
   it("a task's attempts are listed in the order they were made, not by number", async function () {

@@ -100,6 +100,7 @@ describe('controller: stopping conditions', function () {
       pending: 1,
       blocked: 1,
       attempts_total: 4,
+      checkpoints: 0,
       batches_dispatched: linesOf(root, 'BATCH').length,
     });
     assert.equal(st.completed! + st.failed! + st.in_batch! + st.pending! + st.blocked!, st.tasks_total);

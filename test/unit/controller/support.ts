@@ -336,3 +336,29 @@ export function assertOrder(root: string, task: string, types: string[]): void {
   for (const t of seen) if (t === types[i]) i++;
   assert.equal(i, types.length, `lines of ${task} not in the order ${types.join(' → ')}: ${seen.join(', ')}`);
 }
+
+/**
+ * Commits git cannot reach from any ref (reflogs not counted) whose message starts with a task
+ * id in brackets — the agents' commits: `[task-001] …`. Each as `sha subject`.
+ */
+export function unreachableAgentCommits(root: string): string[] {
+  const out = git(root, 'fsck', '--unreachable', '--no-reflogs', '--no-progress');
+  return out
+    .split('\n')
+    .map((l) => /^unreachable commit ([0-9a-f]+)$/.exec(l)?.[1])
+    .filter((sha): sha is string => sha !== undefined)
+    .map((sha) => `${sha.slice(0, 7)} ${git(root, 'log', '-1', '--format=%s', sha)}`)
+    .filter((c) => /^\S+ \[[^\]]+\]/.test(c));
+}
+
+/** Refs under refs/launchpad/ (kept attempts), sorted. */
+export function launchpadRefs(root: string): string[] {
+  const out = git(root, 'for-each-ref', '--format=%(refname)', 'refs/launchpad/');
+  return out ? out.split('\n').sort() : [];
+}
+
+/** Files of `commit`'s tree under `dir`, with their contents. */
+export function treeFiles(root: string, commit: string, dir: string): Record<string, string> {
+  const names = git(root, 'ls-tree', '-r', '--name-only', commit, '--', dir);
+  return Object.fromEntries((names ? names.split('\n') : []).map((f) => [f, git(root, 'show', `${commit}:${f}`)]));
+}

@@ -108,7 +108,7 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     assert.equal(t.status, 'failed');
     assert.deepEqual(t.error_log, [`[TIMEOUT] Validation timed out after 2s: ${validate}`]);
     assert.equal(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, `command="${validate}" result=TIMEOUT`);
-    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed"');
+    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1');
     assert.equal(linesOf(root, 'MERGE').length, 0);
     await assertAllGone(await pidsOf(pids, 'v', ['agent', 'grandchild']), 'the timed-out validation or its child');
   });

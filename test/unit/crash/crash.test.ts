@@ -1,7 +1,9 @@
 // Crash safety: `launchpad run` killed with SIGKILL at 50+ points of a parallel run of a 7-task
-// DAG (dispatch, agents, validation, merge, state writes), then run again until it exits 0. Every
-// time: the task file parses, every task ends completed, each task is merged exactly once with its
-// work on main, and the progress log before the kill is a byte prefix of the log after.
+// DAG (dispatch, agents half-way through a change made in two commits or killed inside a commit,
+// validation, merge, state writes), then run again until it exits 0. Every time: the task file
+// parses, every task ends completed, each task is merged exactly once with its full work (nothing
+// unfinished merged), no agent commit is unreachable, the log has the MERGE and Completed lines of
+// every completed task, and the progress log before the kill is a byte prefix of the log after.
 // See scenario.ts for how each kill is triggered and how its phase is derived.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync } from 'node:fs';
@@ -29,11 +31,14 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   // The agent kills the controller: before any work, with work on disk, committed, reported.
   ...['task-001', 'task-004', 'task-005', 'task-007'].map((t): [string, Make] => [`agent-start:${t}`, script('agent-start', t)]),
   ...['task-002', 'task-006'].map((t): [string, Make] => [`agent-written:${t}`, script('agent-written', t)]),
-  ...['task-003', 'task-006'].map((t): [string, Make] => [`agent-committed:${t}`, script('agent-committed', t)]),
+  // Half-way through a change made in two commits (the first alone passes the validation).
+  ...['task-001', 'task-003', 'task-006', 'task-007'].map((t): [string, Make] => [`agent-committed:${t}`, script('agent-committed', t)]),
+  // The agent's second `git commit` killed with the controller: index.lock left, the agent gone.
+  ...['task-001', 'task-004', 'task-006'].map((t): [string, Make] => [`agent-midcommit:${t}`, script('agent-midcommit', t)]),
   ...['task-005', 'task-006'].map((t): [string, Make] => [`agent-reported:${t}`, script('agent-reported', t)]),
   // The validation command kills it as it starts and as it ends (its cache already written).
   ...['task-002', 'task-004', 'task-006'].map((t): [string, Make] => [`validate-start:${t}`, script('validate-start', t)]),
-  ...['task-001', 'task-005', 'task-007'].map((t): [string, Make] => [`validate-end:${t}`, script('validate-end', t)]),
+  ...['task-001', 'task-005', 'task-006', 'task-007'].map((t): [string, Make] => [`validate-end:${t}`, script('validate-end', t)]),
   // git's hooks kill it inside `git merge --no-ff` (result staged) and right after its commit.
   ...['task-001', 'task-003', 'task-006'].map((t): [string, Make] => [`merge-precommit:${t}`, script('merge-precommit', t)]),
   ...['task-002', 'task-004', 'task-007'].map((t): [string, Make] => [`merge-post:${t}`, script('merge-post', t)]),
@@ -44,7 +49,9 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   ['log BATCH #2', log(/\] BATCH /, 2)],
   ['log DISPATCH [task-002]', log(/\] DISPATCH \[task-002\]/)],
   ['log DISPATCH [task-006]', log(/\] DISPATCH \[task-006\]/)],
+  ['log CHECKPOINT [task-004]', log(/\] CHECKPOINT \[task-004\]/)],
   ['log AGENT_DONE [task-003]', log(/\] AGENT_DONE \[task-003\]/)],
+  ['log AGENT_DONE [task-006]', log(/\] AGENT_DONE \[task-006\]/)],
   ['log AGENT_DONE [task-007]', log(/\] AGENT_DONE \[task-007\]/)],
   ['log VALIDATE [task-001]', log(/\] VALIDATE \[task-001\]/)],
   ['log VALIDATE [task-005]', log(/\] VALIDATE \[task-005\]/)],
@@ -104,7 +111,7 @@ describe('crash safety: SIGKILL of launchpad run at many points, then run again'
   });
 
   for (const [name] of SCENARIOS) {
-    it(`kill at ${name}: state parses, all completed, each task merged once, log only appended`, () => {
+    it(`kill at ${name}: state parses, all completed, each task merged once and in full, no agent commit lost, log only appended and in agreement`, () => {
       const r = results.get(name);
       assert.ok(r, 'scenario did not run');
       assert.equal(r.problems.length, 0, `${name} (landed in ${r.phase ?? '?'}: ${r.evidence ?? ''}):\n${r.problems.join('\n')}`);

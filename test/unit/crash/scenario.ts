@@ -284,6 +284,48 @@ function parseState(root: string): { file?: TaskFile; error?: string } {
   return parsed.ok ? { file: parsed.file } : { error: `harness-tasks.json does not parse: ${parsed.error.message.split('\n')[0]}` };
 }
 
+/** The files crash-agent.sh writes for a task, with their full contents (as git shows them). */
+function agentWork(id: string): Record<string, string> {
+  return { [`src/${id}/work.txt`]: `work of ${id}`, [`src/${id}/notes.txt`]: `notes of ${id}` };
+}
+
+/** [task id, merge commit] of every `Merge [id]` commit on main's first-parent history. */
+async function mergeCommitsOnMain(root: string): Promise<Array<[string, string]>> {
+  const out = await git(root, 'log', '--first-parent', '--merges', '--format=%H %s', 'main');
+  return out.split('\n').flatMap((l) => {
+    const m = /^([0-9a-f]+) Merge \[([^\]]+)\] /.exec(l);
+    return m ? [[m[2]!, m[1]!] as [string, string]] : [];
+  });
+}
+
+/** Commits no ref reaches (reflogs not counted) whose message is an agent's (`[task-id] …`). */
+async function unreachableAgentCommits(root: string): Promise<string[]> {
+  const out = await git(root, 'fsck', '--unreachable', '--no-reflogs', '--no-progress');
+  const lost: string[] = [];
+  for (const line of out.split('\n')) {
+    const sha = /^unreachable commit ([0-9a-f]+)$/.exec(line)?.[1];
+    if (!sha) continue;
+    const subject = await git(root, 'log', '-1', '--format=%s', sha);
+    if (/^\[task-\d+\]/.test(subject)) lost.push(`${sha.slice(0, 7)} ${subject}`);
+  }
+  return lost;
+}
+
+/** Problems where the log and the task file disagree about a completed task. */
+function logAgreesWithState(root: string, file: TaskFile | undefined): string[] {
+  const lines = readFileSync(join(root, 'harness-progress.txt'), 'utf8').split('\n');
+  const problems: string[] = [];
+  for (const t of file?.tasks ?? []) {
+    if (t.status !== 'completed') continue;
+    const dispatched = lines.findLastIndex((l) => l.includes(`] DISPATCH [${t.id}]`));
+    const after = lines.slice(dispatched + 1);
+    for (const type of ['MERGE', 'Completed']) {
+      if (!after.some((l) => l.includes(`] ${type} [${t.id}]`))) problems.push(`${t.id} is completed but the log has no ${type} line after its last DISPATCH`);
+    }
+  }
+  return problems;
+}
+
 /** Task ids merged into main, one entry per `Merge [id]` commit on its first-parent history. */
 async function mergesOnMain(root: string): Promise<string[]> {
   const subjects = await git(root, 'log', '--first-parent', '--format=%s', 'main');
@@ -374,15 +416,28 @@ async function finalChecks(sc: Scenario, problems: string[], strayFiles: string[
   }
   const tree = (await git(root, 'ls-tree', '-r', '--name-only', 'main')).split('\n').filter(Boolean);
   for (const id of TASK_IDS) {
-    let content = '';
-    try {
-      content = await git(root, 'show', `main:src/${id}/work.txt`);
-    } catch {
-      // missing
+    for (const [file, text] of Object.entries(agentWork(id))) {
+      let content = '';
+      try {
+        content = await git(root, 'show', `main:${file}`);
+      } catch {
+        // missing
+      }
+      if (content !== text) problems.push(`${id}'s work is not on main (${file}: ${JSON.stringify(content)})`);
     }
-    if (content !== `work of ${id}`) problems.push(`${id}'s work is not on main (src/${id}/work.txt: ${JSON.stringify(content)})`);
   }
-  const expected = new Set(['README.md', ...TASK_IDS.map((id) => `src/${id}/work.txt`)]);
+  // Nothing unfinished was merged: each task's merge brought exactly what its agent wrote in full.
+  for (const [id, merge] of await mergeCommitsOnMain(root)) {
+    const brought = (await git(root, 'diff', '--name-only', `${merge}^1`, merge)).split('\n').filter(Boolean).sort();
+    const full = Object.keys(agentWork(id)).sort();
+    if (brought.join(',') !== full.join(',')) problems.push(`the merge of ${id} (${merge.slice(0, 7)}) brought ${brought.join(', ') || 'nothing'}, not its full work ${full.join(', ')}`);
+  }
+  // No agent commit became unreachable (every discarded or interrupted attempt is kept under a ref).
+  const lost = await unreachableAgentCommits(root);
+  if (lost.length) problems.push(`agent commits unreachable: ${lost.join('; ')}`);
+  // The log agrees with the task file: every completed task's last DISPATCH has its MERGE and Completed after it.
+  problems.push(...logAgreesWithState(root, file));
+  const expected = new Set(['README.md', ...TASK_IDS.flatMap((id) => Object.keys(agentWork(id)))]);
   strayFiles.push(...tree.filter((f) => !expected.has(f)));
   // What a validation leaves in a worktree (its output, caches) is never a task's work.
   if (strayFiles.length) problems.push(`files on main that no task wrote: ${strayFiles.join(', ')}`);

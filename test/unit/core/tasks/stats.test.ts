@@ -21,15 +21,15 @@ describe('core/stats', () => {
       task('task-008', { depends_on: ['task-004'] }),
     ];
     const stats = computeStats(tasks);
-    assert.deepEqual(stats, { tasks_total: 8, completed: 1, failed: 2, in_batch: 0, pending: 4, blocked: 1, attempts_total: 5 });
-    assert.equal(formatStats(stats), 'tasks_total=8 completed=1 failed=2 in_batch=0 pending=4 blocked=1 attempts_total=5');
+    assert.deepEqual(stats, { tasks_total: 8, completed: 1, failed: 2, in_batch: 0, pending: 4, blocked: 1, attempts_total: 5, checkpoints: 0 });
+    assert.equal(formatStats(stats), 'tasks_total=8 completed=1 failed=2 in_batch=0 pending=4 blocked=1 attempts_total=5 checkpoints=0');
   });
 
   it('appends extra counters after the standard ones, as the protocol does with batches_dispatched', () => {
     const stats = computeStats([task('a', { status: 'in_progress', attempts: 1 })]);
     assert.equal(
       formatStats(stats, { batches_dispatched: 4 }),
-      'tasks_total=1 completed=0 failed=0 in_batch=1 pending=0 blocked=0 attempts_total=1 batches_dispatched=4',
+      'tasks_total=1 completed=0 failed=0 in_batch=1 pending=0 blocked=0 attempts_total=1 checkpoints=0 batches_dispatched=4',
     );
   });
 
@@ -38,7 +38,7 @@ describe('core/stats', () => {
     const entry = parseLogLine(`[2025-07-01T10:12:03Z] [SESSION-1] STATS ${message}`);
     assert.equal(entry?.type, 'STATS');
     assert.equal(entry?.taskId, undefined);
-    assert.match(entry!.message, /^tasks_total=\d+ completed=\d+ failed=\d+ in_batch=\d+ pending=\d+ blocked=\d+ attempts_total=\d+$/);
+    assert.match(entry!.message, /^tasks_total=\d+ completed=\d+ failed=\d+ in_batch=\d+ pending=\d+ blocked=\d+ attempts_total=\d+ checkpoints=\d+$/);
   });
 
   it('blocked counts stored dependency failures and what a run would mark, not the cause', () => {
@@ -48,7 +48,7 @@ describe('core/stats', () => {
       task('b', { status: 'failed', depends_on: ['root'], error_log: ['[DEPENDENCY] Blocked by failed root'] }),
       task('cyc', { depends_on: ['cyc'] }),
     ];
-    assert.deepEqual(computeStats(tasks), { tasks_total: 4, completed: 0, failed: 1, in_batch: 0, pending: 0, blocked: 3, attempts_total: 3 });
+    assert.deepEqual(computeStats(tasks), { tasks_total: 4, completed: 0, failed: 1, in_batch: 0, pending: 0, blocked: 3, attempts_total: 3, checkpoints: 0 });
   });
 
   it('counts are disjoint and sum to tasks_total over random task lists', () => {
@@ -82,6 +82,13 @@ describe('core/stats', () => {
   });
 
   it('an empty task list is all zeros', () => {
-    assert.equal(formatStats(computeStats([])), 'tasks_total=0 completed=0 failed=0 in_batch=0 pending=0 blocked=0 attempts_total=0');
+    assert.equal(formatStats(computeStats([])), 'tasks_total=0 completed=0 failed=0 in_batch=0 pending=0 blocked=0 attempts_total=0 checkpoints=0');
+  });
+
+  it('checkpoints counts every checkpoint recorded on the tasks, of every attempt', () => {
+    const cp = (step: number) => ({ step, total: 3, description: `step ${step}`, timestamp: '2025-07-01T10:00:00Z' });
+    const tasks = [task('a', { status: 'in_progress', attempts: 2, checkpoints: [cp(1), cp(2), cp(1)] }), task('b', { checkpoints: [cp(1)] }), task('c')];
+    assert.equal(computeStats(tasks).checkpoints, 4);
+    assert.match(formatStats(computeStats(tasks)), / attempts_total=2 checkpoints=4$/);
   });
 });

@@ -8,6 +8,9 @@ import {
   failTask,
   markDependencyFailures,
   recordCheckpoint,
+  refundAttempt,
+  restartTask,
+  resumeTask,
   retryTask,
   TaskVanishedError,
 } from '../../../../src/core/tasks/transitions';
@@ -23,7 +26,7 @@ const byId = (file: TaskFile, id: string): Task => file.tasks.find((t) => t.id =
 
 describe('core/tasks/transitions', () => {
   describe('dispatchTask', () => {
-    it('claims the task: in_progress, one more attempt, agent, branch, base commit, checkpoints cleared', () => {
+    it('claims the task: in_progress, one more attempt, agent, branch, base commit; checkpoints of earlier attempts kept', () => {
       const file = taskFile([task('a', { status: 'failed', attempts: 1, checkpoints: [{ step: 1, total: 2, description: 'old', timestamp: NOW }] })]);
       const { before, attempt } = dispatchTask(file, 'a', claim);
       const a = byId(file, 'a');
@@ -33,7 +36,7 @@ describe('core/tasks/transitions', () => {
       assert.equal(a.agent_id, 'agent_0001');
       assert.equal(a.worktree_branch, 'harness-a');
       assert.equal(a.started_at_commit, 'abc1234');
-      assert.deepEqual(a.checkpoints, []);
+      assert.deepEqual(a.checkpoints, [{ step: 1, total: 2, description: 'old', timestamp: NOW }]);
       assert.equal(before.status, 'failed', 'the task as it was, for the prompt');
       assert.equal(before.attempts, 1);
       assert.notEqual(before, a);
@@ -45,13 +48,64 @@ describe('core/tasks/transitions', () => {
   });
 
   describe('recordCheckpoint', () => {
-    it('appends the step with the time it was seen', () => {
-      const file = taskFile([task('a', { status: 'in_progress' })]);
+    it('appends the step with the time it was seen, the attempt and the agent that reported it', () => {
+      const file = taskFile([task('a', { status: 'in_progress', attempts: 2, agent_id: 'agent_0002' })]);
       recordCheckpoint(file, 'a', { step: 1, total: 3, description: 'schema' }, NOW);
       const written = recordCheckpoint(file, 'a', { step: 2, total: 3, description: 'routes' });
-      assert.deepEqual(byId(file, 'a').checkpoints?.[0], { step: 1, total: 3, description: 'schema', timestamp: NOW });
+      assert.deepEqual(byId(file, 'a').checkpoints?.[0], { step: 1, total: 3, description: 'schema', timestamp: NOW, attempt: 2, agent_id: 'agent_0002' });
       assert.equal(byId(file, 'a').checkpoints?.[1], written);
       assert.match(written.timestamp, UTC_SECONDS);
+    });
+  });
+
+  describe('resumeTask', () => {
+    it('a new agent takes over in the same worktree: one more attempt, branch, base and checkpoints kept', () => {
+      const checkpoints = [{ step: 1, total: 2, description: 'half', timestamp: NOW, attempt: 1, agent_id: 'agent_0001' }];
+      const file = taskFile([task('a', { status: 'in_progress', attempts: 1, agent_id: 'agent_0001', worktree_branch: 'harness-a', started_at_commit: 'abc1234', checkpoints })]);
+      const { before, attempt } = resumeTask(file, 'a', 'agent_0002');
+      const a = byId(file, 'a');
+      assert.equal(attempt, 2);
+      assert.deepEqual(
+        [a.status, a.attempts, a.agent_id, a.worktree_branch, a.started_at_commit],
+        ['in_progress', 2, 'agent_0002', 'harness-a', 'abc1234'],
+      );
+      assert.deepEqual(a.checkpoints, checkpoints);
+      assert.equal(before.agent_id, 'agent_0001');
+    });
+
+    it('throws TaskVanishedError for a task no longer in the file', () => {
+      assert.throws(() => resumeTask(taskFile([task('b')]), 'a', 'agent_0002'), TaskVanishedError);
+    });
+  });
+
+  describe('refundAttempt', () => {
+    it("gives back the attempt of the agent a person's stop interrupted; the task stays in_progress with its agent", () => {
+      const file = taskFile([task('a', { status: 'in_progress', attempts: 2, agent_id: 'agent_0002', worktree_branch: 'harness-a' })]);
+      assert.equal(refundAttempt(file, 'a', 'agent_0002'), true);
+      const a = byId(file, 'a');
+      assert.deepEqual([a.status, a.attempts, a.agent_id, a.worktree_branch], ['in_progress', 1, 'agent_0002', 'harness-a']);
+    });
+
+    it('refunds nothing for another agent, a task no longer in progress, or no attempt counted', () => {
+      const file = taskFile([
+        task('a', { status: 'in_progress', attempts: 2, agent_id: 'agent_0003' }),
+        task('b', { status: 'failed', attempts: 2, agent_id: null }),
+        task('c', { status: 'in_progress', attempts: 0, agent_id: 'agent_0002' }),
+      ]);
+      assert.equal(refundAttempt(file, 'a', 'agent_0002'), false);
+      assert.equal(refundAttempt(file, 'b', 'agent_0002'), false);
+      assert.equal(refundAttempt(file, 'c', 'agent_0002'), false);
+      assert.deepEqual(file.tasks.map((t) => t.attempts), [2, 2, 0]);
+    });
+  });
+
+  describe('restartTask', () => {
+    it('an interrupted attempt that left nothing: pending again, claim released, no error recorded, the attempt still counted', () => {
+      const file = taskFile([task('a', { status: 'in_progress', attempts: 2, agent_id: 'x', worktree_branch: 'harness-a', error_log: ['[TEST_FAIL] one'] })]);
+      restartTask(file, 'a');
+      const a = byId(file, 'a');
+      assert.deepEqual([a.status, a.attempts, a.agent_id, a.worktree_branch], ['pending', 2, null, null]);
+      assert.deepEqual(a.error_log, ['[TEST_FAIL] one']);
     });
   });
 

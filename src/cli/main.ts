@@ -83,11 +83,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
 }
 
 if (require.main === module) {
-  // A closed pipe (`launchpad log | head`) is not an error.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(EXIT.OK);
-    throw err;
-  });
+  // A closed pipe (`launchpad log | head`) is not an error: processIo drops the output from then on.
   main(process.argv.slice(2), processIo()).then((code) => {
     process.exitCode = code;
   });

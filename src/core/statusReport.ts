@@ -24,6 +24,8 @@ export interface TaskSummary {
   last_error: string | null;
   blocked_reason: string | null;
   validation_command: string | null;
+  /** Files its merged attempt changed outside files_hint (empty when none). */
+  out_of_scope: string[];
 }
 
 export interface StatusReport {
@@ -61,6 +63,7 @@ export function summarizeTasks(file: TaskFile): TaskSummary[] {
     last_error: t.error_log.at(-1) ?? null,
     blocked_reason: blockedReasons.get(t.id) ?? null,
     validation_command: t.validation?.command ?? null,
+    out_of_scope: t.out_of_scope ?? [],
   }));
 }
 

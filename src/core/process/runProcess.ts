@@ -40,6 +40,8 @@ export interface ProcessResult {
   tail: string;
   /** Set when the process could not be started at all (missing cwd, missing program). */
   spawnError?: string;
+  /** Set when writing the transcript failed (a full disk): the output is incomplete there. */
+  transcriptError?: string;
   durationMs: number;
 }
 
@@ -66,9 +68,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
 
   return new Promise((resolve) => {
     let transcript: WriteStream | undefined;
+    let transcriptError: string | undefined;
     if (spec.transcript) {
       mkdirSync(dirname(spec.transcript), { recursive: true });
       transcript = createWriteStream(spec.transcript, { flags: 'a' });
+      // A write that fails (ENOSPC) is reported in the result; unhandled, it would end the process.
+      transcript.on('error', (e) => void (transcriptError ??= e.message));
     }
     const out = new Capture(limit);
     const err = new Capture(limit);
@@ -120,8 +125,9 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         durationMs: Date.now() - started,
         ...(spawnError ? { spawnError } : {}),
       };
-      if (transcript) transcript.end(() => resolve(result));
-      else resolve(result);
+      const done = () => resolve(transcriptError ? { ...result, transcriptError } : result);
+      if (transcript) transcript.end(done);
+      else done();
     };
 
     child.on('error', (e) => finish(null, null, e.message));

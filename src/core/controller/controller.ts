@@ -254,9 +254,15 @@ export class Controller {
       const uncharged = endUncharged(s, task, err);
       if (uncharged) return await uncharged;
     } catch (second) {
+      // Recording that failed too (the task file became unusable, the disk is full): that is
+      // what stops the session now.
       s.logger.error(second instanceof Error ? second : String(second));
-      s.stopForEnvironment(classifyError(err) ?? classifyError(second) ?? { category: 'ENV_SETUP', cause: firstLine(String(err)), advice: 'see the Launchpad output' });
-      return 'interrupted';
+      const machine = classifyError(second) ?? classifyError(err);
+      if (machine) {
+        s.stopForEnvironment(machine);
+        return 'interrupted';
+      }
+      err = second;
     }
     if (err instanceof TaskVanishedError) {
       s.log({ type: 'WARN', taskId: task.id, message: 'the task was removed from harness-tasks.json while it ran; its worktree was discarded' });

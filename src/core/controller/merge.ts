@@ -41,7 +41,7 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
     } catch (err) {
       const failure = classifyError(err) ?? (existsSync(indexLock) ? lockFileFailure(indexLock) : undefined);
       if (!failure) throw err;
-      return { machine: await rolledBack(s, branch, failure) };
+      return { machine: await rolledBack(s, task.id, branch, failure) };
     }
   };
 
@@ -159,7 +159,7 @@ async function conflictReport(s: Session, branch: string, files: string[]): Prom
  * files before it writes any, so whatever differs from HEAD among the files the merge touches
  * was written by it. Puts them back as HEAD has them; what cannot be is named in the advice.
  */
-async function rolledBack(s: Session, branch: string, failure: EnvFailure): Promise<EnvFailure> {
+async function rolledBack(s: Session, taskId: string, branch: string, failure: EnvFailure): Promise<EnvFailure> {
   const top = { allowFail: true, cwd: s.toplevel };
   if (existsSync(await s.git.gitPath('MERGE_HEAD'))) await s.git.mergeAbort();
   const touched = (await s.git.run(['diff', '--name-only', '-z', 'HEAD', branch], top)).stdout.split('\0').filter(Boolean);
@@ -178,7 +178,7 @@ async function rolledBack(s: Session, branch: string, failure: EnvFailure): Prom
         .map((l) => l.slice(3))
     : [];
   const mergeLeft = existsSync(await s.git.gitPath('MERGE_HEAD'));
-  s.log({ type: 'ROLLBACK', message: `merge of ${branch} failed (${failure.cause}); main working tree ${left.length || mergeLeft ? 'not fully restored' : 'restored'}` });
+  s.log({ type: 'ROLLBACK', taskId, message: `merge of ${branch} failed (${failure.cause}); main working tree ${left.length || mergeLeft ? 'not fully restored' : 'restored'}` });
   if (!left.length && !mergeLeft) return failure;
   const what = [...(mergeLeft ? ['an unfinished merge (git merge --abort)'] : []), ...left].join(', ');
   return { ...failure, advice: `${failure.advice}; then restore ${s.toplevel} (the failed merge left: ${what})` };

@@ -249,7 +249,7 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
       const agent = `head -c 1500000 /dev/urandom > big.bin && git add big.bin && git commit -qm big && ${fillDiskCmd(disk, 600)} && echo RESULT:SUCCESS`;
       const r = await run(root, agent);
       assertEnvStop(root, r, /git: no space left on device/, /free disk space/);
-      assert.match(linesOf(root, 'ROLLBACK').at(-1)!.message, /^merge of harness-task-001 failed \(.*\); main working tree restored$/);
+      assert.match(linesOf(root, 'ROLLBACK', 'task-001').at(-1)!.message, /^merge of harness-task-001 failed \(.*\); main working tree restored$/);
       assert.ok(!existsSync(join(root, 'big.bin')), 'the died merge left big.bin in the main working tree');
       assert.equal(git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':!harness-*', ':!.harness-active'), '');
       assert.equal(taskById(root, 'task-001').attempts, 0);
@@ -266,9 +266,8 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
       if (!disk) return this.skip();
       mkdirSync(join(disk, 'repo'));
       const root = harness({ dir: join(disk, 'repo'), tasks: [{ id: 'task-001' }] });
-      // Work committed, then 300 KB of output on a full disk; the space comes back before the agent ends.
-      const agent = `${agentCmd('writes-done.sh')} >/dev/null && ${fillDiskCmd(disk, 0)}; head -c 300000 /dev/zero | tr '\\0' x; echo; rm -f ${shq(join(disk, 'filler'))}; echo RESULT:SUCCESS`;
-      const r = await run(root, agent);
+      // Work committed, then 300 KB of output on a full disk; the space comes back once the transcript write has failed.
+      const r = await run(root, agentCmd('floods-full-disk.sh'), [], { DISK: disk });
       assertEnvStop(root, r, /could not write .*attempt-1\/transcript\.log: no space left on device \(ENOSPC\)/, /free disk space/);
       const t = taskById(root, 'task-001');
       assert.equal(t.attempts, 0);

@@ -8,6 +8,8 @@ export interface Io {
   err(text: string): void;
   /** Standard input is a terminal: a command may ask a question. */
   interactive: boolean;
+  /** Aborted once standard output cannot be written any more (its reader went away). */
+  outputClosed?: AbortSignal;
   ask?(question: string): Promise<string>;
   /** All of standard input ('' when it is a terminal), for the hook entry points. */
   readStdin?(): Promise<string>;
@@ -18,12 +20,22 @@ const MAX_STDIN_BYTES = 1024 * 1024;
 /** An agent writes the hook input at once and closes stdin; never wait longer than this for it. */
 const STDIN_WAIT_MS = 10_000;
 
+/**
+ * The real standard streams. Output that cannot be written (a closed pipe: `launchpad run | head`,
+ * a full disk behind a redirection) is dropped from then on: an output error never ends a
+ * command, least of all a run with agents, a lock and a session to end properly. `outputClosed`
+ * tells a command that only prints (log --follow) to stop.
+ */
 export function processIo(): Io {
+  const closed = new AbortController();
+  const out = guardedStream(process.stdout, () => closed.abort());
+  const err = guardedStream(process.stderr);
   return {
     cwd: process.cwd(),
     env: process.env,
-    out: (text) => void process.stdout.write(text),
-    err: (text) => void process.stderr.write(text),
+    out,
+    err,
+    outputClosed: closed.signal,
     interactive: !!process.stdin.isTTY && !!process.stdout.isTTY,
     readStdin: () => readAll(process.stdin),
     ask: async (question) => {
@@ -35,6 +47,26 @@ export function processIo(): Io {
         rl.close();
       }
     },
+  };
+}
+
+/** A writer to `stream` that drops everything once the stream has failed. */
+function guardedStream(stream: NodeJS.WriteStream, onClosed?: () => void): (text: string) => void {
+  let broken = false;
+  stream.on('error', () => {
+    if (broken) return;
+    broken = true;
+    onClosed?.();
+  });
+  return (text) => {
+    if (broken || stream.destroyed) return;
+    try {
+      stream.write(text);
+    } catch {
+      // A synchronous failure (a stream already ended): the same as a closed pipe.
+      broken = true;
+      onClosed?.();
+    }
   };
 }
 

@@ -57,7 +57,8 @@ function mainHelp(): string {
     '  -h, --help  show help (launchpad <command> --help for a command)',
     '  --version   print the version',
     '',
-    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session;',
+    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, or run stopped by the machine',
+    '            (a lock file, a full disk, a missing program), 3 lock held by another session;',
     '            milestones run also: 4 waiting for a person\'s approval, 5 an agent hit a usage or rate limit',
     '',
   ].join('\n');
@@ -109,11 +110,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
 }
 
 if (require.main === module) {
-  // A closed pipe (`launchpad log | head`) is not an error.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(EXIT.OK);
-    throw err;
-  });
+  // A closed pipe (`launchpad log | head`) is not an error: processIo drops the output from then on.
   main(process.argv.slice(2), processIo()).then((code) => {
     process.exitCode = code;
   });

@@ -27,6 +27,8 @@ export interface TaskSummary {
   validation_command: string | null;
   /** Refs keeping this task's discarded or interrupted attempts (`launchpad prune-attempts` deletes them). */
   kept_attempts: string[];
+  /** Files its merged attempt changed outside files_hint (empty when none). */
+  out_of_scope: string[];
 }
 
 export interface StatusReport {
@@ -66,6 +68,7 @@ export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonl
     blocked_reason: blockedReasons.get(t.id) ?? null,
     validation_command: t.validation?.command ?? null,
     kept_attempts: (kept.get(t.id) ?? []).map((k) => k.ref),
+    out_of_scope: t.out_of_scope ?? [],
   }));
 }
 

@@ -23,13 +23,24 @@ export const logCommand: Command = {
     const store = existingHarness(ctx, 'log');
     const filter = parseLogFilter(ctx.values);
     const file = store.paths.progress;
-    const write = (lines: string[]) => ctx.io.out(lines.join('\n') + '\n');
-    const { offset } = readLogLines(file, filter, write);
+    const closed = ctx.io.outputClosed;
+    const write = (lines: string[]) => {
+      // `launchpad log | head`: once nobody reads, reading the rest of the log is wasted.
+      if (closed?.aborted) throw new OutputClosed();
+      ctx.io.out(lines.join('\n') + '\n');
+    };
+    let offset: number;
+    try {
+      ({ offset } = readLogLines(file, filter, write));
+    } catch (err) {
+      if (err instanceof OutputClosed) return EXIT.OK;
+      throw err;
+    }
     if (!ctx.values.follow) {
       // readLogLines leaves a last line without its newline for the next incremental read;
       // a one-shot read has no next read, so it is printed like any other (as grep does).
       const last = unterminatedTail(file, offset);
-      if (last && lineMatches(last, filter)) write([last]);
+      if (last && lineMatches(last, filter) && !closed?.aborted) write([last]);
       return EXIT.OK;
     }
 
@@ -37,7 +48,7 @@ export const logCommand: Command = {
     await new Promise<void>((resolve) => {
       const poll = () => {
         const lines = follower.poll();
-        if (lines.length) write(lines);
+        if (lines.length && !closed?.aborted) write(lines);
       };
       // Watch the directory: the log is appended in place, but editors may replace it.
       const watcher = watch(store.paths.root, (_event, name) => {
@@ -51,7 +62,11 @@ export const logCommand: Command = {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      // `launchpad log --follow | head`: nobody reads any more.
+      closed?.addEventListener('abort', stop, { once: true });
     });
     return EXIT.OK;
   },
 };
+
+class OutputClosed extends Error {}

@@ -1,3 +1,4 @@
+import { escapeControlChars } from '../../core/controlChars';
 import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
 import type { Command } from '../command';
@@ -42,32 +43,35 @@ const STATE_HINT: Record<TaskSummary['state'], string> = {
 
 export function formatStatus(r: StatusReport): string {
   const lines: string[] = [];
-  lines.push(`Launchpad: ${r.root}`);
+  // Titles, errors and log lines come from files anyone can edit: they never drive the terminal.
+  const e = escapeControlChars;
+  lines.push(`Launchpad: ${e(r.root)}`);
   lines.push(
     `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total})`,
   );
   lines.push(`Sessions: ${r.session_count}${r.last_session ? ` (last ${r.last_session})` : ''}`);
-  if (r.active_session) lines.push(`Active run: ${r.active_session.command} (pid=${r.active_session.pid}, since ${r.active_session.acquired_at})`);
+  if (r.active_session) lines.push(`Active run: ${e(r.active_session.command)} (pid=${r.active_session.pid}, since ${e(r.active_session.acquired_at)})`);
   lines.push('');
   for (const t of r.tasks) {
     const shown = t.state === 'blocked' ? 'blocked' : t.status;
-    let line = `[${shown}] ${t.id}: ${t.title} (${t.attempts}/${t.max_attempts})`;
+    let line = `[${shown}] ${t.id}: ${e(t.title)} (${t.attempts}/${t.max_attempts})`;
     if (t.status === 'in_progress' && t.agent_id) line += ` [agent=${t.agent_id}]`;
     const hint = STATE_HINT[t.state];
     if (hint && hint !== shown) line += ` - ${hint}`;
-    if (t.state === 'blocked' && t.blocked_reason) line += `: ${t.blocked_reason}`;
-    else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${t.last_error}`;
+    if (t.state === 'blocked' && t.blocked_reason) line += `: ${e(t.blocked_reason)}`;
+    else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${e(t.last_error)}`;
     lines.push(line);
     if (t.kept_attempts.length) lines.push(`    kept attempts: ${t.kept_attempts.join(', ')}`);
+    if (t.out_of_scope.length) lines.push(`    merged outside files_hint: ${e(t.out_of_scope.join(', '))}`);
   }
   if (!r.tasks.length) lines.push('(no tasks yet: launchpad add "Title" --validate "CMD")');
   lines.push('');
   lines.push('Worktrees:');
-  if (r.worktrees.length) for (const w of r.worktrees) lines.push(`  ${w.branch}  ${w.path}`);
+  if (r.worktrees.length) for (const w of r.worktrees) lines.push(`  ${e(w.branch)}  ${e(w.path)}`);
   else lines.push('  (none)');
   lines.push('');
   lines.push('Recent log:');
-  for (const l of r.recent_log) lines.push(`  ${l}`);
+  for (const l of r.recent_log) lines.push(`  ${e(l)}`);
   if (!r.recent_log.length) lines.push('  (empty)');
   return lines.join('\n') + '\n';
 }

@@ -62,6 +62,8 @@ export async function createDemoProject(dir: string, agentCommand: string): Prom
     file.session_config.max_parallel_agents = 3;
     file.session_config.agent_command = agentCommand;
     file.session_config.agent_timeout_seconds = 60;
+    // A failed task waits for the base to move or this back-off: short, so the demo never idles.
+    file.session_config.retry_backoff_seconds = 2;
     for (const task of TASKS) addTask(file, task);
   });
   git('add', '-A');

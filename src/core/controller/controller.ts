@@ -4,7 +4,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { relative } from 'node:path';
-import { eligibleTasks, isPermanentlyFailed, selectBatch, tasksMissingValidation } from '../tasks/dag';
+import { eligibleTasks, isPermanentlyFailed, nextRetryTime, selectBatch, tasksMissingValidation, type RetryClock } from '../tasks/dag';
 import { Emitter } from '../events';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
@@ -22,6 +22,8 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import { InputError } from '../inputError';
 import { TaskFileError } from '../taskFile/parse';
 import { LockHeldError } from '../lock';
+import { classifyError, EnvFailureError, type EnvFailure } from './envFailure';
+import { endUncharged, releaseInterrupted } from './envStop';
 import { runHealthCheck } from './healthCheck';
 import { headlessTerminals } from './headlessTerminals';
 import type { TaskEnd } from './merge';
@@ -76,7 +78,7 @@ export class Controller {
       throw new RunConfigError('git has no identity for merge commits: set user.name and user.email (git config user.email you@example.com)');
     }
 
-    const lock = tryAcquireLock(paths.sessionLock, 'launchpad run');
+    const lock = beforeSession(() => tryAcquireLock(paths.sessionLock, 'launchpad run'));
     const store = new StateStore(paths, 'launchpad run');
     const progress = new ProgressLog(paths.progress, this.opts.onLogLine);
     let session: number | undefined;
@@ -129,19 +131,30 @@ export class Controller {
         });
       }
       if (interruptedMerge) s.log({ type: 'ROLLBACK', message: `git merge --abort (interrupted: ${interruptedMerge})` });
-      writeFileSync(paths.activeMarker, '', { flag: 'a' });
-      await excludeArtefacts(paths);
 
       let reason: StopReason;
       try {
+        writeFileSync(paths.activeMarker, '', { flag: 'a' });
+        await excludeArtefacts(paths);
         reason = await this.runSession(s);
       } catch (err) {
         // Whatever went wrong, the session still ends properly: STATS, marker, lock.
-        logger.error(err instanceof Error ? err : String(err));
-        s.log({ type: 'ERROR', category: 'TASK_EXEC', message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}` });
+        const machine = classifyError(err);
+        if (machine) {
+          s.log({ type: 'ERROR', category: 'ENV_SETUP', message: machine.cause });
+          s.stopForEnvironment(machine);
+        } else {
+          logger.error(err instanceof Error ? err : String(err));
+          s.log({ type: 'ERROR', category: 'TASK_EXEC', message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}` });
+        }
         reason = 'controller-error';
       }
+      // The machine's failure or an unusable task file outranks how the loop saw the stop.
+      if (s.envFailure) reason = 'environment';
+      else if (s.configFailure) reason = 'config-error';
       return await this.endSession(s, reason);
+    } catch (err) {
+      throw asEnvFailureError(err);
     } finally {
       this.session = undefined;
       releaseLock(lock, progress, session);
@@ -184,11 +197,14 @@ export class Controller {
 
     for (;;) {
       if (s.stopping) break;
+      const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
       const pool = await s.transact((file) => {
         const failures = markDependencyFailures(file);
         return {
           failures,
-          eligible: eligibleTasks(file.tasks).filter((t) => !running.has(t.id)),
+          eligible: eligibleTasks(file.tasks, clock).filter((t) => !running.has(t.id)),
+          // A failed task waiting for its back-off: the loop wakes up for it.
+          retryAt: nextRetryTime(file.tasks.filter((t) => !running.has(t.id)), clock),
           missing: tasksMissingValidation(file.tasks),
           allCompleted: file.tasks.every((t) => t.status === 'completed'),
         };
@@ -217,15 +233,28 @@ export class Controller {
           dispatched++;
           const end = runTask(s, task, merges)
             .catch((err) => this.taskCrashed(s, task, err))
+            .then(async (how) => {
+              // Stopped because of the machine's failure elsewhere: not this task's failure either.
+              if (how === 'interrupted' && s.envFailure) await releaseInterrupted(s, task).catch((err) => s.logger.warn(String(err)));
+              return how;
+            })
             .finally(() => running.delete(task.id));
           running.set(task.id, { task, end });
         }
       }
-      if (!running.size) {
+      const waitForRetry = budget > 0 && pool.retryAt !== undefined;
+      if (!running.size && !waitForRetry) {
         if (pool.allCompleted) return 'all-completed';
         return budget <= 0 && pool.eligible.length ? 'max-tasks-per-session' : 'nothing-runnable';
       }
-      await Promise.race([stopped, ...[...running.values()].map((r) => r.end)]);
+      if (!running.size) {
+        const at = new Date(pool.retryAt!).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        s.logger.info(`waiting until ${at} to retry a failed task (or until ${s.baseBranch} moves)`);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const retryDue = waitForRetry ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now())))) : undefined;
+      await Promise.race([stopped, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
+      clearTimeout(timer);
     }
     await Promise.allSettled([...running.values()].map((r) => r.end));
     return 'stopped';
@@ -233,6 +262,21 @@ export class Controller {
 
   /** An unexpected error inside one task's run: record it on the task, or stop if we cannot. */
   private async taskCrashed(s: Session, task: Task, err: unknown): Promise<TaskEnd> {
+    // Not the task's failure (the machine's, or its configuration): nothing is charged.
+    try {
+      const uncharged = endUncharged(s, task, err);
+      if (uncharged) return await uncharged;
+    } catch (second) {
+      // Recording that failed too (the task file became unusable, the disk is full): that is
+      // what stops the session now.
+      s.logger.error(second instanceof Error ? second : String(second));
+      const machine = classifyError(second) ?? classifyError(err);
+      if (machine) {
+        s.stopForEnvironment(machine);
+        return 'interrupted';
+      }
+      err = second;
+    }
     if (err instanceof TaskVanishedError) {
       s.log({ type: 'WARN', taskId: task.id, message: 'the task was removed from harness-tasks.json while it ran; its worktree was discarded' });
       await s.discardWorktree(task.id, task.attempts + 1).catch(() => undefined);
@@ -241,6 +285,7 @@ export class Controller {
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof TaskFileError || err instanceof LockHeldError) {
       s.log({ type: 'ERROR', taskId: task.id, category: 'CONFIG', message: `cannot update harness-tasks.json, stopping: ${firstLine(message)}` });
+      s.configFailure ??= message;
       s.requestStop();
       return 'interrupted';
     }
@@ -265,13 +310,22 @@ export class Controller {
       file = s.store.load().file;
     }
     const stats = computeStats(file.tasks);
+    const machine = reason === 'environment' ? s.envFailure : undefined;
+    const charged = [...s.envUnrecorded];
+    const notCharged = charged.length ? `the attempts of ${charged.join(', ')} stay counted: harness-tasks.json could not be written` : 'no attempt was charged';
+    if (machine) s.log({ type: 'ERROR', category: 'ENV_SETUP', message: `session stopped (${notCharged}). To fix: ${machine.advice}; then run again` });
     s.log({ type: 'STATS', message: formatStats(stats, { batches_dispatched: s.batches }) });
     const workLeft = file.tasks.some((t) => t.status !== 'completed' && !isPermanentlyFailed(t));
-    if (workLeft) writeFileSync(s.paths.activeMarker, '', { flag: 'a' });
-    else if (existsSync(s.paths.activeMarker)) rmSync(s.paths.activeMarker);
+    try {
+      if (workLeft) writeFileSync(s.paths.activeMarker, '', { flag: 'a' });
+      else if (existsSync(s.paths.activeMarker)) rmSync(s.paths.activeMarker);
+    } catch (err) {
+      s.logger.warn(`could not update ${s.paths.activeMarker}: ${(err as Error).message}`);
+    }
 
-    const exit = reason === 'config-error' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
-    return this.outcome(exit, exit === 0 ? 'all-completed' : reason, describe(exit === 0 ? 'all-completed' : reason, stats), s.number, stats);
+    const exit = reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
+    const shown = exit === 0 ? 'all-completed' : reason;
+    return this.outcome(exit, shown, machine ? describeEnvStop(machine, notCharged, stats) : describe(shown, stats), s.number, stats);
   }
 
   private outcome(exitCode: 0 | 1 | 2, reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
@@ -308,10 +362,38 @@ function describe(reason: StopReason, st: Stats): string {
 }
 
 function releaseLock(lock: LockHandle, progress: ProgressLog, session: number | undefined): void {
-  if (session !== undefined) progress.append(session, { type: 'LOCK', message: 'released' });
-  lock.release();
+  try {
+    if (session !== undefined) progress.append(session, { type: 'LOCK', message: 'released' });
+  } catch {
+    // The log cannot be written (the session already said why): the lock goes all the same.
+  } finally {
+    lock.release();
+  }
 }
 
+/** The outcome's message when the machine stopped the session: the cause, then what to do. */
+function describeEnvStop(failure: EnvFailure, notCharged: string, st: Stats): string {
+  const left = `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress`;
+  return `stopped by the environment, not by the tasks (${notCharged}): ${failure.cause}\nto fix: ${failure.advice}; then run launchpad again (${left})`;
+}
+
+/**
+ * A step before the session exists (the lock, the first writes of the state files): the
+ * machine's failure there ends the run with its cause and what to do (exit 2), not a stack trace.
+ */
+function beforeSession<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    throw asEnvFailureError(err);
+  }
+}
+
+function asEnvFailureError(err: unknown): unknown {
+  if (err instanceof EnvFailureError) return err;
+  const machine = classifyError(err);
+  return machine ? new EnvFailureError(machine) : err;
+}
 
 function lastLoggedSession(file: string): number {
   const m = /\[SESSION-(\d+)\]/.exec(tailLog(file, 1)[0] ?? '');

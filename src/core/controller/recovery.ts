@@ -18,6 +18,7 @@ import type { Session } from './session';
 import { inspectWork, type Resume } from './taskRun';
 import { validateTask } from './validate';
 import { discardAttempt } from './discard';
+import { endUncharged } from './envStop';
 
 /** Ends agents and validations that a killed controller left behind. Returns their labels. */
 export function endOrphanedProcesses(s: Session): void {
@@ -160,7 +161,10 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
           resumptions.push({ task, resume: r });
           return 'resumed';
         })
-        .catch(async (err: unknown) => {
+        .catch(async (err: unknown): Promise<TaskEnd | 'resumed'> => {
+          // Not the task's failure (the machine's, or its configuration): nothing is charged.
+          const uncharged = endUncharged(s, task, err);
+          if (uncharged) return uncharged;
           // One task's recovery failing must not stop the others, nor the session.
           const reason = `recovery failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
           try {

@@ -37,7 +37,14 @@ export interface RunConfig {
   /** harness-init.sh's time limit. */
   healthCheckTimeoutMs: number;
   worktreeRoot: string;
+  /** A failed task's first back-off before a retry on an unchanged base (0: none). */
+  retryBackoffSeconds: number;
+  /** What a merge does with files changed outside files_hint. */
+  scope: 'warn' | 'reject';
 }
+
+/** session_config.retry_backoff_seconds when absent. */
+export const DEFAULT_RETRY_BACKOFF_S = 30;
 
 /** Validation time limit when a task gives none. */
 export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
@@ -57,6 +64,8 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     agentTimeoutMs: cfg.agent_timeout_seconds * 1000,
     cleanupTimeoutMs: cfg.cleanup_timeout_seconds * 1000,
     healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
+    retryBackoffSeconds: cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
+    scope: cfg.scope ?? 'warn',
     worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
   };
 }

@@ -16,6 +16,7 @@ import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
+import { classifyError, writeFailure, type EnvFailure } from './envFailure';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 
@@ -50,6 +51,12 @@ export class Session implements SessionContext {
   /** BATCH lines logged this session, for STATS. */
   batches = 0;
   readonly taskEvents = new Emitter<TaskEvent>();
+  /** The machine's failure that stopped the session (the first one), if any. */
+  envFailure: EnvFailure | undefined;
+  /** Tasks whose attempt could not be un-charged after such a failure (the task file could not be written). */
+  readonly envUnrecorded = new Set<string>();
+  /** A configuration error that stopped the session (harness-tasks.json became unusable). */
+  configFailure: string | undefined;
   private readonly stopController = new AbortController();
 
   constructor(
@@ -79,8 +86,23 @@ export class Session implements SessionContext {
     this.stopController.abort();
   }
 
+  /** The session stops because of the machine (ENV_SETUP): the first failure is the one reported. */
+  stopForEnvironment(failure: EnvFailure): void {
+    this.envFailure ??= failure;
+    this.requestStop();
+  }
+
+  /**
+   * Appends to the progress log. A log that cannot be written (a full disk, a read-only folder)
+   * stops the session as the machine's failure instead of throwing out of whatever step logged.
+   */
   log(...events: LogEvent[]): void {
-    this.progress.append(this.number, ...events);
+    try {
+      this.progress.append(this.number, ...events);
+    } catch (err) {
+      this.logger.error(err instanceof Error ? err : String(err));
+      this.stopForEnvironment(classifyError(err) ?? writeFailure(this.progress.file, err instanceof Error ? err.message : String(err)));
+    }
   }
 
   transact<T>(mutate: (file: TaskFile) => T): Promise<T> {

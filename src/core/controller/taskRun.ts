@@ -14,8 +14,11 @@ import type { Task } from '../taskFile/schema';
 import { dispatchTask, recordCheckpoint, resumeTask, type CheckpointStep } from '../tasks/transitions';
 import { AgentOutputScanner, type AgentVerdict } from './agentOutput';
 import { discardAttempt } from './discard';
+import { classifyExit, diskSpaceNote, programProblem, startFailure, worktreeFailure, writeFailure } from './envFailure';
+import { endUncharged, stopForEnvironment } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
+import { checkProgram } from './programCheck';
 import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
@@ -54,7 +57,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
   try {
     if (!resume) await createWorktree(s, task.id, worktree, branch, base);
   } catch (err) {
-    return fail('TASK_EXEC', `could not create worktree ${worktree}: ${(err as Error).message}`, 'worktree creation failed');
+    return stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, { agentRan: false });
   }
   if (s.stopping) return stopped();
 
@@ -66,18 +69,22 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
   // A preset's parser reads the tool's own output format (RESULT lines inside its JSON, cost).
   const parser = s.config.agent?.preset?.createParser({ now: () => new Date() });
   const scanner = new AgentOutputScanner((c) => void checkpoint(s, task.id, c), parser);
+  const agentCwd = s.projectDirIn(worktree);
+  const agentEnv = {
+    ...process.env,
+    LAUNCHPAD_TASK_ID: task.id,
+    LAUNCHPAD_TASK_TITLE: task.title,
+    LAUNCHPAD_PROMPT_FILE: files.prompt,
+    LAUNCHPAD_WORKTREE: worktree,
+    LAUNCHPAD_BRANCH: branch,
+    LAUNCHPAD_ATTEMPT: String(attempt),
+  };
+  const missing = await checkProgram(s.config.agentCommand!, agentCwd, agentEnv);
+  if (missing) return stopForEnvironment(s, before, programProblem('agent command', missing.program, missing.problem), terminal, { agentRan: false });
   const agent = await terminal.run('agent', {
     command: s.config.agentCommand!,
-    cwd: s.projectDirIn(worktree),
-    env: {
-      ...process.env,
-      LAUNCHPAD_TASK_ID: task.id,
-      LAUNCHPAD_TASK_TITLE: task.title,
-      LAUNCHPAD_PROMPT_FILE: files.prompt,
-      LAUNCHPAD_WORKTREE: worktree,
-      LAUNCHPAD_BRANCH: branch,
-      LAUNCHPAD_ATTEMPT: String(attempt),
-    },
+    cwd: agentCwd,
+    env: agentEnv,
     stdin: prompt,
     timeoutMs: s.config.agentTimeoutMs,
     signal: s.stopSignal,
@@ -98,6 +105,14 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
     if (describeReport(report)) terminal.write(`[launchpad] ${task.id} ${report.preset} reported: ${describeReport(report)}\r\n`);
   }
   if (agent.aborted && s.stopping) return stopped();
+  const machine = agent.transcriptError
+    ? writeFailure(files.transcript, agent.transcriptError)
+    : agent.spawnError
+      ? startFailure('agent command', agent.spawnError, agentCwd)
+      : verdict.kind === 'none' && (await noWork(s, worktree, base, branch))
+        ? classifyExit(agent.code, agent.tail, 'agent command')
+        : undefined;
+  if (machine) return stopForEnvironment(s, before, machine, terminal);
 
   // The verdict is recorded before anything else: a recovery merges only what it says succeeded.
   const end = agentEnd(verdict, agent, s.config.agentTimeoutMs);
@@ -110,7 +125,14 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
   if (problem) return fail('AGENT_FAIL', problem, 'agent reported failure');
   files.markWorkCommitted(agentId);
 
-  const validation = await validateTask(s, before, worktree, terminal, files);
+  let validation;
+  try {
+    validation = await validateTask(s, before, worktree, terminal, files);
+  } catch (err) {
+    const end = endUncharged(s, before, err, terminal);
+    if (end) return end;
+    throw err;
+  }
   if (validation.kind === 'interrupted') return interrupted(terminal);
   if (validation.kind === 'fail') {
     return discardAttempt(s, before, worktree, terminal, { ...validation, discardReason: 'validation failed' });
@@ -130,6 +152,15 @@ function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number
     return { kind: 'fail', category: 'AGENT_FAIL', reason: `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, discardReason: 'agent reported failure', tail: agent.tail };
   }
   return { kind: 'success' };
+}
+
+/** Nothing done in the worktree: no commit on its branch since `base`, no change left in it. */
+async function noWork(s: Session, worktree: string, base: string, branch: string): Promise<boolean> {
+  try {
+    return (await s.git.countCommits(`${base}..refs/heads/${branch}`)) === 0 && !(await s.git.anyChanges(worktree)).length;
+  } catch {
+    return false;
+  }
 }
 
 function interrupted(terminal: TaskTerminal): TaskEnd {

@@ -13,10 +13,11 @@ export type StopReason =
   | 'env-setup-failed'
   | 'state-unrecoverable'
   | 'config-error'
+  | 'environment'
   | 'controller-error';
 
 export interface RunOutcome {
-  /** Exit codes: 0 every task completed, 1 stopped with work left, 2 configuration or bad input. */
+  /** Exit codes: 0 every task completed, 1 stopped with work left, 2 configuration, bad input or the machine's failure (environment). */
   exitCode: 0 | 1 | 2;
   reason: StopReason;
   /** One line for a person. */

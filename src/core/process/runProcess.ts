@@ -54,6 +54,8 @@ export interface ProcessResult {
   tail: string;
   /** Set when the process could not be started at all (missing cwd, missing program). */
   spawnError?: string;
+  /** Set when writing the transcript failed (a full disk): the output is incomplete there. */
+  transcriptError?: string;
   durationMs: number;
   /** Processes of a recorded run that had left its process group and were ended with it. */
   escaped: number;
@@ -97,9 +99,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
 
   return new Promise((resolve) => {
     let transcript: WriteStream | undefined;
+    let transcriptError: string | undefined;
     if (spec.transcript) {
       mkdirSync(dirname(spec.transcript), { recursive: true });
       transcript = createWriteStream(spec.transcript, { flags: 'a' });
+      // A write that fails (ENOSPC) is reported in the result; unhandled, it would end the process.
+      transcript.on('error', (e) => void (transcriptError ??= e.message));
     }
     const out = new Capture(limit);
     const err = new Capture(limit);
@@ -164,7 +169,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         escaped: tree?.escapedCount ?? 0,
         ...(spawnError ? { spawnError } : {}),
       };
-      const done = () => (transcript ? transcript.end(() => resolve(result)) : resolve(result));
+      const resolveNow = () => resolve(transcriptError ? { ...result, transcriptError } : result);
+      const done = () => (transcript ? transcript.end(resolveNow) : resolveNow());
       if (cgroup) void removeCgroupWhenEmpty(cgroup).then(done);
       else done();
     };

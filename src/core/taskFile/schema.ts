@@ -71,6 +71,8 @@ export const taskSchema = z.looseObject({
   worktree_branch: nullableText(),
   started_at_commit: nullableText(),
   completed_at: nullableText(),
+  /** Files its merged attempt changed outside files_hint (session_config.scope "warn"). */
+  out_of_scope: z.optional(z.array(z.string())),
   claimed_by: nullableText(),
   lease_expires_at: nullableText(),
 });
@@ -89,6 +91,10 @@ export const sessionConfigSchema = z.looseObject({
   cleanup_timeout_seconds: withDefault(seconds(), 300),
   health_check_timeout_seconds: withDefault(seconds(), 600),
   worktree_dir: nullableText(),
+  /** A failed task waits this long (doubling per attempt, at most 10 min) unless the base moves; 0: at once. */
+  retry_backoff_seconds: z.optional(z.number().check(z.gte(0))),
+  /** Files changed outside files_hint: "warn" merges and reports them, "reject" fails the attempt. */
+  scope: z.optional(z.enum(['warn', 'reject'])),
 });
 
 export const taskFileSchema = z

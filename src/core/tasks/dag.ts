@@ -260,16 +260,66 @@ function allDepsCompleted(task: Task, byId: Map<string, Task>): boolean {
   return task.depends_on.every((d) => byId.get(d)?.status === 'completed');
 }
 
+/** What the retry rule needs besides the tasks: the base branch's head, the time, the back-off. */
+export interface RetryClock {
+  /** The base branch's commit now. */
+  head: string;
+  /** Milliseconds since the epoch. */
+  now: number;
+  /** session_config.retry_backoff_seconds: the first back-off; 0 retries at once. */
+  backoffSeconds: number;
+}
+
+/** The longest back-off between two attempts on an unchanged base (unless the first is longer). */
+export const MAX_RETRY_BACKOFF_S = 600;
+
+/** The back-off after `attempts` attempts: the first one, doubled per further attempt, capped. */
+export function retryBackoffSeconds(attempts: number, backoffSeconds: number): number {
+  const doubled = backoffSeconds * 2 ** Math.max(0, Math.min(attempts - 1, 30));
+  return Math.min(doubled, Math.max(MAX_RETRY_BACKOFF_S, backoffSeconds));
+}
+
+/**
+ * The retry rule: a failed task is retried once the base branch has moved since its failed
+ * attempt started (its started_at_commit is no longer the head: what it may have needed could be
+ * there now), or once its back-off since failed_at has passed, whichever comes first. Returns
+ * when it may start (ms), or undefined when it may start now. A task without a recorded base or
+ * failure time is not held back.
+ */
+export function retryNotBefore(task: Task, clock: RetryClock): number | undefined {
+  if (clock.backoffSeconds <= 0 || !task.started_at_commit || task.started_at_commit !== clock.head) return undefined;
+  const failedAt = Date.parse(task.failed_at ?? '');
+  if (!Number.isFinite(failedAt)) return undefined;
+  const at = failedAt + retryBackoffSeconds(task.attempts, clock.backoffSeconds) * 1000;
+  return at > clock.now ? at : undefined;
+}
+
+/**
+ * The earliest time a retryable task held back by retryNotBefore may start (ms), or undefined
+ * when none is held back: when the run loop wakes up for it.
+ */
+export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number | undefined {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  let next: number | undefined;
+  for (const t of tasks) {
+    if (!isRetryable(t) || !hasValidationCommand(t) || !allDepsCompleted(t, byId)) continue;
+    const at = retryNotBefore(t, clock);
+    if (at !== undefined && (next === undefined || at < next)) next = at;
+  }
+  return next;
+}
+
 /**
  * The eligible pool in its order: pending tasks whose dependencies are all completed
- * (priority, then id), then retryable failed ones (priority, then oldest failure). A task
- * without a validation command is never eligible: nothing could prove it done.
+ * (priority, then id), then retryable failed ones (priority, then oldest failure) that the retry
+ * rule (retryNotBefore, given a clock) lets start now. A task without a validation command is
+ * never eligible: nothing could prove it done.
  */
-export function eligibleTasks(tasks: readonly Task[]): Task[] {
+export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock): Task[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, byId);
   const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
-  const retry = tasks.filter((t) => isRetryable(t) && ready(t));
+  const retry = tasks.filter((t) => isRetryable(t) && ready(t) && (!clock || retryNotBefore(t, clock) === undefined));
   pending.sort((a, b) => PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] || compareIds(a.id, b.id));
   retry.sort(
     (a, b) =>

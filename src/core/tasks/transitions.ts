@@ -92,6 +92,36 @@ export function restartTask(file: TaskFile, id: string): Task {
   return t;
 }
 
+/**
+ * The attempt failed for the machine's reason (ENV_SETUP) or a configuration error, not the
+ * task's: it is not charged. `before` is the task as dispatchTask found it. By default the task
+ * returns to that state: status, attempts, claim, base commit and checkpoints as they were. With
+ * `keepWork` (the agent's work is committed on its branch and kept for the next run's recovery
+ * to validate and merge) it stays in_progress with its claim, and only its attempts go back.
+ */
+export function undoDispatch(file: TaskFile, id: string, before: Task, opts: { keepWork?: boolean } = {}): Task {
+  const t = mustFind(file, id);
+  t.attempts = before.attempts;
+  if (opts.keepWork) return t;
+  // The fields dispatchTask writes, each as it was (absent when it was absent).
+  for (const key of ['status', 'agent_id', 'worktree_branch', 'started_at_commit', 'checkpoints'] as const) {
+    if (key in before) (t as Record<string, unknown>)[key] = structuredClone(before[key]);
+    else delete t[key];
+  }
+  return t;
+}
+
+/**
+ * Files a merged attempt changed outside the task's files_hint, kept on the task so `status`
+ * and the editor can show them (replaced by each merged attempt; an empty list clears it).
+ */
+export function recordOutOfScope(file: TaskFile, id: string, files: readonly string[]): Task {
+  const t = mustFind(file, id);
+  if (files.length) t.out_of_scope = [...files];
+  else delete t.out_of_scope;
+  return t;
+}
+
 /** A CHECKPOINT line of the running agent, kept with the time it was seen and who made it. */
 export function recordCheckpoint(file: TaskFile, id: string, step: CheckpointStep, now = logTimestamp()): Checkpoint {
   const t = mustFind(file, id);

@@ -52,6 +52,7 @@ export function taskMarkdown(t: TaskEntry, withLink = true): vscode.MarkdownStri
     const tail = t.task.error_tail?.trimEnd().split('\n').slice(-TAIL_LINES).join('\n');
     if (tail) md.appendCodeblock(tail, 'text');
   }
+  if (t.out_of_scope.length) md.appendText(`Merged outside files_hint: ${t.out_of_scope.join(', ')}`).appendMarkdown('\n\n');
   md.appendText(`Validation: ${t.validation_command ?? '(none: the task cannot complete until it has one)'}`);
   if (withLink) md.appendMarkdown(`\n\n[Reveal in Tasks view](${revealTaskUri(t.id).toString()})`);
   return md;

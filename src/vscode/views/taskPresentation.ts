@@ -57,6 +57,7 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   line('State', `${STATE_LABELS[t.state]} · ${t.priority} · attempts ${t.attempts}/${t.max_attempts}`);
   line('Depends on', t.depends_on.length ? t.depends_on.join(', ') : 'nothing');
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
+  if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
   if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ''}`);
   if (t.kept_attempts.length) line('Kept attempts', `${t.kept_attempts.join(', ')} (launchpad prune-attempts deletes them)`);

@@ -85,7 +85,9 @@ describe('controller: merge protocol', function () {
     assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1');
     assert.equal(git(root, 'log', '-1', '--format=%s', 'refs/launchpad/attempts/task-b/1'), '[task-b] Task task-b');
     assert.match(linesOf(root, 'ROLLBACK', 'task-b')[0]!.message, /^git merge --abort \(conflicts: shared\.txt\)$/);
-    assert.equal(linesOf(root, 'WARN', 'task-b').length, 0, 'an out-of-scope conflict was rebased');
+    // (The one WARN line of task-b is the report of the out-of-scope file its retry merged.)
+    assert.equal(linesOf(root, 'WARN', 'task-b').filter((l) => /rebased/.test(l.message)).length, 0, 'an out-of-scope conflict was rebased');
+    assert.deepEqual(linesOf(root, 'WARN', 'task-b').map((l) => l.message), ['out-of-scope files merged: shared.txt']);
     assertOrder(root, 'task-b', ['DISPATCH', 'VALIDATE', 'ROLLBACK', 'DISCARD', 'ERROR', 'DISPATCH', 'VALIDATE', 'MERGE', 'Completed']);
     // The retry is alone in its batch although task-c was eligible beside it.
     assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-b'], ['task-c']]);
@@ -180,6 +182,46 @@ describe('controller: merge protocol', function () {
     assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-b'], ['task-c']]);
     assert.equal(read(join(root, 'src/b/f.txt')), 'task-b\n');
     assert.equal(taskById(root, 'task-c').status, 'completed');
+    assert.deepEqual(harnessBranches(root), []);
+  });
+
+  it('a real conflict the rebase cannot resolve: the retry, solo on the new base, gets the files and both sides\' changes in its prompt and resolves it', async () => {
+    // task-a rewrites src/b/f.txt; task-b (held until task-a is merged) rewrites it too. Its
+    // second attempt keeps task-a's line and adds its own, but only if its prompt shows the
+    // conflict: the file and the base's change (+task-a).
+    const root = harness({
+      files: { 'README.md': '# p\n', 'src/b/f.txt': 'orig\n' },
+      tasks: [
+        { id: 'task-a' },
+        { id: 'task-b', files: ['src/task-b/', 'src/b/'], validate: 'test -f src/task-b/done.txt && grep -qx task-b src/b/f.txt' },
+      ],
+    });
+    const g = gates();
+    const agentLine = byTask(
+      {
+        'task-a': `env SHARED_FILE=src/b/f.txt ${agentCmd('edits-shared.sh')}`,
+        'task-b': gated('resolves-conflict.sh', { SHARED_FILE: 'src/b/f.txt', OTHER_LINE: 'task-a' }),
+      },
+      agentCmd('writes-done.sh'),
+    );
+    const started = startRun(root, agentLine, [], { GATE_DIR: g.dir });
+    await waitForLog(root, /Completed \[task-a\]/);
+    g.open('task-b');
+    const r = await started.done;
+    assert.equal(r.code, 0, show(r, root));
+
+    const b = taskById(root, 'task-b');
+    assert.equal(b.status, 'completed');
+    assert.equal(b.attempts, 2);
+    assert.deepEqual(b.error_log, ['[MERGE_CONFLICT] conflicts with main in src/b/f.txt; rebase failed']);
+    assert.equal(read(join(root, 'src/b/f.txt')), 'task-a\ntask-b\n', 'both changes are in the base branch');
+    assert.deepEqual(batches(root), [['task-a', 'task-b'], ['task-b']], 'the retry runs alone');
+    const prompt = read(join(root, '.launchpad/runs/task-b/attempt-2/prompt.md'));
+    assert.match(prompt, /^Merge conflict in: src\/b\/f\.txt$/m);
+    assert.match(prompt, /^main changed them since this attempt started \(git diff [0-9a-f]{7} main\):$/m);
+    assert.match(prompt, /^-orig\n\+task-a$/m, "the base's change");
+    assert.match(prompt, /^This attempt changed them \(git diff [0-9a-f]{7} harness-task-b\):$/m);
+    assert.match(prompt, /^-orig\n\+task-b$/m, "the attempt's own change");
     assert.deepEqual(harnessBranches(root), []);
   });
 

@@ -18,7 +18,7 @@ export { tempDir } from '../helpers/tmp';
  * A private copy of dist/cli.js taken when the tests load: other people rebuild dist/ while
  * these tests run, and a half-written bundle must not fail a run here.
  */
-const CLI_COPY = (() => {
+export const CLI_COPY = (() => {
   // CONTROLLER_TEST_CLI: another build to test (e.g. a deliberately broken one, to see tests fail).
   if (process.env.CONTROLLER_TEST_CLI) return process.env.CONTROLLER_TEST_CLI;
   const dir = tempDir('launchpad-cli-');

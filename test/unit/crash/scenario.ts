@@ -109,7 +109,8 @@ function makeScenario(): Scenario {
     on_failure: { cleanup: null },
     error_log: [],
   }));
-  const file = { version: 3, session_config: { max_parallel_agents: 3, max_tasks_per_session: 50 }, tasks, session_count: 0 };
+  // A recovered task is retried at once (no back-off): the scenario is about crashes, not waiting.
+  const file = { version: 3, session_config: { max_parallel_agents: 3, max_tasks_per_session: 50, retry_backoff_seconds: 0 }, tasks, session_count: 0 };
   writeFileSync(join(root, 'harness-tasks.json'), JSON.stringify(file, null, 2) + '\n');
   writeFileSync(join(root, 'harness-progress.txt'), '');
   for (const hook of ['post-checkout', 'pre-merge-commit', 'post-merge']) {

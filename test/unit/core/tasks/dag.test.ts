@@ -9,7 +9,11 @@ import {
   isDependencyFailure,
   isPermanentlyFailed,
   isRetryable,
+  MAX_RETRY_BACKOFF_S,
+  nextRetryTime,
   normalizeHint,
+  retryBackoffSeconds,
+  retryNotBefore,
   runsSolo,
   selectBatch,
   tasksMissingValidation,
@@ -221,6 +225,54 @@ describe('core/dag', () => {
       assert.deepEqual(ids(tasksMissingValidation(tasks)), ['none', 'null', 'nullcmd', 'blank', 'retry']);
       assert.equal(hasValidationCommand(tasks[0]!), true);
       assert.equal(analyzeTasks(tasks).states.get('none'), 'needs_validation');
+    });
+  });
+
+  describe('the retry rule: a failed task waits until the base moves or its back-off has passed', () => {
+    const FAILED_AT = '2025-07-01T10:00:00Z';
+    const t0 = Date.parse(FAILED_AT);
+    const failed = (id: string, over: Partial<Task> = {}) =>
+      task(id, { status: 'failed', attempts: 1, failed_at: FAILED_AT, started_at_commit: 'base1', error_log: ['[TEST_FAIL] x'], ...over });
+    const clock = (head: string, afterS: number, backoffSeconds = 30) => ({ head, now: t0 + afterS * 1000, backoffSeconds });
+
+    it('the back-off doubles per attempt from the first, capped at 10 minutes (or the first, when longer)', () => {
+      assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 30].map((n) => retryBackoffSeconds(n, 30)), [30, 60, 120, 240, 480, 600, 600, 600]);
+      assert.equal(retryBackoffSeconds(3, 0), 0);
+      assert.equal(retryBackoffSeconds(1, 900), 900);
+      assert.equal(MAX_RETRY_BACKOFF_S, 600);
+    });
+
+    it('on an unchanged base the task is held back until failed_at + back-off, then eligible', () => {
+      const a = failed('a');
+      assert.equal(retryNotBefore(a, clock('base1', 10)), t0 + 30_000);
+      assert.deepEqual(ids(eligibleTasks([a], clock('base1', 10))), []);
+      assert.deepEqual(ids(eligibleTasks([a], clock('base1', 30))), ['a']);
+      const third = failed('c', { attempts: 2 });
+      assert.deepEqual(ids(eligibleTasks([third], clock('base1', 59))), [], 'the second back-off is 60 s');
+      assert.deepEqual(ids(eligibleTasks([third], clock('base1', 60))), ['c']);
+    });
+
+    it('once the base branch has moved since the failed attempt started, at once', () => {
+      assert.equal(retryNotBefore(failed('a'), clock('base2', 1)), undefined);
+      assert.deepEqual(ids(eligibleTasks([failed('a')], clock('base2', 1))), ['a']);
+    });
+
+    it('a back-off of 0, no clock, or no recorded base or failure time: no wait (as before the rule)', () => {
+      assert.deepEqual(ids(eligibleTasks([failed('a')], clock('base1', 1, 0))), ['a']);
+      assert.deepEqual(ids(eligibleTasks([failed('a')])), ['a']);
+      assert.deepEqual(ids(eligibleTasks([failed('a', { started_at_commit: null })], clock('base1', 1))), ['a']);
+      assert.deepEqual(ids(eligibleTasks([failed('a', { failed_at: null })], clock('base1', 1))), ['a']);
+    });
+
+    it('pending tasks are never held back; nextRetryTime is the earliest held-back retry, for the loop to wake up', () => {
+      const tasks = [task('p'), failed('a'), failed('b', { attempts: 2 }), failed('moved', { started_at_commit: 'old' }), exhausted('dead', { started_at_commit: 'base1', failed_at: FAILED_AT })];
+      const c = clock('base1', 5);
+      assert.deepEqual(ids(eligibleTasks(tasks, c)), ['p', 'moved']);
+      assert.equal(nextRetryTime(tasks, c), t0 + 30_000);
+      assert.equal(nextRetryTime([failed('b', { attempts: 2 })], c), t0 + 60_000);
+      assert.equal(nextRetryTime([task('p'), exhausted('dead')], c), undefined);
+      // Held back for its dependency, not its back-off: not a reason to wake up.
+      assert.equal(nextRetryTime([task('dep'), failed('a', { depends_on: ['dep'] })], c), undefined);
     });
   });
 

@@ -8,11 +8,13 @@ import {
   failTask,
   markDependencyFailures,
   recordCheckpoint,
+  recordOutOfScope,
   refundAttempt,
   restartTask,
   resumeTask,
   retryTask,
   TaskVanishedError,
+  undoDispatch,
 } from '../../../../src/core/tasks/transitions';
 import type { Task, TaskFile } from '../../../../src/core/taskFile/schema';
 import { exhausted, task, taskFile } from '../fixtures';
@@ -44,6 +46,58 @@ describe('core/tasks/transitions', () => {
 
     it('throws TaskVanishedError for a task no longer in the file', () => {
       assert.throws(() => dispatchTask(taskFile([task('b')]), 'a', claim), TaskVanishedError);
+    });
+  });
+
+  describe('undoDispatch (the machine failed the attempt: not charged)', () => {
+    it('returns the task to its state before dispatch: status, attempts, claim, base commit, checkpoints', () => {
+      const checkpoints = [{ step: 1, total: 2, description: 'old', timestamp: NOW }];
+      const file = taskFile([task('a', { status: 'failed', attempts: 1, error_log: ['[TEST_FAIL] x'], started_at_commit: 'old0001', checkpoints })]);
+      const { before } = dispatchTask(file, 'a', claim);
+      undoDispatch(file, 'a', before);
+      const a = byId(file, 'a');
+      assert.deepEqual(a, before);
+      assert.equal(a.status, 'failed');
+      assert.equal(a.attempts, 1);
+      assert.equal(a.agent_id, undefined);
+      assert.equal(a.started_at_commit, 'old0001');
+      assert.deepEqual(a.checkpoints, checkpoints);
+      assert.deepEqual(a.error_log, ['[TEST_FAIL] x'], 'no error entry: nothing is charged');
+    });
+
+    it('a pending task goes back to pending with attempts 0, without fields it never had', () => {
+      const file = taskFile([task('a')]);
+      const { before } = dispatchTask(file, 'a', claim);
+      undoDispatch(file, 'a', before);
+      assert.equal(byId(file, 'a').status, 'pending');
+      assert.equal(byId(file, 'a').attempts, 0);
+      assert.equal('checkpoints' in byId(file, 'a'), false);
+    });
+
+    it('keepWork: stays in_progress with its claim (the next run recovers the work); only the attempt is given back', () => {
+      const file = taskFile([task('a', { attempts: 1, status: 'failed' })]);
+      const { before } = dispatchTask(file, 'a', claim);
+      undoDispatch(file, 'a', before, { keepWork: true });
+      const a = byId(file, 'a');
+      assert.equal(a.status, 'in_progress');
+      assert.equal(a.attempts, 1);
+      assert.equal(a.agent_id, 'agent_0001');
+      assert.equal(a.worktree_branch, 'harness-a');
+      assert.equal(a.started_at_commit, 'abc1234');
+    });
+
+    it('throws TaskVanishedError for a task no longer in the file', () => {
+      assert.throws(() => undoDispatch(taskFile([]), 'a', task('a')), TaskVanishedError);
+    });
+  });
+
+  describe('recordOutOfScope', () => {
+    it('keeps the files merged outside files_hint; an empty list removes the field', () => {
+      const file = taskFile([task('a')]);
+      recordOutOfScope(file, 'a', ['shared.txt', 'docs/x.md']);
+      assert.deepEqual(byId(file, 'a').out_of_scope, ['shared.txt', 'docs/x.md']);
+      recordOutOfScope(file, 'a', []);
+      assert.equal('out_of_scope' in byId(file, 'a'), false);
     });
   });
 

@@ -39,9 +39,10 @@ async function abortInterruptedRebase(git: Git, worktree: string): Promise<void>
   }
 }
 
-export async function recoverInProgress(s: Session, merges: MergeQueue, workerId: string): Promise<void> {
+/** `only`: the tasks a concurrent worker took over (all in-progress tasks when absent). */
+export async function recoverInProgress(s: Session, merges: MergeQueue, workerId: string, only?: ReadonlySet<string>): Promise<void> {
   const { file } = s.store.load();
-  const tasks = file.tasks.filter((t) => t.status === 'in_progress');
+  const tasks = file.tasks.filter((t) => t.status === 'in_progress' && (!only || only.has(t.id)));
   if (!tasks.length) return;
   const worktrees = await s.git.listWorktrees();
   const work: Array<Promise<TaskEnd>> = [];

@@ -17,6 +17,7 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import { completeTask, failTask } from '../tasks/transitions';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
+import type { Worker } from './workers';
 
 /** What a session works with: everything but its own number and state. */
 export interface SessionContext {
@@ -49,6 +50,10 @@ export class Session implements SessionContext {
   /** BATCH lines logged this session, for STATS. */
   batches = 0;
   readonly taskEvents = new Emitter<TaskEvent>();
+  /** Concurrent mode: this process's worker (claims, leases, the fencing check). */
+  worker: Worker | undefined;
+  /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
+  inPlace = false;
   private readonly stopController = new AbortController();
 
   constructor(
@@ -108,7 +113,11 @@ export class Session implements SessionContext {
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
-    await this.transact((file) => void completeTask(file, task.id));
+    await this.transact((file) => {
+      this.worker?.fence(file, task.id);
+      completeTask(file, task.id);
+    });
+    this.worker?.release(task.id);
     const merged = mergeCommit
       ? [{ type: 'MERGE' as const, taskId: task.id, message: `branch=${branchFor(task.id)} into=${this.baseBranch} (commit ${mergeCommit})` }]
       : [];
@@ -119,7 +128,11 @@ export class Session implements SessionContext {
 
   /** Records a failed attempt (transitions.failTask), then discards the worktree. */
   async failTask(task: Task, category: Category, reason: string, tail: string | undefined, discardReason: string): Promise<void> {
-    const entry = await this.transact((file) => failTask(file, task.id, { category, reason, tail }));
+    const entry = await this.transact((file) => {
+      this.worker?.fence(file, task.id);
+      return failTask(file, task.id, { category, reason, tail });
+    });
+    this.worker?.release(task.id);
     this.log(
       { type: 'DISCARD', taskId: task.id, message: `worktree=${branchFor(task.id)} reason="${discardReason}"` },
       { type: 'ERROR', taskId: task.id, category, message: entry.reason },

@@ -203,6 +203,8 @@ async function changesOutsideOurs(s: Session): Promise<boolean> {
 }
 
 async function commitOutsideOurs(s: Session, message: string): Promise<void> {
-  await s.git.run(['add', '-A', '--', ':/', ...ourPathspecs(s)]);
+  // (`add` with exclude pathspecs refuses when one names an ignored file: unstage ours instead.)
+  await s.git.run(['add', '-A', '--', ':/']);
+  await s.git.run(['reset', '-q', '--', ...ourPathspecs(s).map((p) => p.replace(':(top,exclude)', ':(top)'))], { allowFail: true });
   await s.git.run(['commit', '-q', '--no-verify', '-m', message]);
 }

@@ -126,8 +126,8 @@ export class Controller {
         return this.outcome(1, 'max-sessions', `max_sessions (${file.session_config.max_sessions}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
       }
 
-      const number = file.session_count + 1;
-      await store.transact((f) => void (f.session_count = number));
+      // Incremented under the lock: concurrent workers each get a session number of their own.
+      const number = await store.transact((f) => (f.session_count += 1));
       const config = resolveRunConfig(this.opts.settings ?? {}, file, paths, toplevel);
       const terminals = this.opts.terminals ?? headlessTerminals();
       const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
@@ -322,7 +322,7 @@ export class Controller {
 }
 
 function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** The run's modes, read before any lock: an unreadable file is left to the locked start. */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentCmd, git, harness, readLog, readTasks, run, show, taskById } from './support';
+import { agentCmd, git, harness, readLog, run, show, taskById } from './support';
 
 const headOf = (root: string) => git(root, 'rev-parse', 'HEAD').trim();
 

@@ -38,7 +38,14 @@ export function describeTask(t: TaskEntry): string {
   const parts = [t.priority, `attempts ${t.attempts}/${t.max_attempts}`];
   const checkpoint = t.state === 'running' ? t.task.checkpoints?.at(-1) : undefined;
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
+  // Concurrent mode: which worker holds it, and until when (its lease, renewed while it works).
+  if (t.state === 'running' && t.task.claimed_by) parts.push(`${t.task.claimed_by}${leaseTime(t) ? ` until ${leaseTime(t)}` : ''}`);
   return parts.join(' · ');
+}
+
+/** The lease's end as HH:MM:SS UTC, or undefined. */
+function leaseTime(t: TaskEntry): string | undefined {
+  return /T(\d\d:\d\d:\d\d)/.exec(t.task.lease_expires_at ?? '')?.[1];
 }
 
 const MAX_ERRORS = 10;
@@ -57,7 +64,10 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   line('Depends on', t.depends_on.length ? t.depends_on.join(', ') : 'nothing');
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
-  if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ''}`);
+  if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);
+  if (t.state === 'running' && t.task.claimed_by) {
+    line('Claimed by', `${t.task.claimed_by}${t.task.lease_expires_at ? `, lease until ${t.task.lease_expires_at}` : ''} (claim ${t.task.claim_generation ?? 0})`);
+  }
 
   const checkpoints = t.task.checkpoints ?? [];
   if (checkpoints.length) {

@@ -95,6 +95,18 @@ export async function excludeArtefacts(paths: StatePaths): Promise<void> {
   addToGitignore(exclude, [`/${rel}/`]);
 }
 
+/**
+ * In-place mode: the state files sit in the working tree the agent commits from, so an agent's
+ * `git add -A` must not pick them up (untracked ones; tracked ones a person chose to commit).
+ */
+export async function excludeStateFiles(paths: StatePaths, names: readonly string[]): Promise<void> {
+  const git = new Git(paths.root);
+  const top = await git.toplevel();
+  if (!top) return;
+  const rel = relative(top, paths.root).split('\\').join('/');
+  addToGitignore(await git.gitPath('info/exclude'), names.map((n) => `/${rel ? `${rel}/` : ''}${n}`));
+}
+
 function addToGitignore(file: string, entries: string[]): string[] {
   const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const have = new Set(current.split(/\r?\n/).map((l) => l.trim()));

@@ -15,7 +15,7 @@ import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
+  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--in-place] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -32,6 +32,7 @@ export const runCommand: Command = {
     'agent-args': { type: 'string', value: 'ARGS', help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")' },
     'max-parallel': { type: 'string', value: 'N', help: 'agents at once (default session_config.max_parallel_agents, 3)' },
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
+    'in-place': { type: 'boolean', help: 'run one task at a time in the main working tree: no worktree, no merge commit; a failure is rolled back' },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome and the final status as JSON' },
     ...SPEC_RUN_OPTIONS,
@@ -45,6 +46,7 @@ export const runCommand: Command = {
       cliAgentArgs: values['agent-args'] as string | undefined,
       maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
       worktreeDir: values['worktree-dir'] as string | undefined,
+      inPlace: values['in-place'] === true,
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);

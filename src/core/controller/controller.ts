@@ -2,21 +2,20 @@
 // parallel worktrees until a stopping condition, then the session's STATS. One core for both
 // front ends; what differs between them is the TerminalFactory.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { relative } from 'node:path';
 import { eligibleTasks, isPermanentlyFailed, nextRetryTime, selectBatch, tasksMissingValidation, type RetryClock } from '../tasks/dag';
 import { Emitter } from '../events';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
 import { excludeArtefacts, initHarness } from '../init';
-import { tryAcquireLock, type LockHandle } from '../lock';
+import { acquireLock, tryAcquireLock, type LockHandle } from '../lock';
 import { logTimestamp, type LogEntry } from '../log/logLine';
 import { silentLogger, type Logger } from '../logger';
 import { tailLog } from '../log/logReader';
 import { ProgressLog } from '../log/progressLog';
 import { STATE_FILE_NAMES, type StatePaths } from '../statePaths';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
-import { markDependencyFailures, TaskVanishedError } from '../tasks/transitions';
+import { ClaimLostError, ClaimRefusedError, markDependencyFailures, TaskVanishedError } from '../tasks/transitions';
 import { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { InputError } from '../inputError';
@@ -31,7 +30,9 @@ import { MergeQueue } from './mergeQueue';
 import { abortInterruptedMerge, endOrphanedProcesses, logMissingCompletions, recoverInProgress, removeOrphanedWorktrees, type Resumption } from './recovery';
 import { resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
+import { runInPlace, runsInPlace } from './inPlaceRun';
 import { runTask } from './taskRun';
+import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
 
 export interface ControllerOptions {
@@ -78,16 +79,32 @@ export class Controller {
       throw new RunConfigError('git has no identity for merge commits: set user.name and user.email (git config user.email you@example.com)');
     }
 
-    const lock = beforeSession(() => tryAcquireLock(paths.sessionLock, 'launchpad run'));
     const store = new StateStore(paths, 'launchpad run');
+    const env = this.opts.settings?.env ?? process.env;
+    // Concurrent workers hold no session lock: a second run is one more worker, and each
+    // transaction takes the state lock. A file that cannot be read yet is handled under the lock.
+    const mode = peekMode(store);
+    const concurrent = mode.concurrency === 'concurrent';
+    const inPlace = this.opts.settings?.inPlace === true || mode.isolation === 'in-place';
+    if (concurrent && inPlace) {
+      throw new RunConfigError('harness-tasks.json: in-place runs one task at a time in the main working tree, so it cannot be combined with session_config.concurrency_mode "concurrent" (concurrent workers need worktrees)');
+    }
+    const lock: LockHandle | undefined = concurrent ? undefined : beforeSession(() => tryAcquireLock(paths.sessionLock, 'launchpad run'));
+    const workerId = workerIdFrom(env);
+    let worker: Worker | undefined;
     const progress = new ProgressLog(paths.progress, this.opts.onLogLine);
     let session: number | undefined;
     try {
-      const interruptedMerge = await abortInterruptedMerge(git);
-      const sub = relative(toplevel, paths.root).split('\\').join('/');
-      const ours = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
-      const dirty = (await git.trackedChanges()).filter((f) => !ours.has(f));
-      if (dirty.length) {
+      // Another worker may be merging right now: its merge is not interrupted, nor its files dirty.
+      const startChecks = async () => {
+        const interrupted = await abortInterruptedMerge(git);
+        const sub = relative(toplevel, paths.root).split('\\').join('/');
+        const ours = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
+        return { interrupted, dirty: (await git.trackedChanges()).filter((f) => !ours.has(f)) };
+      };
+      const { interrupted: interruptedMerge, dirty } = concurrent ? await underMergeLock(paths.artefacts, workerId, startChecks) : await startChecks();
+      // An interrupted in-place attempt's changes are its own: the run resumes it.
+      if (dirty.length && !(inPlace && mode.inPlaceInProgress)) {
         const shown = dirty.slice(0, 10).join(', ') + (dirty.length > 10 ? `, … (${dirty.length} files)` : '');
         throw new RunConfigError(`the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`);
       }
@@ -111,8 +128,8 @@ export class Controller {
         return this.outcome(1, 'max-sessions', `max_sessions (${file.session_config.max_sessions}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
       }
 
-      const number = file.session_count + 1;
-      await store.transact((f) => void (f.session_count = number));
+      // Incremented under the lock: concurrent workers each get a session number of their own.
+      const number = await store.transact((f) => (f.session_count += 1));
       const config = resolveRunConfig(this.opts.settings ?? {}, file, paths, toplevel);
       const terminals = this.opts.terminals ?? headlessTerminals();
       const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
@@ -121,9 +138,15 @@ export class Controller {
       this.session = s;
       session = number;
       if (this.stopRequested) s.requestStop();
+      s.inPlace = inPlace;
+      if (concurrent) {
+        worker = new Worker(workerId, file.session_config.lease_seconds ?? DEFAULT_LEASE_SECONDS, () => s);
+        s.worker = worker;
+        worker.start();
+      }
 
-      s.log({ type: 'LOCK', message: `acquired (pid=${process.pid})` });
-      if (lock.reclaimedFrom) s.log({ type: 'WARN', message: `Removed stale lock from pid=${lock.reclaimedFrom.pid} (${lock.reclaimedFrom.command})` });
+      s.log({ type: 'LOCK', message: lock ? `acquired (pid=${process.pid})` : `concurrent worker=${workerId} (pid=${process.pid}): no session lock, the state lock per transaction` });
+      if (lock?.reclaimedFrom) s.log({ type: 'WARN', message: `Removed stale lock from pid=${lock.reclaimedFrom.pid} (${lock.reclaimedFrom.command})` });
       if (recovered.kind === 'restored') {
         s.log({
           type: 'RECOVERY',
@@ -156,6 +179,7 @@ export class Controller {
     } catch (err) {
       throw asEnvFailureError(err);
     } finally {
+      worker?.stop();
       this.session = undefined;
       releaseLock(lock, progress, session);
       // A refused run leaves no trace: the artefact folder goes if the lock was all it held.
@@ -164,10 +188,22 @@ export class Controller {
   }
 
   private async runSession(s: Session): Promise<StopReason> {
+    const worker = s.worker;
+    if (worker) {
+      // Other workers' processes and worktrees are live: only what this worker takes over is
+      // recovered, through the same recovery as a session start's, after the health check.
+      const merges = new MergeQueue((id, merge) => worker.mergeGuard(id, merge));
+      if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
+      return this.loop(s, merges);
+    }
     endOrphanedProcesses(s);
     await logMissingCompletions(s);
     const merges = new MergeQueue();
-    const resumptions = await recoverInProgress(s, merges, process.env.HARNESS_WORKER_ID ?? `${hostname()}:${process.pid}`);
+    // In place, an interrupted attempt is resumed where it stopped; the rest recover as usual.
+    const resumed = s.inPlace ? s.store.load().file.tasks.filter(runsInPlace) : [];
+    for (const task of resumed) await runInPlace(s, task, { resume: true }).catch((err) => this.taskCrashed(s, task, err));
+    const others = resumed.length ? new Set(s.store.load().file.tasks.filter((t) => t.status === 'in_progress' && !runsInPlace(t)).map((t) => t.id)) : undefined;
+    const resumptions = await recoverInProgress(s, merges, workerIdFrom(process.env), others);
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
     if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
@@ -197,6 +233,19 @@ export class Controller {
 
     for (;;) {
       if (s.stopping) break;
+      if (s.worker) {
+        const ends = await s.worker.takeOverLapsed(new Set(running.keys()), async (id): Promise<TaskEnd> => {
+          // A lapsed attempt without a verdict is resumed here, by this worker.
+          const [resumption] = await recoverInProgress(s, merges, s.worker!.workerId, new Set([id]));
+          return resumption ? runTask(s, resumption.task, merges, resumption.resume) : 'completed';
+        });
+        for (const [id, end] of ends) {
+          const task = s.store.load().file.tasks.find((t) => t.id === id);
+          if (task) running.set(id, { task, end: end.catch((err) => this.taskCrashed(s, task, err)).finally(() => running.delete(id)) });
+        }
+        // Other workers merge too: new worktrees start from the base branch as it is now.
+        s.head = (await s.git.head()) ?? s.head;
+      }
       const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
       const pool = await s.transact((file) => {
         const failures = markDependencyFailures(file);
@@ -207,6 +256,8 @@ export class Controller {
           retryAt: nextRetryTime(file.tasks.filter((t) => !running.has(t.id)), clock),
           missing: tasksMissingValidation(file.tasks),
           allCompleted: file.tasks.every((t) => t.status === 'completed'),
+          // Concurrent mode: tasks other workers hold (they count as running for the batch rules).
+          elsewhere: s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [],
         };
       });
       for (const f of pool.failures) {
@@ -220,7 +271,9 @@ export class Controller {
       }
 
       const budget = s.config.maxTasksPerSession - dispatched;
-      let batch = budget > 0 ? selectBatchFor(pool.eligible, running, s.config.maxParallel).slice(0, budget) : [];
+      const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
+      let batch = budget > 0 ? selectBatch(pool.eligible, [...[...running.values()].map((r) => r.task), ...pool.elsewhere], maxParallel).slice(0, budget) : [];
+      if (pool.elsewhere.length) batch = batch.slice(0, Math.max(0, maxParallel - running.size));
       if (batch.length && !s.config.agentCommand) {
         s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
         if (!running.size) return 'config-error';
@@ -231,7 +284,7 @@ export class Controller {
         s.batches++;
         for (const task of batch) {
           dispatched++;
-          const end = runTask(s, task, merges)
+          const end = (s.inPlace ? runInPlace(s, task) : runTask(s, task, merges))
             .catch((err) => this.taskCrashed(s, task, err))
             .then(async (how) => {
               // Stopped because of the machine's failure elsewhere: not this task's failure either.
@@ -242,18 +295,23 @@ export class Controller {
           running.set(task.id, { task, end });
         }
       }
+      // A concurrent worker waits while others hold tasks: their ends free dependents, and a
+      // claim that lapses is this worker's to recover. A failed task waiting for its back-off
+      // wakes the loop up too.
+      const othersWorking = pool.elsewhere.length > 0 && budget > 0;
       const waitForRetry = budget > 0 && pool.retryAt !== undefined;
-      if (!running.size && !waitForRetry) {
+      if (!running.size && !othersWorking && !waitForRetry) {
         if (pool.allCompleted) return 'all-completed';
         return budget <= 0 && pool.eligible.length ? 'max-tasks-per-session' : 'nothing-runnable';
       }
-      if (!running.size) {
+      if (!running.size && waitForRetry) {
         const at = new Date(pool.retryAt!).toISOString().replace(/\.\d{3}Z$/, 'Z');
         s.logger.info(`waiting until ${at} to retry a failed task (or until ${s.baseBranch} moves)`);
       }
       let timer: NodeJS.Timeout | undefined;
       const retryDue = waitForRetry ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now())))) : undefined;
-      await Promise.race([stopped, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
+      const poll = s.worker ? [sleep(Math.min(2000, (s.worker.leaseSeconds * 1000) / 3))] : [];
+      await Promise.race([stopped, ...poll, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
       clearTimeout(timer);
     }
     await Promise.allSettled([...running.values()].map((r) => r.end));
@@ -282,6 +340,8 @@ export class Controller {
       await s.discardWorktree(task.id, task.attempts + 1).catch(() => undefined);
       return 'failed';
     }
+    if (err instanceof ClaimRefusedError) return 'interrupted';
+    if (err instanceof ClaimLostError && s.worker) return s.worker.discardLost(err);
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof TaskFileError || err instanceof LockHeldError) {
       s.log({ type: 'ERROR', taskId: task.id, category: 'CONFIG', message: `cannot update harness-tasks.json, stopping: ${firstLine(message)}` });
@@ -335,8 +395,29 @@ export class Controller {
 
 const NO_AGENT_COMMAND = 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command';
 
-function selectBatchFor(eligible: Task[], running: Map<string, { task: Task }>, maxParallel: number): Task[] {
-  return selectBatch(eligible, [...running.values()].map((r) => r.task), maxParallel);
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** The run's modes, read before any lock: an unreadable file is left to the locked start. */
+function peekMode(store: StateStore): { concurrency?: string | undefined; isolation?: string | null | undefined; inPlaceInProgress?: boolean } {
+  try {
+    if (!store.exists()) return {};
+    const { file } = store.load();
+    const cfg = file.session_config;
+    return { concurrency: cfg.concurrency_mode, isolation: cfg.isolation, inPlaceInProgress: file.tasks.some(runsInPlace) };
+  } catch {
+    return {};
+  }
+}
+
+async function underMergeLock<T>(artefacts: string, workerId: string, work: () => Promise<T>): Promise<T> {
+  const lock = await acquireLock(mergeLockPath(artefacts), `launchpad run (worker ${workerId} starting)`, 30 * 60_000);
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
 }
 
 function describe(reason: StopReason, st: Stats): string {
@@ -361,13 +442,13 @@ function describe(reason: StopReason, st: Stats): string {
   }
 }
 
-function releaseLock(lock: LockHandle, progress: ProgressLog, session: number | undefined): void {
+function releaseLock(lock: LockHandle | undefined, progress: ProgressLog, session: number | undefined): void {
   try {
-    if (session !== undefined) progress.append(session, { type: 'LOCK', message: 'released' });
+    if (session !== undefined) progress.append(session, { type: 'LOCK', message: lock ? 'released' : 'worker done' });
   } catch {
     // The log cannot be written (the session already said why): the lock goes all the same.
   } finally {
-    lock.release();
+    lock?.release();
   }
 }
 

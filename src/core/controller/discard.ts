@@ -15,12 +15,21 @@ export async function discardAttempt(
   terminal: TaskTerminal,
   failure: { category: Category; reason: string; tail?: string | undefined; discardReason: string },
 ): Promise<'failed'> {
+  await runCleanup(s, task, worktree, terminal);
+  await s.failTask(task, failure.category, failure.reason, failure.tail, failure.discardReason);
+  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(failure.category, failure.reason)}\r\n`);
+  terminal.close('failed');
+  return 'failed';
+}
+
+/** The task's on_failure.cleanup in `dir` (its worktree, or the main working tree in place): a failure is a WARN line. */
+export async function runCleanup(s: Session, task: Task, dir: string, terminal: TaskTerminal): Promise<void> {
   const cleanup = task.on_failure?.cleanup?.trim();
   if (cleanup && !s.stopping) {
     terminal.write(`\r\n$ ${cleanup}   (on_failure.cleanup)\r\n`);
     const r = await terminal.run('cleanup', {
       command: cleanup,
-      cwd: s.projectDirIn(worktree),
+      cwd: s.projectDirIn(dir),
       timeoutMs: s.config.cleanupTimeoutMs,
       signal: s.stopSignal,
       captureBytes: 8 * 1024,
@@ -33,8 +42,4 @@ export async function discardAttempt(
       s.log({ type: 'WARN', taskId: task.id, message: `on_failure.cleanup ${why}: ${cleanup}${last ? ` (${last})` : ''}` });
     }
   }
-  await s.failTask(task, failure.category, failure.reason, failure.tail, failure.discardReason);
-  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(failure.category, failure.reason)}\r\n`);
-  terminal.close('failed');
-  return 'failed';
 }

@@ -8,6 +8,8 @@ export interface PromptContext {
   branch: string;
   /** The branch the controller merges into. */
   baseBranch: string;
+  /** The task runs in the main working tree (in-place mode), not a worktree of its own. */
+  inPlace?: boolean;
 }
 
 /** What an interrupted attempt left in its worktree, for the agent that resumes it. */
@@ -58,8 +60,9 @@ export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeConte
     '',
     '## Context',
     `- Project root: ${ctx.worktree}`,
-    `- Current branch: ${ctx.branch} (the controller merges it into ${ctx.baseBranch})`,
-    '- You are working in an isolated git worktree — your changes will be merged by the controller.',
+    ...(ctx.inPlace
+      ? [`- Current branch: ${ctx.baseBranch}`, '- You are working in the main working tree: commit on this branch; a failed attempt is rolled back to where it started.']
+      : [`- Current branch: ${ctx.branch} (the controller merges it into ${ctx.baseBranch})`, '- You are working in an isolated git worktree — your changes will be merged by the controller.']),
   ];
   if (task.error_log.length) {
     lines.push(

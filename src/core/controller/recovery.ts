@@ -58,10 +58,11 @@ export interface Resumption {
  * a recorded failure is recorded; an attempt without a verdict is resumed when it left any
  * progress, started afresh when it left none, and failed when its attempts are used up. Returns
  * the attempts to resume (their RECOVERY lines written, their uncommitted work kept at a ref).
+ * `only`: the tasks a concurrent worker took over (all in-progress tasks when absent).
  */
-export async function recoverInProgress(s: Session, merges: MergeQueue, workerId: string): Promise<Resumption[]> {
+export async function recoverInProgress(s: Session, merges: MergeQueue, workerId: string, only?: ReadonlySet<string>): Promise<Resumption[]> {
   const { file } = s.store.load();
-  const tasks = file.tasks.filter((t) => t.status === 'in_progress');
+  const tasks = file.tasks.filter((t) => t.status === 'in_progress' && (!only || only.has(t.id)));
   if (!tasks.length) return [];
   const worktrees = await s.git.listWorktrees();
   const work: Array<Promise<unknown>> = [];

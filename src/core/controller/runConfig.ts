@@ -18,6 +18,8 @@ export interface RunSettings {
   maxParallel?: number | undefined;
   /** CLI --worktree-dir or the editor's launchpad.worktree.location. */
   worktreeDir?: string | undefined;
+  /** CLI --in-place: tasks run one at a time in the main working tree. */
+  inPlace?: boolean | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
 

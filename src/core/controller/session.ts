@@ -19,6 +19,7 @@ import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transi
 import { classifyError, writeFailure, type EnvFailure } from './envFailure';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
+import type { Worker } from './workers';
 
 /** What a session works with: everything but its own number and state. */
 export interface SessionContext {
@@ -57,6 +58,10 @@ export class Session implements SessionContext {
   readonly envUnrecorded = new Set<string>();
   /** A configuration error that stopped the session (harness-tasks.json became unusable). */
   configFailure: string | undefined;
+  /** Concurrent mode: this process's worker (claims, leases, the fencing check). */
+  worker: Worker | undefined;
+  /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
+  inPlace = false;
   private readonly stopController = new AbortController();
 
   constructor(
@@ -171,7 +176,11 @@ export class Session implements SessionContext {
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
-    await this.transact((file) => void completeTask(file, task.id));
+    await this.transact((file) => {
+      this.worker?.fence(file, task.id);
+      completeTask(file, task.id);
+    });
+    this.worker?.release(task.id);
     const merged = mergeCommit
       ? [{ type: 'MERGE' as const, taskId: task.id, message: `branch=${branchFor(task.id)} into=${this.baseBranch} (commit ${mergeCommit})` }]
       : [];
@@ -185,7 +194,11 @@ export class Session implements SessionContext {
    * (keepAttempt), then discards the worktree.
    */
   async failTask(task: Task, category: Category, reason: string, tail: string | undefined, discardReason: string): Promise<void> {
-    const { entry, attempt } = await this.transact((file) => ({ entry: failTask(file, task.id, { category, reason, tail }), attempt: mustFind(file, task.id).attempts }));
+    const { entry, attempt } = await this.transact((file) => {
+      this.worker?.fence(file, task.id);
+      return { entry: failTask(file, task.id, { category, reason, tail }), attempt: mustFind(file, task.id).attempts };
+    });
+    this.worker?.release(task.id);
     const kept = await this.keepAttempt(task.id, attempt).catch((err: Error) => err);
     const keptNote = typeof kept === 'string' ? ` kept=${kept}` : '';
     this.log(

@@ -38,11 +38,12 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
   const worktree = resume?.worktree ?? s.worktreePath(task.id);
   const base = resume?.base ?? s.head;
 
-  const { before, attempt } = await s.transact((file) =>
-    resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base }),
+  const { before, attempt, token } = await s.transact((file) =>
+    resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base, worker: s.worker }),
   );
+  s.worker?.hold(token);
   const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : '';
-  s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}${resumed}` });
+  s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}${token ? ` ${claimText(s, token.generation)}` : ''}${resumed}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
   const terminal = s.terminals.open(task, worktree);
@@ -204,9 +205,18 @@ export async function inspectWork(
   return undefined;
 }
 
-async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
+/** A concurrent worker's claim as a DISPATCH line shows it. */
+export function claimText(s: Session, generation: number): string {
+  return `worker=${s.worker!.workerId} claim=${generation}`;
+}
+
+/** A CHECKPOINT of the running agent: recorded (renewing a concurrent worker's lease), then logged. */
+export async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
   try {
-    await s.transact((file) => void recordCheckpoint(file, taskId, c));
+    await s.transact((file) => {
+      recordCheckpoint(file, taskId, c);
+      s.worker?.renewIn(file, taskId);
+    });
     s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
     s.taskEvents.fire({ taskId, kind: 'checkpoint' });
   } catch (err) {

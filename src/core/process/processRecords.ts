@@ -61,9 +61,18 @@ export class ProcessRecords {
    * left the group, and its watchdog.
    */
   endAll(): EndedRun[] {
+    return this.endWhere(() => true);
+  }
+
+  /** Ends the recorded runs of one task only (`<id>.agent`, `<id>.validate`, …): a concurrent worker's take-over. */
+  endTask(taskId: string): EndedRun[] {
+    return this.endWhere((name) => name.startsWith(`${taskId}.`) && !name.slice(taskId.length + 1, -'.json'.length).includes('.'));
+  }
+
+  private endWhere(match: (name: string) => boolean): EndedRun[] {
     let names: string[];
     try {
-      names = readdirSync(this.dir).filter((n) => n.endsWith('.json'));
+      names = readdirSync(this.dir).filter((n) => n.endsWith('.json') && match(n));
     } catch {
       return [];
     }

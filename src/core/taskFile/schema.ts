@@ -75,6 +75,8 @@ export const taskSchema = z.looseObject({
   out_of_scope: z.optional(z.array(z.string())),
   claimed_by: nullableText(),
   lease_expires_at: nullableText(),
+  /** Concurrent mode: counts the task's claims; a worker's claim is only its while this is unchanged (a fencing token). */
+  claim_generation: z.optional(count(0)),
 });
 
 export const sessionConfigSchema = z.looseObject({
@@ -82,6 +84,10 @@ export const sessionConfigSchema = z.looseObject({
   max_sessions: withDefault(count(1), 50),
   max_parallel_agents: withDefault(count(1), 3),
   concurrency_mode: z.optional(z.enum(['exclusive', 'concurrent'])),
+  /** Concurrent mode: how long a claim lives without a renewal (DEFAULT_LEASE_SECONDS when absent). */
+  lease_seconds: z.optional(z.nullable(seconds())),
+  /** Where a task runs: its own worktree (the default) or the main working tree ("in-place"). */
+  isolation: z.optional(z.nullable(z.enum(['worktree', 'in-place']))),
   agent_command: boundedText(MAX_COMMAND_CHARS),
   /** The same setting as agent_command: a preset name ("claude") or a command line. */
   agent: boundedText(MAX_COMMAND_CHARS),

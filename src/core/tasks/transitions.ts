@@ -1,13 +1,14 @@
 // Every change of a task's state, as functions over the loaded task file (run inside a
 // StateStore transaction): dispatch, resume, refund, restart, checkpoint, complete, fail,
-// dependency failure, retry.
+// dependency failure, retry, and a concurrent worker's claims (lease renewal, take-over of a
+// lapsed claim, the fencing check).
 // Nothing else writes `status` or the fields that go with it; every timestamp they write is
 // logTimestamp's (UTC, seconds). A recovery ends a task through complete or fail like any run.
 import { compareIds } from '../ids';
 import { InputError } from '../inputError';
 import { logTimestamp, type Category } from '../log/logLine';
 import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
-import { blockedDependents, findDependencyFailures, type DependencyFailure } from './dag';
+import { blockedDependents, eligibleTasks, findDependencyFailures, type DependencyFailure } from './dag';
 import { formatErrorEntry, oneLineReason, type ErrorEntry } from './errorEntry';
 
 /** How much failing output an error_tail keeps (characters): enough for a hover, bounded. */
@@ -30,9 +31,44 @@ export class TaskVanishedError extends Error {
 
 export interface Claim {
   agentId: string;
-  branch: string;
-  /** The base branch's commit the task's worktree starts from. */
+  /** The task's branch; null when it runs in the main working tree (in-place). */
+  branch: string | null;
+  /** The commit the task's work starts from (its worktree's base, or HEAD in place). */
   baseCommit: string;
+  /** Concurrent mode: the worker taking it, with a lease. */
+  worker?: WorkerLease | undefined;
+}
+
+/** A concurrent worker's identity and how long its claims live without a renewal. */
+export interface WorkerLease {
+  workerId: string;
+  leaseSeconds: number;
+}
+
+/** What a worker holds: the claim is its own while the task's claim_generation is unchanged. */
+export interface ClaimToken {
+  taskId: string;
+  workerId: string;
+  generation: number;
+}
+
+/** The task was claimed (or ended) by another worker between choosing it and claiming it. */
+export class ClaimRefusedError extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} was claimed by another worker first`);
+    this.name = 'ClaimRefusedError';
+  }
+}
+
+/** This worker's claim was taken over (its lease lapsed): it must not write or merge the task. */
+export class ClaimLostError extends Error {
+  constructor(
+    readonly token: ClaimToken,
+    readonly holder: string | null | undefined,
+  ) {
+    super(`the claim of ${token.workerId} on ${token.taskId} (generation ${token.generation}) was taken over${holder ? ` by ${holder}` : ''}`);
+    this.name = 'ClaimLostError';
+  }
 }
 
 /**
@@ -41,15 +77,87 @@ export interface Claim {
  * (each says which attempt made it): they are what a resumed or retried agent learns from.
  * Returns the task as it was before, and the attempt's number.
  */
-export function dispatchTask(file: TaskFile, id: string, claim: Claim): { before: Task; attempt: number } {
+export function dispatchTask(
+  file: TaskFile,
+  id: string,
+  claim: Claim,
+  now = new Date(),
+): { before: Task; attempt: number; token?: ClaimToken | undefined } {
   const t = mustFind(file, id);
+  // A concurrent worker chose the task in an earlier transaction: the claim is the real gate.
+  if (claim.worker && !eligibleTasks(file.tasks).some((e) => e.id === id)) throw new ClaimRefusedError(id);
   const before = structuredClone(t);
   t.status = 'in_progress';
   t.attempts += 1;
   t.agent_id = claim.agentId;
   t.worktree_branch = claim.branch;
   t.started_at_commit = claim.baseCommit;
-  return { before, attempt: t.attempts };
+  const token = claim.worker ? takeClaim(t, claim.worker, now) : undefined;
+  return { before, attempt: t.attempts, token };
+}
+
+function takeClaim(t: Task, worker: WorkerLease, now: Date): ClaimToken {
+  t.claimed_by = worker.workerId;
+  t.lease_expires_at = leaseEnd(now, worker.leaseSeconds);
+  t.claim_generation = (t.claim_generation ?? 0) + 1;
+  return { taskId: t.id, workerId: worker.workerId, generation: t.claim_generation };
+}
+
+function leaseEnd(now: Date, seconds: number): string {
+  return logTimestamp(new Date(now.getTime() + seconds * 1000));
+}
+
+/** Whether `token` is still the task's claim (in progress, same worker, same generation). */
+export function holdsClaim(t: Task | undefined, token: ClaimToken): boolean {
+  return !!t && t.status === 'in_progress' && t.claimed_by === token.workerId && (t.claim_generation ?? 0) === token.generation;
+}
+
+/** The fencing check before a worker writes or merges its task: throws ClaimLostError when it lost it. */
+export function assertClaim(file: TaskFile, token: ClaimToken): void {
+  const t = file.tasks.find((x) => x.id === token.taskId);
+  if (!holdsClaim(t, token)) throw new ClaimLostError(token, t?.claimed_by);
+}
+
+/** A heartbeat or checkpoint of the holder: the lease runs `leaseSeconds` from now again. */
+export function renewLease(file: TaskFile, token: ClaimToken, leaseSeconds: number, now = new Date()): 'renewed' | 'lost' {
+  const t = file.tasks.find((x) => x.id === token.taskId);
+  if (!holdsClaim(t, token)) return 'lost';
+  t!.lease_expires_at = leaseEnd(now, leaseSeconds);
+  return 'renewed';
+}
+
+/** Whether a concurrent worker may take over the in-progress task: its lease lapsed, or it has none. */
+export function claimLapsed(t: Task, now = new Date()): boolean {
+  if (t.status !== 'in_progress') return false;
+  if (!t.claimed_by || !t.lease_expires_at) return true;
+  const end = Date.parse(t.lease_expires_at);
+  return !Number.isFinite(end) || end <= now.getTime();
+}
+
+/**
+ * A worker takes over an in-progress task whose claim lapsed (its holder died or stalled), or
+ * one its own earlier process held: a new claim generation, so the old holder's fencing check
+ * fails. Returns the new token and the claim it replaced, or undefined when the task is not
+ * its to take (not in progress, or another worker's lease is live).
+ */
+export function takeOverClaim(
+  file: TaskFile,
+  id: string,
+  worker: WorkerLease,
+  now = new Date(),
+): { token: ClaimToken; previous: { claimedBy: string | null; leaseExpiresAt: string | null; generation: number } } | undefined {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'in_progress') return undefined;
+  if (t.claimed_by !== worker.workerId && !claimLapsed(t, now)) return undefined;
+  const previous = { claimedBy: t.claimed_by ?? null, leaseExpiresAt: t.lease_expires_at ?? null, generation: t.claim_generation ?? 0 };
+  return { token: takeClaim(t, worker, now), previous };
+}
+
+function releaseClaim(t: Task): void {
+  t.agent_id = null;
+  t.worktree_branch = null;
+  if (t.claimed_by !== undefined) t.claimed_by = null;
+  if (t.lease_expires_at !== undefined) t.lease_expires_at = null;
 }
 
 /**
@@ -57,7 +165,7 @@ export function dispatchTask(file: TaskFile, id: string, claim: Claim): { before
  * commit stay): one more attempt counted, like any dispatch, so a crash loop still ends.
  * Returns the task as it was before, and the new attempt's number.
  */
-export function resumeTask(file: TaskFile, id: string, agentId: string): { before: Task; attempt: number } {
+export function resumeTask(file: TaskFile, id: string, agentId: string): { before: Task; attempt: number; token?: ClaimToken | undefined } {
   const t = mustFind(file, id);
   const before = structuredClone(t);
   t.status = 'in_progress';
@@ -87,8 +195,7 @@ export function refundAttempt(file: TaskFile, id: string, agentId: string): bool
 export function restartTask(file: TaskFile, id: string): Task {
   const t = mustFind(file, id);
   t.status = 'pending';
-  t.agent_id = null;
-  t.worktree_branch = null;
+  releaseClaim(t);
   return t;
 }
 
@@ -137,8 +244,7 @@ export function completeTask(file: TaskFile, id: string, now = logTimestamp()): 
   const t = mustFind(file, id);
   t.status = 'completed';
   t.completed_at = now;
-  t.agent_id = null;
-  t.worktree_branch = null;
+  releaseClaim(t);
   t.error_tail = null;
   return t;
 }
@@ -149,6 +255,8 @@ export interface Failure {
   reason: string;
   /** The failing output; its last ERROR_TAIL_CHARS are kept. */
   tail?: string | undefined;
+  /** No retry can help (the attempt's base commit is gone): attempts set to max_attempts. */
+  final?: boolean | undefined;
 }
 
 /**
@@ -162,8 +270,8 @@ export function failTask(file: TaskFile, id: string, failure: Failure, now = log
   t.error_log.push(formatErrorEntry(entry.category, entry.reason));
   t.error_tail = failure.tail ? failure.tail.slice(-ERROR_TAIL_CHARS) : null;
   t.failed_at = now;
-  t.agent_id = null;
-  t.worktree_branch = null;
+  if (failure.final) t.attempts = Math.max(t.attempts, t.max_attempts);
+  releaseClaim(t);
   return entry;
 }
 
@@ -180,8 +288,7 @@ export function markDependencyFailures(file: TaskFile, now = logTimestamp()): De
     t.status = 'failed';
     t.error_log.push(f.entry);
     t.failed_at = now;
-    t.agent_id = null;
-    t.worktree_branch = null;
+    releaseClaim(t);
   }
   return failures;
 }

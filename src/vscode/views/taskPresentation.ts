@@ -39,7 +39,14 @@ export function describeTask(t: TaskEntry): string {
   // Checkpoints outlive their attempt: only the running agent's own say where it is.
   const checkpoint = t.state === 'running' ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id) : undefined;
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
+  // Concurrent mode: which worker holds it, and until when (its lease, renewed while it works).
+  if (t.state === 'running' && t.task.claimed_by) parts.push(`${t.task.claimed_by}${leaseTime(t) ? ` until ${leaseTime(t)}` : ''}`);
   return parts.join(' · ');
+}
+
+/** The lease's end as HH:MM:SS UTC, or undefined. */
+function leaseTime(t: TaskEntry): string | undefined {
+  return /T(\d\d:\d\d:\d\d)/.exec(t.task.lease_expires_at ?? '')?.[1];
 }
 
 const MAX_ERRORS = 10;
@@ -59,7 +66,10 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
-  if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ''}`);
+  if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);
+  if (t.state === 'running' && t.task.claimed_by) {
+    line('Claimed by', `${t.task.claimed_by}${t.task.lease_expires_at ? `, lease until ${t.task.lease_expires_at}` : ''} (claim ${t.task.claim_generation ?? 0})`);
+  }
   if (t.kept_attempts.length) line('Kept attempts', `${t.kept_attempts.join(', ')} (launchpad prune-attempts deletes them)`);
 
   const checkpoints = t.task.checkpoints ?? [];

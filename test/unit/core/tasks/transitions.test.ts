@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import { blockedByOf, blockedDependents, findDependencyFailures } from '../../../../src/core/tasks/dag';
 import { formatErrorEntry, MAX_REASON_CHARS, oneLineReason, parseErrorEntry } from '../../../../src/core/tasks/errorEntry';
 import {
+  assertClaim,
+  ClaimLostError,
+  claimLapsed,
+  ClaimRefusedError,
   completeTask,
   dispatchTask,
   ERROR_TAIL_CHARS,
@@ -10,9 +14,11 @@ import {
   recordCheckpoint,
   recordOutOfScope,
   refundAttempt,
+  renewLease,
   restartTask,
   resumeTask,
   retryTask,
+  takeOverClaim,
   TaskVanishedError,
   undoDispatch,
 } from '../../../../src/core/tasks/transitions';
@@ -304,5 +310,72 @@ describe('core/tasks/errorEntry', () => {
   it('a reason is one trimmed line of at most MAX_REASON_CHARS', () => {
     assert.equal(oneLineReason(' a\n  b \r\n c '), 'a b c');
     assert.equal(oneLineReason('z'.repeat(MAX_REASON_CHARS + 1)).length, MAX_REASON_CHARS);
+  });
+});
+
+describe('core/tasks/transitions: concurrent claims', () => {
+  const worker = { workerId: 'w1', leaseSeconds: 60 };
+  const at = new Date('2025-07-01T10:00:00Z');
+
+  it('a worker claim sets claimed_by, the lease and a new claim generation', () => {
+    const file = taskFile([task('a', { claim_generation: 4 })]);
+    const { token } = dispatchTask(file, 'a', { ...claim, worker }, at);
+    const a = byId(file, 'a');
+    assert.equal(a.claimed_by, 'w1');
+    assert.equal(a.lease_expires_at, '2025-07-01T10:01:00Z');
+    assert.equal(a.claim_generation, 5);
+    assert.deepEqual(token, { taskId: 'a', workerId: 'w1', generation: 5 });
+  });
+
+  it('a worker cannot claim a task that is no longer eligible (another worker claimed it first), and nothing changes', () => {
+    const file = taskFile([task('a', { status: 'in_progress', claimed_by: 'w2', lease_expires_at: '2025-07-01T10:05:00Z', claim_generation: 1 })]);
+    const before = JSON.stringify(file);
+    assert.throws(() => dispatchTask(file, 'a', { ...claim, worker }, at), ClaimRefusedError);
+    assert.equal(JSON.stringify(file), before);
+  });
+
+  it('renewLease pushes the lease forward for the holder and reports "lost" to anyone else', () => {
+    const file = taskFile([task('a')]);
+    const { token } = dispatchTask(file, 'a', { ...claim, worker }, at);
+    assert.equal(renewLease(file, token!, 60, new Date('2025-07-01T10:00:30Z')), 'renewed');
+    assert.equal(byId(file, 'a').lease_expires_at, '2025-07-01T10:01:30Z');
+    assert.equal(renewLease(file, { ...token!, generation: token!.generation - 1 }, 60, at), 'lost');
+    assert.equal(renewLease(file, { ...token!, workerId: 'w2' }, 60, at), 'lost');
+    assert.equal(byId(file, 'a').lease_expires_at, '2025-07-01T10:01:30Z', 'a lost renewal changes nothing');
+  });
+
+  it('a live lease of another worker cannot be taken over; a lapsed one can, and fences the old holder out', () => {
+    const file = taskFile([task('a')]);
+    const { token: old } = dispatchTask(file, 'a', { ...claim, worker }, at);
+    const w2 = { workerId: 'w2', leaseSeconds: 30 };
+    assert.equal(takeOverClaim(file, 'a', w2, new Date('2025-07-01T10:00:59Z')), undefined);
+    assert.equal(claimLapsed(byId(file, 'a'), new Date('2025-07-01T10:00:59Z')), false);
+    const later = new Date('2025-07-01T10:01:00Z');
+    assert.equal(claimLapsed(byId(file, 'a'), later), true);
+    const taken = takeOverClaim(file, 'a', w2, later)!;
+    assert.deepEqual(taken.previous, { claimedBy: 'w1', leaseExpiresAt: '2025-07-01T10:01:00Z', generation: 1 });
+    assert.deepEqual(taken.token, { taskId: 'a', workerId: 'w2', generation: 2 });
+    assert.throws(() => assertClaim(file, old!), ClaimLostError);
+    assert.doesNotThrow(() => assertClaim(file, taken.token));
+    assert.equal(byId(file, 'a').attempts, 1, 'a take-over is not a new attempt');
+  });
+
+  it('completing or failing releases the claim but keeps the generation count', () => {
+    const file = taskFile([task('a'), task('b')]);
+    dispatchTask(file, 'a', { ...claim, worker }, at);
+    dispatchTask(file, 'b', { ...claim, worker }, at);
+    completeTask(file, 'a');
+    failTask(file, 'b', { category: 'TEST_FAIL', reason: 'x' });
+    for (const id of ['a', 'b']) {
+      assert.equal(byId(file, id).claimed_by, null);
+      assert.equal(byId(file, id).lease_expires_at, null);
+      assert.equal(byId(file, id).claim_generation, 1);
+    }
+  });
+
+  it('a final failure (base commit gone) uses up the attempts', () => {
+    const file = taskFile([task('a', { attempts: 1, max_attempts: 3 })]);
+    failTask(file, 'a', { category: 'TASK_EXEC', reason: 'base gone', final: true });
+    assert.equal(byId(file, 'a').attempts, 3);
   });
 });

@@ -4,6 +4,7 @@
 // keeps the attempt's commits and uncommitted work under refs/launchpad/attempts/<id>/<n>,
 // rolls the tree back to the base (reset and clean, sparing Launchpad's own files), runs
 // on_failure.cleanup and logs ROLLBACK and ERROR.
+import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -156,7 +157,7 @@ async function rollBack(
     s.log({ type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason });
     return closeFailed(s, task, terminal, failure.category, entry.reason);
   }
-  const kept = await keepAttempt(s, task, base, attempt);
+  const kept = await keepInPlaceAttempt(s, task, base, attempt);
   if (kept) s.log({ type: 'WARN', taskId: task.id, message: `attempt ${attempt}'s work kept as ${kept}` });
   // `git reset --hard <base>` and `git clean -fd`, sparing Launchpad's own files (the state
   // files may be tracked, and are always written in the main working tree).
@@ -181,13 +182,11 @@ function closeFailed(s: Session, task: Task, terminal: TaskTerminal, category: C
  * refs/launchpad/attempts/<id>/<n> at the attempt's last state: its commits, plus a commit of
  * what it left uncommitted. Undefined when the attempt left nothing (HEAD at the base, clean).
  */
-async function keepAttempt(s: Session, task: Task, base: string, attempt: number): Promise<string | undefined> {
+async function keepInPlaceAttempt(s: Session, task: Task, base: string, attempt: number): Promise<string | undefined> {
   if (await changesOutsideOurs(s)) await commitOutsideOurs(s, `[${task.id}] attempt ${attempt}: uncommitted work (kept by the rollback)`);
   const head = (await s.git.head())!;
   if (head === base) return undefined;
-  const ref = `refs/launchpad/attempts/${task.id}/${attempt}`;
-  await s.git.run(['update-ref', ref, head]);
-  return ref;
+  return keptAttempt(s.git, task.id, attempt, head, base);
 }
 
 /** Pathspecs that exclude Launchpad's own files from an add, a checkout or a clean. */

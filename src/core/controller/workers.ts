@@ -8,6 +8,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock } from '../lock';
+import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
 import type { TaskFile } from '../taskFile/schema';
 import { assertClaim, ClaimLostError, claimLapsed, renewLease, takeOverClaim, type ClaimToken, type WorkerLease } from '../tasks/transitions';
@@ -136,10 +137,12 @@ export class Worker implements WorkerLease {
   async discardLost(err: ClaimLostError): Promise<TaskEnd> {
     const s = this.s();
     this.release(err.token.taskId);
-    const ref = `refs/launchpad/attempts/${err.token.taskId}/${err.token.generation}`;
     const tip = await s.git.run(['rev-parse', '--verify', '-q', `refs/heads/${branchFor(err.token.taskId)}`], { allowFail: true });
-    if (tip.code === 0) await s.git.run(['update-ref', ref, tip.stdout.trim()], { allowFail: true });
-    s.log({ type: 'WARN', taskId: err.token.taskId, message: `${err.message}: attempt discarded${tip.code === 0 ? `, its commits kept as ${ref}` : ''}` });
+    const ref =
+      tip.code === 0
+        ? await keepAttempt(s.git, err.token.taskId, err.token.generation, tip.stdout.trim(), `refs/heads/${s.baseBranch}`).catch(() => undefined)
+        : undefined;
+    s.log({ type: 'WARN', taskId: err.token.taskId, message: `${err.message}: attempt discarded${ref ? `, its commits kept as ${ref}` : ''}` });
     return 'interrupted';
   }
 }

@@ -57,8 +57,7 @@ function mainHelp(): string {
     '  -h, --help  show help (launchpad <command> --help for a command)',
     '  --version   print the version',
     '',
-    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, or run stopped by the machine',
-    '            (a lock file, a full disk, a missing program), 3 lock held by another session;',
+    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage, bad input or the machine (a lock file, a full disk, a missing program), 3 lock held by another session;',
     '            milestones run also: 4 waiting for a person\'s approval, 5 an agent hit a usage or rate limit',
     '',
   ].join('\n');

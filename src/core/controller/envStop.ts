@@ -87,7 +87,9 @@ export function endUncharged(s: Session, before: Task, err: unknown, terminal?: 
  */
 export async function releaseInterrupted(s: Session, before: Task): Promise<void> {
   const current = s.store.load().file.tasks.find((t) => t.id === before.id);
-  if (!s.envFailure || current?.status !== 'in_progress' || current.attempts <= before.attempts) return;
+  // Dispatched by this session: one more attempt, or (when a stop already gave it back) another agent.
+  const dispatched = current?.status === 'in_progress' && (current.attempts > before.attempts || current.agent_id !== before.agent_id);
+  if (!s.envFailure || !dispatched) return;
   const keepWork = await hasWork(s, before.id);
   await s.transact((file) => void undoDispatch(file, before.id, before, { keepWork }));
   // A resumed attempt's worktree holds the interrupted attempt's work: it stays for the next run.

@@ -113,10 +113,21 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
       : verdict.kind === 'none' && (await noWork(s, worktree, base, branch))
         ? classifyExit(agent.code, agent.tail, 'agent command')
         : undefined;
-  if (machine) return stopForEnvironment(s, before, machine, terminal);
+  const end = agentEnd(verdict, agent, s.config.agentTimeoutMs);
+  if (machine) {
+    // The agent said it succeeded before the machine failed: that verdict is kept (when it can
+    // be written), so the next run validates and merges its work instead of running it again.
+    if (end.kind === 'success') {
+      try {
+        files.recordVerdict(agentId, end);
+      } catch {
+        // Not written: the next run resumes the agent instead.
+      }
+    }
+    return stopForEnvironment(s, before, machine, terminal);
+  }
 
   // The verdict is recorded before anything else: a recovery merges only what it says succeeded.
-  const end = agentEnd(verdict, agent, s.config.agentTimeoutMs);
   files.recordVerdict(agentId, end.kind === 'success' ? end : { kind: 'fail', category: end.category, reason: end.reason });
   s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${end.kind === 'success' ? 'success' : 'error'}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });

@@ -251,7 +251,7 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
       assertEnvStop(root, r, /git: no space left on device/, /free disk space/);
       assert.match(linesOf(root, 'ROLLBACK', 'task-001').at(-1)!.message, /^merge of harness-task-001 failed \(.*\); main working tree restored$/);
       assert.ok(!existsSync(join(root, 'big.bin')), 'the died merge left big.bin in the main working tree');
-      assert.equal(git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':!harness-*', ':!.harness-active'), '');
+      assert.equal(git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':!harness-*', ':!.harness-active', ':!.agent-os'), '');
       assert.equal(taskById(root, 'task-001').attempts, 0);
 
       rmSync(join(disk, 'filler'));

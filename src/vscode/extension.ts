@@ -9,6 +9,7 @@ import { HarnessModel } from './model/harnessModel';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
 import { registerRunProgress } from './run/runProgress';
+import { registerTaskProvider } from './run/taskProvider';
 import { registerViews, type Views } from './views';
 
 export interface LaunchpadApi {
@@ -29,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   registerCommands(context, { model, runs, views, channel, logger });
   registerRunProgress(context, runs, model, logger);
   registerProgressLog(context, model);
+  context.subscriptions.push(registerTaskProvider(model, runs));
   context.subscriptions.push(
     onDidChangeSettings(() => {
       void readSettings().then(({ problems }) => problems.forEach((p) => logger.warn(`invalid setting ${p}; using the default`)));

@@ -71,6 +71,11 @@ const USER_SETTINGS = {
   'security.workspace.trust.startupPrompt': 'never', // Restricted Mode without a modal over it
 };
 
+/** Runs in the page: the visible text of the workbench's parts (lists render only the rows in view). */
+const SCREEN_TEXT = () => Object.fromEntries(
+  ['sidebar', 'editor', 'panel', 'statusbar'].map((part) => [part, document.querySelector(`.part.${part}`)?.innerText ?? '']),
+);
+
 const CHROMIUM_FLAGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -296,7 +301,18 @@ export async function runSuite(opts) {
       for (const f of readdirSync(shotsDir).filter((n) => n.endsWith('.request'))) {
         const name = join(shotsDir, f.slice(0, -'.request'.length));
         renameSync(join(shotsDir, f), `${name}.taking`);
-        await page.screenshot({ path: `${name}.png` }).catch((e) => log(`[runner] screenshot failed: ${e}`));
+        // The picture, and the text a person reads in each part of the workbench, for the test to
+        // check. They must agree: when the text changed while the picture was taken (a status-bar
+        // message coming or going), it is taken again, up to three times.
+        const read = () => page.evaluate(SCREEN_TEXT).catch((e) => ({ error: String(e) }));
+        let text = await read();
+        for (let tries = 1; ; tries++) {
+          const before = JSON.stringify(text);
+          await page.screenshot({ path: `${name}.png` }).catch((e) => log(`[runner] screenshot failed: ${e}`));
+          text = await read();
+          if (JSON.stringify(text) === before || tries === 3) break;
+        }
+        writeFileSync(`${name}.json`, JSON.stringify(text, null, 2));
         writeFileSync(`${name}.done`, '');
         // Run folders are pruned; the newest picture of each name stays where a person looks.
         const kept = join(SCREENSHOTS, `${opts.label ?? opts.suite}-${f.slice(0, -'.request'.length)}.png`);

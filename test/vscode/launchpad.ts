@@ -91,3 +91,23 @@ export function editTaskFile(edit: (file: ReturnType<typeof readTaskFile>) => vo
   edit(file);
   fs.writeFileSync(tasksFile(), JSON.stringify(file, null, 2) + '\n');
 }
+
+/**
+ * Runs a command that asks in quick picks and answers each as a person at the keyboard would:
+ * Enter (the first item, which is the action) or Esc, until the command returns.
+ */
+export async function answeringPicks<T>(start: () => Thenable<T>, key: 'enter' | 'esc' = 'enter'): Promise<T> {
+  let settled = false;
+  const running = Promise.resolve(start()).finally(() => (settled = true));
+  const press = key === 'enter' ? 'workbench.action.acceptSelectedQuickOpenItem' : 'workbench.action.closeQuickOpen';
+  await eventually(
+    'the command to return',
+    async () => {
+      if (!settled) await vscode.commands.executeCommand(press);
+      await sleep(300);
+      return settled;
+    },
+    30_000,
+  );
+  return running;
+}

@@ -5,11 +5,12 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../src/core/controller/types';
 import { processIdentity } from '../../src/core/processIdentity';
+import { statusUri } from '../../src/vscode/commands/statusDocument';
 import { COMMANDS, SETTINGS, TASK_TYPE } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
 import { requestScreenshot } from './host';
-import { cli, editTaskFile, eventually, git, launchpad, progressFile, readTaskFile, shownTasks, tooltipText, workspaceRoot } from './launchpad';
+import { answeringPicks, cli, editTaskFile, eventually, git, launchpad, progressFile, readTaskFile, shownTasks, tooltipText, workspaceRoot } from './launchpad';
 
 /** Runs like a person: the command, then waits for the run it started. */
 async function runAndWait(api: LaunchpadApi): Promise<RunOutcome> {
@@ -91,21 +92,65 @@ describe('run', function () {
       return ['task-001', 'task-002', 'task-003'].every((id) => ids.has(id)) ? list : undefined;
     });
     for (const id of ['task-001', 'task-002', 'task-003']) assert.equal(ours.filter((t) => t.definition.taskId === id).length, 1, `one task for ${id}`);
-    assert.ok(ours.some((t) => t.name === 'task-001: Add slugify()'));
+    assert.ok(ours.some((t) => t.name === 'Add slugify() · task-001'));
     const names = vscode.window.terminals.map((t) => t.name);
-    for (const id of ['task-001', 'task-002', 'task-003']) assert.ok(names.some((n) => n.includes(`${id}: `)), `a terminal for ${id} in ${names.join(' | ')}`);
+    const expected = ['Add slugify() · task-001', 'Use slugify in page titles · task-002', 'Parse front matter [fail] · task-003'];
+    for (const name of expected) assert.ok(names.includes(name), `a terminal "${name}" in ${names.join(' | ')}`);
+    // The terminal list beside the panel shows a name's first characters: they tell these apart.
+    assert.equal(new Set(expected.map((n) => n.slice(0, 7))).size, expected.length);
   });
 
   it('shows the outcome in the sidebar (screenshot sidebar-after-run)', async () => {
     await vscode.commands.executeCommand('workbench.view.extension.launchpad');
     await vscode.commands.executeCommand('launchpad.tasks.focus');
-    await vscode.commands.executeCommand(COMMANDS.status);
-    const status = vscode.window.activeTextEditor?.document;
-    assert.equal(status?.uri.scheme, 'launchpad-status');
-    assert.match(status!.getText(), /\| task-003 \| Parse front matter \[fail\] \| Failed \(attempts exhausted\) \| 1\/1 \| \[AGENT_FAIL\]/);
+    const uri = await vscode.commands.executeCommand<vscode.Uri>(COMMANDS.status);
+    assert.equal(uri?.toString(), statusUri().toString());
+    // Rendered: the active tab is VS Code's Markdown preview (of the status document).
+    await eventually('the status preview', () => {
+      const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+      return input instanceof vscode.TabInputWebview && input.viewType.includes('markdown.preview');
+    });
+    const status = await vscode.workspace.openTextDocument(statusUri());
+    assert.match(status.getText(), /\| task-003 \| Parse front matter \[fail\] \| Failed \(attempts exhausted\) \| 1\/1 \| \[AGENT_FAIL\]/);
+    // It follows the files: an edit shows without running Status again.
+    const retitle = (title: string) => editTaskFile((f) => void (f.tasks.find((t) => t.id === 'task-005')!.title = title));
+    retitle('Write the docs (edited)');
+    try {
+      await eventually('the edit in the status', () => status.getText().includes('| task-005 | Write the docs (edited) |'));
+    } finally {
+      retitle('Write the docs');
+    }
+    await eventually('the title back in the status', () => status.getText().includes('| task-005 | Write the docs |'));
     await api.views.revealTask('task-003');
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 3000)); // the preview paints, for a person looking at the screenshot
     await requestScreenshot('sidebar-after-run');
+  });
+
+  it('lists the run and each validation command in "Tasks: Run Task"', async () => {
+    const listed = await vscode.tasks.fetchTasks({ type: TASK_TYPE });
+    const byName = new Map(listed.map((t) => [t.name, t]));
+    assert.deepEqual(
+      listed.map((t) => t.name),
+      ['Run', 'validate task-001 · Add slugify()', 'validate task-002 · Use slugify in page titles', 'validate task-003 · Parse front matter [fail]', 'validate task-004 · Render the index page'],
+      'the run, then one per task with a validation command (task-005 has none)',
+    );
+    for (const t of listed) assert.equal(t.source, 'Launchpad');
+    assert.deepEqual(byName.get('Run')!.definition, { type: TASK_TYPE, action: 'run' });
+    assert.deepEqual(byName.get('validate task-001 · Add slugify()')!.definition, { type: TASK_TYPE, action: 'validate', taskId: 'task-001' });
+    // A validation runs in the repository as it is: task-001's work is merged, task-003's is not.
+    const exitOf = async (name: string) => {
+      const ended = new Promise<number | undefined>((resolve) => {
+        const sub = vscode.tasks.onDidEndTaskProcess((e) => {
+          if (e.execution.task.name !== name) return;
+          sub.dispose();
+          resolve(e.exitCode);
+        });
+      });
+      await vscode.tasks.executeTask(byName.get(name)!);
+      return ended;
+    };
+    assert.equal(await exitOf('validate task-001 · Add slugify()'), 0);
+    assert.equal(await exitOf('validate task-003 · Parse front matter [fail]'), 1);
   });
 
   it('hovers a failed task with its error log, output tail and validation command', async () => {
@@ -180,7 +225,8 @@ describe('run', function () {
     const startedBefore = started.length;
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active!;
-    const terminal = await eventually(`the terminal of ${id}`, () => vscode.window.terminals.find((t) => t.name.includes(`${id}: `)));
+    // Named while it runs: the title first (the terminal list shows the first characters), then the id.
+    const terminal = await eventually(`the terminal of ${id}`, () => vscode.window.terminals.find((t) => t.name === `Wait for a review [slow] · ${id}`));
     await eventually(`${id} running`, () => readTaskFile().tasks.find((t) => t.id === id)?.status === 'in_progress');
     await new Promise((r) => setTimeout(r, 500)); // the agent is sleeping now
     const closedAt = Date.now();
@@ -198,6 +244,38 @@ describe('run', function () {
     await eventually('three VS Code tasks for task-003', () => ofTask3() === 3, 40_000).catch((err: Error) => {
       throw new Error(`${err.message}: ${ofTask3()} started, terminals ${vscode.window.terminals.map((x) => x.name).join(' | ')}`);
     });
+  });
+
+  it('asks before retrying a task whose attempts are used up, in a quick pick; "Run" in Run Task then takes it', async () => {
+    // task-003 failed three times in the run above: its attempts are used up.
+    assert.equal(api.model.snapshot?.byId.get('task-003')?.state, 'failed');
+    const click = (await taskItem(api, 'task-003')).item.command!;
+    const clickIt = () => vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
+    // Esc: nothing changes.
+    await answeringPicks(clickIt, 'esc');
+    assert.equal(readTaskFile().tasks.find((t) => t.id === 'task-003')?.status, 'failed');
+    // Enter on the first item, "Retry": a fresh budget.
+    await answeringPicks(clickIt);
+    let t3 = readTaskFile().tasks.find((t) => t.id === 'task-003')!;
+    assert.deepEqual([t3.status, t3.attempts], ['pending', 0]);
+    const retried = fs.readFileSync(progressFile(), 'utf8').length;
+
+    // The run from "Tasks: Run Task": the same run, in a terminal of its own.
+    const runTask = (await vscode.tasks.fetchTasks({ type: TASK_TYPE })).find((t) => t.definition.action === 'run')!;
+    const ended = new Promise<number | undefined>((resolve) => {
+      const sub = vscode.tasks.onDidEndTaskProcess((e) => {
+        if (e.execution.task.definition.action !== 'run') return;
+        sub.dispose();
+        resolve(e.exitCode);
+      });
+    });
+    await vscode.tasks.executeTask(runTask);
+    const run = await eventually('the run started by the task', () => api.runs.active);
+    const outcome = await run.done;
+    t3 = readTaskFile().tasks.find((t) => t.id === 'task-003')!;
+    assert.ok((t3.attempts as number) >= 1, 'the run took task-003 again');
+    assert.match(fs.readFileSync(progressFile(), 'utf8').slice(retried), /DISPATCH \[task-003\]/);
+    assert.equal(await ended, outcome.exitCode, "the terminal ends with the run's exit code");
   });
 
   it('stops: agents end, their task stays in progress, the lock is released', async () => {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
-import { eventually, launchpad, progressFile, readTaskFile, tasksFile, workspaceRoot } from './launchpad';
+import { answeringPicks, eventually, launchpad, progressFile, readTaskFile, tasksFile, workspaceRoot } from './launchpad';
 
 describe('task edits from the editor', () => {
   let api: LaunchpadApi;
@@ -47,6 +47,14 @@ describe('task edits from the editor', () => {
     });
     assert.equal(await pending, undefined);
     assert.equal(fs.readFileSync(tasksFile(), 'utf8'), before);
+  });
+
+  it('asks in a quick pick before initializing (the welcome view\'s button); Esc changes nothing', async () => {
+    const names = ['harness-tasks.json', 'harness-progress.txt', '.gitignore', '.harness-active'];
+    const read = () => names.map((f) => (fs.existsSync(path.join(workspaceRoot(), f)) ? fs.readFileSync(path.join(workspaceRoot(), f), 'utf8') : null));
+    const before = read();
+    await answeringPicks(() => vscode.commands.executeCommand(COMMANDS.init), 'esc');
+    assert.deepEqual(read(), before);
   });
 
   it('initializes an existing harness without touching it', async () => {

@@ -5,6 +5,7 @@ import { resolveRunConfig } from '../../core/controller/runConfig';
 import { LockHeldError, liveLockHolder } from '../../core/lock';
 import { readSettings, toRunSettings } from '../config';
 import { COMMANDS, SETTINGS } from '../contributions';
+import type { ActiveRun } from '../run/runManager';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { offer } from '../notify';
@@ -18,7 +19,8 @@ export function runCommands(deps: CommandDeps): Handlers<typeof COMMANDS.run | t
   };
 }
 
-async function run({ model, runs }: CommandDeps): Promise<void> {
+/** Starts a run; returns it, or undefined (after saying why) when none started. */
+async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined> {
   if (!requireTrust('Run')) return;
   if (runs.active) {
     void vscode.window.showInformationMessage('Launchpad: a run is already going in this window.');
@@ -58,9 +60,10 @@ async function run({ model, runs }: CommandDeps): Promise<void> {
   }
   // The outcome, or why the core refused after all, is announced by run/runProgress.ts.
   try {
-    await runs.start(paths, runSettings);
+    return await runs.start(paths, runSettings);
   } catch (err) {
     offer('info', `Launchpad: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
   }
 }
 

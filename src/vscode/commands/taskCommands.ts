@@ -2,9 +2,11 @@
 // view, show its latest transcript, reveal its last line in the progress log.
 import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
+import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
 import type { TaskEntry } from '../model/harnessModel';
+import { terminalOfTask } from '../run/taskTerminals';
 import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
@@ -39,25 +41,25 @@ async function retryFromMenu(deps: CommandDeps, arg: unknown): Promise<void> {
 }
 
 /**
- * A click: a failed task is retried (asking first when its attempts are used up); a running
+ * A click: a failed task is retried (asking first, in a quick pick, when its attempts are used up); a running
  * one shows its terminal; anything else only selects the item.
  */
 async function taskClicked(deps: CommandDeps, id: string | undefined): Promise<void> {
   const entry = id ? deps.model.snapshot?.byId.get(id) : undefined;
   if (!entry) return;
   if (entry.state === 'running') {
-    vscode.window.terminals.find((t) => t.name.includes(`${entry.id}: `))?.show(true);
+    terminalOfTask(entry.id)?.show(true);
     return;
   }
   if (entry.state !== 'retryable' && entry.state !== 'failed') return;
   if (!requireTrust('Retry Task')) return;
   if (entry.state === 'failed') {
-    const choice = await vscode.window.showWarningMessage(
-      `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
-      { modal: true, detail: `Retrying gives it a fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.\n\n${entry.last_error ?? ''}` },
-      'Retry',
-    );
-    if (choice !== 'Retry') return;
+    const retry = await confirm({
+      title: `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
+      action: 'Retry',
+      detail: `A fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.${entry.last_error ? ` Last: ${entry.last_error}` : ''}`,
+    });
+    if (!retry) return;
   }
   await retry(deps, entry.id);
 }

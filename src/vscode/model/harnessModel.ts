@@ -24,6 +24,8 @@ export interface HarnessSnapshot {
   /** harness-tasks.json exists (it may still be invalid: see `error`). */
   exists: boolean;
   file?: TaskFile | undefined;
+  /** The task file's text as read (two snapshots with the same text hold the same tasks). */
+  fileText?: string | undefined;
   /** Why the task file could not be read (its message names the file and the field). */
   error?: Error | undefined;
   tasks: TaskEntry[];
@@ -126,7 +128,7 @@ export class HarnessModel implements vscode.Disposable {
     const snapshot = emptySnapshot(paths);
     const store = new StateStore(paths);
     try {
-      snapshot.file = store.load().file;
+      ({ file: snapshot.file, text: snapshot.fileText } = store.load());
       snapshot.exists = true;
       setTasks(snapshot, this.current?.paths.root === paths.root ? this.current.keptAttempts : []);
     } catch (err) {

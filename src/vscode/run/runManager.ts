@@ -22,6 +22,9 @@ export type RunEvent = { kind: 'started'; run: ActiveRun } | { kind: 'ended'; ru
 export class RunManager implements vscode.Disposable {
   private readonly events = new vscode.EventEmitter<RunEvent>();
   readonly onDidChange = this.events.event;
+  private readonly lines = new vscode.EventEmitter<string>();
+  /** Every progress log line the run writes, as it writes it. */
+  readonly onLogLine = this.lines.event;
   private current: { run: ActiveRun; controller: InstanceType<Core['Controller']> } | undefined;
   private starting = false;
 
@@ -53,7 +56,10 @@ export class RunManager implements vscode.Disposable {
       paths,
       settings,
       logger: this.logger,
-      onLogLine: (line) => this.logger.info(line),
+      onLogLine: (line) => {
+        this.logger.info(line);
+        this.lines.fire(line);
+      },
       terminals: vscodeTaskTerminals({
         logger: this.logger,
         scope: folder ?? vscode.TaskScope.Workspace,
@@ -100,5 +106,6 @@ export class RunManager implements vscode.Disposable {
     // The window is closing: end the agents (their tasks are recovered by the next run).
     this.current?.controller.stop();
     this.events.dispose();
+    this.lines.dispose();
   }
 }

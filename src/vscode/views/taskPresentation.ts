@@ -1,4 +1,4 @@
-// How a task looks: its state's words, icon and colour, the one-line description and the hover.
+// How a task looks: its state's words, icon and colour, its row (label and description) and the hover.
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
 import type { TaskState } from '../../core/tasks/dag';
@@ -33,15 +33,51 @@ export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
   return new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
 }
 
-/** `P1 · attempts 1/3 · step 2/5`: what changes while a task runs, at a glance. */
-export function describeTask(t: TaskEntry): string {
-  const parts = [t.priority, `attempts ${t.attempts}/${t.max_attempts}`];
+/** The state in a word or two, where the row itself must say it (the dependency view has no groups). */
+export const STATE_WORDS: Record<TaskState, string> = {
+  running: 'running',
+  ready: 'ready',
+  retryable: 'will retry',
+  needs_validation: 'no validation',
+  waiting: 'waiting',
+  blocked: 'blocked',
+  failed: 'failed',
+  completed: 'completed',
+};
+
+export interface TaskRow {
+  /** The id: short, and what the log, the terminals and the status name a task by. */
+  label: string;
+  /** `1/3 · P1 · step 2/5 · title`: what changes first, the title last, where a narrow sidebar cuts. */
+  description: string;
+  /** The whole row in words, for screen readers. */
+  accessible: string;
+}
+
+/**
+ * A task's row. The sidebar cuts a row at its end, so what must survive at its default width
+ * (300 px: some 30 characters after the icon) comes first: the id, the attempts used of the
+ * budget, the priority, the checkpoint of a running task. The title follows, as much as fits;
+ * the hover has it whole. The state is the icon and the group (in the dependency view, a word).
+ */
+export function taskRow(t: TaskEntry, opts: { stateWord?: boolean; cycle?: boolean } = {}): TaskRow {
+  const parts = [`${t.attempts}/${t.max_attempts}`, t.priority];
+  if (opts.stateWord) parts.unshift(STATE_WORDS[t.state]);
   // Checkpoints outlive their attempt: only the running agent's own say where it is.
   const checkpoint = t.state === 'running' ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id) : undefined;
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
   // Concurrent mode: which worker holds it, and until when (its lease, renewed while it works).
   if (t.state === 'running' && t.task.claimed_by) parts.push(`${t.task.claimed_by}${leaseTime(t) ? ` until ${leaseTime(t)}` : ''}`);
-  return parts.join(' · ');
+  if (opts.cycle) parts.push('cycle');
+  parts.push(t.title);
+  const accessible = [
+    `${t.id}: ${t.title}`,
+    STATE_LABELS[t.state],
+    `attempts ${t.attempts} of ${t.max_attempts}`,
+    `priority ${t.priority}`,
+    ...(checkpoint ? [`step ${checkpoint.step} of ${checkpoint.total}`] : []),
+  ].join(', ');
+  return { label: t.id, description: parts.join(' · '), accessible };
 }
 
 /** The lease's end as HH:MM:SS UTC, or undefined. */

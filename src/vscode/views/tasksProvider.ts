@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
 import type { HarnessModel, HarnessSnapshot, TaskEntry } from '../model/harnessModel';
-import { describeTask, STATE_LABELS, stateIcon, taskTooltip } from './taskPresentation';
+import { STATE_LABELS, stateIcon, taskRow, taskTooltip } from './taskPresentation';
 import {
   dependencyIndex,
   groupByState,
@@ -33,12 +33,23 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
   /** Derived per snapshot, dropped with it. */
   private readonly groups = new WeakMap<HarnessSnapshot, ReturnType<typeof groupByState>>();
   private readonly indexes = new WeakMap<HarnessSnapshot, DependencyIndex>();
+  private lastKey: string | undefined;
 
   constructor(
     private readonly model: HarnessModel,
     private viewMode: TasksViewMode,
   ) {
-    this.subscription = model.onDidChange(() => this.changed.fire(undefined));
+    this.subscription = model.onDidChange((s) => {
+      // Only a change the view shows refreshes it. A refresh drops every row VS Code knows; a
+      // request for the children of a group already shown, arriving meanwhile, gets nothing,
+      // and the group stays empty until the next refresh (which, in a quiet workspace, never
+      // comes). The first snapshot is what the view's first request waits for: nothing to redo.
+      const key = shownKey(s);
+      const first = this.lastKey === undefined;
+      if (key === this.lastKey) return;
+      this.lastKey = key;
+      if (!first) this.changed.fire(undefined);
+    });
   }
 
   get mode(): TasksViewMode {
@@ -111,12 +122,16 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     const s = this.model.snapshot;
     const t = s?.byId.get(node.taskId);
     const collapsible = node.expandable ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None;
-    const item = new vscode.TreeItem(t ? `${t.id}: ${t.title}` : node.taskId, collapsible);
+    if (!s || !t) {
+      const bare = new vscode.TreeItem(node.taskId, collapsible);
+      bare.id = node.key;
+      return bare;
+    }
+    const row = taskRow(t, { stateWord: this.viewMode === 'dependency', cycle: node.cycle });
+    const item = new vscode.TreeItem(row.label, collapsible);
     item.id = node.key;
-    if (!s || !t) return item;
-    const description = describeTask(t);
-    item.description =
-      this.viewMode === 'dependency' ? [STATE_LABELS[t.state].toLowerCase(), description, node.cycle ? 'cycle' : ''].filter(Boolean).join(' · ') : description;
+    item.description = row.description;
+    item.accessibilityInformation = { label: row.accessible };
     item.iconPath = stateIcon(t.state);
     item.tooltip = taskTooltip(t);
     item.contextValue = taskContextValue(t, s);
@@ -199,6 +214,11 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
   }
 }
 
+/** What of a snapshot the Tasks view shows: equal keys, equal rows. */
+function shownKey(s: HarnessSnapshot): string {
+  return JSON.stringify([s.paths.root, s.exists, s.error?.message, s.fileText, s.worktrees.map((w) => w.task), [...s.withAttempts]]);
+}
+
 function stateNode(id: string, group: GroupNode): TaskItemNode {
   return { kind: 'task', key: taskKey('state', [id]), taskId: id, parent: group, cycle: false, expandable: false };
 }
@@ -216,7 +236,9 @@ function errorItem(message: string, tasksFile: string | undefined): vscode.TreeI
   const item = new vscode.TreeItem(first, vscode.TreeItemCollapsibleState.None);
   item.id = 'error';
   item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('list.errorForeground'));
-  item.tooltip = new vscode.MarkdownString(fencedBlock(message)).appendMarkdown('\nClick to open the file. When `harness-tasks.json.bak` is valid, the next run restores it and keeps the broken file beside it.');
+  item.tooltip = new vscode.MarkdownString(fencedBlock(message)).appendMarkdown(
+    '\nClick to open the file and fix it. A run never replaces a file a person changed: to go back to the version before Launchpad\'s last write instead, run `launchpad restore-backup` in a terminal (the broken file is kept as `harness-tasks.json.corrupt-<time>`).',
+  );
   item.contextValue = 'taskFileError';
   if (tasksFile) item.command = { command: 'vscode.open', title: 'Open harness-tasks.json', arguments: [vscode.Uri.file(tasksFile)] };
   return item;

@@ -17,7 +17,15 @@ export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>,
   private readonly subscription: vscode.Disposable;
 
   constructor(private readonly model: HarnessModel) {
-    this.subscription = model.onDidChange(() => this.changed.fire(undefined));
+    // As the Tasks view does: refreshed only when what it shows changed (tasksProvider.ts says why).
+    let lastKey: string | undefined;
+    this.subscription = model.onDidChange((s) => {
+      const key = JSON.stringify(s.worktrees.map((w) => [w.path, w.branch, w.task, s.byId.get(w.task)?.state, s.byId.get(w.task)?.title]));
+      const first = lastKey === undefined;
+      if (key === lastKey) return;
+      lastKey = key;
+      if (!first) this.changed.fire(undefined);
+    });
   }
 
   async getChildren(node?: WorktreeNode): Promise<WorktreeNode[]> {

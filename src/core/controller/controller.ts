@@ -27,7 +27,7 @@ import { headlessTerminals } from './headlessTerminals';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
 import { abortInterruptedMerge, endOrphanedProcesses, recoverInProgress, removeOrphanedWorktrees } from './recovery';
-import { resolveRunConfig, type RunSettings } from './runConfig';
+import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
 import { runTask } from './taskRun';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
@@ -99,18 +99,20 @@ export class Controller {
       }
 
       const { file } = store.load();
-      if (file.session_count >= file.session_config.max_sessions) {
+      const limit = maxSessions(this.opts.settings ?? {}, file);
+      if (file.session_count >= limit) {
         const stats = computeStats(file.tasks);
         progress.append(
           file.session_count,
-          { type: 'WARN', message: `max_sessions=${file.session_config.max_sessions} reached: no new session started` },
+          { type: 'WARN', message: `max_sessions=${limit} reached: no new session started` },
           { type: 'STATS', message: formatStats(stats) },
         );
-        return this.outcome(1, 'max-sessions', `max_sessions (${file.session_config.max_sessions}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
+        return this.outcome(1, 'max-sessions', `max_sessions (${limit}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
       }
 
+      // The session's number; session_count takes it only when the session dispatches something
+      // (Session.count), so runs that find nothing to do do not use up max_sessions.
       const number = file.session_count + 1;
-      await store.transact((f) => void (f.session_count = number));
       const config = resolveRunConfig(this.opts.settings ?? {}, file, paths, toplevel);
       const terminals = this.opts.terminals ?? headlessTerminals();
       const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
@@ -198,6 +200,7 @@ export class Controller {
         batch = [];
       }
       if (batch.length) {
+        await s.count();
         s.log({ type: 'BATCH', message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]` });
         s.batches++;
         for (const task of batch) {
@@ -245,7 +248,7 @@ export class Controller {
     let file: TaskFile;
     try {
       file = await s.transact((f) => {
-        f.last_session = logTimestamp();
+        if (s.counted) f.last_session = logTimestamp();
         return structuredClone(f);
       });
     } catch {
@@ -256,6 +259,7 @@ export class Controller {
     const workLeft = file.tasks.some((t) => t.status !== 'completed' && !isPermanentlyFailed(t));
     if (workLeft) writeFileSync(s.paths.activeMarker, '', { flag: 'a' });
     else if (existsSync(s.paths.activeMarker)) rmSync(s.paths.activeMarker);
+    rmdirIfEmpty(s.config.worktreeRoot);
 
     const exit = reason === 'config-error' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
     return this.outcome(exit, exit === 0 ? 'all-completed' : reason, describe(exit === 0 ? 'all-completed' : reason, stats), s.number, stats);

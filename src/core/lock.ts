@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writ
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExpectedError } from './expectedErrors';
+import { logTimestamp } from './log/logLine';
 import { isSameProcessAlive, processIdentity } from './processIdentity';
 
 export interface LockHolder {
@@ -70,7 +71,7 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
     identity: processIdentity(process.pid),
     host: hostname(),
     command,
-    acquired_at: new Date().toISOString(),
+    acquired_at: logTimestamp(),
   };
   // The lock appears with its holder record already inside (a staged directory renamed into
   // place), so nobody ever sees our lock without knowing whose it is.

@@ -3,6 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSameProcessAlive, processIdentity } from '../processIdentity';
+import { logTimestamp } from '../log/logLine';
 import { groupAlive, killGroup } from './killGroup';
 
 interface ProcessRecord {
@@ -17,7 +18,7 @@ export class ProcessRecords {
 
   add(name: string, pid: number, label: string): void {
     mkdirSync(this.dir, { recursive: true });
-    const record: ProcessRecord = { pid, identity: processIdentity(pid), label, started_at: new Date().toISOString() };
+    const record: ProcessRecord = { pid, identity: processIdentity(pid), label, started_at: logTimestamp() };
     writeFileSync(join(this.dir, `${name}.json`), JSON.stringify(record) + '\n');
   }
 

@@ -1,17 +1,32 @@
 // launchpad <command> [options]: argv → a command → the core. Exit codes in exit.ts.
 import { addCommand } from './commands/add';
 import { agentsCommand } from './commands/agents';
+import { configCommand } from './commands/config';
 import { demoAgentCommand, demoCommand } from './commands/demo';
+import { editCommand } from './commands/edit';
 import { initCommand } from './commands/init';
 import { logCommand } from './commands/log';
+import { removeCommand } from './commands/remove';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { statusCommand } from './commands/status';
-import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './command';
-import { EXIT, exitFor, UsageError } from './exit';
+import { commandColours, commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './command';
+import { errorJson, EXIT, exitFor, UsageError } from './exit';
 import { processIo, type Io } from './io';
 
-export const COMMANDS: Command[] = [initCommand, addCommand, runCommand, agentsCommand, statusCommand, retryCommand, logCommand, demoCommand];
+export const COMMANDS: Command[] = [
+  initCommand,
+  addCommand,
+  editCommand,
+  removeCommand,
+  runCommand,
+  agentsCommand,
+  statusCommand,
+  retryCommand,
+  configCommand,
+  logCommand,
+  demoCommand,
+];
 /** Commands that work but are not listed in the help. */
 const INTERNAL_COMMANDS: Command[] = [demoAgentCommand];
 
@@ -30,24 +45,29 @@ function mainHelp(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary.split('. ')[0]!.replace(/\.$/, '')}`),
     '',
     'global options:',
-    `  --dir DIR   ${GLOBAL_OPTIONS.dir!.help}`,
+    `  --dir DIR   ${GLOBAL_OPTIONS.dir.help}`,
+    `  --no-color  ${GLOBAL_OPTIONS['no-color'].help}`,
     '  -h, --help  show help (launchpad <command> --help for a command)',
     '  --version   print the version',
     '',
-    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session',
+    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session,',
+    '130 a question answered with Ctrl-C (nothing changed)',
     '',
   ].join('\n');
 }
 
 export async function main(argv: string[], io: Io): Promise<number> {
+  let json = false;
   try {
-    // Global options may come before the command name.
+    // Global options may come before the command name; the command's parser checks them.
     const rest = [...argv];
-    let dir: string | undefined;
+    const globals: string[] = [];
     while (rest[0]?.startsWith('-')) {
       const arg = rest.shift()!;
-      if (arg === '--dir') dir = rest.shift();
-      else if (arg.startsWith('--dir=')) dir = arg.slice(6);
+      if (arg === '--dir') {
+        if (rest[0] === undefined) throw new UsageError('--dir needs a directory');
+        globals.push(arg, rest.shift()!);
+      } else if (arg.startsWith('--dir=') || arg === '--no-color') globals.push(arg);
       else if (arg === '--help' || arg === '-h') {
         io.out(mainHelp());
         return EXIT.OK;
@@ -55,7 +75,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
         io.out(`${typeof LAUNCHPAD_VERSION === 'string' ? LAUNCHPAD_VERSION : 'dev'}\n`);
         return EXIT.OK;
       } else throw new UsageError(`unknown option "${arg}"\n\n${mainHelp()}`);
-      if (dir === undefined) throw new UsageError('--dir needs a directory');
     }
     const name = rest.shift();
     if (!name) {
@@ -69,17 +88,20 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     const command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
     if (!command) throw new UsageError(`unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
-    const { values, positionals } = parseCommandArgs(command, rest);
+    // Known before parsing, so a usage error is JSON too.
+    json = 'json' in command.options && rest.includes('--json');
+    const { values, positionals } = parseCommandArgs(command, [...globals, ...rest]);
     if (values.help) {
       io.out(commandHelp(command));
       return EXIT.OK;
     }
-    if (typeof values.dir === 'string') dir = values.dir;
-    return await command.run({ io, dir, values, positionals });
+    const dir = typeof values.dir === 'string' ? values.dir : undefined;
+    return await command.run({ io, dir, values, positionals, colour: commandColours(io, values) });
   } catch (err) {
-    const { code, message } = exitFor(err);
-    io.err(`launchpad: ${message}\n`);
-    return code;
+    const failure = exitFor(err);
+    io.err(`launchpad: ${failure.message}\n`);
+    if (json) io.out(JSON.stringify({ error: errorJson(err, failure) }, null, 2) + '\n');
+    return failure.code;
   }
 }
 

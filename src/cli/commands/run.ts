@@ -1,19 +1,24 @@
 import { PRESET_NAMES } from '../../core/agents/presets';
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
-import { resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
+import { maxSessions, resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
+import type { RunOutcome } from '../../core/controller/types';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import type { StatePaths } from '../../core/statePaths';
 import { buildStatus } from '../../core/statusReport';
 import { taskFileSchema } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
-import { numberOption, type Command } from '../command';
+import { numberOption, shellQuote, type Command, type CommandContext } from '../command';
 import { harnessRootForInit } from '../harness';
+import { commandIn } from '../invocation';
 import { stderrLogger } from '../io';
+import { RunView } from '../ui/runView';
+import { formatSummary, summarizeRun, type RunSummary } from '../ui/runSummary';
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json]',
+  usage:
+    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--verbose] [--json]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -23,16 +28,29 @@ export const runCommand: Command = {
     'RESULT:SUCCESS or RESULT:FAIL <reason> as its last verdict.',
     `Presets: ${PRESET_NAMES.join(', ')}. Their extra arguments come from --agent-args,`,
     'else session_config.agent_args (e.g. {"claude": ["--model", "sonnet"]}).',
+    '',
+    'examples:',
+    '  launchpad run --agent claude',
+    '  launchpad run --agent claude --agent-args="--model sonnet" --max-tasks 40',
+    "  launchpad run --agent 'aider --yes-always --message-file \"$LAUNCHPAD_PROMPT_FILE\"'",
+    '  (a command line in single quotes: each agent expands the variables when it starts, not your shell now)',
+    '',
+    'On a terminal a table of the running tasks stays under the log; every run ends with a summary: each failure with its',
+    'reason, its output file and the command that retries it. Only runs that dispatch something count toward max_sessions.',
     'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },
     'agent-args': { type: 'string', value: 'ARGS', help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")' },
     'max-parallel': { type: 'string', value: 'N', help: 'agents at once (default session_config.max_parallel_agents, 3)' },
+    'max-tasks': { type: 'string', value: 'N', help: 'dispatches this run makes before it stops, retries included (default session_config.max_tasks_per_session, 20)' },
+    'agent-timeout': { type: 'string', value: 'S', help: "an agent's time limit in seconds (default session_config.agent_timeout_seconds, 3600)" },
+    'max-sessions': { type: 'string', value: 'N', help: 'refuse to start once this many runs have dispatched something (default session_config.max_sessions, 50)' },
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
-    json: { type: 'boolean', help: 'print nothing while running, then the outcome and the final status as JSON' },
+    json: { type: 'boolean', help: 'print nothing while running, then the outcome, a summary and the final status as JSON' },
   },
+  globals: ['dir', 'no-color'],
   async run(ctx) {
     const { io, values } = ctx;
     const json = values.json === true;
@@ -41,27 +59,31 @@ export const runCommand: Command = {
       cliAgent: values.agent as string | undefined,
       cliAgentArgs: values['agent-args'] as string | undefined,
       maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
+      maxTasksPerSession: numberOption('max-tasks', values['max-tasks'], { integer: true, min: 1 }),
+      agentTimeoutSeconds: numberOption('agent-timeout', values['agent-timeout'], { min: 0, above: true }),
+      maxSessions: numberOption('max-sessions', values['max-sessions'], { integer: true, min: 1 }),
       worktreeDir: values['worktree-dir'] as string | undefined,
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);
+    const view = json
+      ? undefined
+      : new RunView({ paths, colour: ctx.colour, write: io.out, live: io.stdoutTTY, columns: io.columns, verbose: values.verbose === true });
     const controller = new Controller({
       paths,
       settings,
       logger: stderrLogger(io),
-      terminals: headlessTerminals(
-        values.verbose && !json
-          ? (taskId, _kind, text) => io.out(text.split('\n').filter((l, i, a) => l || i < a.length - 1).map((l) => `  ${taskId} | ${l}\n`).join(''))
-          : undefined,
-      ),
-      onLogLine: json ? undefined : (line) => io.out(line + '\n'),
+      terminals: headlessTerminals(view && values.verbose ? (taskId, kind, text) => view.processOutput(taskId, kind, text) : undefined),
+      onLogLine: view ? (line, entry) => view.logLine(line, entry) : undefined,
     });
 
+    const started = Date.now();
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       interrupts++;
       if (interrupts > 1) {
         // Exiting now: the first stop's SIGKILL-after-grace timers would die with us.
+        view?.close();
         killAllProcessGroupsNow();
         process.exit(signal === 'SIGINT' ? 130 : 143);
       }
@@ -71,10 +93,19 @@ export const runCommand: Command = {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
-      const outcome = await controller.run();
+      let outcome: RunOutcome;
+      try {
+        outcome = await controller.run();
+      } finally {
+        view?.close();
+      }
+      const store = new StateStore(paths);
+      const summary = outcome.reason === 'state-unrecoverable' ? undefined : endSummary(ctx, store, outcome, settings);
       if (json) {
-        const status = outcome.reason === 'state-unrecoverable' ? null : await buildStatus(new StateStore(paths), 0);
-        io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, session: outcome.session, stats: outcome.stats, status }, null, 2) + '\n');
+        const status = summary ? await buildStatus(store) : null;
+        io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, session: outcome.session, stats: outcome.stats, summary: summary ?? null, status }, null, 2) + '\n');
+      } else if (summary) {
+        io.out(formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n') + '\n');
       } else {
         io.out(`\n${outcome.message}\n`);
       }
@@ -85,6 +116,37 @@ export const runCommand: Command = {
     }
   },
 };
+
+function endSummary(ctx: CommandContext, store: StateStore, outcome: RunOutcome, settings: RunSettings): RunSummary | undefined {
+  let file;
+  try {
+    file = store.load().file;
+  } catch {
+    return undefined;
+  }
+  const launchpad = commandIn(ctx.io, store.paths.root);
+  return summarizeRun(file, outcome, {
+    paths: store.paths,
+    launchpad,
+    rerun: (extra) => `${launchpad} run${runArgs(ctx.values, extra)}`,
+    maxTasksPerSession: settings.maxTasksPerSession ?? file.session_config.max_tasks_per_session,
+    maxSessions: maxSessions(settings, file),
+  });
+}
+
+/** This run's options again as shell words (` --agent claude …`), `extra` replacing its own kind. */
+function runArgs(values: CommandContext['values'], extra?: string): string {
+  const replaced = extra?.split(' ')[0]?.slice(2);
+  const words: string[] = [];
+  for (const name of ['agent', 'agent-args', 'max-parallel', 'max-tasks', 'agent-timeout', 'max-sessions', 'worktree-dir']) {
+    const v = values[name];
+    if (typeof v !== 'string' || name === replaced) continue;
+    words.push(name === 'agent-args' ? `--agent-args=${shellQuote(v)}` : `--${name} ${shellQuote(v)}`);
+  }
+  if (values.verbose) words.push('-v');
+  if (extra) words.push(extra);
+  return words.length ? ' ' + words.join(' ') : '';
+}
 
 /**
  * The agent settings, checked before the run starts so a mistake in them (an unknown preset in

@@ -6,6 +6,11 @@ import { paintLogLine } from '../../../src/cli/ui/logLineView';
 import { duration, renderRunningTable } from '../../../src/cli/ui/runningTable';
 import { Screen } from '../../../src/cli/ui/screen';
 import { TaskOutputLines } from '../../../src/cli/ui/taskOutput';
+import { symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { launchpadCommand } from '../../../src/cli/invocation';
+import { CLI } from '../helpers/cli';
+import { tempDir } from '../helpers/tmp';
 import { sleep } from './util';
 
 describe('cli/ui', () => {
@@ -103,4 +108,16 @@ describe('cli/ui', () => {
     ]);
     assert.equal(duration(59_999), '0:59');
   });
+
+  it('how to call launchpad again: "launchpad" when that name on PATH is this CLI, else node and its absolute path', () => {
+    const bin = tempDir();
+    assert.equal(launchpadCommand({ PATH: bin }, CLI), `node ${CLI}`);
+    symlinkSync(CLI, join(bin, 'launchpad'));
+    assert.equal(launchpadCommand({ PATH: `/nonexistent:${bin}` }, CLI), 'launchpad');
+    const other = tempDir();
+    writeFileSync(join(other, 'launchpad'), '#!/bin/sh\n');
+    assert.equal(launchpadCommand({ PATH: other }, CLI), `node ${CLI}`, 'another program of that name is not this CLI');
+    assert.equal(launchpadCommand({}, '/a dir/cli.js'), "node '/a dir/cli.js'");
+  });
 });
+

@@ -87,7 +87,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return EXIT.OK;
     }
     const command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
-    if (!command) throw new UsageError(`unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
+    if (!command) {
+      const near = COMMANDS.filter((c) => editDistance(c.name, name) <= Math.max(1, Math.floor(c.name.length / 3)) || c.name.startsWith(name));
+      const hint = near.length ? `; did you mean ${near.map((c) => `"${c.name}"`).join(' or ')}?` : '';
+      throw new UsageError(`unknown command "${name}"${hint}\ncommands: ${COMMANDS.map((c) => c.name).join(', ')}`);
+    }
     // Known before parsing, so a usage error is JSON too.
     json = 'json' in command.options && rest.includes('--json');
     const { values, positionals } = parseCommandArgs(command, [...globals, ...rest]);
@@ -103,6 +107,17 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (json) io.out(JSON.stringify({ error: errorJson(err, failure) }, null, 2) + '\n');
     return failure.code;
   }
+}
+
+/** Levenshtein distance, for "did you mean" (command names are short). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 if (require.main === module) {

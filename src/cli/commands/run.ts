@@ -1,4 +1,6 @@
 import { PRESET_NAMES } from '../../core/agents/presets';
+import { findOnPath } from '../../core/agents/probe';
+import { InputError } from '../../core/inputError';
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
 import { maxSessions, resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
@@ -6,7 +8,7 @@ import type { RunOutcome } from '../../core/controller/types';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import type { StatePaths } from '../../core/statePaths';
 import { buildStatus } from '../../core/statusReport';
-import { taskFileSchema } from '../../core/taskFile/schema';
+import { taskFileSchema, type TaskFile } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
 import { numberOption, shellQuote, type Command, type CommandContext } from '../command';
 import { harnessRootForInit } from '../harness';
@@ -131,7 +133,16 @@ function endSummary(ctx: CommandContext, store: StateStore, outcome: RunOutcome,
     rerun: (extra) => `${launchpad} run${runArgs(ctx.values, extra)}`,
     maxTasksPerSession: settings.maxTasksPerSession ?? file.session_config.max_tasks_per_session,
     maxSessions: maxSessions(settings, file),
+    agentMissing: agentMissing(settings, file),
   });
+}
+
+function agentMissing(settings: RunSettings, file: TaskFile): boolean {
+  try {
+    return resolveAgentSetting(settings, file) === undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** This run's options again as shell words (` --agent claude …`), `extra` replacing its own kind. */
@@ -150,7 +161,8 @@ function runArgs(values: CommandContext['values'], extra?: string): string {
 
 /**
  * The agent settings, checked before the run starts so a mistake in them (an unknown preset in
- * agent_args, --agent-args for a command line) exits 2 with nothing changed. A task file that
+ * agent_args, --agent-args for a command line, a preset whose program is not installed) exits
+ * 2 with nothing changed. A task file that
  * does not load is left to the run, which restores its backup or reports it.
  */
 function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
@@ -161,5 +173,12 @@ function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
   } catch {
     return;
   }
-  resolveAgentSetting(settings, file);
+  const agent = resolveAgentSetting(settings, file);
+  // A preset whose program is not installed would fail every attempt of every task.
+  if (agent?.preset && !findOnPath(agent.preset.executable, settings.env ?? process.env)) {
+    throw new InputError(
+      `${agent.source}: the ${agent.preset.name} preset runs "${agent.preset.executable}", which is not on PATH; install ${agent.preset.title}, or choose another agent ("launchpad agents" lists what is installed)`,
+      { field: agent.source },
+    );
+  }
 }

@@ -50,6 +50,8 @@ export interface SummaryContext {
   /** The limits this run had (its options, else session_config). */
   maxTasksPerSession: number;
   maxSessions: number;
+  /** No agent was set anywhere (--agent, $LAUNCHPAD_AGENT, session_config). */
+  agentMissing: boolean;
 }
 
 export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryContext): RunSummary {
@@ -113,7 +115,7 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
       break;
     }
     case 'config-error':
-      if (!outcome.message.includes('agent')) break;
+      if (!ctx.agentMissing) break;
       next.push(`no agent is set: ${ctx.rerun('--agent claude')}   (${ctx.launchpad} agents lists the presets; for good: ${ctx.launchpad} config agent claude)`);
       break;
     case 'stopped':

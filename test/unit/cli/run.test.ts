@@ -100,6 +100,18 @@ describe('launchpad run: the person at the keyboard', function () {
     assert.equal(readTasks(root).session_config.agent_timeout_seconds, 3600);
   });
 
+  it('a preset whose program is not installed is refused before anything changes; no agent at all is told how to set one', () => {
+    const root = makeHarness({ tasks: [{ id: 'task-001' }] });
+    const before = readLog(root).length;
+    const missing = cli(['run', '--agent', 'claude'], { cwd: root, env: { PATH: dirname(process.execPath) } }, 2);
+    assert.match(missing.stderr, /--agent: the claude preset runs "claude", which is not on PATH; install Claude Code, or choose another agent/);
+    assert.equal(readLog(root).length, before);
+    assert.equal(taskById(root, 'task-001').attempts, 0);
+
+    const none = cli(['run'], { cwd: root }, 2);
+    assert.match(none.stdout, /\nnext: no agent is set: node \S+ run --agent claude {3}\(node \S+ agents lists the presets; for good: node \S+ config agent claude\)\n/);
+  });
+
   it('leaves no empty <repo>.launchpad-worktrees folder beside the repository', () => {
     const root = makeHarness({ tasks: [{ id: 'task-001' }] });
     assert.equal(runHarness(root, writesDone).code, 0);

@@ -25,7 +25,8 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** The global options the command honours (default: dir); only these are accepted and listed. */
   globals?: readonly GlobalOption[];
-  positionals?: { min: number; max: number };
+  /** `askable`: on a terminal, missing arguments are asked for (min becomes 0). */
+  positionals?: { min: number; max: number; askable?: boolean };
   run(ctx: CommandContext): Promise<number>;
 }
 
@@ -43,7 +44,7 @@ export function commandOptions(command: Command): Record<string, OptionSpec> {
   return { ...command.options, ...globals, ...HELP_OPTION };
 }
 
-export function parseCommandArgs(command: Command, argv: string[]): { values: CommandContext['values']; positionals: string[] } {
+export function parseCommandArgs(command: Command, argv: string[], interactive = false): { values: CommandContext['values']; positionals: string[] } {
   const options = commandOptions(command);
   let parsed;
   try {
@@ -59,8 +60,10 @@ export function parseCommandArgs(command: Command, argv: string[]): { values: Co
   const values = parsed.values as CommandContext['values'];
   if (!values.help && command.positionals) {
     const n = parsed.positionals.length;
-    if (n < command.positionals.min || n > command.positionals.max) {
-      throw new UsageError(`${command.name}: expected ${describeCount(command.positionals)}, got ${n}\nusage: ${command.usage}`);
+    const { max, askable } = command.positionals;
+    const min = askable && interactive ? 0 : command.positionals.min;
+    if (n < min || n > max) {
+      throw new UsageError(`${command.name}: expected ${describeCount({ min, max })}, got ${n}\nusage: ${command.usage}`);
     }
   } else if (!values.help && parsed.positionals.length) {
     throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[0]}"\nusage: ${command.usage}`);

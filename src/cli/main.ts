@@ -94,7 +94,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     // Known before parsing, so a usage error is JSON too.
     json = 'json' in command.options && rest.includes('--json');
-    const { values, positionals } = parseCommandArgs(command, [...globals, ...rest]);
+    const { values, positionals } = parseCommandArgs(command, [...globals, ...rest], io.interactive);
     if (values.help) {
       io.out(commandHelp(command));
       return EXIT.OK;

@@ -31,13 +31,13 @@ export const addCommand: Command = {
     'Safe while a run is going: the controller picks the new task up for its next batch.',
   ].join('\n'),
   options: TASK_FIELD_OPTIONS,
-  positionals: { min: 0, max: 1 },
+  positionals: { min: 1, max: 1, askable: true },
   async run(ctx) {
     const { values } = ctx;
-    const store = existingHarness(ctx, 'add');
     const anyField = Object.keys(TASK_FIELD_OPTIONS).some((k) => values[k] !== undefined);
     const askQuestions = ctx.io.interactive && !!ctx.io.ask && !anyField;
-    if (!ctx.positionals.length && !askQuestions) throw new UsageError(`add: expected 1 argument, got 0\nusage: ${addCommand.usage}`);
+    if (!ctx.positionals.length && !askQuestions) throw new UsageError(`add: expected 1 argument, got 0 (the title; on a terminal without options it is asked)\nusage: ${addCommand.usage}`);
+    const store = existingHarness(ctx, 'add');
     const input = askQuestions
       ? await askForTask(ctx, store.load().file)
       : {

@@ -71,10 +71,12 @@ export const runCommand: Command = {
     const view = json
       ? undefined
       : new RunView({ paths, colour: ctx.colour, write: io.out, live: io.stdoutTTY, columns: io.columns, verbose: values.verbose === true });
+    // Warnings go to stderr; on a terminal, around the live table.
+    const errIo = view ? { ...io, err: (text: string) => view.stderr(() => io.err(text)) } : io;
     const controller = new Controller({
       paths,
       settings,
-      logger: stderrLogger(io),
+      logger: stderrLogger(errIo),
       terminals: headlessTerminals(view && values.verbose ? (taskId, kind, text) => view.processOutput(taskId, kind, text) : undefined),
       onLogLine: view ? (line, entry) => view.logLine(line, entry) : undefined,
     });
@@ -89,7 +91,7 @@ export const runCommand: Command = {
         killAllProcessGroupsNow();
         process.exit(signal === 'SIGINT' ? 130 : 143);
       }
-      if (!json) io.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
+      if (!json) errIo.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
       controller.stop();
     };
     process.on('SIGINT', onSignal);

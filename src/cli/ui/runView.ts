@@ -72,6 +72,11 @@ export class RunView {
     if (this.opts.verbose) this.output.push(taskId, kind, text);
   }
 
+  /** Writes to stderr (a warning, the stop notice) without breaking the table. */
+  stderr(write: () => void): void {
+    this.screen.interject(write);
+  }
+
   /** The run is over: partial output printed, the table cleared. */
   close(): void {
     if (this.ticker) clearInterval(this.ticker);

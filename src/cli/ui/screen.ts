@@ -42,6 +42,17 @@ export class Screen {
     this.opts.write(this.erase() + lines.map((l) => l + '\n').join('') + this.draw());
   }
 
+  /**
+   * Something written to the terminal some other way (stderr): the block is taken away first
+   * and drawn again under it, so the two do not overwrite each other.
+   */
+  interject(write: () => void): void {
+    if (!this.opts.live || this.closed) return write();
+    this.opts.write(this.erase());
+    write();
+    this.opts.write(this.draw());
+  }
+
   /** Redraws the block soon (at most once per throttle period). */
   redraw(): void {
     if (!this.opts.live || this.closed || this.pending) return;

@@ -57,7 +57,8 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
   const parsed = taskFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues;
-    const shown = issues.slice(0, 5).map((issue) => `${describePath(issue.path, raw)}: ${describeIssue(issue, raw)}`);
+    // The path as the field has it, then the problem, then which task (`tasks[5].priority: … (in task-006)`).
+    const shown = issues.slice(0, 5).map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue, raw)}${taskOf(issue.path, raw)}`);
     if (issues.length > shown.length) shown.push(`… and ${issues.length - shown.length} more problem(s)`);
     return fail(formatPath(issues[0]!.path), ...shown);
   }
@@ -84,17 +85,12 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return out || '(root)';
 }
 
-/**
- * The path for a person: `tasks[5].priority (task-006)` names the task's id too, when it has a
- * plain one and the problem is inside the task (not its id). The path itself stays whole, as
- * `field` has it, so it can be searched for.
- */
-function describePath(path: ReadonlyArray<PropertyKey>, raw: unknown): string {
-  const text = formatPath(path);
+/** ` (in task-006)` for a problem inside a task that has a plain id (and is not about the id). */
+function taskOf(path: ReadonlyArray<PropertyKey>, raw: unknown): string {
   const index = path[1];
-  if (path[0] !== 'tasks' || typeof index !== 'number' || path.length < 3 || path[2] === 'id') return text;
+  if (path[0] !== 'tasks' || typeof index !== 'number' || path.length < 3 || path[2] === 'id') return '';
   const id = valueAt(raw, ['tasks', index, 'id']);
-  return typeof id === 'string' && /^[\x21-\x7e]{1,64}$/.test(id) ? `${text} (${id})` : text;
+  return typeof id === 'string' && /^[\x21-\x7e]{1,64}$/.test(id) ? ` (in ${id})` : '';
 }
 
 function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {

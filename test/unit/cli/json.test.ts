@@ -25,11 +25,11 @@ describe('--json errors', () => {
     const e = jsonError(['status', '--json'], dir);
     assert.equal(e.file, 'harness-tasks.json');
     assert.equal(e.field, 'tasks[1].priority');
-    assert.match(e.message, /^harness-tasks\.json: tasks\[1\]\.priority \(task-002\): expected one of "P0", "P1", "P2", got "urgent"/);
+    assert.equal(e.message, 'harness-tasks.json: tasks[1].priority: expected one of "P0", "P1", "P2", got "urgent" (in task-002)');
     // Without --json: the message alone, stdout empty.
     const plain = runCli(['status'], { cwd: dir });
     assert.equal(plain.stdout, '');
-    assert.match(plain.stderr, /tasks\[1\]\.priority \(task-002\)/);
+    assert.match(plain.stderr, /tasks\[1\]\.priority: .* \(in task-002\)$/m);
   });
 
   it('a missing task file names the file', () => {

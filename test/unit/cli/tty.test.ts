@@ -2,6 +2,7 @@
 // running tasks, redrawn in place and gone at the end. Few and robust: they assert what the
 // terminal received, never how fast.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { agent, makeHarness, readTasks, taskById } from '../helpers/harness';
 import { runInPty } from '../helpers/pty';
 import { makeRepo } from '../helpers/gitRepo';
@@ -11,6 +12,10 @@ const SGR = /\x1b\[\d+(;\d+)*m/;
 
 describe('on a terminal', function () {
   this.timeout(180_000);
+  before(function () {
+    // The pseudo-terminal is python's pty module (test/fixtures/tty/pty-run.py).
+    if (spawnSync('python3', ['-c', 'import pty']).status !== 0) this.skip();
+  });
 
   it('add asks for each field with its default, asks again when an answer does not pass, and adds the task', () => {
     const dir = makeRepo();

@@ -4,6 +4,7 @@
 // working directory.
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
+
 import { findStateRoot } from '../core/statePaths';
 import { shellQuote } from './command';
 import type { Io } from './io';

@@ -1,6 +1,6 @@
 import { editTaskLogged } from '../../core/tasks/harnessEdits';
 import type { TaskChanges } from '../../core/tasks/taskOps';
-import { numberOption, splitList, type Command } from '../command';
+import { type Command,numberOption, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { existingHarness } from '../harness';
 import { commandIn } from '../invocation';

@@ -43,6 +43,5 @@ export function colours(enabled: boolean): Colours {
 
 /** The text without colour codes, as wide as a terminal shows it (one column per code unit). */
 export function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 }

@@ -1,7 +1,7 @@
 // A progress log line for a terminal: the line as written, its parts coloured by what they say
 // (a merge green, an error red, a retry's dispatch labelled with its attempt). Without colour
 // the line is the file's line, plus the label.
-import { parseLogLine, type LogEntry, type LogType } from '../../core/log/logLine';
+import { type LogEntry, type LogType,parseLogLine } from '../../core/log/logLine';
 import type { Colours, Paint } from './colour';
 
 function typePaint(type: LogType, c: Colours): Paint {

@@ -2,11 +2,12 @@
 // output is, the exact command that retries it), what is blocked and by what, and what to type
 // next when the run stopped on a limit or a setting. Commands are complete as printed.
 import { existsSync } from 'node:fs';
+
 import type { RunOutcome } from '../../core/controller/types';
 import type { StatePaths } from '../../core/statePaths';
+import type { Task, TaskFile } from '../../core/taskFile/schema';
 import { analyzeTasks, blockedByOf, isPermanentlyFailed } from '../../core/tasks/dag';
 import { parseErrorEntry } from '../../core/tasks/errorEntry';
-import type { Task, TaskFile } from '../../core/taskFile/schema';
 import type { Colours } from './colour';
 import { duration } from './runningTable';
 

@@ -5,8 +5,8 @@
 import { readAgentReport } from '../../core/agents/report';
 import type { LogEntry } from '../../core/log/logLine';
 import type { StatePaths } from '../../core/statePaths';
-import { StateStore } from '../../core/taskFile/store';
 import type { Task } from '../../core/taskFile/schema';
+import { StateStore } from '../../core/taskFile/store';
 import type { Colours } from './colour';
 import { paintLogLine } from './logLineView';
 import { renderRunningTable, type RunningRow, type RunTotals } from './runningTable';

@@ -31,7 +31,6 @@ export class TaskOutputLines {
 
   private clean(line: string): string {
     const shown = line.split('\r').filter((s) => s !== '').at(-1) ?? '';
-    // eslint-disable-next-line no-control-regex
     return shown.replace(/\x1b\[[0-9;?]*([A-Za-z])/g, (code, final: string) => (final === 'm' && this.keepColour ? code : ''));
   }
 }

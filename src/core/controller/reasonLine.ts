@@ -97,6 +97,5 @@ function rustLocation(next: string[]): string {
 
 /** Colour codes are not part of the text. */
 function stripCodes(line: string): string {
-  // eslint-disable-next-line no-control-regex
   return line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
 }

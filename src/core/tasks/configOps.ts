@@ -4,7 +4,7 @@
 import { resolveAgentSetting } from '../controller/runConfig';
 import { InputError } from '../inputError';
 import { parseTaskFile } from '../taskFile/parse';
-import { sessionConfigSchema, type SessionConfig, type TaskFile } from '../taskFile/schema';
+import { type SessionConfig, sessionConfigSchema, type TaskFile } from '../taskFile/schema';
 
 /** What each key does, for `launchpad config` (the keys are the schema's). */
 const DESCRIPTIONS: Record<string, string> = {

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { assertUnchanged, cli, progressEntries, rawTask, readTasks, snapshot, stateRoot, taskById, TASKS } from './util';
 
 const blockedBy = (by: string) => [`[DEPENDENCY] Blocked by failed ${by}`];

@@ -1,6 +1,7 @@
 // --json for programs: an error is a JSON object on stdout too (the message stays on stderr for
 // people), with the exit code, the file and the field when there is one.
 import assert from 'node:assert/strict';
+
 import { runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
 import { rawTask, stateRoot } from './util';

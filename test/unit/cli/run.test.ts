@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+
 import { agent, makeHarness, readLog, readTasks, runHarness, taskById } from '../helpers/harness';
 import { cli } from './util';
 

@@ -3,9 +3,10 @@
 // terminal received, never how fast.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+
+import { makeRepo } from '../helpers/gitRepo';
 import { agent, makeHarness, readTasks, taskById } from '../helpers/harness';
 import { runInPty } from '../helpers/pty';
-import { makeRepo } from '../helpers/gitRepo';
 import { cli, progressEntries } from './util';
 
 const SGR = /\x1b\[\d+(;\d+)*m/;

@@ -1,14 +1,15 @@
 // The pieces of the CLI's terminal output, without a terminal: colour rules, the screen with a
 // block redrawn under scrolling lines, -v's prefixed lines, the running table, log line colours.
 import assert from 'node:assert/strict';
+import { symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { launchpadCommand } from '../../../src/cli/invocation';
 import { colours, colourWanted, stripAnsi } from '../../../src/cli/ui/colour';
 import { paintLogLine } from '../../../src/cli/ui/logLineView';
 import { duration, renderRunningTable } from '../../../src/cli/ui/runningTable';
 import { Screen } from '../../../src/cli/ui/screen';
 import { TaskOutputLines } from '../../../src/cli/ui/taskOutput';
-import { symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { launchpadCommand } from '../../../src/cli/invocation';
 import { CLI } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
 import { sleep } from './util';

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { reasonLine } from '../../../src/core/controller/reasonLine';
 import { tempDir } from '../helpers/tmp';
 

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { CLI } from './cli';
 import { tempDir } from './tmp';
 

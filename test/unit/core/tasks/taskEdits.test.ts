@@ -1,5 +1,6 @@
 // A person's edits on a loaded task file: edit, remove, retry of several tasks, session_config.
 import assert from 'node:assert/strict';
+
 import { InputError } from '../../../../src/core/inputError';
 import { parseTaskFile, serializeTaskFile } from '../../../../src/core/taskFile/parse';
 import type { Task } from '../../../../src/core/taskFile/schema';

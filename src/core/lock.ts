@@ -10,6 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { ExpectedError } from './expectedErrors';
 import { rmdirIfEmpty } from './fsQuiet';
 import { liveHarnessProtocolHolder } from './harnessProtocolLock';
+import { logTimestamp } from './log/logLine';
 import { isSameProcessAlive, processIdentity } from './processIdentity';
 import { ARTEFACT_DIR } from './statePaths';
 
@@ -87,7 +88,7 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
     identity: processIdentity(process.pid),
     host: hostname(),
     command,
-    acquired_at: new Date().toISOString(),
+    acquired_at: logTimestamp(),
   };
   const parentExisted = existsSync(dirname(lockDir));
   sweepLeftovers(lockDir);

@@ -1,12 +1,13 @@
 // Everything `status` shows, as data: the CLI prints it, `status --json` emits it, the
 // extension reads the same fields. Read-only: no lock, no write.
-import { analyzeTasks, isRetryable, type TaskState } from './tasks/dag';
+import { analyzeTasks, type TaskState } from './tasks/dag';
 import { harnessWorktrees, type TaskWorktree } from './git/taskWorktrees';
 import { keptAttemptsIn, keptByTask, type KeptAttempt } from './git/keptAttempts';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
 import { computeStats } from './tasks/stats';
+import { canRetry } from './tasks/transitions';
 import type { StateStore } from './taskFile/store';
 import type { Task, TaskFile } from './taskFile/schema';
 
@@ -19,6 +20,7 @@ export interface TaskSummary {
   attempts: number;
   max_attempts: number;
   depends_on: string[];
+  /** `launchpad retry` accepts it (every failed task); `state` says whether a run retries it by itself. */
   retryable: boolean;
   agent_id: string | null;
   worktree_branch: string | null;
@@ -61,7 +63,7 @@ export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonl
     attempts: t.attempts,
     max_attempts: t.max_attempts,
     depends_on: t.depends_on,
-    retryable: isRetryable(t),
+    retryable: canRetry(t),
     agent_id: t.agent_id ?? null,
     worktree_branch: t.worktree_branch ?? null,
     last_error: t.error_log.at(-1) ?? null,

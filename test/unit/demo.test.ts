@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { runCli } from './helpers/cli';
 import { git } from './helpers/gitRepo';
@@ -28,6 +29,26 @@ describe('launchpad demo (the README\'s first command)', () => {
     for (const part of ['slugify', 'wordCount', 'capitalize', 'titleCase', 'index', 'docs']) {
       assert.match(require('node:child_process').execFileSync('node', ['check.js', part], { cwd: dir, encoding: 'utf8' }), /^ok/);
     }
+  });
+
+  it('labels the retries, ends with a summary, and every command it then tells you to type works as printed', function () {
+    this.timeout(120_000);
+    const dir = join(tempDir(), 'demo');
+    const r = runCli(['demo', '--dir', dir], { cwd: tempDir(), timeoutMs: 110_000, env: { PATH: process.env.PATH } });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /DISPATCH \[task-002\] .* \(attempt 2\/3\)\n/);
+    assert.match(r.stdout, /DISPATCH \[task-006\] .* \(attempt 2\/3\)\n/);
+    assert.doesNotMatch(r.stdout, /DISPATCH \[task-001\] .*attempt/, 'a first attempt is not labelled');
+    assert.match(r.stdout, /\nSummary: 6\/6 completed, 0 failed, 0 blocked, 0 pending/);
+    const commands = r.stdout.slice(r.stdout.indexOf('Look at the result')).split('\n').slice(1).filter((l) => l.startsWith('  ')).map((l) => l.trim());
+    assert.equal(commands.length, 4, r.stdout);
+    for (const command of commands) {
+      // Pasted into a shell somewhere else, with launchpad not (necessarily) on the PATH.
+      const pasted = spawnSync('sh', ['-c', command], { cwd: tempDir(), encoding: 'utf8' });
+      assert.equal(pasted.status, 0, `${command}\n${pasted.stderr}`);
+      assert.ok(pasted.stdout.trim(), `${command} printed nothing`);
+    }
+    if (commands[0]!.startsWith('node ')) assert.match(r.stdout, /npm link/, 'how to get launchpad on the PATH');
   });
 
   it('refuses a directory that is not empty', () => {

@@ -2,6 +2,8 @@ import { escapeControlChars } from '../../core/controlChars';
 import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
 import type { Command } from '../command';
+import { colours, type Colours } from '../ui/colour';
+import { paintLogLine } from '../ui/logLineView';
 import { EXIT } from '../exit';
 import { existingHarness } from '../harness';
 
@@ -13,6 +15,7 @@ export const statusCommand: Command = {
   options: {
     json: { type: 'boolean', help: 'print the status as JSON' },
   },
+  globals: ['dir', 'no-color'],
   async run(ctx) {
     const store = existingHarness(ctx, 'status');
     let report: StatusReport;
@@ -25,7 +28,7 @@ export const statusCommand: Command = {
       }
       throw err;
     }
-    ctx.io.out(ctx.values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatus(report));
+    ctx.io.out(ctx.values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatus(report, ctx.colour));
     return EXIT.OK;
   },
 };
@@ -41,7 +44,15 @@ const STATE_HINT: Record<TaskSummary['state'], string> = {
   completed: '',
 };
 
-export function formatStatus(r: StatusReport): string {
+function statePaint(state: TaskSummary['state'], c: Colours): (text: string) => string {
+  if (state === 'completed') return c.green;
+  if (state === 'failed' || state === 'retryable') return c.red;
+  if (state === 'blocked' || state === 'needs_validation') return c.yellow;
+  if (state === 'running') return c.cyan;
+  return (t) => t;
+}
+
+export function formatStatus(r: StatusReport, c: Colours = colours(false)): string {
   const lines: string[] = [];
   // Titles, errors and log lines come from files anyone can edit: they never drive the terminal.
   const e = escapeControlChars;
@@ -54,7 +65,7 @@ export function formatStatus(r: StatusReport): string {
   lines.push('');
   for (const t of r.tasks) {
     const shown = t.state === 'blocked' ? 'blocked' : t.status;
-    let line = `[${shown}] ${t.id}: ${e(t.title)} (${t.attempts}/${t.max_attempts})`;
+    let line = `${statePaint(t.state, c)(`[${shown}]`)} ${t.id}: ${e(t.title)} (${t.attempts}/${t.max_attempts})`;
     if (t.status === 'in_progress' && t.agent_id) line += ` [agent=${t.agent_id}]`;
     const hint = STATE_HINT[t.state];
     if (hint && hint !== shown) line += ` - ${hint}`;
@@ -71,7 +82,7 @@ export function formatStatus(r: StatusReport): string {
   else lines.push('  (none)');
   lines.push('');
   lines.push('Recent log:');
-  for (const l of r.recent_log) lines.push(`  ${e(l)}`);
+  for (const l of r.recent_log) lines.push(`  ${paintLogLine(e(l), c)}`);
   if (!r.recent_log.length) lines.push('  (empty)');
   return lines.join('\n') + '\n';
 }

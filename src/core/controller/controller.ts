@@ -28,7 +28,7 @@ import { headlessTerminals } from './headlessTerminals';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
 import { abortInterruptedMerge, endOrphanedProcesses, logMissingCompletions, recoverInProgress, removeOrphanedWorktrees, type Resumption } from './recovery';
-import { resolveRunConfig, type RunSettings } from './runConfig';
+import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
 import { runInPlace, runsInPlace } from './inPlaceRun';
 import { runTask } from './taskRun';
@@ -118,18 +118,21 @@ export class Controller {
       }
 
       const { file } = store.load();
-      if (file.session_count >= file.session_config.max_sessions) {
+      const limit = maxSessions(this.opts.settings ?? {}, file);
+      if (file.session_count >= limit) {
         const stats = computeStats(file.tasks);
         progress.append(
           file.session_count,
-          { type: 'WARN', message: `max_sessions=${file.session_config.max_sessions} reached: no new session started` },
+          { type: 'WARN', message: `max_sessions=${limit} reached: no new session started` },
           { type: 'STATS', message: formatStats(stats) },
         );
-        return this.outcome(1, 'max-sessions', `max_sessions (${file.session_config.max_sessions}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
+        return this.outcome(1, 'max-sessions', `max_sessions (${limit}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
       }
 
-      // Incremented under the lock: concurrent workers each get a session number of their own.
-      const number = await store.transact((f) => (f.session_count += 1));
+      // The session's number. session_count takes it only when the session dispatches something
+      // (Session.count), so runs that find nothing to do do not use up max_sessions; concurrent
+      // workers take theirs under the lock at once, so each gets a number of its own.
+      const number = concurrent ? await store.transact((f) => (f.session_count += 1)) : file.session_count + 1;
       const config = resolveRunConfig(this.opts.settings ?? {}, file, paths, toplevel);
       const terminals = this.opts.terminals ?? headlessTerminals();
       const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
@@ -139,6 +142,8 @@ export class Controller {
       session = number;
       if (this.stopRequested) s.requestStop();
       s.inPlace = inPlace;
+      // A concurrent worker's number is in session_count already (taken above, under the lock).
+      if (concurrent) s.counted = true;
       if (concurrent) {
         worker = new Worker(workerId, file.session_config.lease_seconds ?? DEFAULT_LEASE_SECONDS, () => s);
         s.worker = worker;
@@ -280,6 +285,7 @@ export class Controller {
         batch = [];
       }
       if (batch.length) {
+        await s.count();
         s.log({ type: 'BATCH', message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]` });
         s.batches++;
         for (const task of batch) {
@@ -363,7 +369,7 @@ export class Controller {
     let file: TaskFile;
     try {
       file = await s.transact((f) => {
-        f.last_session = logTimestamp();
+        if (s.counted) f.last_session = logTimestamp();
         return structuredClone(f);
       });
     } catch {
@@ -382,6 +388,7 @@ export class Controller {
     } catch (err) {
       s.logger.warn(`could not update ${s.paths.activeMarker}: ${(err as Error).message}`);
     }
+    rmdirIfEmpty(s.config.worktreeRoot);
 
     const exit = reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
     const shown = exit === 0 ? 'all-completed' : reason;

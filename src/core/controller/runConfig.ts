@@ -20,6 +20,12 @@ export interface RunSettings {
   worktreeDir?: string | undefined;
   /** CLI --in-place: tasks run one at a time in the main working tree. */
   inPlace?: boolean | undefined;
+  /** CLI --max-tasks: session_config.max_tasks_per_session for this run. */
+  maxTasksPerSession?: number | undefined;
+  /** CLI --max-sessions: session_config.max_sessions for this run. */
+  maxSessions?: number | undefined;
+  /** CLI --agent-timeout: session_config.agent_timeout_seconds for this run. */
+  agentTimeoutSeconds?: number | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
 
@@ -61,15 +67,20 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     agentSource: agent?.source,
     agent,
     maxParallel: settings.maxParallel ?? cfg.max_parallel_agents,
-    maxTasksPerSession: cfg.max_tasks_per_session,
-    maxSessions: cfg.max_sessions,
-    agentTimeoutMs: cfg.agent_timeout_seconds * 1000,
+    maxTasksPerSession: settings.maxTasksPerSession ?? cfg.max_tasks_per_session,
+    maxSessions: maxSessions(settings, file),
+    agentTimeoutMs: (settings.agentTimeoutSeconds ?? cfg.agent_timeout_seconds) * 1000,
     cleanupTimeoutMs: cfg.cleanup_timeout_seconds * 1000,
     healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
     retryBackoffSeconds: cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
     scope: cfg.scope ?? 'warn',
     worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
   };
+}
+
+/** How many sessions (runs that dispatched something) the task file may count. */
+export function maxSessions(settings: RunSettings, file: TaskFile): number {
+  return settings.maxSessions ?? file.session_config.max_sessions;
 }
 
 /**

@@ -51,6 +51,8 @@ export class Session implements SessionContext {
   head = '';
   /** BATCH lines logged this session, for STATS. */
   batches = 0;
+  /** session_count holds this session: it dispatched something (count()). */
+  counted = false;
   readonly taskEvents = new Emitter<TaskEvent>();
   /** The machine's failure that stopped the session (the first one), if any. */
   envFailure: EnvFailure | undefined;
@@ -95,6 +97,18 @@ export class Session implements SessionContext {
   stopForEnvironment(failure: EnvFailure): void {
     this.envFailure ??= failure;
     this.requestStop();
+  }
+
+
+  /**
+   * Counts the session in session_count, once, before its first dispatch: only sessions that
+   * dispatch something count toward max_sessions. A session that does not keeps its number
+   * for its log lines, and the next session takes the same number.
+   */
+  async count(): Promise<void> {
+    if (this.counted) return;
+    await this.transact((file) => void (file.session_count = Math.max(file.session_count, this.number)));
+    this.counted = true;
   }
 
   /**

@@ -8,7 +8,7 @@ export class LongRunFormatError extends InputError {
   constructor(
     readonly file: string,
     readonly line: number | undefined,
-    readonly field: string | undefined,
+    override readonly field: string | undefined,
     readonly problem: string,
   ) {
     super(`${file}${line ? `:${line}` : ''}: ${field ? `${field}: ` : ''}${problem}`);

@@ -5,6 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { isSameProcessAlive, processIdentity } from '../processIdentity';
 import { isCgroup, removeCgroupWhenEmptySync } from './cgroup';
+import { logTimestamp } from '../log/logLine';
 import { groupAlive, killGroup } from './killGroup';
 import { ProcessTree } from './processTree';
 
@@ -37,7 +38,7 @@ export class ProcessRecords {
 
   add(name: string, pid: number, label: string, tracking?: RunTracking): void {
     mkdirSync(this.dir, { recursive: true });
-    const record: ProcessRecord = { pid, identity: processIdentity(pid), label, started_at: new Date().toISOString() };
+    const record: ProcessRecord = { pid, identity: processIdentity(pid), label, started_at: logTimestamp() };
     if (tracking) {
       record.marker = tracking.marker;
       if (tracking.cgroup) record.cgroup = tracking.cgroup;

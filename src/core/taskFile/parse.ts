@@ -110,7 +110,8 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
   const parsed = taskFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues;
-    const shown = issues.slice(0, 5).map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue, raw)}`);
+    // The path as the field has it, then the problem, then which task (`tasks[5].priority: … (in task-006)`).
+    const shown = issues.slice(0, 5).map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue, raw)}${taskOf(issue.path, raw)}`);
     if (issues.length > shown.length) shown.push(`… and ${issues.length - shown.length} more problem(s)`);
     return fail(record(issues[0]!.path), ...shown);
   }
@@ -175,6 +176,14 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
     else out += out ? `.${String(key)}` : String(key);
   }
   return out || '(root)';
+}
+
+/** ` (in task-006)` for a problem inside a task that has a plain id (and is not about the id). */
+function taskOf(path: ReadonlyArray<PropertyKey>, raw: unknown): string {
+  const index = path[1];
+  if (path[0] !== 'tasks' || typeof index !== 'number' || path.length < 3 || path[2] === 'id') return '';
+  const id = valueAt(raw, ['tasks', index, 'id']);
+  return typeof id === 'string' && /^[\x21-\x7e]{1,64}$/.test(id) ? ` (in ${id})` : '';
 }
 
 function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {

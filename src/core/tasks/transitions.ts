@@ -293,6 +293,11 @@ export function markDependencyFailures(file: TaskFile, now = logTimestamp()): De
   return failures;
 }
 
+/** Whether `retry` accepts the task: every failed one, whatever its attempts or its reason. */
+export function canRetry(task: Task): boolean {
+  return task.status === 'failed';
+}
+
 /**
  * A person's retry: the failed task goes back to pending with attempts 0 (its budget restored)
  * and its error_log kept, so the next prompt still carries what went wrong. The tasks blocked
@@ -300,16 +305,43 @@ export function markDependencyFailures(file: TaskFile, now = logTimestamp()): De
  * it reset, by id; throws InputError (changing nothing) for an unknown or not failed task.
  */
 export function retryTask(file: TaskFile, id: string): Task[] {
-  const task = file.tasks.find((t) => t.id === id);
-  if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
-  if (task.status !== 'failed') {
-    throw new InputError(`task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task can be retried`);
+  return retryTasks(file, [id]);
+}
+
+/**
+ * retryTask for several tasks at once, all or nothing: every id must name a failed task. A task
+ * in the list that an earlier one unblocked gets its budget restored too.
+ */
+export function retryTasks(file: TaskFile, ids: readonly string[]): Task[] {
+  const tasks = ids.map((id) => {
+    const task = file.tasks.find((t) => t.id === id);
+    if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
+    if (!canRetry(task)) {
+      throw new InputError(`task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task can be retried`);
+    }
+    return task;
+  });
+  const reset = new Map<string, Task>();
+  for (const task of tasks) {
+    task.attempts = 0;
+    for (const t of [task, ...unblockDependents(file, task.id)]) {
+      t.status = 'pending';
+      t.failed_at = null;
+      reset.set(t.id, t);
+    }
   }
+  return [...reset.values()].sort((a, b) => compareIds(a.id, b.id));
+}
+
+/**
+ * The tasks a run marked failed because of `id` (directly or through another blocked task) go
+ * back to pending with their own attempts: `id` is being retried or removed. Returns them.
+ */
+export function unblockDependents(file: TaskFile, id: string): Task[] {
   const unblocked = blockedDependents(file.tasks, id);
-  task.attempts = 0;
-  for (const t of [task, ...unblocked]) {
+  for (const t of unblocked) {
     t.status = 'pending';
     t.failed_at = null;
   }
-  return [task, ...unblocked].sort((a, b) => compareIds(a.id, b.id));
+  return unblocked;
 }

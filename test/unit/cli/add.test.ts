@@ -204,4 +204,15 @@ describe('launchpad add', () => {
     const inits = progressEntries(dir).filter((e) => e.type === 'INIT' && e.taskId);
     assert.deepEqual(inits.map((e) => e.taskId).sort(), expected);
   });
+
+  it('a title that starts with "-" is added after "--"; without it the error says how', () => {
+    const dir = initialized();
+    assert.equal(cli(['add', '--validate', 'true', '--', '-v prints the version'], { cwd: dir }).stdout, 'task-001\n');
+    assert.equal(taskById(dir, 'task-001').title, '-v prints the version');
+    const before = snapshot(dir);
+    const r = cli(['add', '-v prints the version'], { cwd: dir }, 2);
+    assert.match(r.stderr, /add: Unknown option '-v' \(an argument that starts with "-" goes after "--": launchpad add -- '-v prints the version'\)/);
+    assertUnchanged(before, dir, 'add -v…');
+    assert.match(cli(['add', 'x', '--prio', 'P0'], { cwd: dir }, 2).stderr, /Unknown option '--prio' \(launchpad add --help lists the options\)/);
+  });
 });

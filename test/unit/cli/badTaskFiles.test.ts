@@ -68,8 +68,11 @@ describe('malformed task files (the bad-input corpus)', () => {
         for (const e of c.expect) assert.ok(r.stderr.includes(e), `stderr lacks ${JSON.stringify(e)}:\n${r.stderr}`);
         assert.equal(r.stdout, '');
         assertUnchanged(before, dir, 'status');
-        // --json does not turn an error into JSON on stdout.
-        assert.equal(cli(['status', '--json'], { cwd: dir }, 2).stdout, '');
+        // --json: the same error as a JSON object on stdout, naming the file.
+        const json = JSON.parse(cli(['status', '--json'], { cwd: dir }, 2).stdout) as { error: { code: number; message: string; file: string } };
+        assert.equal(json.error.code, 2);
+        assert.equal(json.error.file, 'harness-tasks.json');
+        assert.equal(`launchpad: ${json.error.message}\n`, r.stderr);
       });
 
       it('add: exit 2 naming harness-tasks.json and the field; the file byte for byte, no .bak/.tmp, no log line', () => {

@@ -99,4 +99,12 @@ describe('launchpad --help and usage errors', () => {
       assert.deepEqual(readdirSync(empty), []);
     });
   }
+
+  it('a mistyped command gets the command it was probably meant to be', () => {
+    const r = runCli(['stauts'], { cwd: empty });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown command "stauts"; did you mean "status"\?\ncommands: init, add, edit, remove, run/);
+    assert.doesNotMatch(runCli(['frobnicate'], { cwd: empty }).stderr, /did you mean/);
+  });
 });
+

@@ -1,5 +1,6 @@
 // launchpad init: the state files, .git/info/exclude, --gitignore; idempotent, never clobbers.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GITIGNORE_ENTRIES } from '../../../src/core/init';
@@ -157,4 +158,25 @@ describe('launchpad init', () => {
     for (const d of [a, b, c]) assert.equal(readTasks(d).version, 3, d);
     assert.ok(!existsSync(join(cwd, TASKS)));
   });
+
+  it('outside a git repository: the files are made, and a note says at once that run needs a repository', () => {
+    const dir = tempDir();
+    const r = cli(['init'], { cwd: dir });
+    assert.match(r.stdout, /created {2}harness-tasks\.json/);
+    assert.match(r.stderr, /^note: .* is not inside a git repository; "launchpad run" needs one with a commit:\n {2}git init && git add -A && git commit -m "initial commit"\n$/);
+    const inRepo = cli(['init'], { cwd: makeRepo() });
+    assert.equal(inRepo.stderr, '');
+    const empty = tempDir();
+    git(empty, 'init', '-q');
+    assert.match(cli(['init'], { cwd: empty }).stderr, /no commit yet; "launchpad run" needs one/);
+  });
+
+  it('its "Next:" command works as printed', () => {
+    const repo = makeRepo();
+    const next = /^Next: (.*)$/m.exec(cli(['init'], { cwd: repo }).stdout)![1]!;
+    const r = spawnSync('sh', ['-c', next], { cwd: repo, encoding: 'utf8', env: { ...process.env, HARNESS_STATE_ROOT: '' } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, 'task-001\n');
+  });
 });
+

@@ -61,7 +61,8 @@ describe('controller: session start', function () {
     const file = readTasks(root);
     assert.deepEqual(file.tasks, []);
     assert.equal(file.session_config.max_parallel_agents, 3);
-    assert.equal(file.session_count, 1);
+    // Only a session that dispatches counts toward max_sessions; this one logged as SESSION-1.
+    assert.equal(file.session_count, 0);
     const lines = logLines(root);
     assert.equal(lines[0]!.type, 'INIT');
     assert.equal(lines[0]!.message, `Launchpad runner initialized for project ${root}`);

@@ -234,6 +234,8 @@ describe('milestones: decisions, rate limits and the duration guard', function (
       cwd: f.root,
       env: { ...process.env, MS_DIR: f.ctl, LAUNCHPAD_AGENT: '', HARNESS_STATE_ROOT: '' },
       out: (t) => void (out += t),
+      stdoutTTY: false,
+      columns: () => undefined,
       err: (t) => void (out += t),
       interactive: true,
       ask: async (q) => {

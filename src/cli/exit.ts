@@ -11,6 +11,10 @@ export const EXIT = {
   USAGE: 2,
   /** Another live session holds the lock. */
   LOCKED: 3,
+  /** `run` stopped because session_config.budget_usd was reached (`milestones run` uses 4 and 5). */
+  BUDGET: 6,
+  /** `run` stopped because an agent hit a usage or rate limit (without --wait-on-limit). */
+  USAGE_LIMIT: 7,
 } as const;
 
 /** A command line the CLI cannot use: exit 2 with this message. */

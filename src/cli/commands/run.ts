@@ -15,7 +15,7 @@ import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
+  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--wait-on-limit] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -25,6 +25,8 @@ export const runCommand: Command = {
     'RESULT:SUCCESS or RESULT:FAIL <reason> as its last verdict.',
     `Presets: ${PRESET_NAMES.join(', ')}. Their extra arguments come from --agent-args,`,
     'else session_config.agent_args (e.g. {"claude": ["--model", "sonnet"]}).',
+    'Exit codes: 0 all completed, 1 work left, 2 configuration or the machine, 3 locked, 6 session_config.budget_usd reached,',
+    '7 an agent hit a usage or rate limit (the message says when it lifts; --wait-on-limit waits instead).',
     'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
   ].join('\n'),
   options: {
@@ -32,6 +34,10 @@ export const runCommand: Command = {
     'agent-args': { type: 'string', value: 'ARGS', help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")' },
     'max-parallel': { type: 'string', value: 'N', help: 'agents at once (default session_config.max_parallel_agents, 3)' },
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
+    'wait-on-limit': {
+      type: 'boolean',
+      help: "on an agent's usage or rate limit, wait until it lifts (or back off) and go on, instead of exit 7",
+    },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome and the final status as JSON' },
     ...SPEC_RUN_OPTIONS,
@@ -45,6 +51,7 @@ export const runCommand: Command = {
       cliAgentArgs: values['agent-args'] as string | undefined,
       maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
       worktreeDir: values['worktree-dir'] as string | undefined,
+      waitOnLimit: values['wait-on-limit'] === true,
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);

@@ -22,6 +22,7 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import { InputError } from '../inputError';
 import { TaskFileError } from '../taskFile/parse';
 import { LockHeldError } from '../lock';
+import { failOverCost, holdMessage, resumedMessage, waitingMessage } from './budget';
 import { classifyError, EnvFailureError, type EnvFailure } from './envFailure';
 import { endUncharged, releaseInterrupted } from './envStop';
 import { runHealthCheck } from './healthCheck';
@@ -199,8 +200,10 @@ export class Controller {
       if (s.stopping) break;
       const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
       const pool = await s.transact((file) => {
+        const overCost = failOverCost(file, s.config.maxCostUsd);
         const failures = markDependencyFailures(file);
         return {
+          overCost,
           failures,
           eligible: eligibleTasks(file.tasks, clock).filter((t) => !running.has(t.id)),
           // A failed task waiting for its back-off: the loop wakes up for it.
@@ -209,6 +212,10 @@ export class Controller {
           allCompleted: file.tasks.every((t) => t.status === 'completed'),
         };
       });
+      for (const f of pool.overCost) {
+        s.log({ type: 'ERROR', taskId: f.taskId, category: 'TASK_EXEC', message: f.reason });
+        this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
+      }
       for (const f of pool.failures) {
         s.log({ type: 'ERROR', taskId: f.taskId, category: 'DEPENDENCY', message: f.reason });
         this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
@@ -220,7 +227,9 @@ export class Controller {
       }
 
       const budget = s.config.maxTasksPerSession - dispatched;
-      let batch = budget > 0 ? selectBatchFor(pool.eligible, running, s.config.maxParallel).slice(0, budget) : [];
+      // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
+      const hold = s.spending.hold;
+      let batch = budget > 0 && !hold ? selectBatchFor(pool.eligible, running, s.config.maxParallel).slice(0, budget) : [];
       if (batch.length && !s.config.agentCommand) {
         s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
         if (!running.size) return 'config-error';
@@ -242,7 +251,15 @@ export class Controller {
           running.set(task.id, { task, end });
         }
       }
-      const waitForRetry = budget > 0 && pool.retryAt !== undefined;
+      if (hold && !running.size) {
+        if (hold === 'budget' || !s.config.waitOnLimit) return hold;
+        const pause = s.spending.pause!;
+        s.log({ type: 'WARN', message: waitingMessage(pause) });
+        if (!(await s.spending.waitForResume(s.stopSignal))) break;
+        s.log({ type: 'WARN', message: resumedMessage(pause) });
+        continue;
+      }
+      const waitForRetry = budget > 0 && !hold && pool.retryAt !== undefined;
       if (!running.size && !waitForRetry) {
         if (pool.allCompleted) return 'all-completed';
         return budget <= 0 && pool.eligible.length ? 'max-tasks-per-session' : 'nothing-runnable';
@@ -323,15 +340,24 @@ export class Controller {
       s.logger.warn(`could not update ${s.paths.activeMarker}: ${(err as Error).message}`);
     }
 
-    const exit = reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
+    const exit =
+      reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : (HOLD_EXIT[reason] ?? 1);
     const shown = exit === 0 ? 'all-completed' : reason;
-    return this.outcome(exit, shown, machine ? describeEnvStop(machine, notCharged, stats) : describe(shown, stats), s.number, stats);
+    const message = machine
+      ? describeEnvStop(machine, notCharged, stats)
+      : shown === 'budget' || shown === 'usage-limit'
+        ? `${holdMessage(s, shown)} (${counts(stats)})`
+        : describe(shown, stats);
+    return this.outcome(exit, shown, message, s.number, stats);
   }
 
-  private outcome(exitCode: 0 | 1 | 2, reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
+  private outcome(exitCode: RunOutcome['exitCode'], reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
     return { exitCode, reason, message, session, stats };
   }
 }
+
+/** A run stopped by its budget (6) or a tool's usage limit (7): neither is the tasks' failure. */
+const HOLD_EXIT: Partial<Record<StopReason, RunOutcome['exitCode']>> = { budget: 6, 'usage-limit': 7 };
 
 const NO_AGENT_COMMAND = 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command';
 
@@ -339,8 +365,13 @@ function selectBatchFor(eligible: Task[], running: Map<string, { task: Task }>, 
   return selectBatch(eligible, [...running.values()].map((r) => r.task), maxParallel);
 }
 
+function counts(st: Stats): string {
+  const cost = st.cost_usd !== undefined ? `, $${st.cost_usd} reported` : '';
+  return `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress${cost}`;
+}
+
 function describe(reason: StopReason, st: Stats): string {
-  const left = `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress`;
+  const left = counts(st);
   switch (reason) {
     case 'all-completed':
       return st.tasks_total ? `all ${st.tasks_total} tasks completed` : 'no tasks yet: add some with "launchpad add"';

@@ -55,3 +55,17 @@ export function formatStats(stats: Stats, extra: Record<string, number> = {}): s
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
 }
+
+/**
+ * A task's reported cost for a person: `$0.0421 · 1200 in / 340 out tokens · 1 attempt`; '' when
+ * nothing was reported. Only what the agents printed: a missing figure is left out, never guessed.
+ */
+export function describeCost(cost: Task['cost'] | null | undefined): string {
+  if (!cost) return '';
+  const parts: string[] = [];
+  if (cost.usd !== undefined) parts.push(`$${cost.usd}`);
+  if (cost.input_tokens !== undefined || cost.output_tokens !== undefined) parts.push(`${cost.input_tokens ?? '?'} in / ${cost.output_tokens ?? '?'} out tokens`);
+  if (!parts.length) return '';
+  const n = cost.attempts_reported ?? 0;
+  return [...parts, `${n} attempt${n === 1 ? '' : 's'}`].join(' · ');
+}

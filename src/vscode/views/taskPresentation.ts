@@ -2,6 +2,7 @@
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
 import type { TaskState } from '../../core/tasks/dag';
+import { describeCost } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
 import type { TaskEntry } from '../model/harnessModel';
 
@@ -39,6 +40,7 @@ export function describeTask(t: TaskEntry): string {
   // Checkpoints outlive their attempt: only the running agent's own say where it is.
   const checkpoint = t.state === 'running' ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id) : undefined;
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
+  if (t.cost?.usd !== undefined) parts.push(`$${t.cost.usd}`);
   return parts.join(' · ');
 }
 
@@ -57,6 +59,7 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   line('State', `${STATE_LABELS[t.state]} · ${t.priority} · attempts ${t.attempts}/${t.max_attempts}`);
   line('Depends on', t.depends_on.length ? t.depends_on.join(', ') : 'nothing');
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
+  if (describeCost(t.cost)) line('Cost reported', describeCost(t.cost));
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
   if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ''}`);

@@ -59,6 +59,7 @@ function mainHelp(): string {
     '',
     'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, or run stopped by the machine',
     '            (a lock file, a full disk, a missing program), 3 lock held by another session;',
+    '            run also: 6 session_config.budget_usd reached, 7 an agent hit a usage or rate limit (run --wait-on-limit waits);',
     '            milestones run also: 4 waiting for a person\'s approval, 5 an agent hit a usage or rate limit',
     '',
   ].join('\n');

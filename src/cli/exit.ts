@@ -18,6 +18,10 @@ export const EXIT = {
   LOCKED: 3,
   /** A question was answered with Ctrl-C or Ctrl-D: nothing was changed (128 + SIGINT, as shells do). */
   CANCELLED: 130,
+  /** `run` stopped because session_config.budget_usd was reached (`milestones run` uses 4 and 5). */
+  BUDGET: 6,
+  /** `run` stopped because an agent hit a usage or rate limit (without --wait-on-limit). */
+  USAGE_LIMIT: 7,
 } as const;
 
 /** A command line the CLI cannot use: exit 2 with this message. */

@@ -65,6 +65,7 @@ function mainHelp(): string {
     '  --version   print the version',
     '',
     'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage, bad input or the machine (a lock file, a full disk, a missing program), 3 lock held by another session;',
+    '            run also: 6 session_config.budget_usd reached, 7 an agent hit a usage or rate limit (run --wait-on-limit waits);',
     '            milestones run also: 4 waiting for a person\'s approval, 5 an agent hit a usage or rate limit; 130 a question answered with Ctrl-C (nothing changed)',
     '',
   ].join('\n');

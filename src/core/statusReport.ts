@@ -8,6 +8,7 @@ import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
 import { computeStats } from './tasks/stats';
 import { canRetry } from './tasks/transitions';
+export { describeCost } from './tasks/stats';
 import type { StateStore } from './taskFile/store';
 import type { Task, TaskFile } from './taskFile/schema';
 
@@ -31,7 +32,11 @@ export interface TaskSummary {
   kept_attempts: string[];
   /** Files its merged attempt changed outside files_hint (empty when none). */
   out_of_scope: string[];
+  /** What its agents reported they spent, summed over attempts; null when none reported anything. */
+  cost: TaskCost | null;
 }
+
+export type TaskCost = NonNullable<Task['cost']>;
 
 export interface StatusReport {
   root: string;
@@ -42,6 +47,8 @@ export interface StatusReport {
   in_progress: number;
   blocked: number;
   attempts_total: number;
+  /** Dollars the tasks' agents reported, summed; null when none reported any. */
+  cost_usd: number | null;
   session_count: number;
   last_session: string | null;
   /** The live `run` holding the session lock, if any. */
@@ -71,6 +78,7 @@ export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonl
     validation_command: t.validation?.command ?? null,
     kept_attempts: (kept.get(t.id) ?? []).map((k) => k.ref),
     out_of_scope: t.out_of_scope ?? [],
+    cost: t.cost ?? null,
   }));
 }
 
@@ -87,6 +95,7 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     in_progress: stats.in_batch,
     blocked: stats.blocked,
     attempts_total: stats.attempts_total,
+    cost_usd: stats.cost_usd ?? null,
     session_count: file.session_count,
     last_session: file.last_session ?? null,
     active_session: liveLockHolder(paths.sessionLock) ?? null,
@@ -95,3 +104,4 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     tasks: summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root))),
   };
 }
+

@@ -22,7 +22,7 @@ import { formatSummary, summarizeRun, type RunSummary } from '../ui/runSummary';
 export const runCommand: Command = {
   name: 'run',
   usage:
-    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
+    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -41,6 +41,8 @@ export const runCommand: Command = {
     '',
     'On a terminal a table of the running tasks stays under the log; every run ends with a summary: each failure with its',
     'reason, its output file and the command that retries it. Only runs that dispatch something count toward max_sessions.',
+    'Exit codes: 0 all completed, 1 work left, 2 configuration or the machine, 3 locked, 6 session_config.budget_usd reached,',
+    '7 an agent hit a usage or rate limit (the message says when it lifts; --wait-on-limit waits instead).',
     'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
   ].join('\n'),
   options: {
@@ -52,6 +54,10 @@ export const runCommand: Command = {
     'max-sessions': { type: 'string', value: 'N', help: 'refuse to start once this many runs have dispatched something (default session_config.max_sessions, 50)' },
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
     'in-place': { type: 'boolean', help: 'run one task at a time in the main working tree: no worktree, no merge commit; a failure is rolled back' },
+    'wait-on-limit': {
+      type: 'boolean',
+      help: "on an agent's usage or rate limit, wait until it lifts (or back off) and go on, instead of exit 7",
+    },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome, a summary and the final status as JSON' },
     ...SPEC_RUN_OPTIONS,
@@ -70,6 +76,7 @@ export const runCommand: Command = {
       maxSessions: numberOption('max-sessions', values['max-sessions'], { integer: true, min: 1 }),
       worktreeDir: values['worktree-dir'] as string | undefined,
       inPlace: values['in-place'] === true,
+      waitOnLimit: values['wait-on-limit'] === true,
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);

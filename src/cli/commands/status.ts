@@ -1,5 +1,5 @@
 import { escapeControlChars } from '../../core/controlChars';
-import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
+import { buildStatus, describeCost, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
 import type { Command } from '../command';
 import { colours, type Colours } from '../ui/colour';
@@ -58,7 +58,7 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
   const e = escapeControlChars;
   lines.push(`Launchpad: ${e(r.root)}`);
   lines.push(
-    `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total})`,
+    `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total}${r.cost_usd !== null ? `, $${r.cost_usd} reported` : ''})`,
   );
   lines.push(`Sessions: ${r.session_count}${r.last_session ? ` (last ${r.last_session})` : ''}`);
   if (r.active_session) lines.push(`Active run: ${e(r.active_session.command)} (pid=${r.active_session.pid}, since ${e(r.active_session.acquired_at)})`);
@@ -73,6 +73,7 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
     else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${e(t.last_error)}`;
     lines.push(line);
     if (t.kept_attempts.length) lines.push(`    kept attempts: ${t.kept_attempts.join(', ')}`);
+    if (describeCost(t.cost)) lines.push(`    cost reported: ${describeCost(t.cost)}`);
     if (t.out_of_scope.length) lines.push(`    merged outside files_hint: ${e(t.out_of_scope.join(', '))}`);
   }
   if (!r.tasks.length) lines.push('(no tasks yet: launchpad add "Title" --validate "CMD")');

@@ -21,6 +21,7 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import { InputError } from '../inputError';
 import { TaskFileError } from '../taskFile/parse';
 import { LockHeldError } from '../lock';
+import { failOverCost, holdMessage, resumedMessage, waitingMessage } from './budget';
 import { classifyError, EnvFailureError, type EnvFailure } from './envFailure';
 import { endUncharged, releaseInterrupted } from './envStop';
 import { runHealthCheck } from './healthCheck';
@@ -253,8 +254,10 @@ export class Controller {
       }
       const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
       const pool = await s.transact((file) => {
+        const overCost = failOverCost(file, s.config.maxCostUsd);
         const failures = markDependencyFailures(file);
         return {
+          overCost,
           failures,
           eligible: eligibleTasks(file.tasks, clock).filter((t) => !running.has(t.id)),
           // A failed task waiting for its back-off: the loop wakes up for it.
@@ -265,6 +268,10 @@ export class Controller {
           elsewhere: s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [],
         };
       });
+      for (const f of pool.overCost) {
+        s.log({ type: 'ERROR', taskId: f.taskId, category: 'TASK_EXEC', message: f.reason });
+        this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
+      }
       for (const f of pool.failures) {
         s.log({ type: 'ERROR', taskId: f.taskId, category: 'DEPENDENCY', message: f.reason });
         this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
@@ -277,7 +284,10 @@ export class Controller {
 
       const budget = s.config.maxTasksPerSession - dispatched;
       const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
-      let batch = budget > 0 ? selectBatch(pool.eligible, [...[...running.values()].map((r) => r.task), ...pool.elsewhere], maxParallel).slice(0, budget) : [];
+      // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
+      const hold = s.spending.hold;
+      let batch =
+        budget > 0 && !hold ? selectBatch(pool.eligible, [...[...running.values()].map((r) => r.task), ...pool.elsewhere], maxParallel).slice(0, budget) : [];
       if (pool.elsewhere.length) batch = batch.slice(0, Math.max(0, maxParallel - running.size));
       if (batch.length && !s.config.agentCommand) {
         s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
@@ -301,11 +311,19 @@ export class Controller {
           running.set(task.id, { task, end });
         }
       }
+      if (hold && !running.size) {
+        if (hold === 'budget' || !s.config.waitOnLimit) return hold;
+        const pause = s.spending.pause!;
+        s.log({ type: 'WARN', message: waitingMessage(pause) });
+        if (!(await s.spending.waitForResume(s.stopSignal))) break;
+        s.log({ type: 'WARN', message: resumedMessage(pause) });
+        continue;
+      }
       // A concurrent worker waits while others hold tasks: their ends free dependents, and a
       // claim that lapses is this worker's to recover. A failed task waiting for its back-off
       // wakes the loop up too.
-      const othersWorking = pool.elsewhere.length > 0 && budget > 0;
-      const waitForRetry = budget > 0 && pool.retryAt !== undefined;
+      const othersWorking = pool.elsewhere.length > 0 && budget > 0 && !hold;
+      const waitForRetry = budget > 0 && !hold && pool.retryAt !== undefined;
       if (!running.size && !othersWorking && !waitForRetry) {
         if (pool.allCompleted) return 'all-completed';
         return budget <= 0 && pool.eligible.length ? 'max-tasks-per-session' : 'nothing-runnable';
@@ -390,15 +408,24 @@ export class Controller {
     }
     rmdirIfEmpty(s.config.worktreeRoot);
 
-    const exit = reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
+    const exit =
+      reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : (HOLD_EXIT[reason] ?? 1);
     const shown = exit === 0 ? 'all-completed' : reason;
-    return this.outcome(exit, shown, machine ? describeEnvStop(machine, notCharged, stats) : describe(shown, stats), s.number, stats);
+    const message = machine
+      ? describeEnvStop(machine, notCharged, stats)
+      : shown === 'budget' || shown === 'usage-limit'
+        ? `${holdMessage(s, shown)} (${counts(stats)})`
+        : describe(shown, stats);
+    return this.outcome(exit, shown, message, s.number, stats);
   }
 
-  private outcome(exitCode: 0 | 1 | 2, reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
+  private outcome(exitCode: RunOutcome['exitCode'], reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
     return { exitCode, reason, message, session, stats };
   }
 }
+
+/** A run stopped by its budget (6) or a tool's usage limit (7): neither is the tasks' failure. */
+const HOLD_EXIT: Partial<Record<StopReason, RunOutcome['exitCode']>> = { budget: 6, 'usage-limit': 7 };
 
 const NO_AGENT_COMMAND = 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command';
 
@@ -427,8 +454,13 @@ async function underMergeLock<T>(artefacts: string, workerId: string, work: () =
   }
 }
 
+function counts(st: Stats): string {
+  const cost = st.cost_usd !== undefined ? `, $${st.cost_usd} reported` : '';
+  return `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress${cost}`;
+}
+
 function describe(reason: StopReason, st: Stats): string {
-  const left = `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress`;
+  const left = counts(st);
   switch (reason) {
     case 'all-completed':
       return st.tasks_total ? `all ${st.tasks_total} tasks completed` : 'no tasks yet: add some with "launchpad add"';

@@ -99,7 +99,7 @@ export async function releaseInterrupted(s: Session, before: Task): Promise<void
 }
 
 /** Whether the task's attempt left work: commits on its branch since its base, or changes in its worktree. */
-async function hasWork(s: Session, taskId: string): Promise<boolean> {
+export async function hasWork(s: Session, taskId: string): Promise<boolean> {
   try {
     const base = s.store.load().file.tasks.find((t) => t.id === taskId)?.started_at_commit;
     const branch = `refs/heads/${branchFor(taskId)}`;

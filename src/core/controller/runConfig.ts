@@ -26,6 +26,8 @@ export interface RunSettings {
   maxSessions?: number | undefined;
   /** CLI --agent-timeout: session_config.agent_timeout_seconds for this run. */
   agentTimeoutSeconds?: number | undefined;
+  /** CLI --wait-on-limit: a usage or rate limit pauses the run until it lifts instead of ending it. */
+  waitOnLimit?: boolean | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
 
@@ -49,7 +51,19 @@ export interface RunConfig {
   retryBackoffSeconds: number;
   /** What a merge does with files changed outside files_hint. */
   scope: 'warn' | 'reject';
+  /** session_config.budget_usd: dollars this run's agents may report before no new one starts. */
+  budgetUsd: number | undefined;
+  /** session_config.max_cost_usd: dollars one task's agents may report over all its attempts. */
+  maxCostUsd: number | undefined;
+  waitOnLimit: boolean;
+  /** The first wait after a limit with no reset time; doubled for each one in a row, at most LIMIT_BACKOFF_CAP_MS. */
+  limitBackoffMs: number;
 }
+
+/** The first back-off after a usage or rate limit whose reset time the tool did not print. */
+export const DEFAULT_LIMIT_BACKOFF_MS = 60_000;
+/** The longest such back-off. */
+export const LIMIT_BACKOFF_CAP_MS = 30 * 60_000;
 
 /** session_config.retry_backoff_seconds when absent. */
 export const DEFAULT_RETRY_BACKOFF_S = 30;
@@ -74,6 +88,10 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
     retryBackoffSeconds: cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
     scope: cfg.scope ?? 'warn',
+    budgetUsd: cfg.budget_usd ?? undefined,
+    maxCostUsd: cfg.max_cost_usd ?? undefined,
+    waitOnLimit: settings.waitOnLimit ?? false,
+    limitBackoffMs: limitBackoffMs(env),
     worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
   };
 }
@@ -104,6 +122,14 @@ export function resolveAgentSetting(settings: RunSettings, file: TaskFile): Reso
     ],
     { cli: settings.cliAgentArgs, file: cfg.agent_args },
   );
+}
+
+/** LAUNCHPAD_LIMIT_BACKOFF_SECONDS (a positive number; tests use a fraction of a second), else one minute. */
+function limitBackoffMs(env: NodeJS.ProcessEnv): number {
+  const v = Number(env.LAUNCHPAD_LIMIT_BACKOFF_SECONDS);
+  return env.LAUNCHPAD_LIMIT_BACKOFF_SECONDS && Number.isFinite(v) && v > 0
+    ? Math.min(v * 1000, LIMIT_BACKOFF_CAP_MS)
+    : DEFAULT_LIMIT_BACKOFF_MS;
 }
 
 function nonBlank(value: string | null | undefined): boolean {

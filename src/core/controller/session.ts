@@ -16,6 +16,7 @@ import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
+import { RunSpending } from './budget';
 import { classifyError, writeFailure, type EnvFailure } from './envFailure';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
@@ -64,6 +65,8 @@ export class Session implements SessionContext {
   worker: Worker | undefined;
   /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
   inPlace = false;
+  /** What this run's agents reported spending, its budget, and a usage limit's pause (budget.ts). */
+  readonly spending: RunSpending;
   private readonly stopController = new AbortController();
 
   constructor(
@@ -80,6 +83,7 @@ export class Session implements SessionContext {
     this.baseBranch = ctx.baseBranch;
     this.terminals = ctx.terminals;
     this.records = new ProcessRecords(this.paths.processRecords);
+    this.spending = new RunSpending(this.config);
   }
 
   /** Aborted when a person stops the run: every agent, validation and cleanup ends. */

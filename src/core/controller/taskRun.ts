@@ -13,6 +13,7 @@ import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { dispatchTask, recordCheckpoint, resumeTask, type CheckpointStep } from '../tasks/transitions';
 import { AgentOutputScanner, type AgentVerdict } from './agentOutput';
+import { limitThatEnded, recordSpending, stopForLimit } from './budget';
 import { discardAttempt } from './discard';
 import { classifyExit, diskSpaceNote, programProblem, startFailure, worktreeFailure, writeFailure } from './envFailure';
 import { endUncharged, stopForEnvironment } from './envStop';
@@ -104,8 +105,13 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
       s.logger.warn(`could not write the agent report of ${task.id}: ${(err as Error).message}`);
     }
     if (describeReport(report)) terminal.write(`[launchpad] ${task.id} ${report.preset} reported: ${describeReport(report)}\r\n`);
+    await recordSpending(s, task.id, report);
   }
   if (agent.aborted && s.stopping) return stopped();
+  // Before the machine's faults: a tool out of quota often exits non-zero with no work done.
+  const limit = limitThatEnded(report, verdict.kind);
+  if (limit) return stopForLimit(s, before, report!.preset, limit, terminal);
+  s.spending.noLimit();
   const machine = agent.transcriptError
     ? writeFailure(files.transcript, agent.transcriptError)
     : agent.spawnError

@@ -14,11 +14,17 @@ export type StopReason =
   | 'state-unrecoverable'
   | 'config-error'
   | 'environment'
-  | 'controller-error';
+  | 'controller-error'
+  | 'budget'
+  | 'usage-limit';
 
 export interface RunOutcome {
-  /** Exit codes: 0 every task completed, 1 stopped with work left, 2 configuration, bad input or the machine's failure (environment). */
-  exitCode: 0 | 1 | 2;
+  /**
+   * Exit codes: 0 every task completed, 1 stopped with work left, 2 configuration, bad input or
+   * the machine's failure (environment), 6 session_config.budget_usd reached, 7 an agent's usage
+   * or rate limit (without run --wait-on-limit).
+   */
+  exitCode: 0 | 1 | 2 | 6 | 7;
   reason: StopReason;
   /** One line for a person. */
   message: string;

@@ -17,6 +17,8 @@ export const MAX_CONTEXT_CHARS = 100_000;
 export const MAX_COMMAND_CHARS = 16_384;
 /** One files_hint entry: a path. */
 export const MAX_PATH_CHARS = 4096;
+/** A budget or cost limit in US dollars: a larger figure is a typo, not a plan. */
+export const MAX_USD = 1_000_000;
 /** 7 days. Node's timers overflow at 2^31 ms (about 24.8 days) and then fire at once. */
 export const MAX_TIMEOUT_SECONDS = 604_800;
 
@@ -24,6 +26,7 @@ const text = () => z.string();
 const nullableText = () => z.optional(z.nullable(z.string()));
 const boundedText = (max: number) => z.optional(z.nullable(z.string().check(z.maxLength(max))));
 const count = (min: number) => z.int().check(z.gte(min));
+const usdLimit = () => z.optional(z.nullable(z.number().check(z.positive(), z.lte(MAX_USD))));
 const seconds = () => z.number().check(z.positive(), z.lte(MAX_TIMEOUT_SECONDS));
 const withDefault = <T extends z.core.SomeType>(schema: T, value: z.core.output<T> & {}) => z._default(schema, value as never);
 const emptyList = (max?: number) => z._default(z.array(max ? z.string().check(z.maxLength(max)) : z.string()), () => []);
@@ -73,6 +76,16 @@ export const taskSchema = z.looseObject({
   completed_at: nullableText(),
   /** Files its merged attempt changed outside files_hint (session_config.scope "warn"). */
   out_of_scope: z.optional(z.array(z.string())),
+  /** What its agents reported they spent, summed over the attempts that reported it (absent: none did). */
+  cost: z.optional(
+    z.looseObject({
+      usd: z.optional(z.number().check(z.gte(0))),
+      input_tokens: z.optional(count(0)),
+      output_tokens: z.optional(count(0)),
+      /** Attempts whose agent reported a cost or tokens. */
+      attempts_reported: withDefault(count(0), 0),
+    }),
+  ),
   claimed_by: nullableText(),
   lease_expires_at: nullableText(),
   /** Concurrent mode: counts the task's claims; a worker's claim is only its while this is unchanged (a fencing token). */
@@ -101,6 +114,10 @@ export const sessionConfigSchema = z.looseObject({
   retry_backoff_seconds: z.optional(z.number().check(z.gte(0))),
   /** Files changed outside files_hint: "warn" merges and reports them, "reject" fails the attempt. */
   scope: z.optional(z.enum(['warn', 'reject'])),
+  /** US dollars one run may spend (as its agents report it): once reached no new agent starts. */
+  budget_usd: usdLimit(),
+  /** US dollars one task may spend over all its attempts: once reached it is not dispatched again. */
+  max_cost_usd: usdLimit(),
 });
 
 export const taskFileSchema = z

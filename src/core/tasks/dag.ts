@@ -4,7 +4,7 @@
 import { compareIds } from '../ids';
 import type { Category } from '../log/logLine';
 import type { Task } from '../taskFile/schema';
-import { formatErrorEntry, parseErrorEntry } from './errorEntry';
+import { formatErrorEntry, isCostLimitEntry, parseErrorEntry } from './errorEntry';
 
 /** What a person sees for a task; `status` plus what the dependency rules say about it. */
 export type TaskState =
@@ -50,7 +50,9 @@ export function isDependencyFailure(task: Task): boolean {
 
 /** Failed and will never be retried without a person's `retry`. */
 export function isPermanentlyFailed(task: Task): boolean {
-  return task.status === 'failed' && (task.attempts >= task.max_attempts || isDependencyFailure(task));
+  return (
+    task.status === 'failed' && (task.attempts >= task.max_attempts || isDependencyFailure(task) || isCostLimitEntry(task.error_log.at(-1)))
+  );
 }
 
 export function isRetryable(task: Task): boolean {

@@ -24,3 +24,14 @@ export function parseErrorEntry(entry: string | undefined): ErrorEntry | undefin
 export function oneLineReason(reason: string): string {
   return reason.replace(/\s*\n\s*/g, ' ').trim().slice(0, MAX_REASON_CHARS);
 }
+
+/**
+ * The reason a task fails with once its agents' reported cost reached session_config.max_cost_usd
+ * (`[TASK_EXEC] cost limit reached: …`): a failure no retry of the controller's can fix.
+ */
+export const COST_LIMIT_REASON = 'cost limit reached';
+
+export function isCostLimitEntry(entry: string | undefined): boolean {
+  const e = parseErrorEntry(entry);
+  return e?.category === 'TASK_EXEC' && e.reason.startsWith(COST_LIMIT_REASON);
+}

@@ -7,6 +7,8 @@
 import { compareIds } from '../ids';
 import { InputError } from '../inputError';
 import { logTimestamp, type Category } from '../log/logLine';
+import type { AgentReport } from '../agents/report';
+import { addUsd } from '../agents/parsers/parser';
 import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
 import { blockedDependents, eligibleTasks, findDependencyFailures, type DependencyFailure } from './dag';
 import { formatErrorEntry, oneLineReason, type ErrorEntry } from './errorEntry';
@@ -227,6 +229,24 @@ export function recordOutOfScope(file: TaskFile, id: string, files: readonly str
   if (files.length) t.out_of_scope = [...files];
   else delete t.out_of_scope;
   return t;
+}
+
+/**
+ * What an attempt's agent reported it spent, added to the task's `cost` (dollars and tokens
+ * summed, attempts_reported + 1). A report with neither cost nor tokens changes nothing: a tool
+ * that reports nothing shows nothing, never an estimate. Returns whether it recorded.
+ */
+export function recordCost(file: TaskFile, id: string, report: Pick<AgentReport, 'costUsd' | 'tokens'>): boolean {
+  const input = report.tokens?.input;
+  const output = report.tokens?.output;
+  if (report.costUsd === undefined && input === undefined && output === undefined) return false;
+  const t = mustFind(file, id);
+  const cost = (t.cost ??= { attempts_reported: 0 });
+  if (report.costUsd !== undefined) cost.usd = addUsd(cost.usd, report.costUsd);
+  if (input !== undefined) cost.input_tokens = (cost.input_tokens ?? 0) + input;
+  if (output !== undefined) cost.output_tokens = (cost.output_tokens ?? 0) + output;
+  cost.attempts_reported = (cost.attempts_reported ?? 0) + 1;
+  return true;
 }
 
 /** A CHECKPOINT line of the running agent, kept with the time it was seen and who made it. */

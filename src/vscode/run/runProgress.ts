@@ -13,6 +13,8 @@ import type { ActiveRun, RunManager } from './runManager';
 
 export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: HarnessModel, logger: Logger): void {
   let item: vscode.StatusBarItem | undefined;
+  // The tasks' reported cost when the run started: the status bar shows what this run added.
+  let costAtStart: number | undefined;
   const statusItem = () => {
     if (!item) {
       item = vscode.window.createStatusBarItem('launchpad.run', vscode.StatusBarAlignment.Left, 50);
@@ -25,7 +27,8 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
   context.subscriptions.push(
     runs.onDidChange((e) => {
       if (e.kind === 'started') {
-        showRunning(statusItem(), model);
+        costAtStart = currentStats(model)?.cost_usd;
+        showRunning(statusItem(), model, costAtStart);
         void notify(e.run, model);
         return;
       }
@@ -34,7 +37,7 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
       announce(e.outcome, e.error, logger);
     }),
     model.onDidChange(() => {
-      if (runs.active && item) showRunning(item, model);
+      if (runs.active && item) showRunning(item, model, costAtStart);
     }),
   );
 }
@@ -53,9 +56,16 @@ function currentStats(model: HarnessModel): Stats | undefined {
   return file ? computeStats(file.tasks) : undefined;
 }
 
-function showRunning(item: vscode.StatusBarItem, model: HarnessModel): void {
+/** Dollars the run's agents reported so far: `$0.0842`; '' until one reported any. */
+export function runCost(now: number | undefined, atStart: number | undefined): string {
+  if (now === undefined || now === atStart) return '';
+  return `$${Number((now - (atStart ?? 0)).toFixed(10))}`;
+}
+
+function showRunning(item: vscode.StatusBarItem, model: HarnessModel, costAtStart: number | undefined): void {
   const st = currentStats(model);
-  item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}`;
+  const cost = runCost(st?.cost_usd, costAtStart);
+  item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}${cost ? ` · ${cost}` : ''}`;
   item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop" ends them.';
   item.command = 'workbench.view.extension.launchpad';
   item.backgroundColor = undefined;
@@ -97,7 +107,9 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
     });
     return;
   }
-  offer(outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 ? 'warning' : 'error', `Launchpad: ${outcome.message}`, {
+  // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an error.
+  const level = outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 || outcome.exitCode === 6 || outcome.exitCode === 7 ? 'warning' : 'error';
+  offer(level, `Launchpad: ${outcome.message}`, {
     'Show Status': () => vscode.commands.executeCommand(COMMANDS.status),
     'Show Progress Log': () => vscode.commands.executeCommand(COMMANDS.revealInLog),
   });

@@ -2,6 +2,7 @@
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
 import type { TaskState } from '../../core/tasks/dag';
+import { describeCost } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
 import type { TaskEntry } from '../model/harnessModel';
 
@@ -68,6 +69,7 @@ export function taskRow(t: TaskEntry, opts: { stateWord?: boolean; cycle?: boole
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
   // Concurrent mode: which worker holds it, and until when (its lease, renewed while it works).
   if (t.state === 'running' && t.task.claimed_by) parts.push(`${t.task.claimed_by}${leaseTime(t) ? ` until ${leaseTime(t)}` : ''}`);
+  if (t.cost?.usd !== undefined) parts.push(`$${t.cost.usd}`);
   if (opts.cycle) parts.push('cycle');
   parts.push(t.title);
   const accessible = [
@@ -100,6 +102,7 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   line('State', `${STATE_LABELS[t.state]} · ${t.priority} · attempts ${t.attempts}/${t.max_attempts}`);
   line('Depends on', t.depends_on.length ? t.depends_on.join(', ') : 'nothing');
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
+  if (describeCost(t.cost)) line('Cost reported', describeCost(t.cost));
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
   if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);

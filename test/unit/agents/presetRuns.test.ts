@@ -151,13 +151,16 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
     assert.deepEqual(readRecord(log, 'gemini').argv, ['--output-format', 'stream-json', '--approval-mode', 'yolo', '--model', 'gemini-2.5-flash']);
   });
 
-  it('a usage limit: no verdict, so AGENT_FAIL with the tool\'s words; the limit and its reset time in agent.json', async () => {
+  it('a usage limit: not the task\'s failure (exit 7, the attempt given back, the tool\'s reset words shown); the limit and its reset time in agent.json', async () => {
     const { root, env } = setup([['claude', { output: T.CLAUDE_USAGE_LIMIT, work: false }]], { maxAttempts: 1 });
     const r = await launchpad(root, ['run', '--agent', 'claude'], env);
-    assert.equal(r.code, 1, show(r, root));
+    assert.equal(r.code, 7, show(r, root));
     const task = taskById(root, 'task-001');
-    assert.equal(task.status, 'failed');
-    assert.equal(task.error_log.at(-1), "[AGENT_FAIL] claude: You've hit your limit · resets 3pm (Europe/Berlin) (HTTP 429)");
+    assert.equal(task.status, 'pending');
+    assert.equal(task.attempts, 0);
+    assert.deepEqual(task.error_log, []);
+    // The tool's reset time, or its words once that time has passed.
+    assert.match(r.stdout, /usage limit of claude .*(it lifts at 2026-01-01T16:00:00Z|the tool said it resets 3pm \(Europe\/Berlin\))/);
     assert.deepEqual(agentJson(root).limit, {
       kind: 'usage-limit',
       message: "You've hit your limit · resets 3pm (Europe/Berlin)",

@@ -119,6 +119,8 @@ export class Controller {
       }
 
       const { file } = store.load();
+      // A run writes the task file at its first dispatch: a file it may not write is refused now.
+      store.assertWritable();
       const limit = maxSessions(this.opts.settings ?? {}, file);
       if (file.session_count >= limit) {
         const stats = computeStats(file.tasks);

@@ -99,6 +99,12 @@ export class StateStore {
    * Callers pass state they loaded and validated, so the .bak is always a valid file; the new
    * text is validated here too, so what Launchpad writes it can always read back.
    */
+  /** Refuses (TaskFileError) a task file Launchpad may not replace: read-only, or not a regular file. */
+  assertWritable(): void {
+    const target = this.writeTarget();
+    assertWritable(target, target !== this.paths.tasks);
+  }
+
   save(file: TaskFile, text = serializeTaskFile(file)): string {
     const checked = parseTaskFile(text, TASKS_FILE);
     if (!checked.ok) {

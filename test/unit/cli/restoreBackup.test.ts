@@ -85,7 +85,7 @@ describe('a broken harness-tasks.json and its backup', function () {
     recordWrite(new StatePaths(repo), broken);
 
     const r = cli(['run'], { cwd: repo });
-    assert.match(r.stdout, /RECOVERY action="restored harness-tasks\.json from \.bak" reason="harness-tasks\.json: tasks\[0\]\.title: must be at most 500 characters long, got 600" kept=/);
+    assert.match(r.stdout, /RECOVERY action="restored harness-tasks\.json from \.bak" reason="harness-tasks\.json: tasks\[0\]\.title: must be at most 500 characters long, got 600 \(in task-001\)" kept=/);
     const [copy] = corruptCopies(repo);
     assert.equal(readFileSync(join(repo, copy!), 'utf8'), broken);
     assert.equal(readTasks(repo).tasks.length, 0, 'the backup (before the add) is in place');

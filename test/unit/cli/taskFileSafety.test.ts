@@ -94,7 +94,8 @@ describe('what the task file must not be silently rewritten into, or read foreve
     symlinkSync(elsewhere, join(repo, TASKS));
     assert.equal(cli(['add', 'third', '--validate', 'true'], { cwd: repo }).stdout, 'task-003\n');
     cli(['retry', 'task-001'], { cwd: repo });
-    // Nothing the run can start (no agent needed): it still counts a session, through the link.
+    // Nothing the run can start (no agent needed): it reads through the link and leaves it a link
+    // (a run that dispatches nothing does not count a session, so it writes nothing).
     const t = readTasks(repo);
     t.tasks = t.tasks.map((x) => ({ ...x, status: 'completed' }));
     writeFileSync(elsewhere, JSON.stringify(t, null, 2));
@@ -103,7 +104,7 @@ describe('what the task file must not be silently rewritten into, or read foreve
     assert.equal(readlinkSync(join(repo, TASKS)), elsewhere);
     const real = JSON.parse(readFileSync(elsewhere, 'utf8')) as { session_count: number; tasks: Array<{ id: string }> };
     assert.deepEqual(real.tasks.map((x) => x.id), ['task-001', 'task-002', 'task-003']);
-    assert.equal(real.session_count, 1);
+    assert.equal(real.session_count, 0);
     assert.ok(!existsSync(`${elsewhere}.tmp`));
   });
 

@@ -141,6 +141,7 @@ export class Controller {
         s.log({ type: 'ERROR', category: 'TASK_EXEC', message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}` });
         reason = 'controller-error';
       }
+      if (s.setupFailure) reason = 'env-setup-failed';
       return await this.endSession(s, reason);
     } finally {
       this.session = undefined;
@@ -258,7 +259,7 @@ export class Controller {
     else if (existsSync(s.paths.activeMarker)) rmSync(s.paths.activeMarker);
 
     const exit = reason === 'config-error' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
-    return this.outcome(exit, exit === 0 ? 'all-completed' : reason, describe(exit === 0 ? 'all-completed' : reason, stats), s.number, stats);
+    return this.outcome(exit, exit === 0 ? 'all-completed' : reason, describe(exit === 0 ? 'all-completed' : reason, stats, s.setupFailure), s.number, stats);
   }
 
   private outcome(exitCode: 0 | 1 | 2, reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
@@ -270,7 +271,7 @@ function selectBatchFor(eligible: Task[], running: Map<string, { task: Task }>, 
   return selectBatch(eligible, [...running.values()].map((r) => r.task), maxParallel);
 }
 
-function describe(reason: StopReason, st: Stats): string {
+function describe(reason: StopReason, st: Stats, setupFailure?: string): string {
   const left = `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress`;
   switch (reason) {
     case 'all-completed':
@@ -282,7 +283,7 @@ function describe(reason: StopReason, st: Stats): string {
     case 'stopped':
       return `stopped by request (${left}); the next run recovers tasks in progress`;
     case 'env-setup-failed':
-      return `stopped: harness-init.sh failed twice (${left})`;
+      return `stopped: ${setupFailure ?? 'harness-init.sh failed twice'} (${left})`;
     case 'config-error':
       return `stopped: configuration error, see the log (${left})`;
     case 'controller-error':

@@ -5,6 +5,7 @@ import { type ResolvedAgent, resolveAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
+import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
 /** What a front end knows; each field undefined when not given there. */
 export interface RunSettings {
@@ -37,7 +38,17 @@ export interface RunConfig {
   /** harness-init.sh's time limit. */
   healthCheckTimeoutMs: number;
   worktreeRoot: string;
+  /** session_config.worktree_setup: run in each new worktree before the agent. */
+  worktreeSetup: string | undefined;
+  worktreeSetupTimeoutMs: number;
+  /** Prepared worktrees kept for reuse (0: every task gets a new one). */
+  worktreePool: number;
+  /** Ports per running task (LAUNCHPAD_PORT_BASE …). */
+  portBlockSize: number;
 }
+
+/** session_config.worktree_setup_timeout_seconds when absent. */
+export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
 
 /** Validation time limit when a task gives none. */
 export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
@@ -58,6 +69,10 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     cleanupTimeoutMs: cfg.cleanup_timeout_seconds * 1000,
     healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
     worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
+    worktreeSetup: cfg.worktree_setup?.trim() || undefined,
+    worktreeSetupTimeoutMs: (cfg.worktree_setup_timeout_seconds ?? DEFAULT_WORKTREE_SETUP_TIMEOUT_S) * 1000,
+    worktreePool: cfg.worktree_pool ?? 0,
+    portBlockSize: cfg.port_block_size ?? DEFAULT_PORT_BLOCK_SIZE,
   };
 }
 

@@ -15,6 +15,8 @@ import type { AttemptPaths, StatePaths } from '../statePaths';
 import type { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { completeTask, failTask } from '../tasks/transitions';
+import { PortBlocks } from '../worktrees/ports';
+import { returnToPool } from '../worktrees/pool';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 
@@ -49,6 +51,10 @@ export class Session implements SessionContext {
   /** BATCH lines logged this session, for STATS. */
   batches = 0;
   readonly taskEvents = new Emitter<TaskEvent>();
+  /** The port blocks of the running tasks (LAUNCHPAD_PORT_BASE). */
+  readonly ports: PortBlocks;
+  /** Why a task's worktree could not be set up, when that stopped the session (ENV_SETUP). */
+  setupFailure: string | undefined;
   private readonly stopController = new AbortController();
 
   constructor(
@@ -65,6 +71,7 @@ export class Session implements SessionContext {
     this.baseBranch = ctx.baseBranch;
     this.terminals = ctx.terminals;
     this.records = new ProcessRecords(this.paths.processRecords);
+    this.ports = new PortBlocks(this.config.portBlockSize, this.paths.root);
   }
 
   /** Aborted when a person stops the run: every agent, validation and cleanup ends. */
@@ -76,6 +83,11 @@ export class Session implements SessionContext {
   }
   requestStop(): void {
     this.stopController.abort();
+  }
+  /** The machine cannot set up worktrees: the session stops and says why (the first cause). */
+  stopForSetup(cause: string): void {
+    this.setupFailure ??= cause;
+    this.requestStop();
   }
 
   log(...events: LogEvent[]): void {
@@ -137,7 +149,7 @@ export class Session implements SessionContext {
   async removeWorktree(taskId: string): Promise<void> {
     const branch = branchFor(taskId);
     const own = this.worktreePath(taskId);
-    if (existsSync(own)) await this.git.removeWorktree(own);
+    if (existsSync(own) && !(await returnToPool(this, own))) await this.git.removeWorktree(own);
     if (await this.git.deleteBranch(branch)) return;
     const ref = `refs/heads/${branch}`;
     for (const w of await this.git.listWorktrees()) if (w.branch === ref) await this.git.removeWorktree(w.path);

@@ -17,8 +17,21 @@ import { buildPrompt } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { CAPTURE_BYTES, validateTask } from './validate';
+import { readIncludeRules } from '../worktrees/include';
+import { takeFromPool } from '../worktrees/pool';
+import { prepareWorktree } from '../worktrees/prepare';
+import { worktreeSetupFailed } from '../worktrees/setup';
 
 export async function runTask(s: Session, task: Task, merges: MergeQueue): Promise<TaskEnd> {
+  try {
+    return await runAttempt(s, task, merges);
+  } finally {
+    // The task's port block is free again once its run has ended, whichever way.
+    s.ports.releaseTask(task.id);
+  }
+}
+
+async function runAttempt(s: Session, task: Task, merges: MergeQueue): Promise<TaskEnd> {
   const agentId = `agent_${randomBytes(4).toString('hex')}`;
   const branch = branchFor(task.id);
   const worktree = s.worktreePath(task.id);
@@ -32,8 +45,9 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
   const fail = (category: 'TASK_EXEC' | 'AGENT_FAIL' | 'TIMEOUT', reason: string, discardReason: string, tail?: string) =>
     discardAttempt(s, before, worktree, terminal, { category, reason, tail, discardReason });
 
+  let reused: boolean;
   try {
-    await createWorktree(s, task.id, worktree, branch, base);
+    reused = await createWorktree(s, task.id, worktree, branch, base);
   } catch (err) {
     return fail('TASK_EXEC', `could not create worktree ${worktree}: ${(err as Error).message}`, 'worktree creation failed');
   }
@@ -42,6 +56,9 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
   const files = s.createAttempt(task.id, attempt);
   const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch });
   writeFileSync(files.prompt, prompt);
+  const ready = await prepareWorktree(s, before, worktree, terminal, files, { reused });
+  if (ready.kind === 'interrupted') return interrupted(terminal);
+  if (ready.kind === 'failed') return worktreeSetupFailed(s, before, terminal, ready.failure);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
   // A preset's parser reads the tool's own output format (RESULT lines inside its JSON, cost).
@@ -52,6 +69,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue): Promi
     cwd: s.projectDirIn(worktree),
     env: {
       ...process.env,
+      ...ready.env,
       LAUNCHPAD_TASK_ID: task.id,
       LAUNCHPAD_TASK_TITLE: task.title,
       LAUNCHPAD_PROMPT_FILE: files.prompt,
@@ -110,14 +128,19 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
   return 'interrupted';
 }
 
-/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first. */
-export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<void> {
+/**
+ * A worktree on a new branch from `base`: one from the pool when there is one (true), else a new
+ * one (false); leftovers of an earlier attempt are removed first.
+ */
+export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<boolean> {
+  if (await takeFromPool(s, worktree, branch, base, readIncludeRules(s.toplevel))) return true;
   try {
     await s.git.addWorktree(worktree, branch, base);
   } catch {
     await s.removeWorktree(taskId);
     await s.git.addWorktree(worktree, branch, base);
   }
+  return false;
 }
 
 /**

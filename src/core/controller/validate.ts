@@ -6,6 +6,7 @@ import { lastMeaningfulLine } from './agentOutput';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
+import { explainMissingDependencies } from '../worktrees/missingDeps';
 
 export type ValidationResult =
   | { kind: 'pass' }
@@ -22,16 +23,19 @@ export async function validateTask(s: Session, task: Task, worktree: string, ter
   }
   const timeoutS = task.validation?.timeout_seconds ?? DEFAULT_VALIDATION_TIMEOUT_S;
   terminal.write(`\r\n$ ${command}\r\n`);
-  const r = await terminal.run('validation', {
-    command,
-    cwd: s.projectDirIn(worktree),
-    env: { ...process.env, LAUNCHPAD_TASK_ID: task.id, LAUNCHPAD_WORKTREE: worktree },
-    timeoutMs: timeoutS * 1000,
-    signal: s.stopSignal,
-    transcript: attempt.validationLog,
-    captureBytes: CAPTURE_BYTES,
-    record: { records: s.records, name: `${task.id}.validation`, label: `validation of ${task.id}` },
-  });
+  const ports = await s.ports.lease(task.id);
+  const r = await terminal
+    .run('validation', {
+      command,
+      cwd: s.projectDirIn(worktree),
+      env: { ...process.env, ...ports.env, LAUNCHPAD_TASK_ID: task.id, LAUNCHPAD_WORKTREE: worktree },
+      timeoutMs: timeoutS * 1000,
+      signal: s.stopSignal,
+      transcript: attempt.validationLog,
+      captureBytes: CAPTURE_BYTES,
+      record: { records: s.records, name: `${task.id}.validation`, label: `validation of ${task.id}` },
+    })
+    .finally(ports.release);
   if (r.aborted && s.stopping) return { kind: 'interrupted' };
   const verdict = r.timedOut ? 'TIMEOUT' : r.code === 0 ? 'PASS' : 'FAIL';
   s.log({ type: 'VALIDATE', taskId: task.id, message: `command="${command}" result=${verdict}` });
@@ -41,10 +45,11 @@ export async function validateTask(s: Session, task: Task, worktree: string, ter
     return { kind: 'fail', category: 'TIMEOUT', reason: `Validation timed out after ${timeoutS}s: ${command}`, tail: r.tail };
   }
   const last = r.spawnError ?? lastMeaningfulLine(r.tail);
+  const reason = `${command} exited with ${r.code ?? r.signal}${last ? `: ${last}` : ''}`;
   return {
     kind: 'fail',
     category: 'TEST_FAIL',
-    reason: `${command} exited with ${r.code ?? r.signal}${last ? `: ${last}` : ''}`,
+    reason: explainMissingDependencies(s, s.projectDirIn(worktree), reason, r.tail),
     tail: r.tail,
   };
 }

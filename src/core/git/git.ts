@@ -40,12 +40,13 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
 export class Git {
   constructor(readonly cwd: string) {}
 
-  async run(args: string[], opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number } = {}): Promise<ProcessResult> {
+  async run(args: string[], opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; stdin?: string } = {}): Promise<ProcessResult> {
     const result = await runProcess({
       command: { file: 'git', args },
       cwd: opts.cwd ?? this.cwd,
       env: gitEnv(),
       timeoutMs: opts.timeoutMs ?? GIT_TIMEOUT_MS,
+      ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
     });
     if (!opts.allowFail && result.code !== 0) throw new GitError(args, result);
     return result;

@@ -51,6 +51,21 @@ export function dispatchTask(file: TaskFile, id: string, claim: Claim): { before
   return { before, attempt: t.attempts };
 }
 
+/**
+ * The attempt ended for the machine's reason before the agent ran (its worktree could not be
+ * set up: ENV_SETUP), so it is not charged: the task returns to what it was before dispatchTask
+ * (`before`): status, attempts, claim, base commit and checkpoints, each absent when it was.
+ * error_log is left alone: the failure is the environment's, not the next agent's to read.
+ */
+export function refundAttempt(file: TaskFile, id: string, before: Task): Task {
+  const t = mustFind(file, id);
+  for (const key of ['status', 'attempts', 'agent_id', 'worktree_branch', 'started_at_commit', 'checkpoints'] as const) {
+    if (key in before) (t as Record<string, unknown>)[key] = structuredClone(before[key]);
+    else delete (t as Record<string, unknown>)[key];
+  }
+  return t;
+}
+
 /** A CHECKPOINT line of the running agent, kept with the time it was seen. */
 export function recordCheckpoint(file: TaskFile, id: string, step: CheckpointStep, now = logTimestamp()): Checkpoint {
   const checkpoint = { ...step, timestamp: now };

@@ -118,11 +118,12 @@ export async function copyIncluded(git: Git, top: string, worktree: string, rule
 
 type Stat = Stats;
 
-/** rsync's quick check: the same kind, size and modification time (to the millisecond); a link's target. */
+/** rsync's quick check: the same kind, size and modification time (within a millisecond); a link's target. */
 async function sameEntry(src: string, from: Stat, dst: string, to: Stat): Promise<boolean> {
   if (from.isSymbolicLink() !== to.isSymbolicLink() || from.isFile() !== to.isFile()) return false;
   if (from.isSymbolicLink()) return (await readlink(src)) === (await readlink(dst).catch(() => undefined));
-  return from.size === to.size && Math.floor(from.mtimeMs) === Math.floor(to.mtimeMs);
+  // A copy's mtime is set through a double of seconds: it may land a few nanoseconds off.
+  return from.size === to.size && Math.abs(from.mtimeMs - to.mtimeMs) < 1;
 }
 
 /**

@@ -1,8 +1,12 @@
 // Port blocks: one per running task, never two tasks on one block, a port something listens on
-// never handed out, the same block for every lease of one task. Real sockets on 127.0.0.1.
+// never handed out, the same block for every lease of one task. Real sockets on 127.0.0.1; then
+// `launchpad run` with two validations that each serve on their port at the same time.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { canBind, PortBlocks } from '../../../src/core/worktrees/ports';
+import { agentCmd, batches, harness, run, show, shq, tempDir } from '../controller/support';
 
 function listen(port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
@@ -66,5 +70,50 @@ describe('worktrees/ports: a block of ports per running task', () => {
     } finally {
       busy.close();
     }
+  });
+});
+
+describe('worktrees/ports: two tasks whose validations each start a server on their port', function () {
+  this.timeout(120_000);
+
+  it('run in parallel without a clash, and the agent and the validation of a task see the same block', async () => {
+    const marks = tempDir('launchpad-ports-');
+    // Listens on $LAUNCHPAD_PORT_BASE, waits until the other task's server listens too (so both
+    // hold their port at once), then asks its own server who it is.
+    const serve = `
+const http = require('http'), fs = require('fs'), path = require('path');
+const port = Number(process.env.LAUNCHPAD_PORT_BASE), me = process.env.LAUNCHPAD_TASK_ID, dir = process.env.PORT_MARKS;
+const server = http.createServer((req, res) => res.end(me));
+server.on('error', (e) => { console.error(e.message); process.exit(1); });
+server.listen(port, '127.0.0.1', () => {
+  fs.writeFileSync(path.join(dir, me + '.validation'), String(port));
+  const wait = setInterval(() => {
+    if (fs.readdirSync(dir).filter((f) => f.endsWith('.validation')).length < 2) return;
+    clearInterval(wait);
+    http.get({ host: '127.0.0.1', port, path: '/' }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => server.close(() => process.exit(body === me ? 0 : 1)));
+    });
+  }, 20);
+});
+`;
+    const root = harness({
+      files: { 'serve.js': serve },
+      tasks: [
+        { id: 'task-001', validate: 'node serve.js' },
+        { id: 'task-002', validate: 'node serve.js' },
+      ],
+      sessionConfig: { max_parallel_agents: 2 },
+    });
+    const agent = `echo "$LAUNCHPAD_PORT_BASE $LAUNCHPAD_PORT_COUNT" > ${shq(marks)}/"$LAUNCHPAD_TASK_ID.agent"; ${agentCmd('writes-done.sh')}`;
+    const r = await run(root, agent, [], { PORT_MARKS: marks });
+    assert.equal(r.code, 0, show(r, root));
+    assert.deepEqual(batches(root)[0], ['task-001', 'task-002'], 'dispatched together');
+    const port = (id: string, who: string) => readFileSync(join(marks, `${id}.${who}`), 'utf8').trim();
+    assert.equal(port('task-001', 'agent'), `${port('task-001', 'validation')} 10`);
+    assert.equal(port('task-002', 'agent'), `${port('task-002', 'validation')} 10`);
+    const [a, b] = [Number(port('task-001', 'validation')), Number(port('task-002', 'validation'))];
+    assert.ok(Math.abs(a - b) >= 10, `blocks of 10 apart: ${a}, ${b}`);
   });
 });

@@ -14,3 +14,4 @@ export { confirmSession, focusChoices, focusQuestion, planFocus } from '../core/
 export { gatherStartup } from '../core/journal/startup';
 export { renderStartupMarkdown } from '../core/journal/startupReport';
 export { listSpecs } from '../core/specTasks/specFiles';
+export { describeExhausted, exhaustedTask } from '../core/runNotices';

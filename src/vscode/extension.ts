@@ -6,6 +6,7 @@ import { registerCommands } from './commands';
 import { onDidChangeSettings, readSettings } from './config';
 import { outputLogger } from './logger';
 import { HarnessModel } from './model/harnessModel';
+import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
 import { registerRunProgress } from './run/runProgress';
@@ -16,6 +17,8 @@ export interface LaunchpadApi {
   runs: RunManager;
   /** The tree providers and views (tests read the items a person would see). */
   views: Views;
+  /** The last messages shown with their buttons, oldest first (tests read what a person was told). */
+  notices(): readonly ShownNotice[];
 }
 
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
@@ -36,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views };
+  return { model, runs, views, notices: recentNotices };
 }
 
 export function deactivate(): void {

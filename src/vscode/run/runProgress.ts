@@ -1,6 +1,7 @@
 // What a person sees of a run: a progress notification with the task counts while it runs, a
 // status-bar item with the same counts that stays for the run and shows its outcome afterwards,
-// and one message with the outcome (or why the run could not start).
+// one message with the outcome and its counts (or why the run could not start), and one for each
+// task that uses all its attempts. Messages are never modal: each button runs a command.
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../core/controller/types';
 import { isExpectedError } from '../../core/expectedErrors';
@@ -27,6 +28,10 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
       if (e.kind === 'started') {
         showRunning(statusItem(), model);
         void notify(e.run, model);
+        return;
+      }
+      if (e.kind === 'attempts-exhausted') {
+        announceExhausted(e.task.id, e.summary);
         return;
       }
       if (e.outcome) showOutcome(statusItem(), e.outcome);
@@ -97,8 +102,18 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
     });
     return;
   }
-  offer(outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 ? 'warning' : 'error', `Launchpad: ${outcome.message}`, {
-    'Show Status': () => vscode.commands.executeCommand(COMMANDS.status),
-    'Show Progress Log': () => vscode.commands.executeCommand(COMMANDS.revealInLog),
+  const st = outcome.stats;
+  // (The outcome's message has the counts.) The failures of this run: its session's ERROR lines, in a filtered view of the log.
+  const actions: Record<string, () => unknown> = {};
+  if (st.failed || st.blocked) actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
+  actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
+  offer(outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 ? 'warning' : 'error', `Launchpad: ${outcome.message}`, actions);
+}
+
+/** A task has used all its attempts: retry it, or see its error where the log records it. */
+function announceExhausted(taskId: string, summary: string): void {
+  offer('warning', `Launchpad: ${summary}`, {
+    Retry: () => vscode.commands.executeCommand(COMMANDS.retryTask, taskId),
+    'Show Error': () => vscode.commands.executeCommand(COMMANDS.revealInLog, taskId),
   });
 }

@@ -12,7 +12,7 @@
 //
 // The controller runs in this process (out/src/core), its agents as real processes: a no-op
 // that commits one file; validation `true`. 12 independent tasks per mode, so with the pool 8 of
-// them reuse a worktree. The figures: the median (p50) over the 20 tasks of each mode, and the
+// them reuse a worktree. The figures: the median (p50) over the 12 tasks of each mode, and the
 // new / reused dispatches of the pool mode apart. One run per mode (each takes minutes).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { git } from './lib/controllerKit.mjs';
 
-export const description = 'dispatch latency (decision → agent started) at 4 agents on a 20,000-file repository with ~300 MB of included ignored files, new worktree vs worktree_pool 4';
+export const description =
+  'dispatch latency (decision → agent started) at 4 agents on a 20,000-file repository with ~300 MB of included ignored files, new worktree vs worktree_pool 4';
 
 const TRACKED = { dirs: 50, sub: 20, files: 20 }; // 20,000 files
 const PACKAGES = 1500;
@@ -42,7 +43,10 @@ export function makeLargeRepo(dir, rng, scale) {
       const folder = join(dir, 'src', `area${a}`, `mod${b}`);
       mkdirSync(folder, { recursive: true });
       for (let f = 0; f < TRACKED.files; f++) {
-        writeFileSync(join(folder, `file${f}.ts`), `export const v${a}_${b}_${f} = ${rng.int(0, 1e9)};\n// ${'x'.repeat(rng.int(200, 300))}\n`);
+        writeFileSync(
+          join(folder, `file${f}.ts`),
+          `export const v${a}_${b}_${f} = ${rng.int(0, 1e9)};\n// ${'x'.repeat(rng.int(200, 300))}\n`,
+        );
       }
     }
   }
@@ -116,7 +120,12 @@ async function measureRun(bench, root, { agent, worktreeDir }) {
     }
     if (entry.type === 'INIT' && entry.message.startsWith('worktree from the pool')) reused.add(entry.taskId);
   };
-  const controller = new Controller({ paths: new StatePaths(root), settings: { cliAgent: agent, worktreeDir, env: {} }, terminals, onLogLine });
+  const controller = new Controller({
+    paths: new StatePaths(root),
+    settings: { cliAgent: agent, worktreeDir, env: {} },
+    terminals,
+    onLogLine,
+  });
   const t0 = performance.now();
   const outcome = await controller.run();
   const wallMs = performance.now() - t0;
@@ -145,7 +154,10 @@ export default async function run(bench) {
     `${Math.round(TRACKED.dirs * scale) * TRACKED.sub * TRACKED.files} tracked files (${duMb(join(root, 'src'))} MB), node_modules ignored and named by .worktreeinclude: ` +
       `${Math.round(PACKAGES * scale) * FILES_PER_PACKAGE} files, ${duMb(join(root, 'node_modules'))} MB (generated in ${((performance.now() - t0) / 1000).toFixed(0)} s)`,
   );
-  bench.fact('set-up', `${TASKS} independent tasks per mode, max_parallel ${PARALLEL}, no-op agent (one commit), validation true; one run per mode`);
+  bench.fact(
+    'set-up',
+    `${TASKS} independent tasks per mode, max_parallel ${PARALLEL}, no-op agent (one commit), validation true; one run per mode`,
+  );
 
   const modes = [
     ['a new worktree per task (worktree_pool 0)', 0],

@@ -75,10 +75,19 @@ export const NOTIFY_TIMEOUT_MS = 30_000;
  * Runs a --notify command (sh -c) in `cwd` with the notice in its environment, within its time
  * limit (its whole process group ends then). Returns a warning when it failed; never throws.
  */
-export async function runNotifyCommand(command: string, cwd: string, notice: RunNotice, timeoutMs = NOTIFY_TIMEOUT_MS): Promise<string | undefined> {
+export async function runNotifyCommand(
+  command: string,
+  cwd: string,
+  notice: RunNotice,
+  timeoutMs = NOTIFY_TIMEOUT_MS,
+): Promise<string | undefined> {
   const r = await runProcess({ command, cwd, env: { ...process.env, ...noticeEnvironment(notice) }, timeoutMs, captureBytes: 4096 });
   if (r.code === 0) return undefined;
-  const why = r.spawnError ? `could not start: ${r.spawnError}` : r.timedOut ? `timed out after ${timeoutMs / 1000}s` : `exited with ${r.code ?? r.signal}`;
+  const why = r.spawnError
+    ? `could not start: ${r.spawnError}`
+    : r.timedOut
+      ? `timed out after ${timeoutMs / 1000}s`
+      : `exited with ${r.code ?? r.signal}`;
   const last = r.tail.trim().split('\n').at(-1)?.trim();
   return `--notify (${notice.event}) ${why}${last && !r.timedOut ? `: ${last.slice(0, 200)}` : ''}`;
 }

@@ -39,7 +39,8 @@ export async function includedFiles(git: Git, dir: string, rules: IncludeRules):
   // Two listings of the untracked files, intersected: those the patterns name, those git's own
   // rules ignore. (`check-ignore --stdin` answers the second one path at a time, flushing each:
   // seconds for a node_modules.)
-  const list = async (exclude: string) => (await git.run(['ls-files', '--others', '--ignored', exclude, '-z'], { cwd: dir })).stdout.split('\0').filter(Boolean);
+  const list = async (exclude: string) =>
+    (await git.run(['ls-files', '--others', '--ignored', exclude, '-z'], { cwd: dir })).stdout.split('\0').filter(Boolean);
   const named = await list(`--exclude-from=${rules.file}`);
   if (!named.length) return [];
   const ignored = new Set(await list('--exclude-standard'));
@@ -67,7 +68,13 @@ const PARALLEL_COPIES = 32;
  * from the pool), the worktree's own included files are brought to what `top` holds now: the
  * changed ones copied again (size or mtime differ), the ones `top` no longer has removed.
  */
-export async function copyIncluded(git: Git, top: string, worktree: string, rules: IncludeRules, opts: { sync: boolean }): Promise<CopyReport> {
+export async function copyIncluded(
+  git: Git,
+  top: string,
+  worktree: string,
+  rules: IncludeRules,
+  opts: { sync: boolean },
+): Promise<CopyReport> {
   const wanted = await includedFiles(git, top, rules);
   const present = opts.sync ? new Set(await includedFiles(git, worktree, rules)) : new Set<string>();
   const report: CopyReport = { copied: 0, bytes: 0, unchanged: 0, removed: 0, skipped: 0 };

@@ -28,7 +28,9 @@ export function missingDependencySign(output: string, projectInWorktree: string,
     }
   }
   const nodeModulesMissing =
-    existsSync(join(projectInWorktree, 'package.json')) && !existsSync(join(projectInWorktree, 'node_modules')) && existsSync(join(projectInMain, 'node_modules'));
+    existsSync(join(projectInWorktree, 'package.json')) &&
+    !existsSync(join(projectInWorktree, 'node_modules')) &&
+    existsSync(join(projectInMain, 'node_modules'));
   return nodeModulesMissing ? 'node_modules is missing' : undefined;
 }
 

@@ -52,7 +52,13 @@ function idleSlots(dir: string): string[] {
  * true when it did, false when there is no pool, no idle slot, or the slot could not be used
  * (then it is deleted, and the caller makes a new worktree).
  */
-export async function takeFromPool(ctx: PoolContext, worktree: string, branch: string, base: string, rules: IncludeRules | undefined): Promise<boolean> {
+export async function takeFromPool(
+  ctx: PoolContext,
+  worktree: string,
+  branch: string,
+  base: string,
+  rules: IncludeRules | undefined,
+): Promise<boolean> {
   if (ctx.config.worktreePool <= 0 || existsSync(worktree)) return false;
   const slot = idleSlots(poolDir(ctx.config.worktreeRoot))[0];
   if (!slot) return false;
@@ -91,8 +97,14 @@ async function resetSlot(git: Git, slot: string, base: string, keep: string[]): 
  * it: the slot must be its own top level and share our repository's git folder.
  */
 async function checkOurs(git: Git, slot: string): Promise<void> {
-  const [top, common] = (await git.run(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir'], { cwd: slot })).stdout.trim().split('\n');
-  const [, ours] = (await git.run(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir'])).stdout.trim().split('\n');
+  const [top, common] = (
+    await git.run(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir'], { cwd: slot })
+  ).stdout
+    .trim()
+    .split('\n');
+  const [, ours] = (await git.run(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir'])).stdout
+    .trim()
+    .split('\n');
   if (resolve(top ?? '') !== realpathSync(slot) || !common || common !== ours) throw new Error('it is not a worktree of this repository');
 }
 

@@ -77,7 +77,9 @@ export class PortBlocks {
       }
       this.taken.delete(base);
     }
-    throw new NoFreePortBlockError(`no block of ${this.size} free ports on 127.0.0.1 between ${this.range.first} and ${this.range.end - 1}`);
+    throw new NoFreePortBlockError(
+      `no block of ${this.size} free ports on 127.0.0.1 between ${this.range.first} and ${this.range.end - 1}`,
+    );
   }
 
   /** The task's run has ended: its block is free again, whatever leases of it are left. */

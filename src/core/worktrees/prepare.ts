@@ -31,7 +31,10 @@ export async function prepareWorktree(
   try {
     env = (await s.ports.lease(task.id)).env;
   } catch (err) {
-    return { kind: 'failed', failure: { cause: (err as Error).message, advice: 'end the programs listening there, or lower session_config.port_block_size' } };
+    return {
+      kind: 'failed',
+      failure: { cause: (err as Error).message, advice: 'end the programs listening there, or lower session_config.port_block_size' },
+    };
   }
 
   const rules = readIncludeRules(s.toplevel);
@@ -42,7 +45,10 @@ export async function prepareWorktree(
     } catch (err) {
       return {
         kind: 'failed',
-        failure: { cause: `could not copy the files ${WORKTREE_INCLUDE_FILE} names into ${worktree}: ${(err as Error).message}`, advice: `check ${rules.file} and the disk` },
+        failure: {
+          cause: `could not copy the files ${WORKTREE_INCLUDE_FILE} names into ${worktree}: ${(err as Error).message}`,
+          advice: `check ${rules.file} and the disk`,
+        },
       };
     }
   }

@@ -50,7 +50,11 @@ export async function runWorktreeSetup(
   });
   if (r.aborted && s.stopping) return { kind: 'interrupted' };
   const verdict = r.timedOut ? 'TIMEOUT' : r.code === 0 ? 'PASS' : 'FAIL';
-  s.log({ type: 'INIT', taskId: task.id, message: `worktree_setup command="${command}" result=${verdict} (${(r.durationMs / 1000).toFixed(1)}s)` });
+  s.log({
+    type: 'INIT',
+    taskId: task.id,
+    message: `worktree_setup command="${command}" result=${verdict} (${(r.durationMs / 1000).toFixed(1)}s)`,
+  });
   if (verdict === 'PASS') return { kind: 'pass' };
   const why = r.timedOut
     ? `timed out after ${timeoutMs / 1000}s (session_config.worktree_setup_timeout_seconds)`
@@ -83,9 +87,16 @@ export async function worktreeSetupFailed(s: Session, before: Task, terminal: Ta
     s.logger.warn(`could not record that ${before.id}'s attempt is not charged: ${(err as Error).message}`);
   }
   await s.removeWorktree(before.id).catch((err: Error) => s.logger.warn(`could not remove the worktree of ${before.id}: ${err.message}`));
-  s.log({ type: 'ERROR', taskId: before.id, category: 'ENV_SETUP', message: `${failure.cause} (not charged${recorded ? '' : '; harness-tasks.json could not be updated'})` });
+  s.log({
+    type: 'ERROR',
+    taskId: before.id,
+    category: 'ENV_SETUP',
+    message: `${failure.cause} (not charged${recorded ? '' : '; harness-tasks.json could not be updated'})`,
+  });
   s.taskEvents.fire({ taskId: before.id, kind: 'interrupted' });
-  terminal.write(`\r\n[launchpad] ${before.id}: the worktree could not be set up: ${failure.cause}\r\n[launchpad] to fix: ${failure.advice}\r\n`);
+  terminal.write(
+    `\r\n[launchpad] ${before.id}: the worktree could not be set up: ${failure.cause}\r\n[launchpad] to fix: ${failure.advice}\r\n`,
+  );
   terminal.close('interrupted');
   return 'interrupted';
 }

@@ -105,7 +105,8 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
   const st = outcome.stats;
   // (The outcome's message has the counts.) The failures of this run: its session's ERROR lines, in a filtered view of the log.
   const actions: Record<string, () => unknown> = {};
-  if (st.failed || st.blocked) actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
+  if (st.failed || st.blocked)
+    actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
   actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
   offer(outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 ? 'warning' : 'error', `Launchpad: ${outcome.message}`, actions);
 }

@@ -10,14 +10,17 @@ import { runNotifyCommand } from '../../../src/core/runNotices';
 import { CLI } from '../helpers/cli';
 import { agentCmd, alive, harness, run, show, shq, taskById, tempDir, waitFor } from '../controller/support';
 
-const OUTCOME = { exitCode: 1, reason: 'nothing-runnable', message: 'stopped: nothing left', session: 4, stats: { tasks_total: 2, completed: 1, failed: 1, in_batch: 0, pending: 0, blocked: 0, attempts_total: 2 } } as const;
+const OUTCOME = {
+  exitCode: 1,
+  reason: 'nothing-runnable',
+  message: 'stopped: nothing left',
+  session: 4,
+  stats: { tasks_total: 2, completed: 1, failed: 1, in_batch: 0, pending: 0, blocked: 0, attempts_total: 2 },
+} as const;
 
 function twoTasks(sessionConfig: Record<string, unknown> = {}): string {
   return harness({
-    tasks: [
-      { id: 'task-001' },
-      { id: 'task-002', title: 'Parse it', validate: 'echo "expected 4, got 5" >&2; exit 1', maxAttempts: 1 },
-    ],
+    tasks: [{ id: 'task-001' }, { id: 'task-002', title: 'Parse it', validate: 'echo "expected 4, got 5" >&2; exit 1', maxAttempts: 1 }],
     sessionConfig,
   });
 }
@@ -39,7 +42,10 @@ describe('launchpad run --notify and the bell', function () {
     // (task-001 may or may not be completed yet when task-002 fails: they run side by side.)
     assert.deepEqual([event, id, lastError, failed, total, exitCode], ['attempts-exhausted', 'task-002', error, '1', '2', '']);
     assert.equal(summary, `task-002 "Parse it" failed its only attempt: ${error}`);
-    assert.equal(lines[1], 'run-ended|||1|1|2|1|stopped: nothing left that can run (1/2 completed, 1 failed, 0 blocked, 0 pending, 0 in progress)');
+    assert.equal(
+      lines[1],
+      'run-ended|||1|1|2|1|stopped: nothing left that can run (1/2 completed, 1 failed, 0 blocked, 0 pending, 0 in progress)',
+    );
     assert.equal(r.stderr, '');
   });
 
@@ -53,7 +59,12 @@ describe('launchpad run --notify and the bell', function () {
 
   it('ends a command that outlives its time limit, whole process group, and says so', async () => {
     const pidFile = join(tempDir('launchpad-notify-'), 'pid');
-    const warning = await runNotifyCommand(`sh -c 'echo $$ > ${pidFile}; exec sleep 60' & wait`, tempDir(), { event: 'run-ended', outcome: OUTCOME }, 2000);
+    const warning = await runNotifyCommand(
+      `sh -c 'echo $$ > ${pidFile}; exec sleep 60' & wait`,
+      tempDir(),
+      { event: 'run-ended', outcome: OUTCOME },
+      2000,
+    );
     assert.equal(warning, '--notify (run-ended) timed out after 2s');
     const pid = Number(readFileSync(pidFile, 'utf8'));
     await waitFor(`the notify command's background child (pid ${pid}) to end`, () => !alive(pid), 10_000);
@@ -62,7 +73,12 @@ describe('launchpad run --notify and the bell', function () {
   it('rings the bell on a terminal at the end, unless --no-bell or session_config.bell is false; never into a pipe', () => {
     const onTerminal = (root: string, ...extra: string[]) => {
       const cmd = [process.execPath, CLI, 'run', '--agent', agentCmd('writes-done.sh'), ...extra].map(shq).join(' ');
-      const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 50_000 });
+      const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 50_000,
+      });
       assert.equal(r.status, 0, r.stdout + r.stderr);
       return r.stdout;
     };

@@ -3,7 +3,19 @@
 // files that are not ignored, anything through a link out of the worktree), and the sync a
 // pooled worktree gets.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { Git } from '../../../src/core/git/git';
 import { copyIncluded, includedFiles, readIncludeRules } from '../../../src/core/worktrees/include';

@@ -26,11 +26,14 @@ describe('worktrees/missingDeps: "dependencies missing in the worktree"', () => 
     const dir = empty();
     const sign = (out: string) => missingDependencySign(out, dir, dir);
     assert.equal(sign(NODE), "Cannot find module 'left-pad'");
-    assert.equal(sign('Error [ERR_MODULE_NOT_FOUND]: Cannot find package \'vitest\' imported from /wt/x.mjs'), "Cannot find package 'vitest'");
+    assert.equal(
+      sign("Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'vitest' imported from /wt/x.mjs"),
+      "Cannot find package 'vitest'",
+    );
     assert.equal(sign('> app@1.0.0 test\n> jest\n\nsh: 1: jest: not found\n'), 'sh: 1: jest: not found');
     assert.equal(sign('bash: line 1: jest: command not found'), 'jest: command not found');
     assert.equal(sign('zsh:1: command not found: jest'), 'command not found: jest');
-    assert.equal(sign('ModuleNotFoundError: No module named \'requests\''), "No module named 'requests'");
+    assert.equal(sign("ModuleNotFoundError: No module named 'requests'"), "No module named 'requests'");
     assert.equal(sign('AssertionError: expected 3 to equal 4\n  at test.js:3'), undefined, 'a plain test failure is not one');
   });
 
@@ -56,7 +59,7 @@ describe('worktrees/missingDeps: "dependencies missing in the worktree"', () => 
     assert.equal(suggestedSetup(dir), 'yarn install --frozen-lockfile');
   });
 
-  it('says what to set, within an entry\'s length, only when neither .worktreeinclude nor worktree_setup is set', () => {
+  it("says what to set, within an entry's length, only when neither .worktreeinclude nor worktree_setup is set", () => {
     const main = empty();
     writeFileSync(join(main, 'package-lock.json'), '{}');
     const ctx = { toplevel: main, paths: { root: main }, config: { worktreeSetup: undefined as string | undefined } };

@@ -35,15 +35,35 @@ async function sessionFor(sessionConfig: Record<string, unknown>, opts: { worktr
     sessionConfig,
     commitState: true,
   });
-  writeFiles(root, { '.env': 'SECRET=1\n', 'node_modules/x/index.js': 'x\n', 'node_modules/x/package.json': '{}\n', 'debug.log': 'not named\n' });
+  writeFiles(root, {
+    '.env': 'SECRET=1\n',
+    'node_modules/x/index.js': 'x\n',
+    'node_modules/x/package.json': '{}\n',
+    'debug.log': 'not named\n',
+  });
   symlinkSync('x', join(root, 'node_modules/x-link'));
   writeFileSync(join(root, '.worktreeinclude'), '.env\nnode_modules/\n');
   const paths = new StatePaths(root);
   const store = new StateStore(paths, 'test');
   const g = new Git(root);
   const toplevel = (await g.toplevel())!;
-  const config = resolveRunConfig({ worktreeDir: opts.worktreeDir ?? tempDir('launchpad-wt-'), env: {} }, store.load().file, paths, toplevel);
-  const s = new Session(3, { git: g, store, config, paths, logger: silentLogger, progress: new ProgressLog(paths.progress), toplevel, baseBranch: 'main', terminals: headlessTerminals() });
+  const config = resolveRunConfig(
+    { worktreeDir: opts.worktreeDir ?? tempDir('launchpad-wt-'), env: {} },
+    store.load().file,
+    paths,
+    toplevel,
+  );
+  const s = new Session(3, {
+    git: g,
+    store,
+    config,
+    paths,
+    logger: silentLogger,
+    progress: new ProgressLog(paths.progress),
+    toplevel,
+    baseBranch: 'main',
+    terminals: headlessTerminals(),
+  });
   s.head = (await g.head())!;
   return { s, root };
 }
@@ -101,7 +121,13 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     writeFiles(w, { 'src/task-001/done.txt': 'done\n' });
     git(w, 'add', '-A');
     git(w, 'commit', '-q', '-m', '[task-001] work');
-    writeFiles(w, { 'src/a.txt': 'dirty\n', 'staged.txt': 'staged\n', 'junk.txt': 'junk\n', 'build/out.js': 'built\n', 'src/keep/trace.log': 'log\n' });
+    writeFiles(w, {
+      'src/a.txt': 'dirty\n',
+      'staged.txt': 'staged\n',
+      'junk.txt': 'junk\n',
+      'build/out.js': 'built\n',
+      'src/keep/trace.log': 'log\n',
+    });
     git(w, 'add', 'staged.txt');
     writeFiles(w, { '.env': 'SECRET=changed by the agent\n', 'node_modules/x/extra.js': 'added by a test run\n' });
     mkdirSync(join(w, 'emptydir/inner'), { recursive: true });
@@ -130,10 +156,17 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     assert.equal(git(second.worktree, 'rev-parse', 'HEAD'), s.head);
     assert.equal(git(second.worktree, 'symbolic-ref', '--short', 'HEAD'), 'harness-task-002');
     assert.equal(readFileSync(join(second.worktree, '.env'), 'utf8'), 'SECRET=2\n');
-    assert.equal(readFileSync(join(second.worktree, 'setup-out/marker'), 'utf8'), 'made\n', 'the set-up output is there (kept, set-up ran again)');
+    assert.equal(
+      readFileSync(join(second.worktree, 'setup-out/marker'), 'utf8'),
+      'made\n',
+      'the set-up output is there (kept, set-up ran again)',
+    );
     assert.ok(listing(second.worktree).includes('node_modules/x-link -> x'));
     const init = readLog(root).filter((l) => l.includes(' INIT [task-002] '));
-    assert.match(init[0]!, / INIT \[task-002\] worktree from the pool; \.worktreeinclude: 1 file copied \(\d+ B\), 3 unchanged, 1 removed$/);
+    assert.match(
+      init[0]!,
+      / INIT \[task-002\] worktree from the pool; \.worktreeinclude: 1 file copied \(\d+ B\), 3 unchanged, 1 removed$/,
+    );
   });
 
   it('keeps at most worktree_pool idle worktrees, and empties the pool once the setting is 0', async () => {

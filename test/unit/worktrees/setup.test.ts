@@ -7,14 +7,32 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentCmd, defaultWorktreeRoot, extraWorktrees, git, harness, harnessBranches, linesOf, run, show, shq, taskById, tempDir } from '../controller/support';
+import {
+  agentCmd,
+  defaultWorktreeRoot,
+  extraWorktrees,
+  git,
+  harness,
+  harnessBranches,
+  linesOf,
+  run,
+  show,
+  shq,
+  taskById,
+  tempDir,
+} from '../controller/support';
 
 const NPM_CI = 'npm ci --offline --no-audit --no-fund';
 
 /** package.json, its lock file, the local package it depends on, and a test that needs it. */
 const NODE_PROJECT: Record<string, string> = {
   '.gitignore': 'node_modules/\n',
-  'package.json': JSON.stringify({ name: 'app', version: '1.0.0', private: true, dependencies: { tiny: 'file:./vendor/tiny' }, scripts: { test: 'node test.js' } }, null, 2) + '\n',
+  'package.json':
+    JSON.stringify(
+      { name: 'app', version: '1.0.0', private: true, dependencies: { tiny: 'file:./vendor/tiny' }, scripts: { test: 'node test.js' } },
+      null,
+      2,
+    ) + '\n',
   'package-lock.json':
     JSON.stringify(
       {
@@ -67,7 +85,7 @@ describe('worktrees: a Node project whose validation is npm test, node_modules i
     assert.ok(!existsSync(join(root, 'node_modules')), 'the main checkout was not touched');
   });
 
-  it('runs to completion with .worktreeinclude naming node_modules: the main checkout\'s copy, its link kept a link', async () => {
+  it("runs to completion with .worktreeinclude naming node_modules: the main checkout's copy, its link kept a link", async () => {
     const root = nodeProject();
     execFileSync('npm', NPM_CI.split(' ').slice(1), { cwd: root, stdio: 'ignore' });
     writeFileSync(join(root, '.worktreeinclude'), 'node_modules/\n');
@@ -109,7 +127,10 @@ describe('worktrees: a Node project whose validation is npm test, node_modules i
     const r = await run(root, agent);
 
     assert.equal(r.code, 1, show(r, root));
-    assert.match(r.stdout, /stopped: the worktree of task-001 could not be set up: worktree_setup ".*" exited with 3: npm ERR! 404 Not Found - left-pad; to fix: fix session_config\.worktree_setup or what it needs \(its output: .*setup\.log\)/);
+    assert.match(
+      r.stdout,
+      /stopped: the worktree of task-001 could not be set up: worktree_setup ".*" exited with 3: npm ERR! 404 Not Found - left-pad; to fix: fix session_config\.worktree_setup or what it needs \(its output: .*setup\.log\)/,
+    );
     assert.deepEqual(readdirSync(marks), [], 'no agent ran');
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'pending');
@@ -131,7 +152,10 @@ describe('worktrees: a Node project whose validation is npm test, node_modules i
     assert.equal(r.code, 1, show(r, root));
     const [error] = linesOf(root, 'ERROR', 'task-001');
     assert.equal(error!.category, 'ENV_SETUP');
-    assert.match(error!.message, /^worktree_setup "sleep 60" timed out after 1s \(session_config\.worktree_setup_timeout_seconds\) \(not charged\)$/);
+    assert.match(
+      error!.message,
+      /^worktree_setup "sleep 60" timed out after 1s \(session_config\.worktree_setup_timeout_seconds\) \(not charged\)$/,
+    );
     assert.equal(taskById(root, 'task-001').attempts, 0);
     assert.ok(!existsSync(join(defaultWorktreeRoot(root), 'task-001')));
   });

@@ -75,8 +75,8 @@ export async function copyIncluded(
   rules: IncludeRules,
   opts: { sync: boolean },
 ): Promise<CopyReport> {
-  const wanted = await includedFiles(git, top, rules);
-  const present = opts.sync ? new Set(await includedFiles(git, worktree, rules)) : new Set<string>();
+  const [wanted, inWorktree] = await Promise.all([includedFiles(git, top, rules), opts.sync ? includedFiles(git, worktree, rules) : []]);
+  const present = new Set(inWorktree);
   const report: CopyReport = { copied: 0, bytes: 0, unchanged: 0, removed: 0, skipped: 0 };
   const inside = await insideCheck(worktree);
 

@@ -87,8 +87,9 @@ async function resetSlot(git: Git, slot: string, base: string, keep: string[]): 
   if (!gitDir || ['rebase-merge', 'rebase-apply', 'MERGE_HEAD'].some((f) => existsSync(join(gitDir, f)))) {
     throw new Error('a rebase or merge is in progress in it');
   }
+  // -f: the index and every tracked file as `base` has them, whatever the last task left staged
+  // or changed (what a `reset --hard` after it would do again).
   await git.run(['checkout', '-q', '-f', '--detach', base], { cwd: slot });
-  await git.run(['reset', '-q', '--hard'], { cwd: slot });
   await git.run(['clean', '-ffdxq', ...keep.flatMap((p) => ['-e', p])], { cwd: slot });
 }
 
@@ -142,10 +143,16 @@ export async function returnToPool(ctx: PoolContext, worktree: string): Promise<
 /**
  * After a worktree's set-up: records what is untracked or ignored in it now (the included files
  * and what worktree_setup made), so the next reuse of it keeps those and removes the rest.
+ * Without a set-up (`setUp` false) there is nothing to record beyond what .worktreeinclude names
+ * (kept by its patterns): an earlier record goes, and git is not asked.
  */
-export async function recordKept(git: Git, worktree: string): Promise<void> {
+export async function recordKept(git: Git, worktree: string, setUp: boolean): Promise<void> {
   const gitDir = gitDirOf(worktree);
   if (!gitDir) return;
+  if (!setUp) {
+    rmSync(join(gitDir, KEEP_FILE), { force: true });
+    return;
+  }
   const out = (await git.run(['status', '--porcelain=v1', '-z', '--ignored', '--untracked-files=normal'], { cwd: worktree })).stdout;
   const kept = out
     .split('\0')

@@ -65,7 +65,7 @@ export async function prepareWorktree(
 
   if (s.config.worktreePool > 0) {
     try {
-      await recordKept(s.git, worktree);
+      await recordKept(s.git, worktree, !!s.config.worktreeSetup);
     } catch (err) {
       // Without the record, the next reuse cleans everything but the included files: slower, not wrong.
       s.logger.warn(`worktree pool: could not record what the set-up of ${task.id} made: ${(err as Error).message}`);

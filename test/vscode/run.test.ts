@@ -98,7 +98,10 @@ describe('run', function () {
 
     // Show Failures: this session's ERROR lines, task-003's among them.
     await ended.actions['Show Failures']!();
-    const failures = await eventually('the filtered log of the failures', () => vscode.window.activeTextEditor?.document);
+    const failures = await eventually('the filtered log of the failures', () => {
+      const doc = vscode.window.activeTextEditor?.document;
+      return doc?.uri.scheme === 'launchpad-log' && /ERROR \[task-003\]/.test(doc.getText()) ? doc : undefined;
+    });
     assert.match(failures.getText(), /ERROR \[task-003\] \[AGENT_FAIL\] could not parse the front matter fixture/);
     assert.doesNotMatch(failures.getText(), / (DISPATCH|MERGE|VALIDATE) /);
     // Show Error: the task's last line in the progress log.

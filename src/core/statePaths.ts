@@ -145,6 +145,10 @@ export class AttemptPaths {
   get validationLog(): string {
     return join(this.dir, 'validation.log');
   }
+  /** Everything session_config.worktree_setup printed in the attempt's worktree, before the agent. */
+  get setupLog(): string {
+    return join(this.dir, 'setup.log');
+  }
   /** What the agent's tool reported about the attempt (cost, tokens, a usage limit), as JSON. */
   get agentReport(): string {
     return join(this.dir, 'agent.json');

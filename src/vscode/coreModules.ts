@@ -21,3 +21,4 @@ export { LongRunner } from '../core/milestones/runner';
 export { buildStatus as buildLongRunStatus } from '../core/milestones/statusBlock';
 export { tryAcquireLock } from '../core/lock';
 export { Git } from '../core/git/git';
+export { describeExhausted, exhaustedTask } from '../core/runNotices';

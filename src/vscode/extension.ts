@@ -7,6 +7,7 @@ import { onDidChangeSettings, readSettings } from './config';
 import { outputLogger } from './logger';
 import { registerMilestones, type MilestonesApi } from './milestones';
 import { HarnessModel } from './model/harnessModel';
+import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
 import { registerRunProgress } from './run/runProgress';
@@ -20,6 +21,8 @@ export interface LaunchpadApi {
   views: Views;
   /** The Milestones view and the long run of this window. */
   milestones: MilestonesApi;
+  /** The last messages shown with their buttons, oldest first (tests read what a person was told). */
+  notices(): readonly ShownNotice[];
 }
 
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
@@ -42,7 +45,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views, milestones };
+  return { model, runs, views, milestones, notices: recentNotices };
 }
 
 export function deactivate(): void {

@@ -84,6 +84,37 @@ describe('run', function () {
     assert.equal(api.runs.active, undefined);
   });
 
+  it('told the person: the run\'s end with its counts, and the task that used all its attempts, with buttons that work', async () => {
+    const notices = api.notices();
+    const ended = notices.filter((n) => n.message.startsWith('Launchpad: stopped: nothing left that can run')).at(-1);
+    assert.ok(ended, notices.map((n) => n.message).join('\n'));
+    assert.equal(ended.severity, 'warning');
+    assert.match(ended.message, /\(2\/5 completed, 1 failed, 1 blocked, \d+ pending, 0 in progress\)$/);
+    assert.deepEqual(Object.keys(ended.actions), ['Show Failures', 'Open Log']);
+    const exhausted = notices.find((n) => n.message.startsWith('Launchpad: task-003 '));
+    assert.ok(exhausted, notices.map((n) => n.message).join('\n'));
+    assert.equal(exhausted.message, 'Launchpad: task-003 "Parse front matter [fail]" failed its only attempt: [AGENT_FAIL] could not parse the front matter fixture');
+    assert.deepEqual(Object.keys(exhausted.actions), ['Retry', 'Show Error']);
+    assert.ok(notices.indexOf(exhausted) < notices.indexOf(ended), 'told as it happened, before the end');
+
+    // Show Failures: this session's ERROR lines, task-003's among them.
+    await ended.actions['Show Failures']!();
+    const failures = await eventually('the filtered log of the failures', () => {
+      const doc = vscode.window.activeTextEditor?.document;
+      return doc?.uri.scheme === 'launchpad-log' && /ERROR \[task-003\]/.test(doc.getText()) ? doc : undefined;
+    });
+    assert.match(failures.getText(), /ERROR \[task-003\] \[AGENT_FAIL\] could not parse the front matter fixture/);
+    assert.doesNotMatch(failures.getText(), / (DISPATCH|MERGE|VALIDATE) /);
+    // Show Error: the task's last line in the progress log.
+    await exhausted.actions['Show Error']!();
+    const log = await eventually('the progress log', () =>
+      vscode.window.activeTextEditor?.document.uri.fsPath === progressFile() ? vscode.window.activeTextEditor : undefined,
+    );
+    assert.match(log.document.lineAt(log.selection.active.line).text, /ERROR \[task-003\] \[AGENT_FAIL\]/);
+    // Retry runs a command that exists (clicking it is tested below, through the Tasks view).
+    assert.ok((await vscode.commands.getCommands(true)).includes(COMMANDS.retryTask));
+  });
+
   it('ran each task in one VS Code task and terminal of its own, named after it', async () => {
     // Task events reach the extension host a little after the fact.
     const ours = await eventually('a started VS Code task for each dispatched task', () => {

@@ -8,13 +8,14 @@ import type { RunOutcome } from '../../core/controller/types';
 import { attachJournal } from '../../core/journal/attach';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import type { StatePaths } from '../../core/statePaths';
+import { exhaustedTask, runNotifyCommand, type RunNotice } from '../../core/runNotices';
 import { buildStatus } from '../../core/statusReport';
 import { taskFileSchema, type TaskFile } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
 import { numberOption, shellQuote, type Command, type CommandContext } from '../command';
 import { harnessRootForInit } from '../harness';
 import { commandIn } from '../invocation';
-import { stderrLogger } from '../io';
+import { stderrLogger, type Io } from '../io';
 import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
 import { RunView } from '../ui/runView';
 import { formatSummary, summarizeRun, type RunSummary } from '../ui/runSummary';
@@ -22,7 +23,7 @@ import { formatSummary, summarizeRun, type RunSummary } from '../ui/runSummary';
 export const runCommand: Command = {
   name: 'run',
   usage:
-    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
+    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -44,6 +45,11 @@ export const runCommand: Command = {
     'Exit codes: 0 all completed, 1 work left, 2 configuration or the machine, 3 locked, 6 session_config.budget_usd reached,',
     '7 an agent hit a usage or rate limit (the message says when it lifts; --wait-on-limit waits instead).',
     'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
+    '--notify CMD runs CMD (sh -c, in the state root, 30 s at most; its failure is a warning) when the run ends and when a',
+    'task has used all its attempts, with LAUNCHPAD_EVENT (run-ended or attempts-exhausted), LAUNCHPAD_SUMMARY, the counts',
+    '(LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or',
+    'LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR for the task. On a terminal the run rings the bell when it',
+    'ends, unless --no-bell or session_config.bell is false.',
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },
@@ -60,6 +66,8 @@ export const runCommand: Command = {
     },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome, a summary and the final status as JSON' },
+    notify: { type: 'string', value: 'CMD', help: 'run CMD when the run ends and when a task has used all its attempts (see above)' },
+    'no-bell': { type: 'boolean', help: 'no terminal bell at the end' },
     ...SPEC_RUN_OPTIONS,
   },
   globals: ['dir', 'no-color'],
@@ -96,6 +104,8 @@ export const runCommand: Command = {
 
     // The journal (.agent-os/progress/) and the spec's files follow the run from its events.
     const journal = attachJournal(controller, paths, { logger: stderrLogger(errIo), spec });
+    const notices = notifier(values.notify as string | undefined, paths, io);
+    controller.onDidChangeTask((e) => e.kind === 'failed' && notices.taskFailed(e.taskId));
     const started = Date.now();
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -126,8 +136,9 @@ export const runCommand: Command = {
       } else if (summary) {
         io.out(formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n') + '\n');
       } else {
-        io.out(`\n${outcome.message}\n`);
+        io.out(`\n${outcome.message}\n${io.interactive && values['no-bell'] !== true && bellWanted(paths) ? '\x07' : ''}`);
       }
+      await notices.ended(outcome);
       return outcome.exitCode;
     } finally {
       journal.dispose();
@@ -199,4 +210,44 @@ function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
       { field: agent.source },
     );
   }
+}
+
+/** session_config.bell: the bell rings unless the task file says false (or cannot be read). */
+function bellWanted(paths: StatePaths): boolean {
+  try {
+    return new StateStore(paths).load().file.session_config.bell !== false;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * --notify: the command runs for each task that has used all its attempts (as it happens, the
+ * run goes on meanwhile) and once at the end, after those. Its failures are warnings.
+ */
+function notifier(command: string | undefined, paths: StatePaths, io: Io) {
+  const pending = new Set<Promise<void>>();
+  const send = (notice: RunNotice) => {
+    if (!command) return;
+    const p = runNotifyCommand(command, paths.root, notice).then((warning) => void (warning && io.err(`warning: ${warning}\n`)));
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
+  return {
+    taskFailed(taskId: string): void {
+      if (!command) return;
+      try {
+        const { file } = new StateStore(paths).load();
+        const task = exhaustedTask(file, taskId);
+        if (task) send({ event: 'attempts-exhausted', task, file });
+      } catch (err) {
+        io.err(`warning: --notify: could not read ${paths.tasks}: ${(err as Error).message}\n`);
+      }
+    },
+    async ended(outcome: RunOutcome): Promise<void> {
+      await Promise.all(pending);
+      send({ event: 'run-ended', outcome });
+      await Promise.all(pending);
+    },
+  };
 }

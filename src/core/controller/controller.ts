@@ -183,6 +183,7 @@ export class Controller {
       // The machine's failure or an unusable task file outranks how the loop saw the stop.
       if (s.envFailure) reason = 'environment';
       else if (s.configFailure) reason = 'config-error';
+      else if (s.setupFailure) reason = 'env-setup-failed';
       return await this.endSession(s, reason);
     } catch (err) {
       throw asEnvFailureError(err);
@@ -417,7 +418,7 @@ export class Controller {
       ? describeEnvStop(machine, notCharged, stats)
       : shown === 'budget' || shown === 'usage-limit'
         ? `${holdMessage(s, shown)} (${counts(stats)})`
-        : describe(shown, stats);
+        : describe(shown, stats, s.setupFailure);
     return this.outcome(exit, shown, message, s.number, stats);
   }
 
@@ -461,7 +462,7 @@ function counts(st: Stats): string {
   return `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress${cost}`;
 }
 
-function describe(reason: StopReason, st: Stats): string {
+function describe(reason: StopReason, st: Stats, setupFailure?: string): string {
   const left = counts(st);
   switch (reason) {
     case 'all-completed':
@@ -473,7 +474,7 @@ function describe(reason: StopReason, st: Stats): string {
     case 'stopped':
       return `stopped by request (${left}); the next run recovers tasks in progress`;
     case 'env-setup-failed':
-      return `stopped: harness-init.sh failed twice (${left})`;
+      return `stopped: ${setupFailure ?? 'harness-init.sh failed twice'} (${left})`;
     case 'config-error':
       return `stopped: configuration error, see the log (${left})`;
     case 'controller-error':

@@ -5,6 +5,7 @@ import { type ResolvedAgent, resolveAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
+import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
 /** What a front end knows; each field undefined when not given there. */
 export interface RunSettings {
@@ -58,6 +59,13 @@ export interface RunConfig {
   waitOnLimit: boolean;
   /** The first wait after a limit with no reset time; doubled for each one in a row, at most LIMIT_BACKOFF_CAP_MS. */
   limitBackoffMs: number;
+  /** session_config.worktree_setup: run in each new worktree before the agent. */
+  worktreeSetup: string | undefined;
+  worktreeSetupTimeoutMs: number;
+  /** Prepared worktrees kept for reuse (0: every task gets a new one). */
+  worktreePool: number;
+  /** Ports per running task (LAUNCHPAD_PORT_BASE …). */
+  portBlockSize: number;
 }
 
 /** The first back-off after a usage or rate limit whose reset time the tool did not print. */
@@ -67,6 +75,9 @@ export const LIMIT_BACKOFF_CAP_MS = 30 * 60_000;
 
 /** session_config.retry_backoff_seconds when absent. */
 export const DEFAULT_RETRY_BACKOFF_S = 30;
+
+/** session_config.worktree_setup_timeout_seconds when absent. */
+export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
 
 /** Validation time limit when a task gives none. */
 export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
@@ -93,6 +104,10 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     waitOnLimit: settings.waitOnLimit ?? false,
     limitBackoffMs: limitBackoffMs(env),
     worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
+    worktreeSetup: cfg.worktree_setup?.trim() || undefined,
+    worktreeSetupTimeoutMs: (cfg.worktree_setup_timeout_seconds ?? DEFAULT_WORKTREE_SETUP_TIMEOUT_S) * 1000,
+    worktreePool: cfg.worktree_pool ?? 0,
+    portBlockSize: cfg.port_block_size ?? DEFAULT_PORT_BLOCK_SIZE,
   };
 }
 

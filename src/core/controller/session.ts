@@ -18,6 +18,8 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
 import { RunSpending } from './budget';
 import { classifyError, writeFailure, type EnvFailure } from './envFailure';
+import { PortBlocks } from '../worktrees/ports';
+import { returnToPool } from '../worktrees/pool';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 import type { Worker } from './workers';
@@ -67,6 +69,10 @@ export class Session implements SessionContext {
   inPlace = false;
   /** What this run's agents reported spending, its budget, and a usage limit's pause (budget.ts). */
   readonly spending: RunSpending;
+  /** The port blocks of the running tasks (LAUNCHPAD_PORT_BASE). */
+  readonly ports: PortBlocks;
+  /** Why a task's worktree could not be set up, when that stopped the session (ENV_SETUP). */
+  setupFailure: string | undefined;
   private readonly stopController = new AbortController();
 
   constructor(
@@ -84,6 +90,7 @@ export class Session implements SessionContext {
     this.terminals = ctx.terminals;
     this.records = new ProcessRecords(this.paths.processRecords);
     this.spending = new RunSpending(this.config);
+    this.ports = new PortBlocks(this.config.portBlockSize, this.paths.root);
   }
 
   /** Aborted when a person stops the run: every agent, validation and cleanup ends. */
@@ -95,6 +102,11 @@ export class Session implements SessionContext {
   }
   requestStop(): void {
     this.stopController.abort();
+  }
+  /** The machine cannot set up worktrees: the session stops and says why (the first cause). */
+  stopForSetup(cause: string): void {
+    this.setupFailure ??= cause;
+    this.requestStop();
   }
 
   /** The session stops because of the machine (ENV_SETUP): the first failure is the one reported. */
@@ -238,7 +250,7 @@ export class Session implements SessionContext {
   async removeWorktree(taskId: string): Promise<void> {
     const branch = branchFor(taskId);
     const own = this.worktreePath(taskId);
-    if (existsSync(own)) await this.git.removeWorktree(own);
+    if (existsSync(own) && !(await returnToPool(this, own))) await this.git.removeWorktree(own);
     if (await this.git.deleteBranch(branch)) return;
     const ref = `refs/heads/${branch}`;
     for (const w of await this.git.listWorktrees()) if (w.branch === ref) await this.git.removeWorktree(w.path);

@@ -24,6 +24,10 @@ import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { CAPTURE_BYTES, validateTask } from './validate';
+import { readIncludeRules } from '../worktrees/include';
+import { takeFromPool } from '../worktrees/pool';
+import { prepareWorktree } from '../worktrees/prepare';
+import { worktreeSetupFailed } from '../worktrees/setup';
 
 /** An interrupted attempt to take over, as recovery found it. */
 export interface Resume extends ResumeContext {
@@ -34,6 +38,15 @@ export interface Resume extends ResumeContext {
 }
 
 export async function runTask(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
+  try {
+    return await runAttempt(s, task, merges, resume);
+  } finally {
+    // The task's port block is free again once its run has ended, whichever way.
+    s.ports.releaseTask(task.id);
+  }
+}
+
+async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
   const agentId = `agent_${randomBytes(4).toString('hex')}`;
   const branch = branchFor(task.id);
   const worktree = resume?.worktree ?? s.worktreePath(task.id);
@@ -56,8 +69,10 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
     return interrupted(terminal);
   };
 
+  let reused: boolean;
   try {
-    if (!resume) await createWorktree(s, task.id, worktree, branch, base);
+    // A resumed attempt continues in the worktree it left, set up already.
+    reused = resume ? true : await createWorktree(s, task.id, worktree, branch, base);
   } catch (err) {
     return stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, { agentRan: false });
   }
@@ -66,6 +81,9 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
   const files = s.createAttempt(task.id, attempt, agentId);
   const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
   writeFileSync(files.prompt, prompt);
+  const ready = await prepareWorktree(s, before, worktree, terminal, files, { reused });
+  if (ready.kind === 'interrupted') return stopped();
+  if (ready.kind === 'failed') return worktreeSetupFailed(s, before, terminal, ready.failure);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
   // A preset's parser reads the tool's own output format (RESULT lines inside its JSON, cost).
@@ -74,6 +92,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
   const agentCwd = s.projectDirIn(worktree);
   const agentEnv = {
     ...process.env,
+    ...ready.env,
     LAUNCHPAD_TASK_ID: task.id,
     LAUNCHPAD_TASK_TITLE: task.title,
     LAUNCHPAD_PROMPT_FILE: files.prompt,
@@ -187,14 +206,19 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
   return 'interrupted';
 }
 
-/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first (their commits kept). */
-export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<void> {
+/**
+ * A worktree on a new branch from `base`: one from the pool when there is one (true), else a new
+ * one (false); leftovers of an earlier attempt are removed first.
+ */
+export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<boolean> {
+  if (await takeFromPool(s, worktree, branch, base, readIncludeRules(s.toplevel))) return true;
   try {
     await s.git.addWorktree(worktree, branch, base);
   } catch {
     await s.discardWorktree(taskId);
     await s.git.addWorktree(worktree, branch, base);
   }
+  return false;
 }
 
 /**

@@ -32,7 +32,7 @@ export interface RunOutcome {
   stats: Stats;
 }
 
-export type ProcessKind = 'agent' | 'validation' | 'cleanup' | 'health-check';
+export type ProcessKind = 'setup' | 'agent' | 'validation' | 'cleanup' | 'health-check';
 
 /** One task's view while it runs: everything it starts goes through here, in order. */
 export interface TaskTerminal {

@@ -12,6 +12,7 @@ import { checkProgram, firstProgram } from './programCheck';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
+import { explainMissingDependencies } from '../worktrees/missingDeps';
 
 export type ValidationResult =
   | { kind: 'pass' }
@@ -32,16 +33,19 @@ export async function validateTask(s: Session, task: Task, worktree: string, ter
   const missing = await checkProgram(command, cwd, env);
   if (missing) throw new EnvFailureError(programProblem('validation command', missing.program, missing.problem));
   terminal.write(`\r\n$ ${command}\r\n`);
-  const r = await terminal.run('validation', {
-    command,
-    cwd,
-    env,
-    timeoutMs: timeoutS * 1000,
-    signal: s.stopSignal,
-    transcript: attempt.validationLog,
-    captureBytes: CAPTURE_BYTES,
-    record: { records: s.records, name: `${task.id}.validation`, label: `validation of ${task.id}` },
-  });
+  const ports = await s.ports.lease(task.id);
+  const r = await terminal
+    .run('validation', {
+      command,
+      cwd,
+      env: { ...env, ...ports.env },
+      timeoutMs: timeoutS * 1000,
+      signal: s.stopSignal,
+      transcript: attempt.validationLog,
+      captureBytes: CAPTURE_BYTES,
+      record: { records: s.records, name: `${task.id}.validation`, label: `validation of ${task.id}` },
+    })
+    .finally(ports.release);
   if (r.escaped) s.log({ type: 'WARN', taskId: task.id, message: escapedMessage('validation', r.escaped) });
   if (r.aborted && s.stopping) return { kind: 'interrupted' };
   if (r.transcriptError) throw new EnvFailureError(writeFailure(attempt.validationLog, r.transcriptError));
@@ -60,10 +64,11 @@ export async function validateTask(s: Session, task: Task, worktree: string, ter
     return { kind: 'fail', category: 'TIMEOUT', reason: `Validation timed out after ${timeoutS}s: ${command}`, tail: r.tail };
   }
   const last = r.spawnError ?? lastMeaningfulLine(r.tail);
+  const reason = `${command} exited with ${r.code ?? r.signal}${last ? `: ${last}` : ''}`;
   return {
     kind: 'fail',
     category: 'TEST_FAIL',
-    reason: `${command} exited with ${r.code ?? r.signal}${last ? `: ${last}` : ''}`,
+    reason: explainMissingDependencies(s, s.projectDirIn(worktree), reason, r.tail),
     tail: r.tail,
   };
 }

@@ -21,6 +21,10 @@ export const MAX_PATH_CHARS = 4096;
 export const MAX_USD = 1_000_000;
 /** 7 days. Node's timers overflow at 2^31 ms (about 24.8 days) and then fire at once. */
 export const MAX_TIMEOUT_SECONDS = 604_800;
+/** Prepared worktrees kept for reuse: each is a full checkout plus its ignored files on disk. */
+export const MAX_WORKTREE_POOL = 16;
+/** Ports per running task; the blocks come out of 12,000 ports. */
+export const MAX_PORT_BLOCK_SIZE = 1000;
 
 const text = () => z.string();
 const nullableText = () => z.optional(z.nullable(z.string()));
@@ -118,6 +122,15 @@ export const sessionConfigSchema = z.looseObject({
   budget_usd: usdLimit(),
   /** US dollars one task may spend over all its attempts: once reached it is not dispatched again. */
   max_cost_usd: usdLimit(),
+  /** Run in each new task worktree before the agent ("npm ci"); its failure is ENV_SETUP, not charged. */
+  worktree_setup: boundedText(MAX_COMMAND_CHARS),
+  worktree_setup_timeout_seconds: z.optional(seconds()),
+  /** Prepared worktrees kept between tasks and reused (0 or absent: none). */
+  worktree_pool: z.optional(z.int().check(z.gte(0), z.lte(MAX_WORKTREE_POOL))),
+  /** Ports per running task, first one in LAUNCHPAD_PORT_BASE (10 when absent). */
+  port_block_size: z.optional(z.int().check(z.gte(1), z.lte(MAX_PORT_BLOCK_SIZE))),
+  /** `launchpad run` rings the terminal bell when it ends (true when absent). */
+  bell: z.optional(z.boolean()),
 });
 
 export const taskFileSchema = z

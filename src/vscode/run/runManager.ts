@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { RunSettings } from '../../core/controller/runConfig';
 import type { RunOutcome } from '../../core/controller/types';
+import type { ExhaustedTask } from '../../core/runNotices';
 import type { Logger } from '../../core/logger';
 import type { StatePaths } from '../../core/statePaths';
 import { CONTEXT_KEYS } from '../contributions';
@@ -17,7 +18,11 @@ export interface ActiveRun {
   readonly done: Promise<RunOutcome>;
 }
 
-export type RunEvent = { kind: 'started'; run: ActiveRun } | { kind: 'ended'; run: ActiveRun; outcome?: RunOutcome; error?: unknown };
+export type RunEvent =
+  | { kind: 'started'; run: ActiveRun }
+  | { kind: 'ended'; run: ActiveRun; outcome?: RunOutcome; error?: unknown }
+  /** A task of the run has used all its attempts; `summary` says which, and its last error. */
+  | { kind: 'attempts-exhausted'; run: ActiveRun; task: ExhaustedTask; summary: string };
 
 export class RunManager implements vscode.Disposable {
   private readonly events = new vscode.EventEmitter<RunEvent>();
@@ -67,7 +72,11 @@ export class RunManager implements vscode.Disposable {
         onProcessStart: () => this.model.scheduleRefresh(),
       }),
     });
-    controller.onDidChangeTask(() => this.model.scheduleRefresh());
+    controller.onDidChangeTask((e) => {
+      this.model.scheduleRefresh();
+      const run = this.current?.run;
+      if (e.kind === 'failed' && run) void this.checkExhausted(run, e.taskId);
+    });
     // The journal (.agent-os/progress/) and a spec's task files follow the run, as with the CLI.
     const journal = attachJournal(controller, paths, { logger: this.logger, command: 'launchpad run (VS Code)' });
     const done = journal.track(controller.run());
@@ -84,6 +93,17 @@ export class RunManager implements vscode.Disposable {
       (error: unknown) => this.finish(run, { error }),
     );
     return run;
+  }
+
+  /** Tells when a task that just failed has no attempt left (read from the task file as written). */
+  private async checkExhausted(run: ActiveRun, taskId: string): Promise<void> {
+    try {
+      const { StateStore, exhaustedTask, describeExhausted } = await loadCore();
+      const task = exhaustedTask(new StateStore(run.paths).load().file, taskId);
+      if (task) this.events.fire({ kind: 'attempts-exhausted', run, task, summary: describeExhausted(task) });
+    } catch (err) {
+      this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} failed: ${(err as Error).message}`);
+    }
   }
 
   /** Running agents end; their tasks stay in progress for the next run's recovery. */

@@ -1,6 +1,7 @@
 // What a person sees of a run: a progress notification with the task counts while it runs, a
 // status-bar item with the same counts that stays for the run and shows its outcome afterwards,
-// and one message with the outcome (or why the run could not start).
+// one message with the outcome and its counts (or why the run could not start), and one for each
+// task that uses all its attempts. Messages are never modal: each button runs a command.
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../core/controller/types';
 import { isExpectedError } from '../../core/expectedErrors';
@@ -30,6 +31,10 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
         costAtStart = currentStats(model)?.cost_usd;
         showRunning(statusItem(), model, costAtStart);
         void notify(e.run, model);
+        return;
+      }
+      if (e.kind === 'attempts-exhausted') {
+        announceExhausted(e.task.id, e.summary);
         return;
       }
       if (e.outcome) showOutcome(statusItem(), e.outcome);
@@ -107,10 +112,21 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
     });
     return;
   }
+  const st = outcome.stats;
+  // (The outcome's message has the counts.) The failures of this run: its session's ERROR lines, in a filtered view of the log.
+  const actions: Record<string, () => unknown> = {};
+  if (st.failed || st.blocked)
+    actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
+  actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
   // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an error.
   const level = outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 || outcome.exitCode === 6 || outcome.exitCode === 7 ? 'warning' : 'error';
-  offer(level, `Launchpad: ${outcome.message}`, {
-    'Show Status': () => vscode.commands.executeCommand(COMMANDS.status),
-    'Show Progress Log': () => vscode.commands.executeCommand(COMMANDS.revealInLog),
+  offer(level, `Launchpad: ${outcome.message}`, actions);
+}
+
+/** A task has used all its attempts: retry it, or see its error where the log records it. */
+function announceExhausted(taskId: string, summary: string): void {
+  offer('warning', `Launchpad: ${summary}`, {
+    Retry: () => vscode.commands.executeCommand(COMMANDS.retryTask, taskId),
+    'Show Error': () => vscode.commands.executeCommand(COMMANDS.revealInLog, taskId),
   });
 }

@@ -173,7 +173,12 @@ describe('controller: batches and dispatch', function () {
     assert.equal(r.code, 0, show(r, root));
     const attempt = join(root, '.launchpad/runs/task-001/attempt-1');
     const worktree = join(defaultWorktreeRoot(root), 'task-001');
-    assert.deepEqual(read(join(echo, 'task-001.1.env')).trim().split('\n'), [
+    const env = read(join(echo, 'task-001.1.env')).trim().split('\n');
+    // The task's port block (its base depends on the state root and on which ports are free).
+    const ports = env.filter((l) => l.startsWith('LAUNCHPAD_PORT_'));
+    assert.match(ports[0] ?? '', /^LAUNCHPAD_PORT_BASE=(2\d{4}|3[01]\d{3})$/);
+    assert.deepEqual(ports.slice(1), ['LAUNCHPAD_PORT_COUNT=10']);
+    assert.deepEqual(env.filter((l) => !l.startsWith('LAUNCHPAD_PORT_')), [
       'LAUNCHPAD_ATTEMPT=1',
       'LAUNCHPAD_BRANCH=harness-task-001',
       `LAUNCHPAD_PROMPT_FILE=${join(attempt, 'prompt.md')}`,

@@ -19,6 +19,17 @@ const DESCRIPTIONS: Record<string, string> = {
   cleanup_timeout_seconds: "on_failure.cleanup's time limit",
   health_check_timeout_seconds: "harness-init.sh's time limit",
   worktree_dir: 'where task worktrees go (relative to the state root); default beside the repository',
+  lease_seconds: "concurrent mode: how long a worker's claim lasts without a heartbeat before another worker may take the task over",
+  isolation: 'worktree (one worktree per task) or in-place (one task at a time in the main working tree); run --in-place overrides it once',
+  retry_backoff_seconds: 'how long a failed task waits before a retry on an unchanged base (doubling per attempt, at most 10 minutes); 0 retries at once',
+  scope: 'warn (report files merged outside files_hint) or reject (fail the attempt before merging them)',
+  budget_usd: "US dollars this run's agents may report before no new agent starts (the run ends with exit 6)",
+  max_cost_usd: "US dollars one task's agents may report over all its attempts before it is not dispatched again",
+  worktree_setup: 'a command run in each new task worktree before its agent (npm ci); its failure is ENV_SETUP, not charged',
+  worktree_setup_timeout_seconds: "worktree_setup's time limit",
+  worktree_pool: 'prepared worktrees kept between tasks and reused (0: a new worktree per task)',
+  port_block_size: 'ports each running task gets, from LAUNCHPAD_PORT_BASE',
+  bell: 'whether run rings the terminal bell when it ends',
 };
 
 type Kind = 'integer' | 'number' | 'enum' | 'string' | 'json';

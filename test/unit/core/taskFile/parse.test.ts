@@ -513,12 +513,12 @@ describe('core/taskFile parseTaskFile', () => {
     it(`a title of ${MAX_TITLE_CHARS} characters loads; one more is refused with its length`, () => {
       ok(withTasks({ ...minimalTask, title: 'x'.repeat(MAX_TITLE_CHARS) }));
       const e = err(withTasks({ ...minimalTask, title: 'x'.repeat(MAX_TITLE_CHARS + 1) }));
-      assert.equal(e.message, `harness-tasks.json: tasks[0].title: must be at most ${MAX_TITLE_CHARS} characters long, got ${MAX_TITLE_CHARS + 1}`);
+      assert.equal(e.message, `harness-tasks.json: tasks[0].title: must be at most ${MAX_TITLE_CHARS} characters long, got ${MAX_TITLE_CHARS + 1} (in t1)`);
     });
 
     it('timeouts: 7 days load; more is refused, for the validation and every session timeout', () => {
       ok(JSON.stringify({ tasks: [{ ...minimalTask, validation: { command: 'x', timeout_seconds: MAX_TIMEOUT_SECONDS } }], session_config: { agent_timeout_seconds: MAX_TIMEOUT_SECONDS } }));
-      assert.equal(err(withTasks({ ...minimalTask, validation: { command: 'x', timeout_seconds: 2_147_484 } })).message, 'harness-tasks.json: tasks[0].validation.timeout_seconds: must be at most 604800, got 2147484');
+      assert.equal(err(withTasks({ ...minimalTask, validation: { command: 'x', timeout_seconds: 2_147_484 } })).message, 'harness-tasks.json: tasks[0].validation.timeout_seconds: must be at most 604800, got 2147484 (in t1)');
       for (const key of ['agent_timeout_seconds', 'cleanup_timeout_seconds', 'health_check_timeout_seconds']) {
         assert.equal(err(JSON.stringify({ tasks: [], session_config: { [key]: MAX_TIMEOUT_SECONDS + 1 } })).field, `session_config.${key}`);
       }

@@ -12,7 +12,7 @@ export function branchFor(id: string): string {
   return BRANCH_PREFIX + id;
 }
 
-/** The task id a harness branch serves, or undefined for any other branch. */
+/** The task id a harness-<id> branch serves, or undefined for any other branch. */
 export function taskIdOfBranch(branch: string): string | undefined {
   const name = branch.startsWith('refs/heads/') ? branch.slice('refs/heads/'.length) : branch;
   if (!name.startsWith(BRANCH_PREFIX)) return undefined;

@@ -44,7 +44,7 @@ git --version >/dev/null
 echo "Environment health check complete"
 `;
 
-export async function initHarness(paths: StatePaths, opts: InitOptions = {}): Promise<InitResult> {
+export async function initStateFiles(paths: StatePaths, opts: InitOptions = {}): Promise<InitResult> {
   const result: InitResult = { created: [], existing: [], ignored: [] };
   mkdirSync(paths.root, { recursive: true });
   const store = new StateStore(paths, 'launchpad init');

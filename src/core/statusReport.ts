@@ -1,7 +1,7 @@
 // Everything `status` shows, as data: the CLI prints it, `status --json` emits it, the
 // extension reads the same fields. Read-only: no lock, no write.
 import { analyzeTasks, type TaskState } from './tasks/dag';
-import { harnessWorktrees, type TaskWorktree } from './git/taskWorktrees';
+import { listTaskWorktrees, type TaskWorktree } from './git/taskWorktrees';
 import { keptAttemptsIn, keptByTask, type KeptAttempt } from './git/keptAttempts';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
@@ -99,7 +99,7 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     session_count: file.session_count,
     last_session: file.last_session ?? null,
     active_session: liveLockHolder(paths.sessionLock) ?? null,
-    worktrees: await harnessWorktrees(paths.root),
+    worktrees: await listTaskWorktrees(paths.root),
     recent_log: tailLog(paths.progress, logLines),
     tasks: summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root))),
   };

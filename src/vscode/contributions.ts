@@ -51,7 +51,7 @@ export const VIEWS = {
 export { SETTINGS } from './settingsSchema';
 
 export const CONTEXT_KEYS = {
-  hasHarness: 'launchpad.hasHarness',
+  hasTaskFile: 'launchpad.hasTaskFile',
   running: 'launchpad.running',
   tasksViewMode: 'launchpad.tasksViewMode',
   /** A long run (milestones) is going in this window. */

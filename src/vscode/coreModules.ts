@@ -2,8 +2,8 @@
 // module loads) and the controller — plus the settings' zod validation. Reached only through loadCore(),
 // never from activation: esbuild bundles a module imported only dynamically as a lazy initializer.
 export { Controller } from '../core/controller/controller';
-export { addTaskLogged, retryTaskLogged } from '../core/tasks/harnessEdits';
-export { GITIGNORE_ENTRIES, initHarness } from '../core/init';
+export { addTaskLogged, retryTaskLogged } from '../core/tasks/edits';
+export { GITIGNORE_ENTRIES, initStateFiles } from '../core/init';
 export { StateStore, TaskFileMissingError } from '../core/taskFile/store';
 export { parseSettings } from './settingsValidation';
 export { attachJournal } from '../core/journal/attach';

@@ -1,4 +1,4 @@
-// Activation: one output channel, one model of the harness, then the features, each
+// Activation: one output channel, one model of the state files, then the features, each
 // registering its disposables on the extension context. Nothing runs at activation: the model
 // loads on the next turn of the event loop and views fill in when it arrives.
 import * as vscode from 'vscode';
@@ -6,7 +6,7 @@ import { registerCommands } from './commands';
 import { onDidChangeSettings, readSettings } from './config';
 import { outputLogger } from './logger';
 import { registerMilestones, type MilestonesApi } from './milestones';
-import { HarnessModel } from './model/harnessModel';
+import { StateModel } from './model/stateModel';
 import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
@@ -15,7 +15,7 @@ import { registerTaskProvider } from './run/taskProvider';
 import { registerViews, type Views } from './views';
 
 export interface LaunchpadApi {
-  model: HarnessModel;
+  model: StateModel;
   runs: RunManager;
   /** The tree providers and views (tests read the items a person would see). */
   views: Views;
@@ -28,7 +28,7 @@ export interface LaunchpadApi {
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   const channel = vscode.window.createOutputChannel('Launchpad', { log: true });
   const logger = outputLogger(channel);
-  const model = new HarnessModel(logger);
+  const model = new StateModel(logger);
   const runs = new RunManager(model, logger);
   context.subscriptions.push(channel, model, runs);
 

@@ -1,10 +1,10 @@
-import { addTaskLogged } from '../../core/tasks/harnessEdits';
+import { addTaskLogged } from '../../core/tasks/edits';
 import { checkDependsOn, checkPriority, checkTimeout, checkTitle, type NewTask } from '../../core/tasks/taskOps';
 import type { TaskFile } from '../../core/taskFile/schema';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/controller/runConfig';
 import { splitList, numberOption, type Command, type CommandContext } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 import { ask } from '../ui/questions';
 
 /** The options that set a field of the task: any of them skips the questions. */
@@ -37,7 +37,7 @@ export const addCommand: Command = {
     const anyField = Object.keys(TASK_FIELD_OPTIONS).some((k) => values[k] !== undefined);
     const askQuestions = ctx.io.interactive && !!ctx.io.ask && !anyField;
     if (!ctx.positionals.length && !askQuestions) throw new UsageError(`add: expected 1 argument, got 0 (the title; on a terminal without options it is asked)\nusage: ${addCommand.usage}`);
-    const store = existingHarness(ctx, 'add');
+    const store = existingStateRoot(ctx, 'add');
     const input = askQuestions
       ? await askForTask(ctx, store.load().file)
       : {

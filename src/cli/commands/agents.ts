@@ -59,7 +59,7 @@ function presetJson(probe: PresetProbe, command: string): Record<string, unknown
   };
 }
 
-/** session_config.agent_args of the harness here, if there is one that loads. */
+/** session_config.agent_args of the task file here, if there is one that loads. */
 function taskFileAgentArgs(ctx: CommandContext): Record<string, string[]> | undefined {
   const root = findStateRoot(ctx.io.cwd, ctx.dir, ctx.io.env);
   if (!root) return undefined;

@@ -1,8 +1,8 @@
 import { CONFIG_KEYS, configKey, readConfigValue } from '../../core/tasks/configOps';
-import { setConfigLogged, unsetConfigLogged } from '../../core/tasks/harnessEdits';
+import { setConfigLogged, unsetConfigLogged } from '../../core/tasks/edits';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 
 export const configCommand: Command = {
   name: 'config',
@@ -24,7 +24,7 @@ export const configCommand: Command = {
   positionals: { min: 0, max: 2 },
   async run(ctx) {
     const { io, values, positionals } = ctx;
-    const store = existingHarness(ctx, 'config');
+    const store = existingStateRoot(ctx, 'config');
     if (typeof values.unset === 'string') {
       if (positionals.length) throw new UsageError('config: --unset KEY takes no other argument');
       const key = configKey(values.unset);

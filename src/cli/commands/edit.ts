@@ -1,8 +1,8 @@
-import { editTaskLogged } from '../../core/tasks/harnessEdits';
+import { editTaskLogged } from '../../core/tasks/edits';
 import type { TaskChanges } from '../../core/tasks/taskOps';
 import { type Command,numberOption, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 import { commandIn } from '../invocation';
 import { TASK_FIELD_OPTIONS } from './add';
 
@@ -41,7 +41,7 @@ export const editCommand: Command = {
       timeoutSeconds: text('timeout') === '' ? null : numberOption('timeout', values.timeout, { min: 0, above: true }),
       maxAttempts: numberOption('max-attempts', values['max-attempts'], { integer: true, min: 1 }),
     };
-    const store = existingHarness(ctx, 'edit');
+    const store = existingStateRoot(ctx, 'edit');
     const { task, changed } = await editTaskLogged(store, id, changes);
     if (!changed.length) ctx.io.out(`${id}: nothing changed (the values given are the ones it has)\n`);
     for (const c of changed) ctx.io.out(`${id}: ${c.field} ${show(c.before)} -> ${show(c.after)}\n`);

@@ -1,8 +1,8 @@
 import { Git } from '../../core/git/git';
-import { GITIGNORE_ENTRIES, initHarness } from '../../core/init';
+import { GITIGNORE_ENTRIES, initStateFiles } from '../../core/init';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { harnessRootForInit } from '../harness';
+import { stateRootForInit } from '../stateRoot';
 import { commandIn } from '../invocation';
 
 export const initCommand: Command = {
@@ -21,13 +21,13 @@ export const initCommand: Command = {
   async run(ctx) {
     const { io, values } = ctx;
     if (values.gitignore && values['no-gitignore']) throw new UsageError('init: --gitignore and --no-gitignore exclude each other');
-    const paths = harnessRootForInit(ctx);
+    const paths = stateRootForInit(ctx);
     let gitignore = values.gitignore === true;
     if (!gitignore && !values['no-gitignore'] && io.interactive && io.ask) {
       const answer = await io.ask('Add the Launchpad state files to .gitignore? [y/N] ');
       gitignore = /^y(es)?$/i.test(answer.trim());
     }
-    const result = await initHarness(paths, { gitignore, initScript: values['init-script'] === true });
+    const result = await initStateFiles(paths, { gitignore, initScript: values['init-script'] === true });
     io.out(`Launchpad state root: ${paths.root}\n`);
     for (const f of result.created) io.out(`  created  ${f}\n`);
     for (const f of result.existing) io.out(`  kept     ${f} (already there)\n`);

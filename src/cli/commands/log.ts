@@ -4,7 +4,7 @@ import { CATEGORIES, LOG_TYPES } from '../../core/log/logLine';
 import { filterLog, lineMatches, LogFollower, readLogLines, unterminatedTail } from '../../core/log/logReader';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 import { paintLogLine } from '../ui/logLineView';
 
 export const logCommand: Command = {
@@ -22,7 +22,7 @@ export const logCommand: Command = {
   },
   globals: ['dir', 'no-color'],
   async run(ctx) {
-    const store = existingHarness(ctx, 'log');
+    const store = existingStateRoot(ctx, 'log');
     const filter = parseLogFilter(ctx.values);
     const file = store.paths.progress;
     const closed = ctx.io.outputClosed;
@@ -76,7 +76,7 @@ export const logCommand: Command = {
 
 class OutputClosed extends Error {}
 /** Whether the task file has the task; a task file that does not load does not say no. */
-function knownTask(store: ReturnType<typeof existingHarness>, id: string): boolean {
+function knownTask(store: ReturnType<typeof existingStateRoot>, id: string): boolean {
   try {
     return store.load().file.tasks.some((t) => t.id === id);
   } catch {

@@ -3,7 +3,7 @@ import { Git } from '../../core/git/git';
 import { pruneKeptAttempts } from '../../core/git/keptAttempts';
 import { numberOption, type Command } from '../command';
 import { EXIT } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 
 export const pruneAttemptsCommand: Command = {
   name: 'prune-attempts',
@@ -22,7 +22,7 @@ export const pruneAttemptsCommand: Command = {
   positionals: { min: 0, max: Infinity },
   async run(ctx) {
     const olderThanDays = numberOption('older-than', ctx.values['older-than'], { min: 0 });
-    const store = existingHarness(ctx, 'prune-attempts');
+    const store = existingStateRoot(ctx, 'prune-attempts');
     const { file } = store.load();
     const git = new Git(store.paths.root);
     if (!(await git.toplevel())) {

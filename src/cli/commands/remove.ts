@@ -1,7 +1,7 @@
-import { removeTaskLogged } from '../../core/tasks/harnessEdits';
+import { removeTaskLogged } from '../../core/tasks/edits';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 
 export const removeCommand: Command = {
   name: 'remove',
@@ -17,7 +17,7 @@ export const removeCommand: Command = {
   positionals: { min: 1, max: 1 },
   async run(ctx) {
     const id = ctx.positionals[0]!;
-    const store = existingHarness(ctx, 'remove');
+    const store = existingStateRoot(ctx, 'remove');
     const { task, detached, unblocked } = await removeTaskLogged(store, id, { force: ctx.values.force === true });
     ctx.io.out(`${id}: removed ("${task.title}")\n`);
     for (const d of detached) ctx.io.out(`${d}: no longer depends on ${id}${unblocked.includes(d) ? '; pending again (was blocked by it)' : ''}\n`);

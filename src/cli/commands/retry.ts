@@ -1,8 +1,8 @@
 import { canRetry } from '../../core/tasks/transitions';
-import { retryTasksLogged } from '../../core/tasks/harnessEdits';
+import { retryTasksLogged } from '../../core/tasks/edits';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 
 export const retryCommand: Command = {
   name: 'retry',
@@ -19,7 +19,7 @@ export const retryCommand: Command = {
     if (!all && !ctx.positionals.length) {
       throw new UsageError(`retry: expected 1 argument, got 0 (the id of a failed task; several ids, or --failed, retry more)\nusage: ${retryCommand.usage}`);
     }
-    const store = existingHarness(ctx, 'retry');
+    const store = existingStateRoot(ctx, 'retry');
     let ids = ctx.positionals;
     if (all) {
       ids = store.load().file.tasks.filter(canRetry).map((t) => t.id);

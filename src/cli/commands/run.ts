@@ -13,7 +13,7 @@ import { buildStatus } from '../../core/statusReport';
 import { taskFileSchema, type TaskFile } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
 import { numberOption, shellQuote, type Command, type CommandContext } from '../command';
-import { harnessRootForInit } from '../harness';
+import { stateRootForInit } from '../stateRoot';
 import { commandIn } from '../invocation';
 import { stderrLogger, type Io } from '../io';
 import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
@@ -74,7 +74,7 @@ export const runCommand: Command = {
   async run(ctx) {
     const { io, values } = ctx;
     const json = values.json === true;
-    const paths = harnessRootForInit(ctx);
+    const paths = stateRootForInit(ctx);
     const settings: RunSettings = {
       cliAgent: values.agent as string | undefined,
       cliAgentArgs: values['agent-args'] as string | undefined,

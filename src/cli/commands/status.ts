@@ -5,7 +5,7 @@ import type { Command } from '../command';
 import { colours, type Colours } from '../ui/colour';
 import { paintLogLine } from '../ui/logLineView';
 import { EXIT } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 
 export const statusCommand: Command = {
   name: 'status',
@@ -17,7 +17,7 @@ export const statusCommand: Command = {
   },
   globals: ['dir', 'no-color'],
   async run(ctx) {
-    const store = existingHarness(ctx, 'status');
+    const store = existingStateRoot(ctx, 'status');
     let report: StatusReport;
     try {
       report = await buildStatus(store);

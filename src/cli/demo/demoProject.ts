@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { initHarness } from '../../core/init';
+import { initStateFiles } from '../../core/init';
 import { StatePaths } from '../../core/statePaths';
 import { StateStore } from '../../core/taskFile/store';
 import { addTask, type NewTask } from '../../core/tasks/taskOps';
@@ -14,7 +14,7 @@ const FILES: Record<string, string> = {
   'check.js': `const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const part = process.argv[2];
-const load = (name) => require('./src/' + name + '.js');
+const load = (name) => require('./src' + name + '.js');
 const checks = {
   slugify: () => assert.equal(load('slugify').slugify(' Hello, World! '), 'hello-world'),
   wordCount: () => {
@@ -44,7 +44,7 @@ const TASKS: NewTask[] = [
   { title: 'Document the API in docs/API.md', context: 'docs/API.md with one section per function.', files: ['docs/'], dependsOn: ['task-001', 'task-002', 'task-004'], validate: 'node check.js docs', timeoutSeconds: 30, priority: 'P2' },
 ];
 
-/** Creates the demo repository and its harness in `dir` (which must be empty or absent). */
+/** Creates the demo repository and its task file in `dir` (which must be empty or absent). */
 export async function createDemoProject(dir: string, agentCommand: string): Promise<StatePaths> {
   mkdirSync(dir, { recursive: true });
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
@@ -57,7 +57,7 @@ export async function createDemoProject(dir: string, agentCommand: string): Prom
     writeFileSync(join(dir, path), content);
   }
   const paths = new StatePaths(dir);
-  await initHarness(paths, { gitignore: true });
+  await initStateFiles(paths, { gitignore: true });
   await new StateStore(paths, 'launchpad demo').transact((file) => {
     file.session_config.max_parallel_agents = 3;
     file.session_config.agent_command = agentCommand;

@@ -7,7 +7,7 @@ import { eligibleTasks, isPermanentlyFailed, nextRetryTime, selectBatch, tasksMi
 import { Emitter } from '../events';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
-import { excludeArtefacts, initHarness } from '../init';
+import { excludeArtefacts, initStateFiles } from '../init';
 import { acquireLock, tryAcquireLock, type LockHandle } from '../lock';
 import { logTimestamp, type LogEntry } from '../log/logLine';
 import { silentLogger, type Logger } from '../logger';
@@ -110,7 +110,7 @@ export class Controller {
         throw new RunConfigError(`the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`);
       }
 
-      if (!store.exists()) await initHarness(paths, { session: 1 });
+      if (!store.exists()) await initStateFiles(paths, { session: 1 });
       const recovered = store.recover();
       if (recovered.kind === 'unrecoverable') {
         const session = lastLoggedSession(paths.progress);

@@ -17,7 +17,7 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
 import { type MdTask, subtasksOf } from './tasksMd';
 
-/** The field of a harness task that links it to its spec subtask. */
+/** The field of a harness-tasks.json task that links it to its spec subtask. */
 export const SPEC_TASK_FIELD = 'spec_task';
 
 export interface SpecTaskRef {
@@ -48,9 +48,9 @@ export function unfinishedParents(md: readonly MdTask[]): MdTask[] {
 }
 
 export interface ImportResult {
-  /** Harness task ids of the parents in scope, in tasks.md order. */
+  /** Task ids (in harness-tasks.json) of the parents in scope, in tasks.md order. */
   imported: string[];
-  /** Harness task ids taken out (out of scope, or no longer in tasks.md). */
+  /** Task ids (in harness-tasks.json) taken out (out of scope, or no longer in tasks.md). */
   removed: string[];
   /** Subtasks in scope with no validation command anywhere. */
   withoutValidation: string[];

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { NewTask } from '../../core/tasks/taskOps';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
-import type { HarnessSnapshot } from '../model/harnessModel';
+import type { StateSnapshot } from '../model/stateModel';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -51,7 +51,7 @@ function isNewTask(arg: unknown): arg is NewTask {
 }
 
 /** The quick-input steps; undefined as soon as one is cancelled. */
-async function askForTask(s: HarnessSnapshot): Promise<NewTask | undefined> {
+async function askForTask(s: StateSnapshot): Promise<NewTask | undefined> {
   const title = await vscode.window.showInputBox({
     title: `Add Task (1/${STEPS})`,
     prompt: 'What should the agent do? (the task title)',

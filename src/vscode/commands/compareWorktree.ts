@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { Git } from '../../core/git/git';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import type { Worktree } from './args';
 
 export const BASE_SCHEME = 'launchpad-base';
@@ -33,7 +33,7 @@ function baseUri(ref: BaseRef): vscode.Uri {
   return vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${ref.path}`, query: JSON.stringify(ref) });
 }
 
-export async function compareWorktree(model: HarnessModel, wt: Worktree): Promise<void> {
+export async function compareWorktree(model: StateModel, wt: Worktree): Promise<void> {
   const git = new Git(wt.path);
   const base = await baseCommit(model, wt, git);
   if (!base) {
@@ -67,7 +67,7 @@ export async function compareWorktree(model: HarnessModel, wt: Worktree): Promis
   }
 }
 
-async function baseCommit(model: HarnessModel, wt: Worktree, git: Git): Promise<string | undefined> {
+async function baseCommit(model: StateModel, wt: Worktree, git: Git): Promise<string | undefined> {
   const started = model.snapshot?.byId.get(wt.taskId)?.task.started_at_commit ?? undefined;
   if (started && (await git.commitExists(started))) return started;
   const main = model.stateRoot();

@@ -2,12 +2,12 @@
 import type * as vscode from 'vscode';
 import type { Logger } from '../../core/logger';
 import type { CommandId, COMMANDS } from '../contributions';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import type { RunManager } from '../run/runManager';
 import type { Views } from '../views';
 
 export interface CommandDeps {
-  model: HarnessModel;
+  model: StateModel;
   runs: RunManager;
   views: Views;
   channel: vscode.LogOutputChannel;

@@ -6,7 +6,7 @@ import { registerBaseContent } from './compareWorktree';
 import { addTaskCommands } from './addTask';
 import { agentHookCommands } from './agentHooks';
 import type { CommandDeps, Handlers } from './deps';
-import { harnessCommands } from './harnessCommands';
+import { setupCommands } from './setupCommands';
 import { runCommands } from './runCommands';
 import { registerSessionDocument, startSessionCommands } from './startSession';
 import { registerStatusDocument } from './statusDocument';
@@ -20,7 +20,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     ...runCommands(deps),
     ...addTaskCommands(deps),
     ...taskCommands(deps),
-    ...harnessCommands(deps),
+    ...setupCommands(deps),
     ...worktreeCommands(deps),
     ...agentHookCommands(deps),
     ...startSessionCommands(deps),

@@ -5,14 +5,14 @@ import * as vscode from 'vscode';
 import { tailLog } from '../../core/log/logReader';
 import { computeStats } from '../../core/tasks/stats';
 import { fencedBlock } from '../markdown';
-import type { HarnessModel, HarnessSnapshot } from '../model/harnessModel';
+import type { StateModel, StateSnapshot } from '../model/stateModel';
 import { STATE_LABELS } from '../views/taskPresentation';
 
 export const STATUS_SCHEME = 'launchpad-status';
 export const statusUri = (): vscode.Uri => vscode.Uri.from({ scheme: STATUS_SCHEME, path: '/Launchpad Status.md' });
 const RECENT_LOG_LINES = 10;
 
-export function registerStatusDocument(model: HarnessModel): vscode.Disposable {
+export function registerStatusDocument(model: StateModel): vscode.Disposable {
   const changed = new vscode.EventEmitter<vscode.Uri>();
   const provider: vscode.TextDocumentContentProvider = {
     onDidChange: changed.event,
@@ -29,7 +29,7 @@ export function registerStatusDocument(model: HarnessModel): vscode.Disposable {
  * Shows the status rendered: VS Code's Markdown preview of the document, which follows it as the
  * model changes (the document itself where the Markdown extension is missing). Returns its URI.
  */
-export async function showStatus(model: HarnessModel): Promise<vscode.Uri> {
+export async function showStatus(model: StateModel): Promise<vscode.Uri> {
   await model.refresh();
   const uri = statusUri();
   // Opened here first: the provider's change events reach only documents open in this
@@ -43,7 +43,7 @@ export async function showStatus(model: HarnessModel): Promise<vscode.Uri> {
   return uri;
 }
 
-export function renderStatus(s: HarnessSnapshot): string {
+export function renderStatus(s: StateSnapshot): string {
   const out: string[] = ['# Launchpad status', '', `State root: \`${s.paths.root}\``, ''];
   if (!s.exists) return [...out, 'No `harness-tasks.json` here yet: run **Launchpad: Initialize**.', ''].join('\n');
   if (s.error || !s.file) return [...out, '**harness-tasks.json is not valid:**', '', fencedBlock(s.error?.message ?? 'unreadable'), ''].join('\n');

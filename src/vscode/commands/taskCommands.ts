@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
-import type { TaskEntry } from '../model/harnessModel';
+import type { TaskEntry } from '../model/stateModel';
 import { terminalOfTask } from '../run/taskTerminals';
 import { requireTrust } from '../trust';
 import { taskIdOf } from './args';

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { Git } from '../../core/git/git';
 import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
-import type { HarnessSnapshot } from '../model/harnessModel';
+import type { StateSnapshot } from '../model/stateModel';
 import { requireTrust } from '../trust';
 import { toWorktree, worktreeOf, type Worktree } from './args';
 import { compareWorktree } from './compareWorktree';
@@ -40,7 +40,7 @@ export function worktreeCommands(deps: CommandDeps): Handlers<WorktreeCommand> {
   };
 }
 
-async function pickWorktree(s: HarnessSnapshot): Promise<Worktree | undefined> {
+async function pickWorktree(s: StateSnapshot): Promise<Worktree | undefined> {
   if (!s.worktrees.length) {
     void vscode.window.showInformationMessage('Launchpad: no task worktrees.');
     return undefined;

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { parseLogLine } from '../../core/log/logLine';
 import type { TaskState } from '../../core/tasks/dag';
 import { COMMANDS } from '../contributions';
-import type { HarnessModel, TaskEntry } from '../model/harnessModel';
+import type { StateModel, TaskEntry } from '../model/stateModel';
 import { revealTaskUri } from './revealTaskUri';
 import { MAX_LINK_LINES } from './taskLinks';
 import { TASK_TOKEN } from './taskTokens';
@@ -22,7 +22,7 @@ const STATE_ICONS: Record<TaskState, string> = {
 const TAIL_LINES = 8;
 
 export class TaskHoverProvider implements vscode.HoverProvider {
-  constructor(private readonly model: HarnessModel) {}
+  constructor(private readonly model: StateModel) {}
 
   provideHover(doc: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
     const range = doc.getWordRangeAtPosition(position, new RegExp(TASK_TOKEN.source));

@@ -9,7 +9,7 @@ import type { Logger } from '../../core/logger';
 import type { StatePaths } from '../../core/statePaths';
 import { CONTEXT_KEYS } from '../contributions';
 import { loadCore, type Core } from '../coreLoader';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import { vscodeTaskTerminals } from './taskTerminals';
 
 export interface ActiveRun {
@@ -34,7 +34,7 @@ export class RunManager implements vscode.Disposable {
   private starting = false;
 
   constructor(
-    readonly model: HarnessModel,
+    readonly model: StateModel,
     readonly logger: Logger,
   ) {}
 

@@ -9,10 +9,10 @@ import type { Logger } from '../../core/logger';
 import { computeStats, type Stats } from '../../core/tasks/stats';
 import { COMMANDS } from '../contributions';
 import { offer } from '../notify';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import type { ActiveRun, RunManager } from './runManager';
 
-export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: HarnessModel, logger: Logger): void {
+export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: StateModel, logger: Logger): void {
   let item: vscode.StatusBarItem | undefined;
   // The tasks' reported cost when the run started: the status bar shows what this run added.
   let costAtStart: number | undefined;
@@ -56,7 +56,7 @@ export function formatCounts(st: Stats): string {
   return parts.join(' · ');
 }
 
-function currentStats(model: HarnessModel): Stats | undefined {
+function currentStats(model: StateModel): Stats | undefined {
   const file = model.snapshot?.file;
   return file ? computeStats(file.tasks) : undefined;
 }
@@ -67,7 +67,7 @@ export function runCost(now: number | undefined, atStart: number | undefined): s
   return `$${Number((now - (atStart ?? 0)).toFixed(10))}`;
 }
 
-function showRunning(item: vscode.StatusBarItem, model: HarnessModel, costAtStart: number | undefined): void {
+function showRunning(item: vscode.StatusBarItem, model: StateModel, costAtStart: number | undefined): void {
   const st = currentStats(model);
   const cost = runCost(st?.cost_usd, costAtStart);
   item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}${cost ? ` · ${cost}` : ''}`;
@@ -86,7 +86,7 @@ function showOutcome(item: vscode.StatusBarItem, outcome: RunOutcome): void {
   item.show();
 }
 
-async function notify(run: ActiveRun, model: HarnessModel): Promise<void> {
+async function notify(run: ActiveRun, model: StateModel): Promise<void> {
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Launchpad' }, async (progress) => {
     const report = () => {
       const st = currentStats(model);

@@ -14,7 +14,7 @@ import * as vscode from 'vscode';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/controller/runConfig';
 import { runProcess } from '../../core/process/runProcess';
 import { COMMANDS, TASK_TYPE } from '../contributions';
-import type { HarnessModel, TaskEntry } from '../model/harnessModel';
+import type { StateModel, TaskEntry } from '../model/stateModel';
 import { requireTrust } from '../trust';
 import type { ActiveRun, RunManager } from './runManager';
 import { TaskPseudoterminal, toTerminal } from './taskPseudoterminal';
@@ -28,7 +28,7 @@ export interface LaunchpadTaskDefinition extends vscode.TaskDefinition {
 const SOURCE = 'Launchpad';
 const MIN_OPEN_MS = 700;
 
-export function registerTaskProvider(model: HarnessModel, runs: RunManager): vscode.Disposable {
+export function registerTaskProvider(model: StateModel, runs: RunManager): vscode.Disposable {
   return vscode.tasks.registerTaskProvider(TASK_TYPE, {
     async provideTasks() {
       // Tasks run processes: VS Code offers none in Restricted Mode, and Launchpad lists none there.
@@ -55,7 +55,7 @@ export function registerTaskProvider(model: HarnessModel, runs: RunManager): vsc
 
 type Scope = vscode.WorkspaceFolder | vscode.TaskScope.Workspace | vscode.TaskScope.Global;
 
-function scopeOf(model: HarnessModel): vscode.WorkspaceFolder | vscode.TaskScope.Workspace {
+function scopeOf(model: StateModel): vscode.WorkspaceFolder | vscode.TaskScope.Workspace {
   const root = model.stateRoot()?.root;
   return (root && vscode.workspace.getWorkspaceFolder(vscode.Uri.file(root))) || vscode.TaskScope.Workspace;
 }
@@ -65,7 +65,7 @@ function validateLabel(t: { id: string; title: string }): string {
   return `validate ${t.id} · ${t.title}`;
 }
 
-function validateTask(definition: LaunchpadTaskDefinition, scope: Scope, model: HarnessModel, t: TaskEntry): vscode.Task {
+function validateTask(definition: LaunchpadTaskDefinition, scope: Scope, model: StateModel, t: TaskEntry): vscode.Task {
   const root = model.stateRoot()?.root;
   const command = t.validation_command!;
   const timeoutS = t.task.validation?.timeout_seconds ?? DEFAULT_VALIDATION_TIMEOUT_S;

@@ -2,7 +2,7 @@
 // mode, page a long list. The mode is remembered per workspace.
 import * as vscode from 'vscode';
 import { CONTEXT_KEYS, VIEWS } from '../contributions';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import { TasksProvider } from './tasksProvider';
 import type { TaskNode, TasksViewMode } from './taskTree';
 import { WorktreesProvider, type WorktreeNode } from './worktreesProvider';
@@ -19,7 +19,7 @@ export interface Views {
   setMode(mode: TasksViewMode): void;
 }
 
-export function registerViews(context: vscode.ExtensionContext, model: HarnessModel): Views {
+export function registerViews(context: vscode.ExtensionContext, model: StateModel): Views {
   const saved = context.workspaceState.get<TasksViewMode>(MODE_KEY);
   const mode: TasksViewMode = saved === 'dependency' ? 'dependency' : 'state';
   const tasks = new TasksProvider(model, mode);

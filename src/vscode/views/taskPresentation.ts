@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { TaskState } from '../../core/tasks/dag';
 import { describeCost } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
-import type { TaskEntry } from '../model/harnessModel';
+import type { TaskEntry } from '../model/stateModel';
 
 export const STATE_LABELS: Record<TaskState, string> = {
   running: 'Running',

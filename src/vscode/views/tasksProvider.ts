@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
-import type { HarnessModel, HarnessSnapshot, TaskEntry } from '../model/harnessModel';
+import type { StateModel, StateSnapshot, TaskEntry } from '../model/stateModel';
 import { STATE_LABELS, stateIcon, taskRow, taskTooltip } from './taskPresentation';
 import {
   dependencyIndex,
@@ -28,15 +28,15 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
   private readonly changed = new vscode.EventEmitter<TaskNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscription: vscode.Disposable;
-  /** How many children each list shows (view state, not harness state). */
+  /** How many children each list shows (view state, not task state). */
   private readonly limits = new Map<string, number>();
   /** Derived per snapshot, dropped with it. */
-  private readonly groups = new WeakMap<HarnessSnapshot, ReturnType<typeof groupByState>>();
-  private readonly indexes = new WeakMap<HarnessSnapshot, DependencyIndex>();
+  private readonly groups = new WeakMap<StateSnapshot, ReturnType<typeof groupByState>>();
+  private readonly indexes = new WeakMap<StateSnapshot, DependencyIndex>();
   private lastKey: string | undefined;
 
   constructor(
-    private readonly model: HarnessModel,
+    private readonly model: StateModel,
     private viewMode: TasksViewMode,
   ) {
     this.subscription = model.onDidChange((s) => {
@@ -185,7 +185,7 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     return nodes;
   }
 
-  private depNode(s: HarnessSnapshot, path: string[], parent: TaskItemNode | undefined): TaskItemNode {
+  private depNode(s: StateSnapshot, path: string[], parent: TaskItemNode | undefined): TaskItemNode {
     const id = path.at(-1)!;
     const cycle = path.indexOf(id) < path.length - 1;
     const expandable = !cycle && (this.indexOf(s).dependents.get(id)?.length ?? 0) > 0;
@@ -196,13 +196,13 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     return this.limits.get(listKey) ?? PAGE_SIZE;
   }
 
-  private groupsOf(s: HarnessSnapshot) {
+  private groupsOf(s: StateSnapshot) {
     let g = this.groups.get(s);
     if (!g) this.groups.set(s, (g = groupByState(s.tasks)));
     return g;
   }
 
-  private indexOf(s: HarnessSnapshot): DependencyIndex {
+  private indexOf(s: StateSnapshot): DependencyIndex {
     let i = this.indexes.get(s);
     if (!i) this.indexes.set(s, (i = dependencyIndex(s.tasks)));
     return i;
@@ -215,7 +215,7 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
 }
 
 /** What of a snapshot the Tasks view shows: equal keys, equal rows. */
-function shownKey(s: HarnessSnapshot): string {
+function shownKey(s: StateSnapshot): string {
   return JSON.stringify([s.paths.root, s.exists, s.error?.message, s.fileText, s.worktrees.map((w) => w.task), [...s.withAttempts]]);
 }
 
@@ -224,7 +224,7 @@ function stateNode(id: string, group: GroupNode): TaskItemNode {
 }
 
 /** `task:<state>`, plus `:worktree` and `:transcript` when it has them (package.json menus match these). */
-export function taskContextValue(t: TaskEntry, s: HarnessSnapshot): string {
+export function taskContextValue(t: TaskEntry, s: StateSnapshot): string {
   let value = `task:${t.state}`;
   if (s.worktrees.some((w) => w.task === t.id)) value += ':worktree';
   if (s.withAttempts.has(t.id)) value += ':transcript';

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { escapeMarkdown } from '../markdown';
 import { toWorktree, type Worktree } from '../commands/args';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import { STATE_LABELS, stateIcon } from './taskPresentation';
 
 /** A row of the view; commands get it as their argument (commands/args.ts). */
@@ -16,7 +16,7 @@ export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>,
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscription: vscode.Disposable;
 
-  constructor(private readonly model: HarnessModel) {
+  constructor(private readonly model: StateModel) {
     // As the Tasks view does: refreshed only when what it shows changed (tasksProvider.ts says why).
     let lastKey: string | undefined;
     this.subscription = model.onDidChange((s) => {

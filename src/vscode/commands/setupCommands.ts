@@ -6,7 +6,7 @@ import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
 
-type HarnessCommand =
+type SetupCommand =
   | typeof COMMANDS.init
   | typeof COMMANDS.refresh
   | typeof COMMANDS.showOutput
@@ -14,7 +14,7 @@ type HarnessCommand =
   | typeof COMMANDS.viewByDependency
   | typeof COMMANDS.showMore;
 
-export function harnessCommands(deps: CommandDeps): Handlers<HarnessCommand> {
+export function setupCommands(deps: CommandDeps): Handlers<SetupCommand> {
   return {
     [COMMANDS.init]: (arg) => init(deps, arg),
     [COMMANDS.refresh]: () => deps.model.refresh(),
@@ -37,7 +37,7 @@ async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void>
     void vscode.window.showErrorMessage('Launchpad: open a folder first.');
     return;
   }
-  const { GITIGNORE_ENTRIES, initHarness } = await loadCore();
+  const { GITIGNORE_ENTRIES, initStateFiles } = await loadCore();
   let gitignore: boolean;
   if (arg && typeof arg === 'object' && 'gitignore' in arg && typeof arg.gitignore === 'boolean') {
     gitignore = arg.gitignore;
@@ -57,7 +57,7 @@ async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void>
     gitignore = choice.gitignore;
   }
   try {
-    const result = await initHarness(paths, { gitignore });
+    const result = await initStateFiles(paths, { gitignore });
     await model.refresh();
     const parts = [
       result.created.length ? `created ${result.created.join(', ')}` : 'everything was already there',

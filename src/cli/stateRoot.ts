@@ -5,7 +5,7 @@ import type { CommandContext } from './command';
 import { HarnessNotFoundError } from './exit';
 
 /** The state root of an existing harness: --dir, $HARNESS_STATE_ROOT, or found upward. */
-export function existingHarness(ctx: CommandContext, command: string): StateStore {
+export function existingStateRoot(ctx: CommandContext, command: string): StateStore {
   const root = findStateRoot(ctx.io.cwd, ctx.dir, ctx.io.env);
   if (!root) throw new HarnessNotFoundError(ctx.io.cwd);
   const store = new StateStore(new StatePaths(root), `launchpad ${command}`);
@@ -16,6 +16,6 @@ export function existingHarness(ctx: CommandContext, command: string): StateStor
 }
 
 /** Where `init` (and a first `run`) creates the harness: --dir, $HARNESS_STATE_ROOT, found upward, or here. */
-export function harnessRootForInit(ctx: CommandContext): StatePaths {
+export function stateRootForInit(ctx: CommandContext): StatePaths {
   return new StatePaths(findStateRoot(ctx.io.cwd, ctx.dir, ctx.io.env) ?? ctx.io.cwd);
 }

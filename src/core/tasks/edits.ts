@@ -1,4 +1,4 @@
-// A person's edits to the harness as whole transactions, shared by the CLI and the extension:
+// A person's edits to the task file as whole transactions, shared by the CLI and the extension:
 // the task file changes under the state lock, then one log line per task says what happened.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { ProgressLog } from '../log/progressLog';

@@ -1,4 +1,4 @@
-// The one copy of the harness state the extension's views read: the task file as the core
+// The one copy of the Launchpad state the extension's views read: the task file as the core
 // parses and analyses it, the task worktrees, the live run's lock holder. It reloads when the
 // state files change on disk, whoever changed them (a run here, the CLI in a terminal, another
 // window, an edit), through a short debounce. Views never keep state of their own.
@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE, type AttemptPaths } from '../../core/statePaths';
-import { harnessWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
+import { listTaskWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
 import { keptAttemptsIn, keptByTask, type KeptAttempt } from '../../core/git/keptAttempts';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
@@ -19,7 +19,7 @@ export interface TaskEntry extends TaskSummary {
   task: Task;
 }
 
-export interface HarnessSnapshot {
+export interface StateSnapshot {
   paths: StatePaths;
   /** harness-tasks.json exists (it may still be invalid: see `error`). */
   exists: boolean;
@@ -46,20 +46,20 @@ const DEBOUNCE_MS = 100;
 const WATCHED =
   '{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock,.launchpad/session.lock/holder.json,.git/worktrees/*}';
 
-export class HarnessModel implements vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<HarnessSnapshot>();
+export class StateModel implements vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<StateSnapshot>();
   readonly onDidChange = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [this.emitter];
   private watcher: vscode.Disposable | undefined;
   private watchedRoot: string | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private loading: Promise<HarnessSnapshot> | undefined;
-  private reloading: Promise<HarnessSnapshot> | undefined;
-  private current: HarnessSnapshot | undefined;
-  private firstLoad: { promise: Promise<HarnessSnapshot>; resolve: (s: HarnessSnapshot) => void };
+  private loading: Promise<StateSnapshot> | undefined;
+  private reloading: Promise<StateSnapshot> | undefined;
+  private current: StateSnapshot | undefined;
+  private firstLoad: { promise: Promise<StateSnapshot>; resolve: (s: StateSnapshot) => void };
 
   constructor(private readonly logger: Logger) {
-    let resolve!: (s: HarnessSnapshot) => void;
+    let resolve!: (s: StateSnapshot) => void;
     this.firstLoad = { promise: new Promise((r) => (resolve = r)), resolve };
     this.disposables.push(
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh(0)),
@@ -69,12 +69,12 @@ export class HarnessModel implements vscode.Disposable {
   }
 
   /** The latest snapshot, or undefined before the first load finishes. */
-  get snapshot(): HarnessSnapshot | undefined {
+  get snapshot(): StateSnapshot | undefined {
     return this.current;
   }
 
   /** The latest snapshot, waiting for the first load when there is none yet. */
-  whenLoaded(): Promise<HarnessSnapshot> {
+  whenLoaded(): Promise<StateSnapshot> {
     return this.current ? Promise.resolve(this.current) : this.firstLoad.promise;
   }
 
@@ -90,7 +90,7 @@ export class HarnessModel implements vscode.Disposable {
    * Loads now and notifies listeners. Calls during a load share one more load after it, so a
    * change that lands while reading is never missed.
    */
-  refresh(): Promise<HarnessSnapshot> {
+  refresh(): Promise<StateSnapshot> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.loading) {
@@ -116,7 +116,7 @@ export class HarnessModel implements vscode.Disposable {
     this.timer = setTimeout(() => void this.refresh(), delay);
   }
 
-  private async load(): Promise<HarnessSnapshot> {
+  private async load(): Promise<StateSnapshot> {
     const paths = this.stateRoot();
     if (!paths) {
       const empty = emptySnapshot(new StatePaths('/'));
@@ -143,10 +143,10 @@ export class HarnessModel implements vscode.Disposable {
     snapshot.worktrees = previous;
     this.publish(snapshot);
     if (!vscode.workspace.isTrusted) return snapshot;
-    let worktrees: HarnessSnapshot['worktrees'];
+    let worktrees: StateSnapshot['worktrees'];
     let kept: KeptAttempt[];
     try {
-      [worktrees, kept] = await Promise.all([harnessWorktrees(paths.root), keptAttemptsIn(paths.root)]);
+      [worktrees, kept] = await Promise.all([listTaskWorktrees(paths.root), keptAttemptsIn(paths.root)]);
     } catch (err) {
       this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
       return snapshot;
@@ -160,9 +160,9 @@ export class HarnessModel implements vscode.Disposable {
     return complete;
   }
 
-  private publish(snapshot: HarnessSnapshot): void {
+  private publish(snapshot: StateSnapshot): void {
     this.current = snapshot;
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.hasHarness, snapshot.exists);
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.hasTaskFile, snapshot.exists);
     this.firstLoad.resolve(snapshot);
     this.emitter.fire(snapshot);
   }
@@ -212,12 +212,12 @@ function watchStateFiles(root: string, onChange: () => void, logger: Logger): vs
   }
 }
 
-function emptySnapshot(paths: StatePaths): HarnessSnapshot {
+function emptySnapshot(paths: StatePaths): StateSnapshot {
   return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], keptAttempts: [], withAttempts: new Set() };
 }
 
 /** The snapshot's task entries from its file, with the kept attempts given. */
-function setTasks(snapshot: HarnessSnapshot, kept: KeptAttempt[]): void {
+function setTasks(snapshot: StateSnapshot, kept: KeptAttempt[]): void {
   const summaries = summarizeTasks(snapshot.file!, keptByTask(kept));
   snapshot.keptAttempts = kept;
   snapshot.tasks = summaries.map((s, i) => ({ ...s, task: snapshot.file!.tasks[i]! }));

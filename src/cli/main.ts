@@ -1,25 +1,25 @@
 // launchpad <command> [options]: argv → a command → the core. Exit codes in exit.ts.
+import { type Command, commandColours, commandHelp, GLOBAL_OPTIONS, parseCommandArgs } from './command';
 import { addCommand } from './commands/add';
 import { agentsCommand } from './commands/agents';
 import { configCommand } from './commands/config';
 import { demoAgentCommand, demoCommand } from './commands/demo';
+import { editCommand } from './commands/edit';
 import { hookCommand } from './commands/hook';
 import { hooksCommand } from './commands/hooks';
-import { editCommand } from './commands/edit';
 import { initCommand } from './commands/init';
 import { journalCommand } from './commands/journal';
 import { logCommand } from './commands/log';
-import { restoreBackupCommand } from './commands/restoreBackup';
 import { milestonesCommand } from './commands/milestones';
 import { pruneAttemptsCommand } from './commands/pruneAttempts';
 import { removeCommand } from './commands/remove';
+import { restoreBackupCommand } from './commands/restoreBackup';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
-import { commandColours, commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './command';
 import { errorJson, EXIT, exitFor, UsageError } from './exit';
-import { processIo, type Io } from './io';
+import { type Io, processIo } from './io';
 
 export const COMMANDS: Command[] = [
   initCommand,
@@ -66,7 +66,7 @@ function mainHelp(): string {
     '',
     'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage, bad input or the machine (a lock file, a full disk, a missing program), 3 lock held by another session;',
     '            run also: 6 session_config.budget_usd reached, 7 an agent hit a usage or rate limit (run --wait-on-limit waits);',
-    '            milestones run also: 4 waiting for a person\'s approval, 5 an agent hit a usage or rate limit; 130 a question answered with Ctrl-C (nothing changed)',
+    "            milestones run also: 4 waiting for a person's approval, 5 an agent hit a usage or rate limit; 130 a question answered with Ctrl-C (nothing changed)",
     '',
   ].join('\n');
 }
@@ -104,7 +104,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
     if (!command) {
-      const near = COMMANDS.filter((c) => editDistance(c.name, name) <= Math.max(1, Math.floor(c.name.length / 3)) || c.name.startsWith(name));
+      const near = COMMANDS.filter(
+        (c) => editDistance(c.name, name) <= Math.max(1, Math.floor(c.name.length / 3)) || c.name.startsWith(name),
+      );
       const hint = near.length ? `; did you mean ${near.map((c) => `"${c.name}"`).join(' or ')}?` : '';
       throw new UsageError(`unknown command "${name}"${hint}\ncommands: ${COMMANDS.map((c) => c.name).join(', ')}`);
     }
@@ -138,7 +140,7 @@ function editDistance(a: string, b: string): number {
 
 if (require.main === module) {
   // A closed pipe (`launchpad log | head`) is not an error: processIo drops the output from then on.
-  main(process.argv.slice(2), processIo()).then((code) => {
+  void main(process.argv.slice(2), processIo()).then((code) => {
     process.exitCode = code;
   });
 }

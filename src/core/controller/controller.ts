@@ -3,38 +3,45 @@
 // front ends; what differs between them is the TerminalFactory.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { eligibleTasks, isPermanentlyFailed, nextRetryTime, selectBatch, tasksMissingValidation, type RetryClock } from '../tasks/dag';
+
 import { Emitter } from '../events';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
 import { excludeArtefacts, initStateFiles } from '../init';
-import { acquireLock, tryAcquireLock, type LockHandle } from '../lock';
-import { logTimestamp, type LogEntry } from '../log/logLine';
-import { silentLogger, type Logger } from '../logger';
+import { InputError } from '../inputError';
+import { acquireLock, type LockHandle, LockHeldError, tryAcquireLock } from '../lock';
+import { type LogEntry, logTimestamp } from '../log/logLine';
 import { tailLog } from '../log/logReader';
 import { ProgressLog } from '../log/progressLog';
+import { type Logger, silentLogger } from '../logger';
 import { STATE_FILE_NAMES, type StatePaths } from '../statePaths';
+import { TaskFileError } from '../taskFile/parse';
+import type { Task, TaskFile } from '../taskFile/schema';
+import { StateStore } from '../taskFile/store';
+import { eligibleTasks, isPermanentlyFailed, nextRetryTime, type RetryClock, selectBatch, tasksMissingValidation } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
 import { ClaimLostError, ClaimRefusedError, markDependencyFailures, TaskVanishedError } from '../tasks/transitions';
-import { StateStore } from '../taskFile/store';
-import type { Task, TaskFile } from '../taskFile/schema';
-import { InputError } from '../inputError';
-import { TaskFileError } from '../taskFile/parse';
-import { LockHeldError } from '../lock';
 import { failOverCost, holdMessage, resumedMessage, waitingMessage } from './budget';
-import { classifyError, EnvFailureError, type EnvFailure } from './envFailure';
+import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
 import { endUncharged, releaseInterrupted } from './envStop';
-import { runHealthCheck } from './healthCheck';
 import { headlessTerminals } from './headlessTerminals';
+import { runHealthCheck } from './healthCheck';
+import { runInPlace, runsInPlace } from './inPlaceRun';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
-import { abortInterruptedMerge, endOrphanedProcesses, logMissingCompletions, recoverInProgress, removeOrphanedWorktrees, type Resumption } from './recovery';
+import {
+  abortInterruptedMerge,
+  endOrphanedProcesses,
+  logMissingCompletions,
+  recoverInProgress,
+  removeOrphanedWorktrees,
+  type Resumption,
+} from './recovery';
 import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
-import { runInPlace, runsInPlace } from './inPlaceRun';
 import { runTask } from './taskRun';
-import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
+import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 
 export interface ControllerOptions {
   paths: StatePaths;
@@ -77,7 +84,9 @@ export class Controller {
     const baseBranch = await git.currentBranch();
     if (!baseBranch) throw new RunConfigError('HEAD is detached: check out the branch the tasks should be merged into');
     if ((await git.run(['var', 'GIT_COMMITTER_IDENT'], { allowFail: true })).code !== 0) {
-      throw new RunConfigError('git has no identity for merge commits: set user.name and user.email (git config user.email you@example.com)');
+      throw new RunConfigError(
+        'git has no identity for merge commits: set user.name and user.email (git config user.email you@example.com)',
+      );
     }
 
     const store = new StateStore(paths, 'launchpad run');
@@ -88,7 +97,9 @@ export class Controller {
     const concurrent = mode.concurrency === 'concurrent';
     const inPlace = this.opts.settings?.inPlace === true || mode.isolation === 'in-place';
     if (concurrent && inPlace) {
-      throw new RunConfigError('harness-tasks.json: in-place runs one task at a time in the main working tree, so it cannot be combined with session_config.concurrency_mode "concurrent" (concurrent workers need worktrees)');
+      throw new RunConfigError(
+        'harness-tasks.json: in-place runs one task at a time in the main working tree, so it cannot be combined with session_config.concurrency_mode "concurrent" (concurrent workers need worktrees)',
+      );
     }
     const lock: LockHandle | undefined = concurrent ? undefined : beforeSession(() => tryAcquireLock(paths.sessionLock, 'launchpad run'));
     const workerId = workerIdFrom(env);
@@ -103,11 +114,15 @@ export class Controller {
         const ours = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
         return { interrupted, dirty: (await git.trackedChanges()).filter((f) => !ours.has(f)) };
       };
-      const { interrupted: interruptedMerge, dirty } = concurrent ? await underMergeLock(paths.artefacts, workerId, startChecks) : await startChecks();
+      const { interrupted: interruptedMerge, dirty } = concurrent
+        ? await underMergeLock(paths.artefacts, workerId, startChecks)
+        : await startChecks();
       // An interrupted in-place attempt's changes are its own: the run resumes it.
       if (dirty.length && !(inPlace && mode.inPlaceInProgress)) {
         const shown = dirty.slice(0, 10).join(', ') + (dirty.length > 10 ? `, … (${dirty.length} files)` : '');
-        throw new RunConfigError(`the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`);
+        throw new RunConfigError(
+          `the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`,
+        );
       }
 
       if (!store.exists()) await initStateFiles(paths, { session: 1 });
@@ -129,7 +144,13 @@ export class Controller {
           { type: 'WARN', message: `max_sessions=${limit} reached: no new session started` },
           { type: 'STATS', message: formatStats(stats) },
         );
-        return this.outcome(1, 'max-sessions', `max_sessions (${limit}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
+        return this.outcome(
+          1,
+          'max-sessions',
+          `max_sessions (${limit}) reached; raise session_config.max_sessions to continue`,
+          file.session_count,
+          stats,
+        );
       }
 
       // The session's number. session_count takes it only when the session dispatches something
@@ -153,8 +174,14 @@ export class Controller {
         worker.start();
       }
 
-      s.log({ type: 'LOCK', message: lock ? `acquired (pid=${process.pid})` : `concurrent worker=${workerId} (pid=${process.pid}): no session lock, the state lock per transaction` });
-      if (lock?.reclaimedFrom) s.log({ type: 'WARN', message: `Removed stale lock from pid=${lock.reclaimedFrom.pid} (${lock.reclaimedFrom.command})` });
+      s.log({
+        type: 'LOCK',
+        message: lock
+          ? `acquired (pid=${process.pid})`
+          : `concurrent worker=${workerId} (pid=${process.pid}): no session lock, the state lock per transaction`,
+      });
+      if (lock?.reclaimedFrom)
+        s.log({ type: 'WARN', message: `Removed stale lock from pid=${lock.reclaimedFrom.pid} (${lock.reclaimedFrom.command})` });
       if (recovered.kind === 'restored') {
         s.log({
           type: 'RECOVERY',
@@ -176,7 +203,11 @@ export class Controller {
           s.stopForEnvironment(machine);
         } else {
           logger.error(err instanceof Error ? err : String(err));
-          s.log({ type: 'ERROR', category: 'TASK_EXEC', message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}` });
+          s.log({
+            type: 'ERROR',
+            category: 'TASK_EXEC',
+            message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}`,
+          });
         }
         reason = 'controller-error';
       }
@@ -211,7 +242,14 @@ export class Controller {
     // In place, an interrupted attempt is resumed where it stopped; the rest recover as usual.
     const resumed = s.inPlace ? s.store.load().file.tasks.filter(runsInPlace) : [];
     for (const task of resumed) await runInPlace(s, task, { resume: true }).catch((err) => this.taskCrashed(s, task, err));
-    const others = resumed.length ? new Set(s.store.load().file.tasks.filter((t) => t.status === 'in_progress' && !runsInPlace(t)).map((t) => t.id)) : undefined;
+    const others = resumed.length
+      ? new Set(
+          s.store
+            .load()
+            .file.tasks.filter((t) => t.status === 'in_progress' && !runsInPlace(t))
+            .map((t) => t.id),
+        )
+      : undefined;
     const resumptions = await recoverInProgress(s, merges, workerIdFrom(process.env), others);
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
@@ -264,7 +302,10 @@ export class Controller {
           failures,
           eligible: eligibleTasks(file.tasks, clock).filter((t) => !running.has(t.id)),
           // A failed task waiting for its back-off: the loop wakes up for it.
-          retryAt: nextRetryTime(file.tasks.filter((t) => !running.has(t.id)), clock),
+          retryAt: nextRetryTime(
+            file.tasks.filter((t) => !running.has(t.id)),
+            clock,
+          ),
           missing: tasksMissingValidation(file.tasks),
           allCompleted: file.tasks.every((t) => t.status === 'completed'),
           // Concurrent mode: tasks other workers hold (they count as running for the batch rules).
@@ -290,7 +331,9 @@ export class Controller {
       // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
       const hold = s.spending.hold;
       let batch =
-        budget > 0 && !hold ? selectBatch(pool.eligible, [...[...running.values()].map((r) => r.task), ...pool.elsewhere], maxParallel).slice(0, budget) : [];
+        budget > 0 && !hold
+          ? selectBatch(pool.eligible, [...[...running.values()].map((r) => r.task), ...pool.elsewhere], maxParallel).slice(0, budget)
+          : [];
       if (pool.elsewhere.length) batch = batch.slice(0, Math.max(0, maxParallel - running.size));
       if (batch.length && !s.config.agentCommand) {
         s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
@@ -299,7 +342,10 @@ export class Controller {
       }
       if (batch.length) {
         await s.count();
-        s.log({ type: 'BATCH', message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]` });
+        s.log({
+          type: 'BATCH',
+          message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]`,
+        });
         s.batches++;
         for (const task of batch) {
           dispatched++;
@@ -336,7 +382,9 @@ export class Controller {
         s.logger.info(`waiting until ${at} to retry a failed task (or until ${s.baseBranch} moves)`);
       }
       let timer: NodeJS.Timeout | undefined;
-      const retryDue = waitForRetry ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now())))) : undefined;
+      const retryDue = waitForRetry
+        ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now()))))
+        : undefined;
       const poll = s.worker ? [sleep(Math.min(2000, (s.worker.leaseSeconds * 1000) / 3))] : [];
       await Promise.race([stopped, ...poll, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
       clearTimeout(timer);
@@ -363,7 +411,11 @@ export class Controller {
       err = second;
     }
     if (err instanceof TaskVanishedError) {
-      s.log({ type: 'WARN', taskId: task.id, message: 'the task was removed from harness-tasks.json while it ran; its worktree was discarded' });
+      s.log({
+        type: 'WARN',
+        taskId: task.id,
+        message: 'the task was removed from harness-tasks.json while it ran; its worktree was discarded',
+      });
       await s.discardWorktree(task.id, task.attempts + 1).catch(() => undefined);
       return 'failed';
     }
@@ -371,7 +423,12 @@ export class Controller {
     if (err instanceof ClaimLostError && s.worker) return s.worker.discardLost(err);
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof TaskFileError || err instanceof LockHeldError) {
-      s.log({ type: 'ERROR', taskId: task.id, category: 'CONFIG', message: `cannot update harness-tasks.json, stopping: ${firstLine(message)}` });
+      s.log({
+        type: 'ERROR',
+        taskId: task.id,
+        category: 'CONFIG',
+        message: `cannot update harness-tasks.json, stopping: ${firstLine(message)}`,
+      });
       s.configFailure ??= message;
       s.requestStop();
       return 'interrupted';
@@ -399,8 +456,15 @@ export class Controller {
     const stats = computeStats(file.tasks);
     const machine = reason === 'environment' ? s.envFailure : undefined;
     const charged = [...s.envUnrecorded];
-    const notCharged = charged.length ? `the attempts of ${charged.join(', ')} stay counted: harness-tasks.json could not be written` : 'no attempt was charged';
-    if (machine) s.log({ type: 'ERROR', category: 'ENV_SETUP', message: `session stopped (${notCharged}). To fix: ${machine.advice}; then run again` });
+    const notCharged = charged.length
+      ? `the attempts of ${charged.join(', ')} stay counted: harness-tasks.json could not be written`
+      : 'no attempt was charged';
+    if (machine)
+      s.log({
+        type: 'ERROR',
+        category: 'ENV_SETUP',
+        message: `session stopped (${notCharged}). To fix: ${machine.advice}; then run again`,
+      });
     s.log({ type: 'STATS', message: formatStats(stats, { batches_dispatched: s.batches }) });
     const workLeft = file.tasks.some((t) => t.status !== 'completed' && !isPermanentlyFailed(t));
     try {
@@ -437,7 +501,11 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** The run's modes, read before any lock: an unreadable file is left to the locked start. */
-function peekMode(store: StateStore): { concurrency?: string | undefined; isolation?: string | null | undefined; inPlaceInProgress?: boolean } {
+function peekMode(store: StateStore): {
+  concurrency?: string | undefined;
+  isolation?: string | null | undefined;
+  inPlaceInProgress?: boolean;
+} {
   try {
     if (!store.exists()) return {};
     const { file } = store.load();

@@ -6,6 +6,7 @@
 // The task list is generated (seeded, bench/lib/gen.mjs) and validated by the real schema, so
 // the objects are exactly what the controller holds after loading harness-tasks.json.
 import { execFileSync } from 'node:child_process';
+
 import { generateTaskFile } from './lib/gen.mjs';
 
 export const description = 'scheduling a 10,000-task DAG: validation + eligible pool + one batch (≤ 50 ms)';
@@ -55,7 +56,9 @@ export default async function run(bench) {
     return selectBatch(pool, running, maxParallel);
   };
   const opts = { warmup: 10, reps: 40 };
-  bench.check('schedule 10k: findDependencyFailures + eligibleTasks + selectBatch', await bench.time(schedule, opts), { budgetMs: BUDGET_MS });
+  bench.check('schedule 10k: findDependencyFailures + eligibleTasks + selectBatch', await bench.time(schedule, opts), {
+    budgetMs: BUDGET_MS,
+  });
   bench.info('  findDependencyFailures', await bench.time(() => findDependencyFailures(tasks), opts));
   bench.info('  eligibleTasks', await bench.time(() => eligibleTasks(tasks), opts));
   bench.info('  selectBatch', await bench.time(() => selectBatch(eligible, running, maxParallel), opts));
@@ -81,9 +84,16 @@ export default async function run(bench) {
   const cold = [];
   const coldCpu = [];
   for (let i = 0; i < bench.reps(9); i++) {
-    const [wall, cpu] = execFileSync(process.execPath, ['--input-type=module', '-e', coldScript], { cwd: bench.ROOT, encoding: 'utf8' }).trim().split(' ').map(Number);
+    const [wall, cpu] = execFileSync(process.execPath, ['--input-type=module', '-e', coldScript], { cwd: bench.ROOT, encoding: 'utf8' })
+      .trim()
+      .split(' ')
+      .map(Number);
     cold.push(wall);
     coldCpu.push(cpu);
   }
-  bench.info('schedule 10k, first pass in a fresh process (cold JIT)', { ...bench.summarize(cold), cpu: bench.summarize(coldCpu) }, { note: 'one sample per process' });
+  bench.info(
+    'schedule 10k, first pass in a fresh process (cold JIT)',
+    { ...bench.summarize(cold), cpu: bench.summarize(coldCpu) },
+    { note: 'one sample per process' },
+  );
 }

@@ -11,6 +11,7 @@
 // per-task overhead costs.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { copyRepo, git, makeRepo, runLaunchpad, writeAgent, writeTasks } from './lib/controllerKit.mjs';
 
 export const description = 'makespan of a 40-task random DAG (agents 50–800 ms) at max_parallel 3 vs max(critical path, work / 3)';
@@ -25,7 +26,15 @@ export function generateDag(rng, n = TASKS) {
   for (let i = 0; i < n; i++) {
     const id = `task-${String(i + 1).padStart(3, '0')}`;
     const deps = new Set();
-    const k = i === 0 ? 0 : rng.weighted([[0, 3], [1, 4], [2, 2], [3, 1]]);
+    const k =
+      i === 0
+        ? 0
+        : rng.weighted([
+            [0, 3],
+            [1, 4],
+            [2, 2],
+            [3, 1],
+          ]);
     for (let j = 0; j < k; j++) deps.add(tasks[rng.int(Math.max(0, i - 12), i - 1)].id);
     const ms = rng.int(50, 800);
     tasks.push({ id, deps: [...deps], ms, context: `Bench task ${id} (sleep_ms=${ms})` });
@@ -81,7 +90,12 @@ export default async function run(bench) {
     const after = tasks.filter((x) => x.deps.includes(t.id)).map((x) => tail.get(x.id));
     tail.set(t.id, t.ms + Math.max(0, ...after));
   }
-  const simCp = simulate(tasks, PARALLEL, (t) => t.ms, (t) => tail.get(t.id));
+  const simCp = simulate(
+    tasks,
+    PARALLEL,
+    (t) => t.ms,
+    (t) => tail.get(t.id),
+  );
   bench.fact(
     'generated DAG',
     `${TASKS} tasks, ${tasks.reduce((s, t) => s + t.deps.length, 0)} edges, agents ${Math.min(...tasks.map((t) => t.ms))}–${Math.max(...tasks.map((t) => t.ms))} ms (seed ${SEED}); ` +
@@ -102,14 +116,24 @@ export default async function run(bench) {
     writeTasks(dir, tasks, { max_parallel_agents: PARALLEL });
     const opts = { agent, maxParallel: PARALLEL, worktreeDir: join(work, `run-${i}-wt`), env: { BENCH_TIMES: times } };
     const full = await runLaunchpad(dir, opts);
-    const merged = git(dir, 'log', '--first-parent', '--format=%s').split('\n').filter((s) => s.startsWith('Merge [')).length;
+    const merged = git(dir, 'log', '--first-parent', '--format=%s')
+      .split('\n')
+      .filter((s) => s.startsWith('Merge [')).length;
     if (merged !== TASKS) throw new Error(`expected ${TASKS} merges, found ${merged} in ${dir}`);
     const empty = await runLaunchpad(dir, opts);
     walls.push(full.ms);
     loops.push(full.ms - empty.ms);
 
     // The agents' own timeline (seconds since the epoch, microseconds).
-    const span = new Map(tasks.map((t) => [t.id, readFileSync(join(times, t.id), 'utf8').split('\n')[0].split(' ').map((x) => Number(x) * 1000)]));
+    const span = new Map(
+      tasks.map((t) => [
+        t.id,
+        readFileSync(join(times, t.id), 'utf8')
+          .split('\n')[0]
+          .split(' ')
+          .map((x) => Number(x) * 1000),
+      ]),
+    );
     const t0 = Math.min(...[...span.values()].map(([a]) => a));
     const t1 = Math.max(...[...span.values()].map(([, b]) => b));
     busy.push([...span.values()].reduce((s, [a, b]) => s + (b - a), 0) / (PARALLEL * (t1 - t0)));
@@ -124,7 +148,12 @@ export default async function run(bench) {
   const l = bench.summarize(loops);
   const lat = bench.summarize(latencies);
   const p90 = lat.samples.slice().sort((a, b) => a - b)[Math.floor(lat.n * 0.9)];
-  const mkPair = (s) => ({ ours: s, peer: bench.summarize([lb]), ratio: s.median / lb, pairRatios: bench.summarize(s.samples.map((x) => x / lb)) });
+  const mkPair = (s) => ({
+    ours: s,
+    peer: bench.summarize([lb]),
+    ratio: s.median / lb,
+    pairRatios: bench.summarize(s.samples.map((x) => x / lb)),
+  });
   bench.checkRatio(`makespan, ${TASKS}-task DAG, max_parallel ${PARALLEL} (whole run)`, mkPair(w), { peerName: 'lower bound' });
   bench.checkRatio(`makespan without session start/end`, mkPair(l), { peerName: 'lower bound' });
   bench.fact(

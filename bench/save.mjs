@@ -5,6 +5,7 @@
 //
 // The file lives under the OS temp dir: the figure includes a real fsync on that file system.
 import { closeSync, copyFileSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+
 import { generateTaskFile } from './lib/gen.mjs';
 
 export const description = 'atomic save of a 5,000-task state file (≤ 20 ms); load and transact for information';
@@ -25,7 +26,10 @@ export default async function run(bench) {
   const file = parsed.file;
   store.save(file);
   const size = statSync(store.paths.tasks).size;
-  bench.fact('generated state file', `${TASKS} tasks, ${(size / 1048576).toFixed(2)} MiB pretty-printed (seed ${SEED}) in ${dir.split('/').slice(0, -1).join('/')}`);
+  bench.fact(
+    'generated state file',
+    `${TASKS} tasks, ${(size / 1048576).toFixed(2)} MiB pretty-printed (seed ${SEED}) in ${dir.split('/').slice(0, -1).join('/')}`,
+  );
 
   // Each save writes slightly different content, as a real transaction does.
   const touch = (i) => {
@@ -35,9 +39,13 @@ export default async function run(bench) {
 
   // The first few dozen saves of a fresh process are slower (heap growing to fit 3.6 MB strings,
   // JIT): warm up well past that, as a long-running controller is.
-  bench.check('StateStore.save(file): serialize + .bak + .tmp/fsync + rename', await bench.time(() => store.save(file), { warmup: 25, reps: 40, before: touch }), {
-    budgetMs: BUDGET_MS,
-  });
+  bench.check(
+    'StateStore.save(file): serialize + .bak + .tmp/fsync + rename',
+    await bench.time(() => store.save(file), { warmup: 25, reps: 40, before: touch }),
+    {
+      budgetMs: BUDGET_MS,
+    },
+  );
 
   // The same steps one at a time, to see where a save's time goes.
   const { paths } = store;
@@ -51,26 +59,44 @@ export default async function run(bench) {
     rmSync(s1, { force: true });
     rmSync(s2, { force: true });
   };
-  bench.info('  current → .bak by hard link (link + rename), what save does', await bench.time(() => {
-    linkSync(paths.tasks, s1);
-    renameSync(s1, s2);
-  }, { ...opts, before: clear }));
-  bench.info('  current → .bak by copy (copyFile + rename), the fallback', await bench.time(() => {
-    copyFileSync(paths.tasks, s1);
-    renameSync(s1, s2);
-  }, { ...opts, before: clear }));
+  bench.info(
+    '  current → .bak by hard link (link + rename), what save does',
+    await bench.time(
+      () => {
+        linkSync(paths.tasks, s1);
+        renameSync(s1, s2);
+      },
+      { ...opts, before: clear },
+    ),
+  );
+  bench.info(
+    '  current → .bak by copy (copyFile + rename), the fallback',
+    await bench.time(
+      () => {
+        copyFileSync(paths.tasks, s1);
+        renameSync(s1, s2);
+      },
+      { ...opts, before: clear },
+    ),
+  );
   clear();
-  bench.info('  write .tmp + fsync + close', await bench.time(() => {
-    const fd = openSync(paths.tmp, 'w');
-    writeSync(fd, text);
-    fsyncSync(fd);
-    closeSync(fd);
-  }, opts));
-  bench.info('  write .tmp without fsync (what fsync costs, by difference)', await bench.time(() => {
-    const fd = openSync(paths.tmp, 'w');
-    writeSync(fd, text);
-    closeSync(fd);
-  }, opts));
+  bench.info(
+    '  write .tmp + fsync + close',
+    await bench.time(() => {
+      const fd = openSync(paths.tmp, 'w');
+      writeSync(fd, text);
+      fsyncSync(fd);
+      closeSync(fd);
+    }, opts),
+  );
+  bench.info(
+    '  write .tmp without fsync (what fsync costs, by difference)',
+    await bench.time(() => {
+      const fd = openSync(paths.tmp, 'w');
+      writeSync(fd, text);
+      closeSync(fd);
+    }, opts),
+  );
   bench.info('  StateStore.save(file, text): already serialized', await bench.time(() => store.save(file, text), opts));
 
   // Reading it back.
@@ -81,11 +107,14 @@ export default async function run(bench) {
 
   // A whole read-modify-write as `retry` or the controller does it.
   let flip = 0;
-  bench.info('StateStore.transact(): lock + load + mutate + save + unlock', await bench.time(
-    () =>
-      store.transact((f) => {
-        f.tasks[0].title = flip++ % 2 ? 'Implement user authentication' : 'Implement user authentication (v2)';
-      }),
-    opts,
-  ));
+  bench.info(
+    'StateStore.transact(): lock + load + mutate + save + unlock',
+    await bench.time(
+      () =>
+        store.transact((f) => {
+          f.tasks[0].title = flip++ % 2 ? 'Implement user authentication' : 'Implement user authentication (v2)';
+        }),
+      opts,
+    ),
+  );
 }

@@ -21,16 +21,35 @@ function makeRepo() {
   git(dir, 'add', '-A');
   git(dir, 'commit', '-qm', 'init');
   const tasks = [];
-  for (const chain of ['a', 'b', 'c']) for (let i = 1; i <= 4; i++) {
-    tasks.push({ id: `${chain}${i}`, title: `Task ${chain}${i}`, status: 'pending', depends_on: i > 1 ? [`${chain}${i - 1}`] : [], files_hint: [`src/${chain}${i}/`], validation: { command: `test -f src/${chain}${i}/done.txt` } });
-  }
-  writeFileSync(join(dir, 'harness-tasks.json'), JSON.stringify({ version: 3, session_config: { concurrency_mode: 'concurrent', lease_seconds: 2, max_parallel_agents: 2 }, tasks }, null, 2));
+  for (const chain of ['a', 'b', 'c'])
+    for (let i = 1; i <= 4; i++) {
+      tasks.push({
+        id: `${chain}${i}`,
+        title: `Task ${chain}${i}`,
+        status: 'pending',
+        depends_on: i > 1 ? [`${chain}${i - 1}`] : [],
+        files_hint: [`src/${chain}${i}/`],
+        validation: { command: `test -f src/${chain}${i}/done.txt` },
+      });
+    }
+  writeFileSync(
+    join(dir, 'harness-tasks.json'),
+    JSON.stringify(
+      { version: 3, session_config: { concurrency_mode: 'concurrent', lease_seconds: 2, max_parallel_agents: 2 }, tasks },
+      null,
+      2,
+    ),
+  );
   return dir;
 }
 
 function worker(root, id) {
   const agent = `sleep 0.$((RANDOM % 9)); sh '${AGENT}'`;
-  const child = spawn(process.execPath, [CLI, 'run', '--agent', `bash -c ${JSON.stringify(agent)}`], { cwd: root, env: { ...process.env, HARNESS_WORKER_ID: id }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [CLI, 'run', '--agent', `bash -c ${JSON.stringify(agent)}`], {
+    cwd: root,
+    env: { ...process.env, HARNESS_WORKER_ID: id },
+    stdio: 'ignore',
+  });
   return { child, done: new Promise((r) => child.on('close', r)) };
 }
 

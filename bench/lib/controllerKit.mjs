@@ -4,6 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+
 import { ROOT, RUSAGE_WRAPPER, summarize } from './harness.mjs';
 
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -106,7 +107,6 @@ echo "RESULT:SUCCESS"
   return path;
 }
 
-
 /**
  * A child process timed from node's spawn to its close (ms), as the controller spawns its own;
  * with `cpu`, run under the rusage parent instead: wall time from its fork to its exit, and CPU
@@ -139,11 +139,15 @@ export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = fa
 
 /** `launchpad run` in `dir`, timed (wall and CPU of its whole process tree); throws unless it exits 0. */
 export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env = {}, cli = CLI }) {
-  const r = await timedSpawn(process.execPath, [cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir], {
-    cwd: dir,
-    env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', ...env },
-    cpu: true,
-  });
+  const r = await timedSpawn(
+    process.execPath,
+    [cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
+    {
+      cwd: dir,
+      env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', ...env },
+      cpu: true,
+    },
+  );
   if (r.code !== 0) throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);
   return r;
 }

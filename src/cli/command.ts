@@ -1,8 +1,9 @@
 // The shape of a CLI command and its options, parsed with node's util.parseArgs.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+
 import { UsageError } from './exit';
 import type { Io } from './io';
-import { colourWanted, colours, type Colours } from './ui/colour';
+import { type Colours, colours, colourWanted } from './ui/colour';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & { help: string; value?: string };
 
@@ -36,7 +37,11 @@ export interface Command {
 }
 
 export const GLOBAL_OPTIONS = {
-  dir: { type: 'string', value: 'DIR', help: 'state root: the directory holding harness-tasks.json (default: found upward from here, or $HARNESS_STATE_ROOT)' },
+  dir: {
+    type: 'string',
+    value: 'DIR',
+    help: 'state root: the directory holding harness-tasks.json (default: found upward from here, or $HARNESS_STATE_ROOT)',
+  },
   'no-color': { type: 'boolean', help: 'no colour (also NO_COLOR=1; FORCE_COLOR=1 forces it)' },
 } satisfies Record<string, OptionSpec>;
 export type GlobalOption = keyof typeof GLOBAL_OPTIONS;
@@ -49,7 +54,11 @@ export function commandOptions(command: Command): Record<string, OptionSpec> {
   return { ...command.options, ...globals, ...HELP_OPTION };
 }
 
-export function parseCommandArgs(command: Command, argv: string[], interactive = false): { values: CommandContext['values']; positionals: string[] } {
+export function parseCommandArgs(
+  command: Command,
+  argv: string[],
+  interactive = false,
+): { values: CommandContext['values']; positionals: string[] } {
   const options = commandOptions(command);
   let parsed;
   try {
@@ -138,7 +147,11 @@ export function splitList(value: string | boolean | undefined): string[] | undef
 }
 
 /** `above`: the bound itself is not allowed (a timeout of 0 seconds). */
-export function numberOption(name: string, value: string | boolean | undefined, opts: { integer?: boolean; min: number; above?: boolean }): number | undefined {
+export function numberOption(
+  name: string,
+  value: string | boolean | undefined,
+  opts: { integer?: boolean; min: number; above?: boolean },
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   const tooSmall = opts.above ? n <= opts.min : n < opts.min;

@@ -2,9 +2,9 @@
 import { ExpectedError, isExpectedError } from '../core/expectedErrors';
 import { InputError } from '../core/inputError';
 import { LockHeldError } from '../core/lock';
+import { TASKS_FILE } from '../core/statePaths';
 import { TaskFileError } from '../core/taskFile/parse';
 import { TaskFileMissingError } from '../core/taskFile/store';
-import { TASKS_FILE } from '../core/statePaths';
 import { QuestionCancelled } from './io';
 
 export const EXIT = {
@@ -54,7 +54,10 @@ export function exitFor(err: unknown): { code: number; message: string } {
  * An error as `--json` prints it on stdout: `{"error": {code, message, file, field}}`, file and
  * field null when the error is not about one.
  */
-export function errorJson(err: unknown, failure = exitFor(err)): { code: number; message: string; file: string | null; field: string | null } {
+export function errorJson(
+  err: unknown,
+  failure = exitFor(err),
+): { code: number; message: string; file: string | null; field: string | null } {
   let file: string | null = null;
   let field: string | null = null;
   if (err instanceof TaskFileError) {

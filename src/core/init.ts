@@ -1,13 +1,14 @@
 // Creating the state files (`init`, a first `run`, the extension's Initialize). Idempotent:
 // an existing file is never touched.
-import { logTimestamp } from './log/logLine';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+
 import { Git } from './git/git';
+import { logTimestamp } from './log/logLine';
 import { ProgressLog } from './log/progressLog';
 import { ACTIVE_MARKER, ARTEFACT_DIR, PROGRESS_FILE, StatePaths, TASKS_FILE } from './statePaths';
-import { StateStore } from './taskFile/store';
 import { taskFileSchema } from './taskFile/schema';
+import { StateStore } from './taskFile/store';
 
 export interface InitOptions {
   /** Add the state files to the root's .gitignore. */
@@ -104,7 +105,10 @@ export async function excludeStateFiles(paths: StatePaths, names: readonly strin
   const top = await git.toplevel();
   if (!top) return;
   const rel = relative(top, paths.root).split('\\').join('/');
-  addToGitignore(await git.gitPath('info/exclude'), names.map((n) => `/${rel ? `${rel}/` : ''}${n}`));
+  addToGitignore(
+    await git.gitPath('info/exclude'),
+    names.map((n) => `/${rel ? `${rel}/` : ''}${n}`),
+  );
 }
 
 function addToGitignore(file: string, entries: string[]): string[] {

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+
 import { ExpectedError } from './expectedErrors';
 import { rmdirIfEmpty } from './fsQuiet';
 import { liveHarnessProtocolHolder } from './harnessProtocolLock';

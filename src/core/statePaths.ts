@@ -1,7 +1,20 @@
 // Where everything lives, relative to the state root (the directory holding harness-tasks.json).
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { isCategory, type Category } from './log/logLine';
+
+import { type Category, isCategory } from './log/logLine';
 
 export const TASKS_FILE = 'harness-tasks.json';
 export const PROGRESS_FILE = 'harness-progress.txt';

@@ -1,16 +1,16 @@
 // Everything `status` shows, as data: the CLI prints it, `status --json` emits it, the
 // extension reads the same fields. Read-only: no lock, no write.
-import { analyzeTasks, type TaskState } from './tasks/dag';
+import { type KeptAttempt, keptAttemptsIn, keptByTask } from './git/keptAttempts';
 import { listTaskWorktrees, type TaskWorktree } from './git/taskWorktrees';
-import { keptAttemptsIn, keptByTask, type KeptAttempt } from './git/keptAttempts';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
+import { analyzeTasks, type TaskState } from './tasks/dag';
 import { computeStats } from './tasks/stats';
 import { canRetry } from './tasks/transitions';
 export { describeCost } from './tasks/stats';
-import type { StateStore } from './taskFile/store';
 import type { Task, TaskFile } from './taskFile/schema';
+import type { StateStore } from './taskFile/store';
 
 export interface TaskSummary {
   id: string;
@@ -104,4 +104,3 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     tasks: summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root))),
   };
 }
-

@@ -2,6 +2,7 @@
 // checked with zod in settingsValidation.ts, loaded with the core on first use); consumers get a
 // typed snapshot and an event when any changes.
 import * as vscode from 'vscode';
+
 import type { RunSettings } from '../core/controller/runConfig';
 import { SETTINGS } from './contributions';
 import { loadCore } from './coreLoader';

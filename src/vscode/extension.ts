@@ -2,10 +2,11 @@
 // registering its disposables on the extension context. Nothing runs at activation: the model
 // loads on the next turn of the event loop and views fill in when it arrives.
 import * as vscode from 'vscode';
+
 import { registerCommands } from './commands';
 import { onDidChangeSettings, readSettings } from './config';
 import { outputLogger } from './logger';
-import { registerMilestones, type MilestonesApi } from './milestones';
+import { type MilestonesApi, registerMilestones } from './milestones';
 import { StateModel } from './model/stateModel';
 import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';

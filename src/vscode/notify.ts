@@ -24,6 +24,10 @@ export function offer(severity: Severity, message: string, actions: Record<strin
   recent.push({ severity, message, actions });
   if (recent.length > REMEMBERED) recent.shift();
   const show =
-    severity === 'error' ? vscode.window.showErrorMessage : severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    severity === 'error'
+      ? vscode.window.showErrorMessage
+      : severity === 'warning'
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
   void show(message, ...Object.keys(actions)).then((choice) => (choice ? actions[choice]?.() : undefined));
 }

@@ -3,7 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import type { TaskNode } from '../../src/vscode/views/taskTree';
 
@@ -68,7 +70,11 @@ export function tooltipText(item: vscode.TreeItem): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls an async check until it holds; the last failure's message explains a timeout. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+): Promise<T> {
   let last: unknown;
   for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(150)) {
     try {

@@ -2,7 +2,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import type { RunOutcome } from '../../src/core/controller/types';
 import { processIdentity } from '../../src/core/processIdentity';
 import { statusUri } from '../../src/vscode/commands/statusDocument';
@@ -10,7 +12,19 @@ import { COMMANDS, SETTINGS, TASK_TYPE } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
 import { requestScreenshot } from './host';
-import { answeringPicks, cli, editTaskFile, eventually, git, launchpad, progressFile, readTaskFile, shownTasks, tooltipText, workspaceRoot } from './launchpad';
+import {
+  answeringPicks,
+  cli,
+  editTaskFile,
+  eventually,
+  git,
+  launchpad,
+  progressFile,
+  readTaskFile,
+  shownTasks,
+  tooltipText,
+  workspaceRoot,
+} from './launchpad';
 
 /** Runs like a person: the command, then waits for the run it started. */
 async function runAndWait(api: LaunchpadApi): Promise<RunOutcome> {
@@ -44,7 +58,13 @@ describe('run', function () {
     const lock = path.join(workspaceRoot(), '.launchpad/session.lock');
     fs.mkdirSync(lock, { recursive: true });
     // A live holder: this very process, with its identity, as the core records one.
-    const holder = { pid: process.pid, identity: processIdentity(process.pid), host: os.hostname(), command: 'launchpad run', acquired_at: new Date().toISOString() };
+    const holder = {
+      pid: process.pid,
+      identity: processIdentity(process.pid),
+      host: os.hostname(),
+      command: 'launchpad run',
+      acquired_at: new Date().toISOString(),
+    };
     fs.writeFileSync(path.join(lock, 'holder.json'), JSON.stringify(holder));
     try {
       await vscode.commands.executeCommand(COMMANDS.run);
@@ -84,7 +104,7 @@ describe('run', function () {
     assert.equal(api.runs.active, undefined);
   });
 
-  it('told the person: the run\'s end with its counts, and the task that used all its attempts, with buttons that work', async () => {
+  it("told the person: the run's end with its counts, and the task that used all its attempts, with buttons that work", async () => {
     const notices = api.notices();
     const ended = notices.filter((n) => n.message.startsWith('Launchpad: stopped: nothing left that can run')).at(-1);
     assert.ok(ended, notices.map((n) => n.message).join('\n'));
@@ -93,7 +113,10 @@ describe('run', function () {
     assert.deepEqual(Object.keys(ended.actions), ['Show Failures', 'Open Log']);
     const exhausted = notices.find((n) => n.message.startsWith('Launchpad: task-003 '));
     assert.ok(exhausted, notices.map((n) => n.message).join('\n'));
-    assert.equal(exhausted.message, 'Launchpad: task-003 "Parse front matter [fail]" failed its only attempt: [AGENT_FAIL] could not parse the front matter fixture');
+    assert.equal(
+      exhausted.message,
+      'Launchpad: task-003 "Parse front matter [fail]" failed its only attempt: [AGENT_FAIL] could not parse the front matter fixture',
+    );
     assert.deepEqual(Object.keys(exhausted.actions), ['Retry', 'Show Error']);
     assert.ok(notices.indexOf(exhausted) < notices.indexOf(ended), 'told as it happened, before the end');
 
@@ -122,7 +145,8 @@ describe('run', function () {
       const ids = new Set(list.map((t) => t.definition.taskId as string));
       return ['task-001', 'task-002', 'task-003'].every((id) => ids.has(id)) ? list : undefined;
     });
-    for (const id of ['task-001', 'task-002', 'task-003']) assert.equal(ours.filter((t) => t.definition.taskId === id).length, 1, `one task for ${id}`);
+    for (const id of ['task-001', 'task-002', 'task-003'])
+      assert.equal(ours.filter((t) => t.definition.taskId === id).length, 1, `one task for ${id}`);
     assert.ok(ours.some((t) => t.name === 'Add slugify() · task-001'));
     const names = vscode.window.terminals.map((t) => t.name);
     const expected = ['Add slugify() · task-001', 'Use slugify in page titles · task-002', 'Parse front matter [fail] · task-003'];
@@ -162,12 +186,22 @@ describe('run', function () {
     const byName = new Map(listed.map((t) => [t.name, t]));
     assert.deepEqual(
       listed.map((t) => t.name),
-      ['Run', 'validate task-001 · Add slugify()', 'validate task-002 · Use slugify in page titles', 'validate task-003 · Parse front matter [fail]', 'validate task-004 · Render the index page'],
+      [
+        'Run',
+        'validate task-001 · Add slugify()',
+        'validate task-002 · Use slugify in page titles',
+        'validate task-003 · Parse front matter [fail]',
+        'validate task-004 · Render the index page',
+      ],
       'the run, then one per task with a validation command (task-005 has none)',
     );
     for (const t of listed) assert.equal(t.source, 'Launchpad');
     assert.deepEqual(byName.get('Run')!.definition, { type: TASK_TYPE, action: 'run' });
-    assert.deepEqual(byName.get('validate task-001 · Add slugify()')!.definition, { type: TASK_TYPE, action: 'validate', taskId: 'task-001' });
+    assert.deepEqual(byName.get('validate task-001 · Add slugify()')!.definition, {
+      type: TASK_TYPE,
+      action: 'validate',
+      taskId: 'task-001',
+    });
     // A validation runs in the repository as it is: task-001's work is merged, task-003's is not.
     const exitOf = async (name: string) => {
       const ended = new Promise<number | undefined>((resolve) => {
@@ -209,7 +243,11 @@ describe('run', function () {
     );
     const line = editor.document.lineAt(editor.selection.active.line).text;
     assert.match(line, /\] [A-Za-z_]+ \[task-003\]/);
-    const lastMention = editor.document.getText().split('\n').filter((l) => / \[task-003\]/.test(l)).at(-1);
+    const lastMention = editor.document
+      .getText()
+      .split('\n')
+      .filter((l) => / \[task-003\]/.test(l))
+      .at(-1);
     assert.equal(line, lastMention);
   });
 
@@ -257,7 +295,9 @@ describe('run', function () {
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active!;
     // Named while it runs: the title first (the terminal list shows the first characters), then the id.
-    const terminal = await eventually(`the terminal of ${id}`, () => vscode.window.terminals.find((t) => t.name === `Wait for a review [slow] · ${id}`));
+    const terminal = await eventually(`the terminal of ${id}`, () =>
+      vscode.window.terminals.find((t) => t.name === `Wait for a review [slow] · ${id}`),
+    );
     await eventually(`${id} running`, () => readTaskFile().tasks.find((t) => t.id === id)?.status === 'in_progress');
     await new Promise((r) => setTimeout(r, 500)); // the agent is sleeping now
     const closedAt = Date.now();
@@ -320,6 +360,6 @@ describe('run', function () {
     assert.equal(outcome.reason, 'stopped');
     assert.equal(readTaskFile().tasks.find((t) => t.id === id)?.status, 'in_progress');
     assert.ok(!fs.existsSync(path.join(workspaceRoot(), '.launchpad/session.lock')), 'lock released');
-    assert.match(fs.readFileSync(progressFile(), "utf8"), /STATS .*in_batch=[1-9]/);
+    assert.match(fs.readFileSync(progressFile(), 'utf8'), /STATS .*in_batch=[1-9]/);
   });
 });

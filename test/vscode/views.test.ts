@@ -1,12 +1,14 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
 import { PAGE_SIZE } from '../../src/vscode/views/taskTree';
 import { requestScreen } from './host';
-import { cli, eventually, launchpad, shownTasks, tasksFile, tooltipText, type ShownItem } from './launchpad';
+import { cli, eventually, launchpad, type ShownItem, shownTasks, tasksFile, tooltipText } from './launchpad';
 
 const idOf = (s: ShownItem) => (s.node.kind === 'task' ? s.node.taskId : undefined);
 
@@ -51,15 +53,25 @@ describe('tasks view', () => {
     const under = (items: ShownItem[], id: string) => items.find((i) => idOf(i) === id)?.children ?? [];
     const t002 = under(roots, 'task-001').find((c) => idOf(c) === 'task-002');
     assert.ok(t002, 'task-002 is under task-001');
-    assert.ok(t002.children.some((c) => idOf(c) === 'task-004'), 'task-004 is under task-002');
-    assert.ok(under(roots, 'task-003').some((c) => idOf(c) === 'task-004'), 'and under task-003 too');
+    assert.ok(
+      t002.children.some((c) => idOf(c) === 'task-004'),
+      'task-004 is under task-002',
+    );
+    assert.ok(
+      under(roots, 'task-003').some((c) => idOf(c) === 'task-004'),
+      'and under task-003 too',
+    );
     await vscode.commands.executeCommand(COMMANDS.viewByState);
     assert.equal(api.views.tasks.mode, 'state');
   });
 
   it('reveals a task by id (the progress log links to it)', async () => {
     await vscode.commands.executeCommand(COMMANDS.revealTask, 'task-002');
-    await eventually('task-002 selected', () => api.views.tasksView.selection[0]?.kind === 'task' && (api.views.tasksView.selection[0] as { taskId: string }).taskId === 'task-002');
+    await eventually(
+      'task-002 selected',
+      () =>
+        api.views.tasksView.selection[0]?.kind === 'task' && (api.views.tasksView.selection[0] as { taskId: string }).taskId === 'task-002',
+    );
   });
 
   it('follows a task added by the CLI in another process', async () => {
@@ -116,7 +128,10 @@ describe('tasks view', () => {
       const seen = groups.flatMap((g) => g.children.map((c): [string, string, string] => [c.label, String(c.item.description), g.label]));
       assert.deepEqual(seen, expected);
       const t3 = groups.flatMap((g) => g.children).find((c) => idOf(c) === 'task-013')!;
-      assert.equal(t3.item.accessibilityInformation?.label, 'task-013: Add slugify() to src/text, Failed, will be retried, attempts 1 of 3, priority P1');
+      assert.equal(
+        t3.item.accessibilityInformation?.label,
+        'task-013: Add slugify() to src/text, Failed, will be retried, attempts 1 of 3, priority P1',
+      );
       assert.match(tooltipText(t3.item), /State:.* Failed, will be retried · P1 · attempts 1\/3/);
 
       // The dependency view has no groups: the state is a word at the front.
@@ -134,7 +149,10 @@ describe('tasks view', () => {
       if (screen) {
         // Every id is on screen, in the view's order (the text is whole even where the row is cut).
         const at = expected.map(([id]) => screen.text.sidebar.indexOf(id));
-        assert.ok(at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!)), `the ids in order in:\n${screen.text.sidebar}`);
+        assert.ok(
+          at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!)),
+          `the ids in order in:\n${screen.text.sidebar}`,
+        );
       }
     } finally {
       fs.writeFileSync(tasksFile(), good);

@@ -2,7 +2,9 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import type { WorktreeNode } from '../../src/vscode/views/worktreesProvider';

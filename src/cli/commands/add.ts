@@ -1,8 +1,8 @@
+import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/controller/runConfig';
+import type { TaskFile } from '../../core/taskFile/schema';
 import { addTaskLogged } from '../../core/tasks/edits';
 import { checkDependsOn, checkPriority, checkTimeout, checkTitle, type NewTask } from '../../core/tasks/taskOps';
-import type { TaskFile } from '../../core/taskFile/schema';
-import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/controller/runConfig';
-import { splitList, numberOption, type Command, type CommandContext } from '../command';
+import { type Command, type CommandContext, numberOption, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { existingStateRoot } from '../stateRoot';
 import { ask } from '../ui/questions';
@@ -36,7 +36,10 @@ export const addCommand: Command = {
     const { values } = ctx;
     const anyField = Object.keys(TASK_FIELD_OPTIONS).some((k) => values[k] !== undefined);
     const askQuestions = ctx.io.interactive && !!ctx.io.ask && !anyField;
-    if (!ctx.positionals.length && !askQuestions) throw new UsageError(`add: expected 1 argument, got 0 (the title; on a terminal without options it is asked)\nusage: ${addCommand.usage}`);
+    if (!ctx.positionals.length && !askQuestions)
+      throw new UsageError(
+        `add: expected 1 argument, got 0 (the title; on a terminal without options it is asked)\nusage: ${addCommand.usage}`,
+      );
     const store = existingStateRoot(ctx, 'add');
     const input = askQuestions
       ? await askForTask(ctx, store.load().file)
@@ -62,8 +65,18 @@ async function askForTask(ctx: CommandContext, file: TaskFile): Promise<NewTask>
   const { io } = ctx;
   const ids = file.tasks.map((t) => t.id);
   const title = ctx.positionals[0] ?? (await ask(io, { label: 'Title', required: true, parse: checkTitle }));
-  const context = await ask(io, { label: 'Context', hint: 'what to do, constraints, approach: the agent reads it', required: true, parse: (a) => a });
-  const priority = await ask(io, { label: 'Priority', hint: 'P0, P1 or P2', defaultAnswer: 'P1', parse: (a) => checkPriority(a.toUpperCase()) });
+  const context = await ask(io, {
+    label: 'Context',
+    hint: 'what to do, constraints, approach: the agent reads it',
+    required: true,
+    parse: (a) => a,
+  });
+  const priority = await ask(io, {
+    label: 'Priority',
+    hint: 'P0, P1 or P2',
+    defaultAnswer: 'P1',
+    parse: (a) => checkPriority(a.toUpperCase()),
+  });
   const dependsOn = ids.length
     ? await ask(io, {
         label: 'Depends on',
@@ -71,7 +84,11 @@ async function askForTask(ctx: CommandContext, file: TaskFile): Promise<NewTask>
         parse: (a) => checkDependsOn(file, splitList(a) ?? [], undefined),
       })
     : [];
-  const files = await ask(io, { label: 'Files', hint: 'comma-separated files or directories it works in; empty: it runs alone', parse: (a) => splitList(a) ?? [] });
+  const files = await ask(io, {
+    label: 'Files',
+    hint: 'comma-separated files or directories it works in; empty: it runs alone',
+    parse: (a) => splitList(a) ?? [],
+  });
   const validate = await ask(io, {
     label: 'Validation command',
     hint: 'exits 0 when the task is done, e.g. npm test; empty: no run starts it until it has one',

@@ -1,5 +1,5 @@
 import { AGENT_PRESETS, presetCommand } from '../../core/agents/presets';
-import { probePreset, VERSION_PROBE_TIMEOUT_MS, type PresetProbe } from '../../core/agents/probe';
+import { type PresetProbe, probePreset, VERSION_PROBE_TIMEOUT_MS } from '../../core/agents/probe';
 import { findStateRoot, StatePaths } from '../../core/statePaths';
 import { StateStore } from '../../core/taskFile/store';
 import type { Command, CommandContext } from '../command';

@@ -57,7 +57,9 @@ export const configCommand: Command = {
       const value = config[k.key];
       const isDefault = k.defaultValue !== undefined && JSON.stringify(value) === JSON.stringify(k.defaultValue);
       const shown = value === undefined || value === null ? '(not set)' : show(value) + (isDefault ? ' (default)' : '');
-      io.out(`${k.key.padEnd(width)}${shown}\n${' '.repeat(width)}${ctx.colour.dim(k.description)}${k.values ? ctx.colour.dim(`: ${k.values.join(' | ')}`) : ''}\n`);
+      io.out(
+        `${k.key.padEnd(width)}${shown}\n${' '.repeat(width)}${ctx.colour.dim(k.description)}${k.values ? ctx.colour.dim(`: ${k.values.join(' | ')}`) : ''}\n`,
+      );
     }
     const unknown = Object.keys(config).filter((k) => !CONFIG_KEYS.some((c) => c.key === k));
     for (const k of unknown) io.out(`${k.padEnd(width)}${show(config[k])}  (not a Launchpad setting; kept as it is)\n`);

@@ -1,9 +1,10 @@
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { shellQuote, type Command } from '../command';
-import { createDemoProject } from '../demo/demoProject';
+
+import { type Command, shellQuote } from '../command';
 import { runDemoAgent } from '../demo/demoAgent';
+import { createDemoProject } from '../demo/demoProject';
 import { EXIT, UsageError } from '../exit';
 import { launchpadCommand } from '../invocation';
 import { runCommand } from './run';
@@ -11,7 +12,8 @@ import { runCommand } from './run';
 export const demoCommand: Command = {
   name: 'demo',
   usage: 'launchpad demo [DIR]',
-  summary: 'Create a sample repository with six dependent tasks and run it with the built-in demo agent (no AI; two tasks fail once and are retried).',
+  summary:
+    'Create a sample repository with six dependent tasks and run it with the built-in demo agent (no AI; two tasks fail once and are retried).',
   details:
     'DIR (or --dir DIR) must not exist or be empty; by default a new temporary directory is used. At the end the demo prints\n' +
     'the commands that show the result, complete with the path of this CLI and the demo directory.',
@@ -26,7 +28,9 @@ export const demoCommand: Command = {
     const agent = `"${process.execPath}" "${__filename}" demo-agent`;
     await createDemoProject(dir, agent);
     const c = ctx.colour;
-    ctx.io.out(`${c.bold('Demo repository:')} ${dir}\n${c.dim('Six tasks, three at a time, run by the built-in demo agent (no AI): task-002 fails its validation once and task-006 gives up once; both are retried with the error in their prompt.')}\n\n`);
+    ctx.io.out(
+      `${c.bold('Demo repository:')} ${dir}\n${c.dim('Six tasks, three at a time, run by the built-in demo agent (no AI): task-002 fails its validation once and task-006 gives up once; both are retried with the error in their prompt.')}\n\n`,
+    );
 
     const code = await runCommand.run({ ...ctx, dir, positionals: [], values: { 'no-color': ctx.values['no-color'] } });
 

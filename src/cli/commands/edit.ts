@@ -1,9 +1,9 @@
 import { editTaskLogged } from '../../core/tasks/edits';
 import type { TaskChanges } from '../../core/tasks/taskOps';
-import { type Command,numberOption, splitList } from '../command';
+import { type Command, numberOption, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { existingStateRoot } from '../stateRoot';
 import { commandIn } from '../invocation';
+import { existingStateRoot } from '../stateRoot';
 import { TASK_FIELD_OPTIONS } from './add';
 
 const EDIT_OPTIONS = {
@@ -13,7 +13,8 @@ const EDIT_OPTIONS = {
 
 export const editCommand: Command = {
   name: 'edit',
-  usage: 'launchpad edit ID [--title T] [--context T] [--priority P] [--depends-on a,b] [--files a,b] [--validate CMD] [--timeout S] [--max-attempts N]',
+  usage:
+    'launchpad edit ID [--title T] [--context T] [--priority P] [--depends-on a,b] [--files a,b] [--validate CMD] [--timeout S] [--max-attempts N]',
   summary: 'Change fields of a task that is not running; prints each change.',
   details: [
     'The options are those of add. An empty value clears a field: --context "" (the prompt then uses the title),',
@@ -27,7 +28,11 @@ export const editCommand: Command = {
     const { values } = ctx;
     const id = ctx.positionals[0]!;
     if (!Object.keys(EDIT_OPTIONS).some((k) => values[k] !== undefined)) {
-      throw new UsageError(`edit: nothing to change; give one or more of ${Object.keys(EDIT_OPTIONS).map((k) => `--${k}`).join(', ')}`);
+      throw new UsageError(
+        `edit: nothing to change; give one or more of ${Object.keys(EDIT_OPTIONS)
+          .map((k) => `--${k}`)
+          .join(', ')}`,
+      );
     }
     const text = (name: string) => values[name] as string | undefined;
     const cleared = (name: string) => (text(name) === '' ? null : text(name));
@@ -46,7 +51,8 @@ export const editCommand: Command = {
     if (!changed.length) ctx.io.out(`${id}: nothing changed (the values given are the ones it has)\n`);
     for (const c of changed) ctx.io.out(`${id}: ${c.field} ${show(c.before)} -> ${show(c.after)}\n`);
     if (changed.length && task.status === 'completed') ctx.io.err(`note: ${id} is completed; the change does not make it run again\n`);
-    if (changed.length && task.status === 'failed') ctx.io.err(`note: ${id} has failed; to run it again: ${commandIn(ctx.io, store.paths.root)} retry ${id}\n`);
+    if (changed.length && task.status === 'failed')
+      ctx.io.err(`note: ${id} has failed; to run it again: ${commandIn(ctx.io, store.paths.root)} retry ${id}\n`);
     if (changed.some((c) => c.field === 'validation.command' && c.after === null)) {
       ctx.io.err(`note: ${id} has no validation command now; a run will not start it until it has one\n`);
     }

@@ -2,8 +2,8 @@ import { Git } from '../../core/git/git';
 import { GITIGNORE_ENTRIES, initStateFiles } from '../../core/init';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { stateRootForInit } from '../stateRoot';
 import { commandIn } from '../invocation';
+import { stateRootForInit } from '../stateRoot';
 
 export const initCommand: Command = {
   name: 'init',
@@ -34,7 +34,9 @@ export const initCommand: Command = {
     if (result.ignored.length) io.out(`  .gitignore: added ${result.ignored.join(', ')}\n`);
     const git = new Git(paths.root);
     if (!(await git.toplevel())) {
-      io.err(`note: ${paths.root} is not inside a git repository; "launchpad run" needs one with a commit:\n  git init && git add -A && git commit -m "initial commit"\n`);
+      io.err(
+        `note: ${paths.root} is not inside a git repository; "launchpad run" needs one with a commit:\n  git init && git add -A && git commit -m "initial commit"\n`,
+      );
     } else if (!(await git.head())) {
       io.err('note: the repository has no commit yet; "launchpad run" needs one: git add -A && git commit -m "initial commit"\n');
     }

@@ -1,4 +1,5 @@
 import { watch } from 'node:fs';
+
 import { parseLogFilter } from '../../core/log/logFilterSpec';
 import { CATEGORIES, LOG_TYPES } from '../../core/log/logLine';
 import { filterLog, lineMatches, LogFollower, readLogLines, unterminatedTail } from '../../core/log/logReader';

@@ -1,7 +1,7 @@
 // launchpad prune-attempts: deletes the refs that keep failed or interrupted attempts.
 import { Git } from '../../core/git/git';
 import { pruneKeptAttempts } from '../../core/git/keptAttempts';
-import { numberOption, type Command } from '../command';
+import { type Command, numberOption } from '../command';
 import { EXIT } from '../exit';
 import { existingStateRoot } from '../stateRoot';
 
@@ -10,7 +10,7 @@ export const pruneAttemptsCommand: Command = {
   usage: 'launchpad prune-attempts [ID…] [--older-than DAYS] [--dry-run]',
   summary: 'Delete the refs keeping the commits of failed or interrupted attempts: those of completed tasks, or of the tasks named.',
   details: [
-    'Before a task\'s branch is deleted or rebased, Launchpad keeps its commits (and an interrupted',
+    "Before a task's branch is deleted or rebased, Launchpad keeps its commits (and an interrupted",
     "attempt's uncommitted work) at refs/launchpad/attempts/<id>/<attempt>, so no agent's work is lost;",
     '"launchpad status" lists them. Without IDs this deletes those of completed tasks; with IDs, those',
     "of the tasks named, whatever their state. The deleted commits are then git's to collect.",

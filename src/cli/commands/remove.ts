@@ -20,7 +20,8 @@ export const removeCommand: Command = {
     const store = existingStateRoot(ctx, 'remove');
     const { task, detached, unblocked } = await removeTaskLogged(store, id, { force: ctx.values.force === true });
     ctx.io.out(`${id}: removed ("${task.title}")\n`);
-    for (const d of detached) ctx.io.out(`${d}: no longer depends on ${id}${unblocked.includes(d) ? '; pending again (was blocked by it)' : ''}\n`);
+    for (const d of detached)
+      ctx.io.out(`${d}: no longer depends on ${id}${unblocked.includes(d) ? '; pending again (was blocked by it)' : ''}\n`);
     for (const u of unblocked.filter((u) => !detached.includes(u))) ctx.io.out(`${u}: pending again (was blocked through ${id})\n`);
     return EXIT.OK;
   },

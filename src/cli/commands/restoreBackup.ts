@@ -22,7 +22,9 @@ export const restoreBackupCommand: Command = {
       type: 'RECOVERY',
       message: `action="restored harness-tasks.json from .bak" reason="requested by user (launchpad restore-backup): ${reason}" kept=${corruptCopy}`,
     });
-    ctx.io.out(`restored harness-tasks.json from harness-tasks.json.bak (${file.tasks.length} task${file.tasks.length === 1 ? '' : 's'})\n`);
+    ctx.io.out(
+      `restored harness-tasks.json from harness-tasks.json.bak (${file.tasks.length} task${file.tasks.length === 1 ? '' : 's'})\n`,
+    );
     ctx.io.out(`the broken file is kept as ${corruptCopy}\n`);
     return EXIT.OK;
   },

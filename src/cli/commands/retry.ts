@@ -1,5 +1,5 @@
-import { canRetry } from '../../core/tasks/transitions';
 import { retryTasksLogged } from '../../core/tasks/edits';
+import { canRetry } from '../../core/tasks/transitions';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { existingStateRoot } from '../stateRoot';
@@ -17,12 +17,17 @@ export const retryCommand: Command = {
     const all = ctx.values.failed === true;
     if (all && ctx.positionals.length) throw new UsageError(`retry: ids or --failed, not both\nusage: ${retryCommand.usage}`);
     if (!all && !ctx.positionals.length) {
-      throw new UsageError(`retry: expected 1 argument, got 0 (the id of a failed task; several ids, or --failed, retry more)\nusage: ${retryCommand.usage}`);
+      throw new UsageError(
+        `retry: expected 1 argument, got 0 (the id of a failed task; several ids, or --failed, retry more)\nusage: ${retryCommand.usage}`,
+      );
     }
     const store = existingStateRoot(ctx, 'retry');
     let ids = ctx.positionals;
     if (all) {
-      ids = store.load().file.tasks.filter(canRetry).map((t) => t.id);
+      ids = store
+        .load()
+        .file.tasks.filter(canRetry)
+        .map((t) => t.id);
       if (!ids.length) {
         ctx.io.out('no failed task: nothing to retry\n');
         return EXIT.OK;
@@ -31,7 +36,9 @@ export const retryCommand: Command = {
     const { reset, unblockedBy } = await retryTasksLogged(store, ids);
     for (const t of reset) {
       const by = unblockedBy.get(t.id);
-      ctx.io.out(`${t.id}: pending${by === undefined || ids.includes(t.id) ? ` (attempts 0/${t.max_attempts})` : ` (was blocked by ${by})`}\n`);
+      ctx.io.out(
+        `${t.id}: pending${by === undefined || ids.includes(t.id) ? ` (attempts 0/${t.max_attempts})` : ` (was blocked by ${by})`}\n`,
+      );
     }
     return EXIT.OK;
   },

@@ -1,24 +1,24 @@
 import { PRESET_NAMES } from '../../core/agents/presets';
 import { findOnPath } from '../../core/agents/probe';
-import { InputError } from '../../core/inputError';
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
 import { maxSessions, resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
 import type { RunOutcome } from '../../core/controller/types';
+import { InputError } from '../../core/inputError';
 import { attachJournal } from '../../core/journal/attach';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
+import { exhaustedTask, type RunNotice, runNotifyCommand } from '../../core/runNotices';
 import type { StatePaths } from '../../core/statePaths';
-import { exhaustedTask, runNotifyCommand, type RunNotice } from '../../core/runNotices';
 import { buildStatus } from '../../core/statusReport';
-import { taskFileSchema, type TaskFile } from '../../core/taskFile/schema';
+import { type TaskFile, taskFileSchema } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
-import { numberOption, shellQuote, type Command, type CommandContext } from '../command';
-import { stateRootForInit } from '../stateRoot';
+import { type Command, type CommandContext, numberOption, shellQuote } from '../command';
 import { commandIn } from '../invocation';
-import { stderrLogger, type Io } from '../io';
+import { type Io, stderrLogger } from '../io';
 import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
+import { stateRootForInit } from '../stateRoot';
+import { formatSummary, type RunSummary, summarizeRun } from '../ui/runSummary';
 import { RunView } from '../ui/runView';
-import { formatSummary, summarizeRun, type RunSummary } from '../ui/runSummary';
 
 export const runCommand: Command = {
   name: 'run',
@@ -37,7 +37,7 @@ export const runCommand: Command = {
     'examples:',
     '  launchpad run --agent claude',
     '  launchpad run --agent claude --agent-args="--model sonnet" --max-tasks 40',
-    "  launchpad run --agent 'aider --yes-always --message-file \"$LAUNCHPAD_PROMPT_FILE\"'",
+    '  launchpad run --agent \'aider --yes-always --message-file "$LAUNCHPAD_PROMPT_FILE"\'',
     '  (a command line in single quotes: each agent expands the variables when it starts, not your shell now)',
     '',
     'On a terminal a table of the running tasks stays under the log; every run ends with a summary: each failure with its',
@@ -53,13 +53,32 @@ export const runCommand: Command = {
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },
-    'agent-args': { type: 'string', value: 'ARGS', help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")' },
+    'agent-args': {
+      type: 'string',
+      value: 'ARGS',
+      help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")',
+    },
     'max-parallel': { type: 'string', value: 'N', help: 'agents at once (default session_config.max_parallel_agents, 3)' },
-    'max-tasks': { type: 'string', value: 'N', help: 'dispatches this run makes before it stops, retries included (default session_config.max_tasks_per_session, 20)' },
-    'agent-timeout': { type: 'string', value: 'S', help: "an agent's time limit in seconds (default session_config.agent_timeout_seconds, 3600)" },
-    'max-sessions': { type: 'string', value: 'N', help: 'refuse to start once this many runs have dispatched something (default session_config.max_sessions, 50)' },
+    'max-tasks': {
+      type: 'string',
+      value: 'N',
+      help: 'dispatches this run makes before it stops, retries included (default session_config.max_tasks_per_session, 20)',
+    },
+    'agent-timeout': {
+      type: 'string',
+      value: 'S',
+      help: "an agent's time limit in seconds (default session_config.agent_timeout_seconds, 3600)",
+    },
+    'max-sessions': {
+      type: 'string',
+      value: 'N',
+      help: 'refuse to start once this many runs have dispatched something (default session_config.max_sessions, 50)',
+    },
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
-    'in-place': { type: 'boolean', help: 'run one task at a time in the main working tree: no worktree, no merge commit; a failure is rolled back' },
+    'in-place': {
+      type: 'boolean',
+      help: 'run one task at a time in the main working tree: no worktree, no merge commit; a failure is rolled back',
+    },
     'wait-on-limit': {
       type: 'boolean',
       help: "on an agent's usage or rate limit, wait until it lifts (or back off) and go on, instead of exit 7",
@@ -91,7 +110,14 @@ export const runCommand: Command = {
     const spec = await prepareSpecRun(ctx, paths, json);
     const view = json
       ? undefined
-      : new RunView({ paths, colour: ctx.colour, write: io.out, live: io.stdoutTTY, columns: io.columns, verbose: values.verbose === true });
+      : new RunView({
+          paths,
+          colour: ctx.colour,
+          write: io.out,
+          live: io.stdoutTTY,
+          columns: io.columns,
+          verbose: values.verbose === true,
+        });
     // Warnings go to stderr; on a terminal, around the live table.
     const errIo = view ? { ...io, err: (text: string) => view.stderr(() => io.err(text)) } : io;
     const controller = new Controller({
@@ -132,7 +158,21 @@ export const runCommand: Command = {
       const summary = outcome.reason === 'state-unrecoverable' ? undefined : endSummary(ctx, store, outcome, settings);
       if (json) {
         const status = summary ? await buildStatus(store) : null;
-        io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, session: outcome.session, stats: outcome.stats, summary: summary ?? null, status }, null, 2) + '\n');
+        io.out(
+          JSON.stringify(
+            {
+              exit_code: outcome.exitCode,
+              reason: outcome.reason,
+              message: outcome.message,
+              session: outcome.session,
+              stats: outcome.stats,
+              summary: summary ?? null,
+              status,
+            },
+            null,
+            2,
+          ) + '\n',
+        );
       } else if (summary) {
         io.out(formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n') + '\n');
       } else {

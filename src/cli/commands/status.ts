@@ -2,16 +2,17 @@ import { escapeControlChars } from '../../core/controlChars';
 import { buildStatus, describeCost, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
 import type { Command } from '../command';
-import { colours, type Colours } from '../ui/colour';
-import { paintLogLine } from '../ui/logLineView';
 import { EXIT } from '../exit';
 import { existingStateRoot } from '../stateRoot';
+import { type Colours, colours } from '../ui/colour';
+import { paintLogLine } from '../ui/logLineView';
 
 export const statusCommand: Command = {
   name: 'status',
   usage: 'launchpad status [--json]',
   summary: 'Show the tasks, their states, active worktrees and the last log lines. Read-only: takes no lock.',
-  details: 'Under a task, "kept attempts" names the refs (refs/launchpad/attempts/<id>/<attempt>) holding the commits of its failed or interrupted attempts; "launchpad prune-attempts" deletes them.',
+  details:
+    'Under a task, "kept attempts" names the refs (refs/launchpad/attempts/<id>/<attempt>) holding the commits of its failed or interrupted attempts; "launchpad prune-attempts" deletes them.',
   options: {
     json: { type: 'boolean', help: 'print the status as JSON' },
   },
@@ -24,7 +25,9 @@ export const statusCommand: Command = {
     } catch (err) {
       if (err instanceof TaskFileError && store.canRestoreBackup()) {
         const fix = err.where ? `fix ${err.where} by hand, or run` : 'fix the file by hand, or run';
-        ctx.io.err(`note: harness-tasks.json.bak is valid: ${fix} "launchpad restore-backup" to go back to it (the broken file is kept as harness-tasks.json.corrupt-<time>)\n`);
+        ctx.io.err(
+          `note: harness-tasks.json.bak is valid: ${fix} "launchpad restore-backup" to go back to it (the broken file is kept as harness-tasks.json.corrupt-<time>)\n`,
+        );
       }
       throw err;
     }
@@ -61,7 +64,8 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
     `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total}${r.cost_usd !== null ? `, $${r.cost_usd} reported` : ''})`,
   );
   lines.push(`Sessions: ${r.session_count}${r.last_session ? ` (last ${r.last_session})` : ''}`);
-  if (r.active_session) lines.push(`Active run: ${e(r.active_session.command)} (pid=${r.active_session.pid}, since ${e(r.active_session.acquired_at)})`);
+  if (r.active_session)
+    lines.push(`Active run: ${e(r.active_session.command)} (pid=${r.active_session.pid}, since ${e(r.active_session.acquired_at)})`);
   lines.push('');
   for (const t of r.tasks) {
     const shown = t.state === 'blocked' ? 'blocked' : t.status;

@@ -33,7 +33,8 @@ const RECIPES: Record<string, Recipe> = {
   'task-006': {
     firstAttempt: 'gives-up',
     files: {
-      'docs/API.md': '# textkit API\n\n## slugify(text)\nURL-safe lower-case slug.\n\n## wordCount(text)\nNumber of words.\n\n## capitalize(word)\nFirst letter upper-case.\n\n## titleCase(text)\nEvery word capitalized.\n',
+      'docs/API.md':
+        '# textkit API\n\n## slugify(text)\nURL-safe lower-case slug.\n\n## wordCount(text)\nNumber of words.\n\n## capitalize(word)\nFirst letter upper-case.\n\n## titleCase(text)\nEvery word capitalized.\n',
     },
   },
 };

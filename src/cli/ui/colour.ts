@@ -24,7 +24,10 @@ export function colourWanted(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean, noCol
   return stdoutIsTTY && env.TERM !== 'dumb';
 }
 
-const sgr = (open: number, close: number): Paint => (text) => (text ? `\x1b[${open}m${text}\x1b[${close}m` : text);
+const sgr =
+  (open: number, close: number): Paint =>
+  (text) =>
+    text ? `\x1b[${open}m${text}\x1b[${close}m` : text;
 const plain: Paint = (text) => text;
 
 export function colours(enabled: boolean): Colours {

@@ -65,7 +65,12 @@ export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryCo
     else if (state === 'running') summary.in_progress++;
     else if (state === 'blocked') {
       const by = blockedByOf(t) ?? blockedByFailed(blockedReasons.get(t.id));
-      summary.blocked.push({ id: t.id, title: t.title, reason: parseErrorEntry(blockedReasons.get(t.id))?.reason ?? 'blocked', blocked_by: by ?? null });
+      summary.blocked.push({
+        id: t.id,
+        title: t.title,
+        reason: parseErrorEntry(blockedReasons.get(t.id))?.reason ?? 'blocked',
+        blocked_by: by ?? null,
+      });
     } else if (state === 'failed' || state === 'retryable') {
       summary.failed.push({
         id: t.id,
@@ -106,24 +111,33 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
       const limit = ctx.maxTasksPerSession;
       const left = s.pending + s.failed.filter((f) => f.retry === null).length;
       const more = Math.max(limit * 2, left);
-      next.push(`${left} task(s) still to run; this run stopped after ${limit} dispatches (max_tasks_per_session). Continue: ${ctx.rerun()}`);
-      next.push(`or allow more dispatches per run: ${ctx.rerun(`--max-tasks ${more}`)}   (for good: ${ctx.launchpad} config max_tasks_per_session ${more})`);
+      next.push(
+        `${left} task(s) still to run; this run stopped after ${limit} dispatches (max_tasks_per_session). Continue: ${ctx.rerun()}`,
+      );
+      next.push(
+        `or allow more dispatches per run: ${ctx.rerun(`--max-tasks ${more}`)}   (for good: ${ctx.launchpad} config max_tasks_per_session ${more})`,
+      );
       break;
     }
     case 'max-sessions': {
       const more = Math.max(ctx.maxSessions * 2, file.session_count + 10);
-      next.push(`${file.session_count} of ${ctx.maxSessions} sessions used (max_sessions; only runs that dispatch count): ${ctx.launchpad} config max_sessions ${more}   (or once: ${ctx.rerun(`--max-sessions ${more}`)})`);
+      next.push(
+        `${file.session_count} of ${ctx.maxSessions} sessions used (max_sessions; only runs that dispatch count): ${ctx.launchpad} config max_sessions ${more}   (or once: ${ctx.rerun(`--max-sessions ${more}`)})`,
+      );
       break;
     }
     case 'config-error':
       if (!ctx.agentMissing) break;
-      next.push(`no agent is set: ${ctx.rerun('--agent claude')}   (${ctx.launchpad} agents lists the presets; for good: ${ctx.launchpad} config agent claude)`);
+      next.push(
+        `no agent is set: ${ctx.rerun('--agent claude')}   (${ctx.launchpad} agents lists the presets; for good: ${ctx.launchpad} config agent claude)`,
+      );
       break;
     case 'stopped':
       if (s.in_progress) next.push(`the next run recovers the ${s.in_progress} task(s) in progress: ${ctx.rerun()}`);
       break;
   }
-  for (const t of missing) next.push(`${t.id} has no validation command, so no run starts it: ${ctx.launchpad} edit ${t.id} --validate 'CMD'`);
+  for (const t of missing)
+    next.push(`${t.id} has no validation command, so no run starts it: ${ctx.launchpad} edit ${t.id} --validate 'CMD'`);
   return next;
 }
 
@@ -144,7 +158,9 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
     lines.push(`           ${f.retry ? `retry:  ${f.retry}` : `the next run retries it (${f.max_attempts - f.attempts} attempt(s) left)`}`);
   }
   for (const b of s.blocked) {
-    lines.push(`  ${c.yellow('blocked')}  ${b.id}  ${b.title}  ${c.dim(`(${b.reason}${b.blocked_by ? `; retrying ${b.blocked_by} unblocks it` : ''})`)}`);
+    lines.push(
+      `  ${c.yellow('blocked')}  ${b.id}  ${b.title}  ${c.dim(`(${b.reason}${b.blocked_by ? `; retrying ${b.blocked_by} unblocks it` : ''})`)}`,
+    );
   }
   lines.push(outcome.exitCode === 0 ? c.green(outcome.message) : outcome.message);
   for (const n of s.next) lines.push(`${c.cyan('next:')} ${n}`);

@@ -38,7 +38,10 @@ export class RunView {
   constructor(private readonly opts: RunViewOptions) {
     this.screen = new Screen({ write: opts.write, live: opts.live, columns: opts.columns });
     this.tasks = new TaskLookup(opts.paths);
-    this.output = new TaskOutputLines((taskId, lines) => this.screen.print(lines.map((l) => `  ${opts.colour.dim(`${taskId} |`)} ${l}`)), opts.colour.enabled);
+    this.output = new TaskOutputLines(
+      (taskId, lines) => this.screen.print(lines.map((l) => `  ${opts.colour.dim(`${taskId} |`)} ${l}`)),
+      opts.colour.enabled,
+    );
     if (opts.live) {
       this.screen.setBlock(() => renderRunningTable([...this.rows.values()], this.totals, Date.now(), opts.colour));
       this.ticker = setInterval(() => this.screen.redraw(), TICK_MS);

@@ -90,7 +90,7 @@ export class Screen {
     let visible = 0;
     let out = '';
     let coloured = false;
-    for (let i = 0; i < line.length; ) {
+    for (let i = 0; i < line.length;) {
       const code = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(line.slice(i, i + 16));
       if (code) {
         out += code[0];

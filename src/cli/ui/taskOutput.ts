@@ -30,7 +30,11 @@ export class TaskOutputLines {
   }
 
   private clean(line: string): string {
-    const shown = line.split('\r').filter((s) => s !== '').at(-1) ?? '';
+    const shown =
+      line
+        .split('\r')
+        .filter((s) => s !== '')
+        .at(-1) ?? '';
     return shown.replace(/\x1b\[[0-9;?]*([A-Za-z])/g, (code, final: string) => (final === 'm' && this.keepColour ? code : ''));
   }
 }

@@ -7,7 +7,6 @@ import type { AgentReport } from '../agents/report';
 import type { CheckpointStep } from '../tasks/transitions';
 import { reasonLine } from './reasonLine';
 
-
 export type AgentVerdict = { kind: 'success' } | { kind: 'fail'; reason: string } | { kind: 'none' };
 
 const RESULT_RE = /^RESULT:(SUCCESS|FAIL)\b[:\s]*(.*)$/;

@@ -2,12 +2,12 @@
 // on their task), the run's budget (session_config.budget_usd), a task's cost limit
 // (session_config.max_cost_usd), and the usage and rate limits a tool reports. None of these is
 // a task's failure: a limit's attempt is given back, and a reached budget only stops new agents.
-import type { AgentReport, UsageLimit } from '../agents/report';
 import { addUsd } from '../agents/parsers/parser';
+import type { AgentReport, UsageLimit } from '../agents/report';
+import type { Task, TaskFile } from '../taskFile/schema';
 import { isPermanentlyFailed } from '../tasks/dag';
 import { COST_LIMIT_REASON } from '../tasks/errorEntry';
 import { failTask, recordCost, undoDispatch } from '../tasks/transitions';
-import type { Task, TaskFile } from '../taskFile/schema';
 import { hasWork } from './envStop';
 import type { TaskEnd } from './merge';
 import { LIMIT_BACKOFF_CAP_MS, type RunConfig } from './runConfig';

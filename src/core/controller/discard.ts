@@ -1,10 +1,10 @@
 // Ending an attempt that failed: the task's on_failure.cleanup runs in its worktree (a failing
 // cleanup is logged, never fatal), then the failure is recorded and the worktree discarded.
-import { lastMeaningfulLine } from './agentOutput';
 import type { Category } from '../log/logLine';
-import { formatErrorEntry } from '../tasks/errorEntry';
-import type { Task } from '../taskFile/schema';
 import { escapedMessage } from '../process/runProcess';
+import type { Task } from '../taskFile/schema';
+import { formatErrorEntry } from '../tasks/errorEntry';
+import { lastMeaningfulLine } from './agentOutput';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 

@@ -7,6 +7,7 @@
 // free space git does not report (diskSpaceNote).
 import { accessSync, constants, existsSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
+
 import { ExpectedError } from '../expectedErrors';
 
 export interface EnvFailure {
@@ -161,25 +162,41 @@ export function classifyGitOutput(output: string): EnvFailure | undefined {
   // error: cannot lock ref 'refs/heads/x': reference already exists / is at … but expected …
   const refLock = /cannot lock ref '([^']+)': (.*)/.exec(output);
   if (refLock && !/reference already exists|but expected/.test(refLock[2]!)) {
-    return env(`git cannot lock ${refLock[1]}: ${refLock[2]!.trim()}`, `check the repository's .git folder (git fsck) and that no git process is running`);
+    return env(
+      `git cannot lock ${refLock[1]}: ${refLock[2]!.trim()}`,
+      `check the repository's .git folder (git fsck) and that no git process is running`,
+    );
   }
   const full = /No space left on device|Out of diskspace|\bENOSPC\b/;
   if (full.test(output)) return env(`git: no space left on device (${gitLine(output, full)})`, 'free disk space');
   if (/Disk quota exceeded|EDQUOT/.test(output)) return env(`git: disk quota exceeded (${gitLine(output, /quota/i)})`, 'free disk space');
   if (/Read-only file system|EROFS/.test(output)) {
-    return env(`git: read-only file system (${gitLine(output, /Read-only file system|EROFS/)})`, `make ${pathIn(output) ?? 'the repository'} writable`);
+    return env(
+      `git: read-only file system (${gitLine(output, /Read-only file system|EROFS/)})`,
+      `make ${pathIn(output) ?? 'the repository'} writable`,
+    );
   }
   if (/Permission denied|EACCES/.test(output)) {
-    return env(`git: permission denied (${gitLine(output, /Permission denied|EACCES/)})`, `make ${pathIn(output) ?? 'the repository and the worktree folder'} writable`);
+    return env(
+      `git: permission denied (${gitLine(output, /Permission denied|EACCES/)})`,
+      `make ${pathIn(output) ?? 'the repository and the worktree folder'} writable`,
+    );
   }
   // Writes that failed without saying why: almost always a full disk (git does not always print errno).
-  const write = /unable to write (?:file|new index file|loose object|sha1 file)|Unable to write index|write error|short write|could not write|couldn't write|failed to write/i;
+  const write =
+    /unable to write (?:file|new index file|loose object|sha1 file)|Unable to write index|write error|short write|could not write|couldn't write|failed to write/i;
   if (write.test(output)) {
-    return env(`git could not write (${gitLine(output, write)})`, 'free disk space, and check that no git process is running and the repository is writable');
+    return env(
+      `git could not write (${gitLine(output, write)})`,
+      'free disk space, and check that no git process is running and the repository is writable',
+    );
   }
   // git merge with merge.autostash stashes first: with the index locked or no space, the stash fails.
   if (/fatal: stash failed/.test(output)) {
-    return env('git could not stash before merging (fatal: stash failed)', 'remove .git/index.lock if no git process is running, and check free disk space');
+    return env(
+      'git could not stash before merging (fatal: stash failed)',
+      'remove .git/index.lock if no git process is running, and check free disk space',
+    );
   }
   return undefined;
 }
@@ -188,11 +205,17 @@ export function classifyGitOutput(output: string): EnvFailure | undefined {
  * A program's exit with code 126 or 127 and what it printed: the shell could not run a program
  * of the command line (not found, not executable), and names it. Undefined for any other exit.
  */
-export function unrunnableProgram(code: number | null, output: string): { program: string; problem: 'missing' | 'not-executable' } | undefined {
+export function unrunnableProgram(
+  code: number | null,
+  output: string,
+): { program: string; problem: 'missing' | 'not-executable' } | undefined {
   if (code !== 127 && code !== 126) return undefined;
   // The shell's own message: `sh: 1: cladue: not found`, `bash: line 1: cladue: command not found`,
   // `/bin/sh: 1: ./a.sh: Permission denied`, `/bin/sh: 1: : Permission denied` (an empty name).
-  const m = /^[^:\n]*sh(?:\[\d+\])?: (?:line )?(?:\d+: )?(.*?): (command not found|not found|No such file or directory|Permission denied|cannot execute[^\n]*)$/m.exec(output);
+  const m =
+    /^[^:\n]*sh(?:\[\d+\])?: (?:line )?(?:\d+: )?(.*?): (command not found|not found|No such file or directory|Permission denied|cannot execute[^\n]*)$/m.exec(
+      output,
+    );
   if (!m) return undefined;
   const missing = /not found|No such file/.test(m[2]!);
   if (missing && code !== 127) return undefined;
@@ -211,11 +234,21 @@ export function startFailure(what: 'agent command' | 'validation command', spawn
 }
 
 /** The first program of the agent or validation command cannot be run. */
-export function programProblem(what: 'agent command' | 'validation command', program: string, problem: 'missing' | 'not-executable'): EnvFailure {
+export function programProblem(
+  what: 'agent command' | 'validation command',
+  program: string,
+  problem: 'missing' | 'not-executable',
+): EnvFailure {
   if (!program) {
-    return env(`${what} starts with an empty program name (an unset variable?)`, `set the variable, or fix the ${what === 'agent command' ? 'agent command' : "task's validation.command"}`);
+    return env(
+      `${what} starts with an empty program name (an unset variable?)`,
+      `set the variable, or fix the ${what === 'agent command' ? 'agent command' : "task's validation.command"}`,
+    );
   }
-  const fix = what === 'agent command' ? 'fix the agent command (--agent, LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command)' : "fix the task's validation.command in harness-tasks.json";
+  const fix =
+    what === 'agent command'
+      ? 'fix the agent command (--agent, LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command)'
+      : "fix the task's validation.command in harness-tasks.json";
   if (problem === 'missing') {
     const where = program.includes('/') ? 'does not exist' : 'not found on PATH';
     return env(`${what} \`${program}\` ${where}`, `install \`${program}\` or ${fix}`);

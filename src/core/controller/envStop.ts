@@ -3,10 +3,11 @@
 // the task returns to what it was before dispatch (transitions.undoDispatch) and its error_log is
 // left alone.
 import { existsSync } from 'node:fs';
+
+import { ExpectedError } from '../expectedErrors';
 import { branchFor } from '../ids';
 import type { Task } from '../taskFile/schema';
 import { undoDispatch } from '../tasks/transitions';
-import { ExpectedError } from '../expectedErrors';
 import { classifyError, type EnvFailure } from './envFailure';
 import type { TaskEnd } from './merge';
 import type { Session } from './session';
@@ -47,7 +48,12 @@ export async function stopForEnvironment(
   // A resumed attempt's worktree holds the interrupted attempt's work: it stays for the next run.
   if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id).catch(() => undefined);
   const kept = keepWork ? '; its committed work is kept for the next run' : '';
-  s.log({ type: 'ERROR', taskId: before.id, category: 'ENV_SETUP', message: `${failure.cause} (not charged${kept}${recorded ? '' : '; harness-tasks.json could not be updated'})` });
+  s.log({
+    type: 'ERROR',
+    taskId: before.id,
+    category: 'ENV_SETUP',
+    message: `${failure.cause} (not charged${kept}${recorded ? '' : '; harness-tasks.json could not be updated'})`,
+  });
   s.taskEvents.fire({ taskId: before.id, kind: 'interrupted' });
   terminal?.write(`\r\n[launchpad] stopped by the environment: ${failure.cause}\r\n[launchpad] to fix: ${failure.advice}\r\n`);
   terminal?.close('interrupted');

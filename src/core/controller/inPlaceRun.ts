@@ -4,13 +4,14 @@
 // keeps the attempt's commits and uncommitted work under refs/launchpad/attempts/<id>/<n>,
 // rolls the tree back to the base (reset and clean, sparing Launchpad's own files), runs
 // on_failure.cleanup and logs ROLLBACK and ERROR.
-import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+
 import { describeReport, writeAgentReport } from '../agents/report';
-import type { Category } from '../log/logLine';
+import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { excludeStateFiles } from '../init';
+import type { Category } from '../log/logLine';
 import { escapedMessage } from '../process/runProcess';
 import { ARTEFACT_DIR, JOURNAL_FILE, STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
@@ -46,7 +47,11 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
     before = task;
     attempt = task.attempts;
     base = task.started_at_commit!;
-    s.log({ type: 'RECOVERY', taskId: task.id, message: `action="resumed in place" reason="interrupted without a verdict" base=${base.slice(0, 7)}` });
+    s.log({
+      type: 'RECOVERY',
+      taskId: task.id,
+      message: `action="resumed in place" reason="interrupted without a verdict" base=${base.slice(0, 7)}`,
+    });
   } else {
     base = (await s.git.head())!;
     ({ before, attempt } = await s.transact((file) => dispatchTask(file, task.id, { agentId, branch: null, baseCommit: base })));
@@ -55,7 +60,8 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
   const terminal = s.terminals.open(task, root);
-  const fail = (category: Category, reason: string, tail?: string) => rollBack(s, before, base, attempt, terminal, { category, reason, tail });
+  const fail = (category: Category, reason: string, tail?: string) =>
+    rollBack(s, before, base, attempt, terminal, { category, reason, tail });
   const files = s.createAttempt(task.id, attempt);
   const prompt = buildPrompt(before, { worktree: root, branch: s.baseBranch, baseBranch: s.baseBranch, inPlace: true });
   writeFileSync(files.prompt, prompt);
@@ -167,7 +173,10 @@ async function rollBack(
   await git.run(['clean', '-fdq', '--', ':/', ...spare]);
   await runCleanup(s, task, s.toplevel, terminal);
   const entry = await s.transact((file) => failTask(file, task.id, failure));
-  s.log({ type: 'ROLLBACK', taskId: task.id, message: `git reset --hard ${base}` }, { type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason });
+  s.log(
+    { type: 'ROLLBACK', taskId: task.id, message: `git reset --hard ${base}` },
+    { type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason },
+  );
   return closeFailed(s, task, terminal, failure.category, entry.reason);
 }
 
@@ -193,7 +202,9 @@ async function keepInPlaceAttempt(s: Session, task: Task, base: string, attempt:
 function ourPathspecs(s: Session): string[] {
   const sub = relative(s.toplevel, s.paths.root).split('\\').join('/');
   const at = (p: string) => (sub ? `${sub}/${p}` : p);
-  return [...STATE_FILE_NAMES.map(at), at(ARTEFACT_DIR), at(JOURNAL_FILE.split('/').slice(0, -1).join('/'))].map((p) => `:(top,exclude)${p}`);
+  return [...STATE_FILE_NAMES.map(at), at(ARTEFACT_DIR), at(JOURNAL_FILE.split('/').slice(0, -1).join('/'))].map(
+    (p) => `:(top,exclude)${p}`,
+  );
 }
 
 async function changesOutsideOurs(s: Session): Promise<boolean> {

@@ -7,13 +7,14 @@
 // failing the merge. A merge that fails for the machine's reason is rolled back and not charged.
 import { existsSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { normalizeHint } from '../tasks/dag';
-import { recordOutOfScope } from '../tasks/transitions';
+
 import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
+import { normalizeHint } from '../tasks/dag';
+import { recordOutOfScope } from '../tasks/transitions';
 import { discardAttempt } from './discard';
-import { classifyError, lockFileFailure, type EnvFailure } from './envFailure';
+import { classifyError, type EnvFailure, lockFileFailure } from './envFailure';
 import { endUncharged, stopForEnvironment } from './envStop';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
@@ -56,16 +57,28 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
     s.log({ type: 'ROLLBACK', taskId: task.id, message: `git merge --abort (conflicts: ${conflicts.join(', ')})` });
     const outsideConflicts = outOfScope(s, task, conflicts);
     if (outsideConflicts.length) {
-      return discard('MERGE_CONFLICT', `Out-of-scope file conflict: ${outsideConflicts.join(', ')}`, await conflictReport(s, branch, conflicts));
+      return discard(
+        'MERGE_CONFLICT',
+        `Out-of-scope file conflict: ${outsideConflicts.join(', ')}`,
+        await conflictReport(s, branch, conflicts),
+      );
     }
 
     // A rebase rewrites the agent's commits: the originals are kept under our ref first.
     await s.keepAttempt(task.id);
     if (!(await s.git.rebase(worktree, s.baseBranch))) {
       s.log({ type: 'ROLLBACK', taskId: task.id, message: `git rebase --abort (rebase onto ${s.baseBranch} conflicted)` });
-      return discard('MERGE_CONFLICT', `conflicts with ${s.baseBranch} in ${conflicts.join(', ')}; rebase failed`, await conflictReport(s, branch, conflicts));
+      return discard(
+        'MERGE_CONFLICT',
+        `conflicts with ${s.baseBranch} in ${conflicts.join(', ')}; rebase failed`,
+        await conflictReport(s, branch, conflicts),
+      );
     }
-    s.log({ type: 'WARN', taskId: task.id, message: `merge conflicted in ${conflicts.join(', ')}; rebased ${branch} onto ${s.baseBranch}, validating again` });
+    s.log({
+      type: 'WARN',
+      taskId: task.id,
+      message: `merge conflicted in ${conflicts.join(', ')}; rebased ${branch} onto ${s.baseBranch}, validating again`,
+    });
     let again: ValidationResult;
     try {
       again = await validateTask(s, task, worktree, terminal, attempt);
@@ -75,7 +88,12 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
       throw err;
     }
     if (again.kind === 'interrupted') return 'interrupted';
-    if (again.kind === 'fail') return discard(again.category === 'TIMEOUT' ? 'TIMEOUT' : 'TEST_FAIL', `after rebase onto ${s.baseBranch}: ${again.reason}`, again.tail);
+    if (again.kind === 'fail')
+      return discard(
+        again.category === 'TIMEOUT' ? 'TIMEOUT' : 'TEST_FAIL',
+        `after rebase onto ${s.baseBranch}: ${again.reason}`,
+        again.tail,
+      );
     merge = await tryMerge();
     if ('machine' in merge) return stopForEnvironment(s, task, merge.machine, terminal);
     if (!merge.ok) {
@@ -88,7 +106,9 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
   const head = await s.git.head();
   s.head = head ?? s.head;
   if (outside.length || task.out_of_scope?.length) await s.transact((file) => void recordOutOfScope(file, task.id, outside));
-  const warn = outside.length ? [{ type: 'WARN' as const, taskId: task.id, message: `out-of-scope files merged: ${outside.join(', ')}` }] : [];
+  const warn = outside.length
+    ? [{ type: 'WARN' as const, taskId: task.id, message: `out-of-scope files merged: ${outside.join(', ')}` }]
+    : [];
   await s.completeTask(task, head?.slice(0, 7), warn);
   terminal.write(`\r\n[launchpad] ${task.id} merged into ${s.baseBranch} (${head?.slice(0, 7)})\r\n`);
   terminal.close('completed');
@@ -143,7 +163,9 @@ async function conflictReport(s: Session, branch: string, files: string[]): Prom
   const diff = async (to: string) => {
     const r = await s.git.run(['diff', base, to, '--', ...files.map(pathspec)], { allowFail: true, cwd: s.toplevel });
     const text = r.stdout.trimEnd();
-    return text.length > REPORT_DIFF_CHARS ? `${text.slice(0, REPORT_DIFF_CHARS)}\n… (${text.length - REPORT_DIFF_CHARS} more characters)` : text || '(no change)';
+    return text.length > REPORT_DIFF_CHARS
+      ? `${text.slice(0, REPORT_DIFF_CHARS)}\n… (${text.length - REPORT_DIFF_CHARS} more characters)`
+      : text || '(no change)';
   };
   return [
     `Merge conflict in: ${files.join(', ')}`,
@@ -168,7 +190,9 @@ async function rolledBack(s: Session, taskId: string, branch: string, failure: E
   if (touched.length) {
     const spec = touched.map(pathspec);
     await s.git.run(['reset', '-q', 'HEAD', '--', ...spec], top);
-    const inHead = new Set((await s.git.run(['ls-tree', '-r', '-z', '--name-only', 'HEAD', '--', ...touched], top)).stdout.split('\0').filter(Boolean));
+    const inHead = new Set(
+      (await s.git.run(['ls-tree', '-r', '-z', '--name-only', 'HEAD', '--', ...touched], top)).stdout.split('\0').filter(Boolean),
+    );
     for (const f of touched) if (!inHead.has(f)) rmSync(join(s.toplevel, f), { force: true });
     const changed = (await s.git.run(['diff', '--name-only', '-z', 'HEAD', '--', ...spec], top)).stdout.split('\0').filter(Boolean);
     if (changed.length) await s.git.run(['checkout', '-q', 'HEAD', '--', ...changed.map(pathspec)], top);
@@ -180,7 +204,11 @@ async function rolledBack(s: Session, taskId: string, branch: string, failure: E
         .map((l) => l.slice(3))
     : [];
   const mergeLeft = existsSync(await s.git.gitPath('MERGE_HEAD'));
-  s.log({ type: 'ROLLBACK', taskId, message: `merge of ${branch} failed (${failure.cause}); main working tree ${left.length || mergeLeft ? 'not fully restored' : 'restored'}` });
+  s.log({
+    type: 'ROLLBACK',
+    taskId,
+    message: `merge of ${branch} failed (${failure.cause}); main working tree ${left.length || mergeLeft ? 'not fully restored' : 'restored'}`,
+  });
   if (!left.length && !mergeLeft) return failure;
   const what = [...(mergeLeft ? ['an unfinished merge (git merge --abort)'] : []), ...left].join(', ');
   return { ...failure, advice: `${failure.advice}; then restore ${s.toplevel} (the failed merge left: ${what})` };

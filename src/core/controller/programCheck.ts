@@ -3,6 +3,7 @@
 // program is the machine's failure, not the task's, and is better found before any work.
 import { accessSync, constants, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { runProcess } from '../process/runProcess';
 
 export interface ProgramProblem {
@@ -12,9 +13,47 @@ export interface ProgramProblem {
 
 /** Words the shell runs itself (keywords, builtins): nothing on PATH to look for. */
 const SHELL_WORDS = new Set([
-  '!', '{', '[', '[[', '.', ':', 'alias', 'break', 'case', 'cd', 'command', 'continue', 'echo', 'eval', 'exec', 'exit',
-  'export', 'false', 'for', 'function', 'if', 'local', 'printf', 'read', 'readonly', 'return', 'select', 'set', 'shift',
-  'source', 'test', 'time', 'trap', 'true', 'type', 'ulimit', 'umask', 'unset', 'until', 'wait', 'while',
+  '!',
+  '{',
+  '[',
+  '[[',
+  '.',
+  ':',
+  'alias',
+  'break',
+  'case',
+  'cd',
+  'command',
+  'continue',
+  'echo',
+  'eval',
+  'exec',
+  'exit',
+  'export',
+  'false',
+  'for',
+  'function',
+  'if',
+  'local',
+  'printf',
+  'read',
+  'readonly',
+  'return',
+  'select',
+  'set',
+  'shift',
+  'source',
+  'test',
+  'time',
+  'trap',
+  'true',
+  'type',
+  'ulimit',
+  'umask',
+  'unset',
+  'until',
+  'wait',
+  'while',
 ]);
 
 /**

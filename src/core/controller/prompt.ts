@@ -66,8 +66,14 @@ export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeConte
     '## Context',
     `- Project root: ${ctx.worktree}`,
     ...(ctx.inPlace
-      ? [`- Current branch: ${ctx.baseBranch}`, '- You are working in the main working tree: commit on this branch; a failed attempt is rolled back to where it started.']
-      : [`- Current branch: ${ctx.branch} (the controller merges it into ${ctx.baseBranch})`, '- You are working in an isolated git worktree — your changes will be merged by the controller.']),
+      ? [
+          `- Current branch: ${ctx.baseBranch}`,
+          '- You are working in the main working tree: commit on this branch; a failed attempt is rolled back to where it started.',
+        ]
+      : [
+          `- Current branch: ${ctx.branch} (the controller merges it into ${ctx.baseBranch})`,
+          '- You are working in an isolated git worktree — your changes will be merged by the controller.',
+        ]),
   ];
   if (task.error_log.length) {
     lines.push(

@@ -5,25 +5,29 @@
 // branches, keeping their commits.
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
 import type { Git } from '../git/git';
 import { branchFor, compareIds, taskIdOfBranch } from '../ids';
-import { parseLogLine, type LogType } from '../log/logLine';
+import { type LogType, parseLogLine } from '../log/logLine';
 import { readLogLines } from '../log/logReader';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { ERROR_TAIL_CHARS, restartTask } from '../tasks/transitions';
+import { discardAttempt } from './discard';
+import { endUncharged } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
 import type { Session } from './session';
 import { inspectWork, type Resume } from './taskRun';
 import { validateTask } from './validate';
-import { discardAttempt } from './discard';
-import { endUncharged } from './envStop';
 
 /** Ends agents and validations that a killed controller left behind. Returns their labels. */
 export function endOrphanedProcesses(s: Session): void {
   for (const { label, escaped } of s.records.endAll()) {
-    s.log({ type: 'RECOVERY', message: `action="ended orphaned process" reason="${label} outlived its controller"${escaped ? ` escaped=${escaped}` : ''}` });
+    s.log({
+      type: 'RECOVERY',
+      message: `action="ended orphaned process" reason="${label} outlived its controller"${escaped ? ` escaped=${escaped}` : ''}`,
+    });
   }
 }
 
@@ -60,7 +64,12 @@ export interface Resumption {
  * the attempts to resume (their RECOVERY lines written, their uncommitted work kept at a ref).
  * `only`: the tasks a concurrent worker took over (all in-progress tasks when absent).
  */
-export async function recoverInProgress(s: Session, merges: MergeQueue, workerId: string, only?: ReadonlySet<string>): Promise<Resumption[]> {
+export async function recoverInProgress(
+  s: Session,
+  merges: MergeQueue,
+  workerId: string,
+  only?: ReadonlySet<string>,
+): Promise<Resumption[]> {
   const { file } = s.store.load();
   const tasks = file.tasks.filter((t) => t.status === 'in_progress' && (!only || only.has(t.id)));
   if (!tasks.length) return [];
@@ -130,7 +139,10 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
       const checkpoints = (task.checkpoints ?? []).filter((c) => c.agent_id && c.agent_id === task.agent_id);
       let kept: string | undefined;
       if (uncommitted.length) {
-        const snapshot = await s.git.snapshotChanges(worktree, `[launchpad] uncommitted work of ${task.id} attempt ${interruptedAttempt}, kept by a recovery`);
+        const snapshot = await s.git.snapshotChanges(
+          worktree,
+          `[launchpad] uncommitted work of ${task.id} attempt ${interruptedAttempt}, kept by a recovery`,
+        );
         if (snapshot) kept = await s.keepAttempt(task.id, interruptedAttempt, snapshot);
       }
       const progress = commits.length + uncommitted.length + checkpoints.length > 0;
@@ -141,8 +153,18 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
         return 'failed';
       }
       if (exhausted) {
-        recovery('marked failed', `interrupted without a verdict (${left}), attempts exhausted (${task.attempts}/${task.max_attempts})`, kept);
-        await s.failTask(task, 'SESSION_TIMEOUT', `Interrupted without a verdict with attempts exhausted; its work is kept (${left})`, undefined, 'interrupted, attempts exhausted');
+        recovery(
+          'marked failed',
+          `interrupted without a verdict (${left}), attempts exhausted (${task.attempts}/${task.max_attempts})`,
+          kept,
+        );
+        await s.failTask(
+          task,
+          'SESSION_TIMEOUT',
+          `Interrupted without a verdict with attempts exhausted; its work is kept (${left})`,
+          undefined,
+          'interrupted, attempts exhausted',
+        );
         return 'failed';
       }
       if (!progress) {
@@ -196,9 +218,18 @@ async function validateAndMerge(
   // (then they are what the validation left behind, and must not reach the base branch).
   const commitLeftovers = !s.workCommitted(task.id, task.agent_id);
   const problem = await inspectWork(s, task, worktree, base, { commitLeftovers, warnIfEmpty: false });
-  s.log({ type: 'RECOVERY', taskId: task.id, message: `action="validated orphaned ${kind}" reason="the agent reported success; the controller stopped before the merge"` });
+  s.log({
+    type: 'RECOVERY',
+    taskId: task.id,
+    message: `action="validated orphaned ${kind}" reason="the agent reported success; the controller stopped before the merge"`,
+  });
   const terminal = s.terminals.open(task, worktree);
-  if (problem) return discardAttempt(s, task, worktree, terminal, { category: 'AGENT_FAIL', reason: problem, discardReason: 'agent reported failure' });
+  if (problem)
+    return discardAttempt(s, task, worktree, terminal, {
+      category: 'AGENT_FAIL',
+      reason: problem,
+      discardReason: 'agent reported failure',
+    });
   const files = attempt ?? s.createAttempt(task.id, task.attempts);
   const v = await validateTask(s, task, worktree, terminal, files);
   if (v.kind === 'interrupted') return 'interrupted';
@@ -321,11 +352,19 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
     try {
       kept = await s.keepAttempt(id, attempts.get(id) ?? 0);
     } catch (err) {
-      s.log({ type: 'WARN', taskId: id, message: `orphaned worktree left in place: could not keep its commits (${(err as Error).message.split('\n')[0]})` });
+      s.log({
+        type: 'WARN',
+        taskId: id,
+        message: `orphaned worktree left in place: could not keep its commits (${(err as Error).message.split('\n')[0]})`,
+      });
       continue;
     }
     await s.removeWorktree(id);
-    s.log({ type: 'RECOVERY', taskId: id, message: `action="removed orphaned worktree" reason="task is ${status.get(id)}"${kept ? ` kept=${kept}` : ''}` });
+    s.log({
+      type: 'RECOVERY',
+      taskId: id,
+      message: `action="removed orphaned worktree" reason="task is ${status.get(id)}"${kept ? ` kept=${kept}` : ''}`,
+    });
   }
   // Directories left in our worktree folder without git knowing them (a crash inside `worktree add`).
   await s.git.run(['worktree', 'prune'], { allowFail: true });

@@ -1,7 +1,8 @@
 // The settings a run uses, resolved in one place from the front end (CLI flags, environment,
 // editor settings) and the task file, in that order of precedence.
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { type ResolvedAgent, resolveAgent } from '../agents/resolve';
+
+import { resolveAgent, type ResolvedAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
@@ -126,14 +127,18 @@ export function resolveAgentSetting(settings: RunSettings, file: TaskFile): Reso
   const env = settings.env ?? process.env;
   const cfg = file.session_config;
   if (nonBlank(cfg.agent) && nonBlank(cfg.agent_command)) {
-    throw new InputError('harness-tasks.json: session_config.agent and session_config.agent_command are both set (they are one setting); keep one');
+    throw new InputError(
+      'harness-tasks.json: session_config.agent and session_config.agent_command are both set (they are one setting); keep one',
+    );
   }
   return resolveAgent(
     [
       ['--agent', settings.cliAgent],
       ['LAUNCHPAD_AGENT', env.LAUNCHPAD_AGENT],
       ['launchpad.agent.command', settings.editorAgent],
-      nonBlank(cfg.agent) ? ['session_config.agent', cfg.agent ?? undefined] : ['session_config.agent_command', cfg.agent_command ?? undefined],
+      nonBlank(cfg.agent)
+        ? ['session_config.agent', cfg.agent ?? undefined]
+        : ['session_config.agent_command', cfg.agent_command ?? undefined],
     ],
     { cli: settings.cliAgentArgs, file: cfg.agent_args },
   );

@@ -4,22 +4,23 @@
 // runs its transition (tasks/transitions.ts) in a transaction first and logs after.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
+
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
 import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
+import type { LogEvent, ProgressLog } from '../log/progressLog';
 import type { Logger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
-import type { LogEvent, ProgressLog } from '../log/progressLog';
 import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
-import type { StateStore } from '../taskFile/store';
 import type { Task, TaskFile } from '../taskFile/schema';
+import type { StateStore } from '../taskFile/store';
 import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
-import { RunSpending } from './budget';
-import { classifyError, writeFailure, type EnvFailure } from './envFailure';
-import { PortBlocks } from '../worktrees/ports';
 import { returnToPool } from '../worktrees/pool';
+import { PortBlocks } from '../worktrees/ports';
+import { RunSpending } from './budget';
+import { classifyError, type EnvFailure, writeFailure } from './envFailure';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 import type { Worker } from './workers';
@@ -114,7 +115,6 @@ export class Session implements SessionContext {
     this.envFailure ??= failure;
     this.requestStop();
   }
-
 
   /**
    * Counts the session in session_count, once, before its first dispatch: only sessions that
@@ -212,7 +212,13 @@ export class Session implements SessionContext {
     });
     this.worker?.release(task.id);
     const merged = mergeCommit
-      ? [{ type: 'MERGE' as const, taskId: task.id, message: `branch=${branchFor(task.id)} into=${this.baseBranch} (commit ${mergeCommit})` }]
+      ? [
+          {
+            type: 'MERGE' as const,
+            taskId: task.id,
+            message: `branch=${branchFor(task.id)} into=${this.baseBranch} (commit ${mergeCommit})`,
+          },
+        ]
       : [];
     this.log(...extra, ...merged, { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' });
     this.taskEvents.fire({ taskId: task.id, kind: 'completed' });
@@ -237,7 +243,12 @@ export class Session implements SessionContext {
     );
     this.taskEvents.fire({ taskId: task.id, kind: 'failed' });
     // Its commits could not be kept: the branch stays, and the next run's clean-up tries again.
-    if (kept instanceof Error) this.log({ type: 'WARN', taskId: task.id, message: `could not keep its commits (${kept.message.split('\n')[0]}); branch ${branchFor(task.id)} left in place` });
+    if (kept instanceof Error)
+      this.log({
+        type: 'WARN',
+        taskId: task.id,
+        message: `could not keep its commits (${kept.message.split('\n')[0]}); branch ${branchFor(task.id)} left in place`,
+      });
     else await this.removeWorktree(task.id);
   }
 

@@ -5,13 +5,18 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { branchFor } from '../ids';
+
 import { describeReport, writeAgentReport } from '../agents/report';
+import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
 import { escapedMessage, type ProcessResult } from '../process/runProcess';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { dispatchTask, recordCheckpoint, resumeTask, type CheckpointStep } from '../tasks/transitions';
+import { type CheckpointStep, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
+import { readIncludeRules } from '../worktrees/include';
+import { takeFromPool } from '../worktrees/pool';
+import { prepareWorktree } from '../worktrees/prepare';
+import { worktreeSetupFailed } from '../worktrees/setup';
 import { AgentOutputScanner, type AgentVerdict } from './agentOutput';
 import { limitThatEnded, recordSpending, stopForLimit } from './budget';
 import { discardAttempt } from './discard';
@@ -24,10 +29,6 @@ import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { CAPTURE_BYTES, validateTask } from './validate';
-import { readIncludeRules } from '../worktrees/include';
-import { takeFromPool } from '../worktrees/pool';
-import { prepareWorktree } from '../worktrees/prepare';
-import { worktreeSetupFailed } from '../worktrees/setup';
 
 /** An interrupted attempt to take over, as recovery found it. */
 export interface Resume extends ResumeContext {
@@ -57,7 +58,11 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   );
   s.worker?.hold(token);
   const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : '';
-  s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}${token ? ` ${claimText(s, token.generation)}` : ''}${resumed}` });
+  s.log({
+    type: 'DISPATCH',
+    taskId: task.id,
+    message: `agent=${agentId} worktree=${branch}${token ? ` ${claimText(s, token.generation)}` : ''}${resumed}`,
+  });
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
   const terminal = s.terminals.open(task, worktree);
@@ -65,7 +70,9 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     discardAttempt(s, before, worktree, terminal, { category, reason, tail, discardReason });
   // A person's stop before the agent gave its verdict: the attempt is not charged.
   const stopped = async () => {
-    await s.refundAttempt(task.id, agentId).catch((err: Error) => s.logger.warn(`could not refund the attempt of ${task.id}: ${err.message}`));
+    await s
+      .refundAttempt(task.id, agentId)
+      .catch((err: Error) => s.logger.warn(`could not refund the attempt of ${task.id}: ${err.message}`));
     return interrupted(terminal);
   };
 
@@ -74,7 +81,9 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     // A resumed attempt continues in the worktree it left, set up already.
     reused = resume ? true : await createWorktree(s, task.id, worktree, branch, base);
   } catch (err) {
-    return stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, { agentRan: false });
+    return stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, {
+      agentRan: false,
+    });
   }
   if (s.stopping) return stopped();
 
@@ -101,7 +110,8 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     LAUNCHPAD_ATTEMPT: String(attempt),
   };
   const missing = await checkProgram(s.config.agentCommand!, agentCwd, agentEnv);
-  if (missing) return stopForEnvironment(s, before, programProblem('agent command', missing.program, missing.problem), terminal, { agentRan: false });
+  if (missing)
+    return stopForEnvironment(s, before, programProblem('agent command', missing.program, missing.problem), terminal, { agentRan: false });
   const agent = await terminal.run('agent', {
     command: s.config.agentCommand!,
     cwd: agentCwd,
@@ -181,12 +191,32 @@ type AgentEnd = { kind: 'success' } | { kind: 'fail'; category: Category; reason
 
 /** How the agent ended: its RESULT line, unless it timed out or never started. */
 function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number): AgentEnd {
-  if (agent.timedOut) return { kind: 'fail', category: 'TIMEOUT', reason: `Agent timed out after ${timeoutMs / 1000}s`, discardReason: 'agent timed out', tail: agent.tail };
-  if (agent.spawnError) return { kind: 'fail', category: 'AGENT_FAIL', reason: `could not start the agent: ${agent.spawnError}`, discardReason: 'agent reported failure' };
-  if (verdict.kind === 'fail') return { kind: 'fail', category: 'AGENT_FAIL', reason: verdict.reason, discardReason: 'agent reported failure', tail: agent.tail };
+  if (agent.timedOut)
+    return {
+      kind: 'fail',
+      category: 'TIMEOUT',
+      reason: `Agent timed out after ${timeoutMs / 1000}s`,
+      discardReason: 'agent timed out',
+      tail: agent.tail,
+    };
+  if (agent.spawnError)
+    return {
+      kind: 'fail',
+      category: 'AGENT_FAIL',
+      reason: `could not start the agent: ${agent.spawnError}`,
+      discardReason: 'agent reported failure',
+    };
+  if (verdict.kind === 'fail')
+    return { kind: 'fail', category: 'AGENT_FAIL', reason: verdict.reason, discardReason: 'agent reported failure', tail: agent.tail };
   if (verdict.kind === 'none') {
     const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
-    return { kind: 'fail', category: 'AGENT_FAIL', reason: `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, discardReason: 'agent reported failure', tail: agent.tail };
+    return {
+      kind: 'fail',
+      category: 'AGENT_FAIL',
+      reason: `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`,
+      discardReason: 'agent reported failure',
+      tail: agent.tail,
+    };
   }
   return { kind: 'success' };
 }
@@ -242,7 +272,8 @@ export async function inspectWork(
   const stateFiles = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
   const touched = changed.filter((f) => stateFiles.has(f));
   if (touched.length) return `agent modified the controller's state files: ${touched.join(', ')}`;
-  if (!changed.length && opts.warnIfEmpty) s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });
+  if (!changed.length && opts.warnIfEmpty)
+    s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });
   return undefined;
 }
 

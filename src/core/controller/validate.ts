@@ -2,9 +2,10 @@
 // that cannot run, or output that cannot be written, is the machine's failure (EnvFailureError),
 // never the task's; a task without a command is a configuration error (TaskConfigError).
 import type { Category } from '../log/logLine';
+import { escapedMessage } from '../process/runProcess';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { escapedMessage } from '../process/runProcess';
+import { explainMissingDependencies } from '../worktrees/missingDeps';
 import { lastMeaningfulLine } from './agentOutput';
 import { EnvFailureError, programProblem, startFailure, unrunnableProgram, writeFailure } from './envFailure';
 import { TaskConfigError } from './envStop';
@@ -12,20 +13,25 @@ import { checkProgram, firstProgram } from './programCheck';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
-import { explainMissingDependencies } from '../worktrees/missingDeps';
 
 export type ValidationResult =
-  | { kind: 'pass' }
-  | { kind: 'fail'; category: Category; reason: string; tail: string }
-  | { kind: 'interrupted' };
+  { kind: 'pass' } | { kind: 'fail'; category: Category; reason: string; tail: string } | { kind: 'interrupted' };
 
 /** Output kept in memory per process; the full output is in the attempt's transcript. */
 export const CAPTURE_BYTES = 64 * 1024;
 
-export async function validateTask(s: Session, task: Task, worktree: string, terminal: TaskTerminal, attempt: AttemptPaths): Promise<ValidationResult> {
+export async function validateTask(
+  s: Session,
+  task: Task,
+  worktree: string,
+  terminal: TaskTerminal,
+  attempt: AttemptPaths,
+): Promise<ValidationResult> {
   const command = task.validation?.command?.trim();
   if (!command) {
-    throw new TaskConfigError(`harness-tasks.json: task ${task.id} has no validation.command (tasks[].validation.command); add one, e.g. launchpad add --validate, or edit the file`);
+    throw new TaskConfigError(
+      `harness-tasks.json: task ${task.id} has no validation.command (tasks[].validation.command); add one, e.g. launchpad add --validate, or edit the file`,
+    );
   }
   const timeoutS = task.validation?.timeout_seconds ?? DEFAULT_VALIDATION_TIMEOUT_S;
   const cwd = s.projectDirIn(worktree);

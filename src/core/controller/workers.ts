@@ -7,11 +7,20 @@
 // one at a time across workers.
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { acquireLock } from '../lock';
+
 import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
+import { acquireLock } from '../lock';
 import type { TaskFile } from '../taskFile/schema';
-import { assertClaim, ClaimLostError, claimLapsed, renewLease, takeOverClaim, type ClaimToken, type WorkerLease } from '../tasks/transitions';
+import {
+  assertClaim,
+  claimLapsed,
+  ClaimLostError,
+  type ClaimToken,
+  renewLease,
+  takeOverClaim,
+  type WorkerLease,
+} from '../tasks/transitions';
 import type { TaskEnd } from './merge';
 import type { Session } from './session';
 
@@ -79,7 +88,12 @@ export class Worker implements WorkerLease {
     const s = this.s();
     try {
       const lost = await s.transact((file) => [...this.held.values()].filter((t) => renewLease(file, t, this.leaseSeconds) === 'lost'));
-      for (const t of lost) s.log({ type: 'WARN', taskId: t.taskId, message: `worker=${this.workerId} lost its claim (generation ${t.generation}): another worker took the task over` });
+      for (const t of lost)
+        s.log({
+          type: 'WARN',
+          taskId: t.taskId,
+          message: `worker=${this.workerId} lost its claim (generation ${t.generation}): another worker took the task over`,
+        });
     } catch (err) {
       s.logger.warn(`could not renew the leases of ${this.workerId}: ${(err as Error).message}`);
     }
@@ -89,7 +103,10 @@ export class Worker implements WorkerLease {
    * Takes over every in-progress task whose claim lapsed (or that this worker id held before),
    * except those running here, and hands each to `recover`. Returns their ends by task id.
    */
-  async takeOverLapsed(running: ReadonlySet<string>, recover: (taskId: string) => Promise<TaskEnd>): Promise<Map<string, Promise<TaskEnd>>> {
+  async takeOverLapsed(
+    running: ReadonlySet<string>,
+    recover: (taskId: string) => Promise<TaskEnd>,
+  ): Promise<Map<string, Promise<TaskEnd>>> {
     const s = this.s();
     const taken = await s.transact((file) =>
       file.tasks
@@ -100,13 +117,22 @@ export class Worker implements WorkerLease {
     const ends = new Map<string, Promise<TaskEnd>>();
     for (const { token, previous } of taken) {
       this.hold(token);
-      const was = previous.claimedBy ? `claim of ${previous.claimedBy} (generation ${previous.generation}) lapsed at ${previous.leaseExpiresAt ?? 'no lease'}` : 'no claim';
-      s.log({ type: 'RECOVERY', taskId: token.taskId, message: `action="took over claim" worker=${this.workerId} generation=${token.generation} reason="${was}"` });
+      const was = previous.claimedBy
+        ? `claim of ${previous.claimedBy} (generation ${previous.generation}) lapsed at ${previous.leaseExpiresAt ?? 'no lease'}`
+        : 'no claim';
+      s.log({
+        type: 'RECOVERY',
+        taskId: token.taskId,
+        message: `action="took over claim" worker=${this.workerId} generation=${token.generation} reason="${was}"`,
+      });
       // Its processes are those of a worker that died or stalled: end them before touching its worktree.
       for (const { label } of s.records.endTask(token.taskId)) {
         s.log({ type: 'RECOVERY', taskId: token.taskId, message: `action="ended orphaned process" reason="${label} outlived its claim"` });
       }
-      ends.set(token.taskId, recover(token.taskId).finally(() => this.release(token.taskId)));
+      ends.set(
+        token.taskId,
+        recover(token.taskId).finally(() => this.release(token.taskId)),
+      );
     }
     return ends;
   }
@@ -117,7 +143,11 @@ export class Worker implements WorkerLease {
    */
   async mergeGuard<T>(taskId: string, merge: () => Promise<T>): Promise<T> {
     const s = this.s();
-    const lock = await acquireLock(mergeLockPath(s.paths.artefacts), `launchpad run (merge of ${taskId}, worker ${this.workerId})`, MERGE_LOCK_WAIT_MS);
+    const lock = await acquireLock(
+      mergeLockPath(s.paths.artefacts),
+      `launchpad run (merge of ${taskId}, worker ${this.workerId})`,
+      MERGE_LOCK_WAIT_MS,
+    );
     try {
       const token = this.held.get(taskId);
       if (token) {
@@ -140,9 +170,15 @@ export class Worker implements WorkerLease {
     const tip = await s.git.run(['rev-parse', '--verify', '-q', `refs/heads/${branchFor(err.token.taskId)}`], { allowFail: true });
     const ref =
       tip.code === 0
-        ? await keepAttempt(s.git, err.token.taskId, err.token.generation, tip.stdout.trim(), `refs/heads/${s.baseBranch}`).catch(() => undefined)
+        ? await keepAttempt(s.git, err.token.taskId, err.token.generation, tip.stdout.trim(), `refs/heads/${s.baseBranch}`).catch(
+            () => undefined,
+          )
         : undefined;
-    s.log({ type: 'WARN', taskId: err.token.taskId, message: `${err.message}: attempt discarded${ref ? `, its commits kept as ${ref}` : ''}` });
+    s.log({
+      type: 'WARN',
+      taskId: err.token.taskId,
+      message: `${err.message}: attempt discarded${ref ? `, its commits kept as ${ref}` : ''}`,
+    });
     return 'interrupted';
   }
 }

@@ -5,7 +5,8 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProcess, type ProcessResult } from '../process/runProcess';
+
+import { type ProcessResult, runProcess } from '../process/runProcess';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
 
 export class GitError extends Error {
@@ -53,7 +54,10 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
 export class Git {
   constructor(readonly cwd: string) {}
 
-  async run(args: string[], opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ProcessResult> {
+  async run(
+    args: string[],
+    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  ): Promise<ProcessResult> {
     const result = await runProcess({
       command: { file: 'git', args },
       cwd: opts.cwd ?? this.cwd,
@@ -286,5 +290,10 @@ export function parsePorcelainPaths(out: string): string[] {
 /** "Your local changes to the following files would be overwritten by merge:" and its list. */
 function overwrittenFiles(stderr: string): string[] {
   const m = /would be overwritten by merge:\n((?:\t.*\n?)+)/.exec(stderr);
-  return m ? m[1]!.split('\n').map((l) => l.trim()).filter(Boolean) : [];
+  return m
+    ? m[1]!
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+    : [];
 }

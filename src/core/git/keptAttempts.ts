@@ -55,7 +55,14 @@ export function keptByTask(kept: readonly KeptAttempt[]): Map<string, KeptAttemp
  * commit, never an agent's), an equal one (same tree, same parents: a recovery that ran twice).
  * Returns the ref that holds it, or undefined.
  */
-export async function keepAttempt(git: Git, taskId: string, attempt: number, commit: string, base: string, opts: { snapshot?: boolean } = {}): Promise<string | undefined> {
+export async function keepAttempt(
+  git: Git,
+  taskId: string,
+  attempt: number,
+  commit: string,
+  base: string,
+  opts: { snapshot?: boolean } = {},
+): Promise<string | undefined> {
   if (await git.isAncestor(commit, base)) return undefined;
   const prefix = `${KEPT_ATTEMPTS_PREFIX}${taskId}/`;
   const holder = (await git.refsUnder(prefix, { containing: commit }))[0];
@@ -90,12 +97,17 @@ export interface PruneOptions {
  * nothing kept is an InputError, and then nothing is deleted). Returns what it deleted (or
  * would delete, on a dry run), in ref order.
  */
-export async function pruneKeptAttempts(git: Git, tasks: ReadonlyArray<Pick<Task, 'id' | 'status'>>, opts: PruneOptions = {}): Promise<KeptAttempt[]> {
+export async function pruneKeptAttempts(
+  git: Git,
+  tasks: ReadonlyArray<Pick<Task, 'id' | 'status'>>,
+  opts: PruneOptions = {},
+): Promise<KeptAttempt[]> {
   const kept = await listKeptAttempts(git);
   const status = new Map(tasks.map((t) => [t.id, t.status]));
   const ids = opts.ids?.length ? new Set(opts.ids) : undefined;
   for (const id of ids ?? []) {
-    if (!status.has(id) && !kept.some((k) => k.taskId === id)) throw new InputError(`no task "${id}" in harness-tasks.json and no kept attempts of it`);
+    if (!status.has(id) && !kept.some((k) => k.taskId === id))
+      throw new InputError(`no task "${id}" in harness-tasks.json and no kept attempts of it`);
   }
   const cutoff = opts.olderThanDays === undefined ? undefined : (opts.now ?? new Date()).getTime() - opts.olderThanDays * 86_400_000;
   const chosen = kept.filter(

@@ -13,9 +13,9 @@ import { tailLog } from '../log/logReader';
 import { findStateRoot, StatePaths } from '../statePaths';
 import { StateStore } from '../taskFile/store';
 import { AGENT_HOOKS, type HookAgent, type HookEvent } from './agents';
-import type { StateSnapshot } from './stateView';
 import { parseHookInput } from './input';
 import { sessionStartContext } from './sessionContext';
+import type { StateSnapshot } from './stateView';
 import { decideStop, type StopMemory } from './stopDecision';
 
 export interface HookCall {

@@ -5,8 +5,8 @@
 // continuing because of our refusal and neither harness-tasks.json nor harness-progress.txt
 // changed since: asking again with nothing new would only repeat the same instruction.
 // Pure: (input, snapshot, memory of our last refusal) → decision and the memory to keep.
-import { describeTask, focusOf, type StateSnapshot, validatedSinceStart } from './stateView';
 import type { HookInput } from './input';
+import { describeTask, focusOf, type StateSnapshot, validatedSinceStart } from './stateView';
 
 /** What the hook remembers of its last refusal in one agent session. */
 export interface StopMemory {

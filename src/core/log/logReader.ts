@@ -2,7 +2,8 @@
 // without decoding lines that cannot match; and incremental reads from a byte offset so a
 // live view or `log --follow` reads only what was appended.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { parseLogLine, type Category, type LogType } from './logLine';
+
+import { type Category, type LogType, parseLogLine } from './logLine';
 
 export interface LogFilter {
   /** One type, or any of several. */
@@ -53,7 +54,8 @@ function compile(f: LogFilter): Matcher {
   if (f.taskId) return { needle: Buffer.from(`[${f.taskId}]`), test };
   if (f.category) return { needle: Buffer.from(`[${f.category}]`), test };
   if (f.session !== undefined) return { needle: Buffer.from(`[SESSION-${f.session}] `), test };
-  if (typeof f.type === 'string' || f.type?.length === 1) return { needle: Buffer.from(`] ${typeof f.type === 'string' ? f.type : f.type[0]}`), test };
+  if (typeof f.type === 'string' || f.type?.length === 1)
+    return { needle: Buffer.from(`] ${typeof f.type === 'string' ? f.type : f.type[0]}`), test };
   if (f.type?.length) return { chunkRegex: new RegExp(`\\] (?:${f.type.join('|')})(?: |$)`, 'gm'), test };
   if (f.regex) {
     const literal = plainLiteral(f.regex);

@@ -2,8 +2,9 @@
 // O_APPEND write, so lines from the controller and a concurrent `add` never interleave.
 // Messages carry titles and agents' output: their control characters are escaped.
 import { appendFileSync } from 'node:fs';
+
 import { escapeControlChars } from '../controlChars';
-import { formatLogLine, logTimestamp, type LogEntry, type LogEvent } from './logLine';
+import { formatLogLine, type LogEntry, type LogEvent, logTimestamp } from './logLine';
 
 export type { LogEvent } from './logLine';
 

@@ -16,13 +16,11 @@ export interface InterfaceContract {
 
 const idSchema = z.string().check(z.regex(MILESTONE_ID, { error: 'expected a milestone id: M followed by a number (M1, M2, …)' }));
 const nonEmpty = (what: string) => z.string().check(z.minLength(1, { error: `${what} is empty` }));
-const scopePath = z
-  .string()
-  .check(
-    z.refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), {
-      error: 'a scope entry is a path inside the repository (no leading "/", no "..")',
-    }),
-  );
+const scopePath = z.string().check(
+  z.refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), {
+    error: 'a scope entry is a path inside the repository (no leading "/", no "..")',
+  }),
+);
 
 export const milestoneSchema = z.strictObject({
   id: idSchema,

@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { newMarkerToken } from './environmentMarker';
 
 /**

@@ -3,9 +3,10 @@
 // the processes that left it (found by cgroup or environment marker), and their watchdog.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { logTimestamp } from '../log/logLine';
 import { isSameProcessAlive, processIdentity } from '../processIdentity';
 import { isCgroup, removeCgroupWhenEmptySync } from './cgroup';
-import { logTimestamp } from '../log/logLine';
 import { groupAlive, killGroup } from './killGroup';
 import { ProcessTree } from './processTree';
 

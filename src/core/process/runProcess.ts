@@ -10,7 +10,15 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { AWAIT_CGROUP_AND_EXEC, createRunCgroup, moveIntoCgroup, removeCgroup, removeCgroupWhenEmpty, removeCgroupWhenEmptySync } from './cgroup';
+
+import {
+  AWAIT_CGROUP_AND_EXEC,
+  createRunCgroup,
+  moveIntoCgroup,
+  removeCgroup,
+  removeCgroupWhenEmpty,
+  removeCgroupWhenEmptySync,
+} from './cgroup';
 import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
@@ -92,7 +100,9 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const token = spec.record ? newMarkerToken() : undefined;
   let cgroup = spec.record ? createRunCgroup() : undefined;
   // With a cgroup, a shell waits to be moved into it and then becomes the command.
-  const { file, args } = cgroup ? { file: '/bin/sh', args: ['-c', AWAIT_CGROUP_AND_EXEC, 'launchpad-task', command.file, ...command.args] } : command;
+  const { file, args } = cgroup
+    ? { file: '/bin/sh', args: ['-c', AWAIT_CGROUP_AND_EXEC, 'launchpad-task', command.file, ...command.args] }
+    : command;
   const env = spec.env ?? process.env;
   const limit = spec.captureBytes ?? Infinity;
   const grace = spec.graceMs ?? DEFAULT_GRACE_MS;
@@ -177,7 +187,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
 
     child.on('error', (e) => finish(null, null, e.message));
     if (pid === undefined) return;
-    if (tree && spec.timeoutMs !== undefined) watchdog = startWatchdog({ pgid: pid, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
+    if (tree && spec.timeoutMs !== undefined)
+      watchdog = startWatchdog({ pgid: pid, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
     liveRuns.set(pid, { tree, watchdog, cgroup });
     spec.onSpawn?.(pid);
     if (spec.record) {

@@ -4,8 +4,9 @@
 // (SIGTERM, SIGKILL after the grace period) and removes its cgroup. The controller ends the
 // watchdog when the run ends; a later session ends it through the process record.
 import { spawn } from 'node:child_process';
-import { killGroup } from './killGroup';
+
 import { processIdentity } from '../processIdentity';
+import { killGroup } from './killGroup';
 
 /** After the deadline, so that a live controller (which ends the run at the deadline) acts first. */
 const AFTER_DEADLINE_MS = 1000;
@@ -58,7 +59,17 @@ export function startWatchdog(run: {
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
   const child = spawn(
     '/bin/sh',
-    ['-c', SCRIPT, 'launchpad-watchdog', seconds(run.timeoutMs + AFTER_DEADLINE_MS), seconds(run.graceMs), String(run.pgid), run.token, run.cgroup ?? '', leader],
+    [
+      '-c',
+      SCRIPT,
+      'launchpad-watchdog',
+      seconds(run.timeoutMs + AFTER_DEADLINE_MS),
+      seconds(run.graceMs),
+      String(run.pgid),
+      run.token,
+      run.cgroup ?? '',
+      leader,
+    ],
     // Its own session: no terminal hang-up or group signal aimed at the controller reaches it.
     { detached: true, stdio: 'ignore' },
   );

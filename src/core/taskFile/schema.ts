@@ -4,6 +4,7 @@
 // here, so the JSON Schema the editor checks against states them too.
 // zod/mini: the same validation as classic zod at a tenth of the bundle size (no locales).
 import * as z from 'zod/mini';
+
 import { TASK_ID_PATTERN } from '../ids';
 
 export const STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;

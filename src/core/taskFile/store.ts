@@ -23,11 +23,12 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  type Stats,
   statSync,
   writeFileSync,
   writeSync,
-  type Stats,
 } from 'node:fs';
+
 import { ExpectedError } from '../expectedErrors';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { InputError } from '../inputError';
@@ -109,7 +110,11 @@ export class StateStore {
     const checked = parseTaskFile(text, TASKS_FILE);
     if (!checked.ok) {
       const { field, problems } = checked.error;
-      throw new TaskFileError(TASKS_FILE, field, problems.map((p) => `not written, the change would make it invalid: ${p}`));
+      throw new TaskFileError(
+        TASKS_FILE,
+        field,
+        problems.map((p) => `not written, the change would make it invalid: ${p}`),
+      );
     }
     const target = this.writeTarget();
     assertWritable(target, target !== this.paths.tasks);
@@ -234,7 +239,8 @@ export class StateStore {
           if (!(err instanceof TaskFileError)) throw err;
           error = err;
         }
-        if (!error) throw new InputError(`${TASKS_FILE} is valid: nothing to restore (restore-backup only replaces a file that cannot be read)`);
+        if (!error)
+          throw new InputError(`${TASKS_FILE} is valid: nothing to restore (restore-backup only replaces a file that cannot be read)`);
         // A FIFO, a device, a directory: nothing to copy aside or to write over.
         if (!isRegularFile(this.paths.tasks)) throw error;
         const label = `${TASKS_FILE}.bak`;
@@ -248,7 +254,12 @@ export class StateStore {
         const backup = parseTaskFileBytes(bytes, label);
         if (!backup.ok) {
           const { field, problems, position } = backup.error;
-          throw new TaskFileError(label, field, [...problems, 'the backup is not a valid task file either: nothing was restored, both files were left as they are'], position);
+          throw new TaskFileError(
+            label,
+            field,
+            [...problems, 'the backup is not a valid task file either: nothing was restored, both files were left as they are'],
+            position,
+          );
         }
         const target = this.writeTarget();
         assertWritable(target, target !== this.paths.tasks);
@@ -510,4 +521,3 @@ function writeDurably(path: string, text: string, mode?: number): void {
     closeSync(fd);
   }
 }
-

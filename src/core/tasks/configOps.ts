@@ -9,7 +9,8 @@ import { type SessionConfig, sessionConfigSchema, type TaskFile } from '../taskF
 /** What each key does, for `launchpad config` (the keys are the schema's). */
 const DESCRIPTIONS: Record<string, string> = {
   max_tasks_per_session: 'dispatches one run makes before it stops (retries count); run --max-tasks overrides it once',
-  max_sessions: "runs that dispatched something, over the task file's life; a run refuses to start past it; run --max-sessions overrides it once",
+  max_sessions:
+    "runs that dispatched something, over the task file's life; a run refuses to start past it; run --max-sessions overrides it once",
   max_parallel_agents: 'agents at once; run --max-parallel overrides it once',
   concurrency_mode: 'exclusive or concurrent (workers with leases)',
   agent: 'the agent: a preset name (launchpad agents lists them) or a command line',
@@ -21,7 +22,8 @@ const DESCRIPTIONS: Record<string, string> = {
   worktree_dir: 'where task worktrees go (relative to the state root); default beside the repository',
   lease_seconds: "concurrent mode: how long a worker's claim lasts without a heartbeat before another worker may take the task over",
   isolation: 'worktree (one worktree per task) or in-place (one task at a time in the main working tree); run --in-place overrides it once',
-  retry_backoff_seconds: 'how long a failed task waits before a retry on an unchanged base (doubling per attempt, at most 10 minutes); 0 retries at once',
+  retry_backoff_seconds:
+    'how long a failed task waits before a retry on an unchanged base (doubling per attempt, at most 10 minutes); 0 retries at once',
   scope: 'warn (report files merged outside files_hint) or reject (fail the attempt before merging them)',
   budget_usd: "US dollars this run's agents may report before no new agent starts (the run ends with exit 6)",
   max_cost_usd: "US dollars one task's agents may report over all its attempts before it is not dispatched again",
@@ -45,18 +47,35 @@ export interface ConfigKey {
 }
 
 /** Every key of session_config, in the schema's order. */
-export const CONFIG_KEYS: readonly ConfigKey[] = Object.entries(sessionConfigSchema._zod.def.shape).map(([key, schema]) => describeKey(key, schema));
+export const CONFIG_KEYS: readonly ConfigKey[] = Object.entries(sessionConfigSchema._zod.def.shape).map(([key, schema]) =>
+  describeKey(key, schema),
+);
 
 function describeKey(key: string, schema: unknown): ConfigKey {
-  type Def = { type: string; innerType?: { _zod: { def: Def } }; defaultValue?: unknown; format?: string; entries?: Record<string, string> };
+  type Def = {
+    type: string;
+    innerType?: { _zod: { def: Def } };
+    defaultValue?: unknown;
+    format?: string;
+    entries?: Record<string, string>;
+  };
   let def = (schema as { _zod: { def: Def } })._zod.def;
   let defaultValue: unknown;
   while (def.innerType && ['default', 'prefault', 'optional', 'nullable'].includes(def.type)) {
-    if (def.type === 'default') defaultValue = typeof def.defaultValue === 'function' ? (def.defaultValue as () => unknown)() : def.defaultValue;
+    if (def.type === 'default')
+      defaultValue = typeof def.defaultValue === 'function' ? (def.defaultValue as () => unknown)() : def.defaultValue;
     def = def.innerType._zod.def;
   }
   const kind: Kind =
-    def.type === 'number' ? (def.format === 'safeint' ? 'integer' : 'number') : def.type === 'enum' ? 'enum' : def.type === 'string' ? 'string' : 'json';
+    def.type === 'number'
+      ? def.format === 'safeint'
+        ? 'integer'
+        : 'number'
+      : def.type === 'enum'
+        ? 'enum'
+        : def.type === 'string'
+          ? 'string'
+          : 'json';
   const values = def.entries ? Object.values(def.entries) : undefined;
   return { key, kind, defaultValue, ...(values ? { values } : {}), description: DESCRIPTIONS[key] ?? '' };
 }
@@ -73,17 +92,23 @@ export function readConfigValue(key: ConfigKey, text: string): unknown {
     case 'integer':
     case 'number': {
       const n = Number(text);
-      if (text.trim() === '' || !Number.isFinite(n)) throw new InputError(`${key.key}: expected ${key.kind === 'integer' ? 'a whole number' : 'a number'}, got "${text}"`, { field: key.key });
+      if (text.trim() === '' || !Number.isFinite(n))
+        throw new InputError(`${key.key}: expected ${key.kind === 'integer' ? 'a whole number' : 'a number'}, got "${text}"`, {
+          field: key.key,
+        });
       return n;
     }
     case 'json':
       try {
         return JSON.parse(text);
       } catch {
-        throw new InputError(`${key.key}: expected JSON, e.g. {"claude": ["--model", "sonnet"]}, got ${JSON.stringify(text)}`, { field: key.key });
+        throw new InputError(`${key.key}: expected JSON, e.g. {"claude": ["--model", "sonnet"]}, got ${JSON.stringify(text)}`, {
+          field: key.key,
+        });
       }
     default:
-      if (text.trim() === '') throw new InputError(`${key.key}: empty value; to remove it: launchpad config --unset ${key.key}`, { field: key.key });
+      if (text.trim() === '')
+        throw new InputError(`${key.key}: empty value; to remove it: launchpad config --unset ${key.key}`, { field: key.key });
       return text;
   }
 }
@@ -93,7 +118,9 @@ export function setConfigValue(file: TaskFile, key: ConfigKey, value: unknown): 
   const before = file.session_config[key.key];
   const other = key.key === 'agent' ? 'agent_command' : key.key === 'agent_command' ? 'agent' : undefined;
   if (other && typeof file.session_config[other] === 'string' && file.session_config[other].trim()) {
-    throw new InputError(`${key.key}: ${other} is set too, and they are one setting; first: launchpad config --unset ${other}`, { field: key.key });
+    throw new InputError(`${key.key}: ${other} is set too, and they are one setting; first: launchpad config --unset ${other}`, {
+      field: key.key,
+    });
   }
   checkConfig(file, { ...file.session_config, [key.key]: value });
   file.session_config[key.key] = value;

@@ -7,15 +7,7 @@ import type { Task } from '../taskFile/schema';
 import { formatErrorEntry, isCostLimitEntry, parseErrorEntry } from './errorEntry';
 
 /** What a person sees for a task; `status` plus what the dependency rules say about it. */
-export type TaskState =
-  | 'running'
-  | 'ready'
-  | 'waiting'
-  | 'needs_validation'
-  | 'retryable'
-  | 'failed'
-  | 'blocked'
-  | 'completed';
+export type TaskState = 'running' | 'ready' | 'waiting' | 'needs_validation' | 'retryable' | 'failed' | 'blocked' | 'completed';
 
 /** A failure the dependency rules put on a task: `entry` goes to its error_log. */
 export interface DependencyFailure {
@@ -335,9 +327,7 @@ export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock): Task[
 /** Tasks that would be eligible but have no validation command (logged once per run). */
 export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
-  return tasks.filter(
-    (t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, byId),
-  );
+  return tasks.filter((t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, byId));
 }
 
 /**
@@ -382,7 +372,10 @@ export function normalizeHint(hint: string): string {
   let h = hint.trim().replace(/\\/g, '/');
   const wildcard = h.search(/[*?[{]/);
   if (wildcard >= 0) h = h.slice(0, h.lastIndexOf('/', wildcard) + 1);
-  h = h.replace(/\/{2,}/g, '/').replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  h = h
+    .replace(/\/{2,}/g, '/')
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+$/, '');
   return h === '.' ? '' : h;
 }
 

@@ -1,12 +1,13 @@
 // A person's edits to the task file as whole transactions, shared by the CLI and the extension:
 // the task file changes under the state lock, then one log line per task says what happened.
 import { closeSync, openSync, readSync } from 'node:fs';
+
 import { ProgressLog } from '../log/progressLog';
-import type { StateStore } from '../taskFile/store';
 import type { Task } from '../taskFile/schema';
+import type { StateStore } from '../taskFile/store';
+import { type ConfigKey, setConfigValue, unsetConfigValue } from './configOps';
 import { blockedDependents } from './dag';
-import { setConfigValue, unsetConfigValue, type ConfigKey } from './configOps';
-import { addTask, editTask, removeTask, type FieldChange, type NewTask, type TaskChanges } from './taskOps';
+import { addTask, editTask, type FieldChange, type NewTask, removeTask, type TaskChanges } from './taskOps';
 import { retryTasks } from './transitions';
 
 export async function addTaskLogged(store: StateStore, input: NewTask): Promise<Task> {
@@ -41,7 +42,7 @@ export function highestTaskNumberAdded(logFile: string): number {
   let carry = '';
   try {
     const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) {
+    for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0;) {
       // The tail of the previous chunk comes along, for a line cut in two (a match seen twice is harmless).
       const text = carry + chunk.toString('latin1', 0, n);
       for (const m of text.matchAll(added)) max = Math.max(max, Number(m[1]));
@@ -63,13 +64,21 @@ export async function editTaskLogged(store: StateStore, id: string, changes: Tas
   return result;
 }
 
-export async function removeTaskLogged(store: StateStore, id: string, opts: { force?: boolean } = {}): Promise<ReturnType<typeof removeTask>> {
+export async function removeTaskLogged(
+  store: StateStore,
+  id: string,
+  opts: { force?: boolean } = {},
+): Promise<ReturnType<typeof removeTask>> {
   const { result, session } = await store.transact((file) => ({ result: removeTask(file, id, opts), session: file.session_count }));
   const notes = [
     result.detached.length ? ` removed from depends_on of ${result.detached.join(', ')}` : '',
     result.unblocked.length ? ` unblocked ${result.unblocked.join(', ')}` : '',
   ].filter(Boolean);
-  log(store, session, { type: 'INIT', taskId: id, message: `task removed: "${result.task.title}"${notes.length ? ';' + notes.join(';') : ''}` });
+  log(store, session, {
+    type: 'INIT',
+    taskId: id,
+    message: `task removed: "${result.task.title}"${notes.length ? ';' + notes.join(';') : ''}`,
+  });
   return result;
 }
 
@@ -82,7 +91,10 @@ export async function retryTaskLogged(store: StateStore, id: string): Promise<Ta
  * Retries failed tasks, all or none. Returns every task reset, by id, and for each one it
  * unblocked the retried task that freed it (the first of `ids`, in their order).
  */
-export async function retryTasksLogged(store: StateStore, ids: readonly string[]): Promise<{ reset: Task[]; unblockedBy: Map<string, string> }> {
+export async function retryTasksLogged(
+  store: StateStore,
+  ids: readonly string[],
+): Promise<{ reset: Task[]; unblockedBy: Map<string, string> }> {
   const { reset, session, previousAttempts, unblockedBy } = await store.transact((file) => {
     const previousAttempts = new Map(file.tasks.map((t) => [t.id, t.attempts]));
     // Each unblocked task is told which retried task freed it (the first, in the order given).
@@ -96,7 +108,11 @@ export async function retryTasksLogged(store: StateStore, ids: readonly string[]
     session,
     ...reset.map((t) =>
       retried.has(t.id)
-        ? { type: 'RECOVERY' as const, taskId: t.id, message: `action="retry" reason="requested by user" attempts_before=${previousAttempts.get(t.id) ?? 0}` }
+        ? {
+            type: 'RECOVERY' as const,
+            taskId: t.id,
+            message: `action="retry" reason="requested by user" attempts_before=${previousAttempts.get(t.id) ?? 0}`,
+          }
         : { type: 'RECOVERY' as const, taskId: t.id, message: `action="unblocked" reason="retry of ${unblockedBy.get(t.id) ?? ids[0]}"` },
     ),
   );
@@ -117,7 +133,10 @@ export async function unsetConfigLogged(store: StateStore, key: ConfigKey): Prom
   const { before, session } = await store.transact((file) => ({ before: unsetConfigValue(file, key), session: file.session_count }));
   const after = key.defaultValue;
   if (JSON.stringify(before) !== JSON.stringify(after)) {
-    log(store, session, { type: 'INIT', message: `session_config.${key.key} unset (was ${showValue(before)}${after === undefined ? '' : `, now the default ${showValue(after)}`})` });
+    log(store, session, {
+      type: 'INIT',
+      message: `session_config.${key.key} unset (was ${showValue(before)}${after === undefined ? '' : `, now the default ${showValue(after)}`})`,
+    });
   }
   return before;
 }

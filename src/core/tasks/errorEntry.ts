@@ -1,6 +1,6 @@
 // An error_log entry, `[CATEGORY] reason`: what a person reads in the task file, the hover and
 // the next attempt's prompt. Its one formatter and its one parser.
-import { isCategory, type Category } from '../log/logLine';
+import { type Category, isCategory } from '../log/logLine';
 
 export interface ErrorEntry {
   category: Category;
@@ -22,7 +22,10 @@ export function parseErrorEntry(entry: string | undefined): ErrorEntry | undefin
 
 /** A failure's reason as an entry holds it: one line, bounded. */
 export function oneLineReason(reason: string): string {
-  return reason.replace(/\s*\n\s*/g, ' ').trim().slice(0, MAX_REASON_CHARS);
+  return reason
+    .replace(/\s*\n\s*/g, ' ')
+    .trim()
+    .slice(0, MAX_REASON_CHARS);
 }
 
 /**

@@ -2,8 +2,8 @@
 // tasks the dependency rules hold back, `failed` the rest of the failed ones, `pending` every
 // other task not yet started.
 import { addUsd } from '../agents/parsers/parser';
-import { analyzeTasks } from './dag';
 import type { Task } from '../taskFile/schema';
+import { analyzeTasks } from './dag';
 
 export interface Stats {
   tasks_total: number;
@@ -21,7 +21,16 @@ export interface Stats {
 
 export function computeStats(tasks: readonly Task[]): Stats {
   const { states } = analyzeTasks(tasks);
-  const stats: Stats = { tasks_total: tasks.length, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0, checkpoints: 0 };
+  const stats: Stats = {
+    tasks_total: tasks.length,
+    completed: 0,
+    failed: 0,
+    in_batch: 0,
+    pending: 0,
+    blocked: 0,
+    attempts_total: 0,
+    checkpoints: 0,
+  };
   for (const task of tasks) {
     stats.attempts_total += task.attempts;
     stats.checkpoints += task.checkpoints?.length ?? 0;
@@ -64,7 +73,8 @@ export function describeCost(cost: Task['cost'] | null | undefined): string {
   if (!cost) return '';
   const parts: string[] = [];
   if (cost.usd !== undefined) parts.push(`$${cost.usd}`);
-  if (cost.input_tokens !== undefined || cost.output_tokens !== undefined) parts.push(`${cost.input_tokens ?? '?'} in / ${cost.output_tokens ?? '?'} out tokens`);
+  if (cost.input_tokens !== undefined || cost.output_tokens !== undefined)
+    parts.push(`${cost.input_tokens ?? '?'} in / ${cost.output_tokens ?? '?'} out tokens`);
   if (!parts.length) return '';
   const n = cost.attempts_reported ?? 0;
   return [...parts, `${n} attempt${n === 1 ? '' : 's'}`].join(' · ');

@@ -4,7 +4,7 @@
 import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
 import { formatPath } from '../taskFile/parse';
-import { PRIORITIES, taskSchema, type Priority, type Task, type TaskFile } from '../taskFile/schema';
+import { PRIORITIES, type Priority, type Task, type TaskFile, taskSchema } from '../taskFile/schema';
 import { unblockDependents } from './transitions';
 
 export interface NewTask {
@@ -32,7 +32,8 @@ export interface TaskChanges {
 
 /** One field an edit changed, as the task file names it, with its values before and after. */
 export interface FieldChange {
-  field: 'title' | 'context' | 'priority' | 'depends_on' | 'files_hint' | 'validation.command' | 'validation.timeout_seconds' | 'max_attempts';
+  field:
+    'title' | 'context' | 'priority' | 'depends_on' | 'files_hint' | 'validation.command' | 'validation.timeout_seconds' | 'max_attempts';
   before: unknown;
   after: unknown;
 }
@@ -135,7 +136,12 @@ export function editTask(file: TaskFile, id: string, changes: TaskChanges): { ta
   set('priority', task.priority, priority, () => (task.priority = priority!));
   set('depends_on', task.depends_on, dependsOn, () => (task.depends_on = dependsOn!));
   set('files_hint', task.files_hint, changes.files, () => (task.files_hint = changes.files!));
-  set('validation.command', task.validation?.command, changes.validate, () => (task.validation = { ...task.validation, command: changes.validate! }));
+  set(
+    'validation.command',
+    task.validation?.command,
+    changes.validate,
+    () => (task.validation = { ...task.validation, command: changes.validate! }),
+  );
   set('validation.timeout_seconds', task.validation?.timeout_seconds, changes.timeoutSeconds, () => {
     task.validation = { command: null, ...task.validation, timeout_seconds: changes.timeoutSeconds! };
   });
@@ -148,7 +154,11 @@ export function editTask(file: TaskFile, id: string, changes: TaskChanges): { ta
  * `force`: then it is taken out of their depends_on, and those a run had marked failed because
  * of it go back to pending. Returns the task, the ids whose depends_on changed and those unblocked.
  */
-export function removeTask(file: TaskFile, id: string, opts: { force?: boolean } = {}): { task: Task; detached: string[]; unblocked: string[] } {
+export function removeTask(
+  file: TaskFile,
+  id: string,
+  opts: { force?: boolean } = {},
+): { task: Task; detached: string[]; unblocked: string[] } {
   const task = findTask(file, id);
   if (task.status === 'in_progress') {
     throw new InputError(`task "${id}" is in progress: remove it once the run has ended that attempt`);
@@ -179,7 +189,8 @@ export function checkTitle(title: string): string {
 }
 
 export function checkPriority(value: string): Priority {
-  if (!PRIORITIES.includes(value as Priority)) throw new InputError(`--priority: expected P0, P1 or P2, got "${value}"`, { field: '--priority' });
+  if (!PRIORITIES.includes(value as Priority))
+    throw new InputError(`--priority: expected P0, P1 or P2, got "${value}"`, { field: '--priority' });
   return value as Priority;
 }
 
@@ -188,7 +199,8 @@ export function checkDependsOn(file: TaskFile, ids: string[], self: string | und
   const deps = [...new Set(ids)];
   for (const dep of deps) {
     if (!isValidTaskId(dep)) throw new InputError(`--depends-on: "${dep}" is not a valid task id`, { field: '--depends-on' });
-    if (!file.tasks.some((t) => t.id === dep)) throw new InputError(`--depends-on: no task "${dep}" in harness-tasks.json`, { field: '--depends-on' });
+    if (!file.tasks.some((t) => t.id === dep))
+      throw new InputError(`--depends-on: no task "${dep}" in harness-tasks.json`, { field: '--depends-on' });
     if (dep === self) throw new InputError(`--depends-on: a task cannot depend on itself ("${dep}")`, { field: '--depends-on' });
   }
   if (self !== undefined) {
@@ -220,9 +232,11 @@ function pathTo(file: TaskFile, from: string[], target: string): string[] | unde
 }
 
 export function checkTimeout(seconds: number | undefined): void {
-  if (seconds !== undefined && !(seconds > 0)) throw new InputError(`--timeout: expected a number of seconds above 0, got "${seconds}"`, { field: '--timeout' });
+  if (seconds !== undefined && !(seconds > 0))
+    throw new InputError(`--timeout: expected a number of seconds above 0, got "${seconds}"`, { field: '--timeout' });
 }
 
 export function checkMaxAttempts(n: number | undefined): void {
-  if (n !== undefined && !(Number.isInteger(n) && n >= 1)) throw new InputError(`--max-attempts: expected a whole number of at least 1, got "${n}"`, { field: '--max-attempts' });
+  if (n !== undefined && !(Number.isInteger(n) && n >= 1))
+    throw new InputError(`--max-attempts: expected a whole number of at least 1, got "${n}"`, { field: '--max-attempts' });
 }

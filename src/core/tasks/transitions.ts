@@ -4,14 +4,14 @@
 // lapsed claim, the fencing check).
 // Nothing else writes `status` or the fields that go with it; every timestamp they write is
 // logTimestamp's (UTC, seconds). A recovery ends a task through complete or fail like any run.
+import { addUsd } from '../agents/parsers/parser';
+import type { AgentReport } from '../agents/report';
 import { compareIds } from '../ids';
 import { InputError } from '../inputError';
-import { logTimestamp, type Category } from '../log/logLine';
-import type { AgentReport } from '../agents/report';
-import { addUsd } from '../agents/parsers/parser';
+import { type Category, logTimestamp } from '../log/logLine';
 import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
-import { blockedDependents, eligibleTasks, findDependencyFailures, type DependencyFailure } from './dag';
-import { formatErrorEntry, oneLineReason, type ErrorEntry } from './errorEntry';
+import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures } from './dag';
+import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
 
 /** How much failing output an error_tail keeps (characters): enough for a hover, bounded. */
 export const ERROR_TAIL_CHARS = 4000;
@@ -68,7 +68,9 @@ export class ClaimLostError extends Error {
     readonly token: ClaimToken,
     readonly holder: string | null | undefined,
   ) {
-    super(`the claim of ${token.workerId} on ${token.taskId} (generation ${token.generation}) was taken over${holder ? ` by ${holder}` : ''}`);
+    super(
+      `the claim of ${token.workerId} on ${token.taskId} (generation ${token.generation}) was taken over${holder ? ` by ${holder}` : ''}`,
+    );
     this.name = 'ClaimLostError';
   }
 }

@@ -9,6 +9,7 @@
 import { constants, existsSync, readFileSync, type Stats } from 'node:fs';
 import { copyFile, lstat, lutimes, mkdir, readlink, realpath, rmdir, symlink, unlink, utimes } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
+
 import type { Git } from '../git/git';
 
 export const WORKTREE_INCLUDE_FILE = '.worktreeinclude';

@@ -5,6 +5,7 @@
 // node_modules the main checkout has).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { MAX_REASON_CHARS } from '../tasks/errorEntry';
 import { readIncludeRules, WORKTREE_INCLUDE_FILE } from './include';
 

@@ -5,7 +5,7 @@ import type { Session } from '../controller/session';
 import type { TaskTerminal } from '../controller/types';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { copyIncluded, readIncludeRules, WORKTREE_INCLUDE_FILE, type CopyReport } from './include';
+import { copyIncluded, type CopyReport, readIncludeRules, WORKTREE_INCLUDE_FILE } from './include';
 import { recordKept } from './pool';
 import { runWorktreeSetup, type SetupFailure } from './setup';
 

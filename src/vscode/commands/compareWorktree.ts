@@ -4,7 +4,9 @@
 // multi-file diff (`vscode.changes`), or one file at a time through a pick where that is missing.
 // The base side is read with `git show` through a read-only content provider.
 import { join } from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { Git } from '../../core/git/git';
 import type { StateModel } from '../model/stateModel';
 import type { Worktree } from './args';
@@ -62,7 +64,11 @@ export async function compareWorktree(model: StateModel, wt: Worktree): Promise<
     );
     if (!picked) return;
     const [file, left, right] = resources[picked.i]!;
-    const empty = vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${changes[picked.i]!.path}`, query: JSON.stringify({ repo: wt.path, commit: base, path: '' }) });
+    const empty = vscode.Uri.from({
+      scheme: BASE_SCHEME,
+      path: `/${changes[picked.i]!.path}`,
+      query: JSON.stringify({ repo: wt.path, commit: base, path: '' }),
+    });
     await vscode.commands.executeCommand('vscode.diff', left ?? empty, right ?? left ?? file, `${changes[picked.i]!.path} (${title})`);
   }
 }

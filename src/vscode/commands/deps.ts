@@ -1,5 +1,6 @@
 // What every command group gets, and the shape of the handler table commands/index.ts registers.
 import type * as vscode from 'vscode';
+
 import type { Logger } from '../../core/logger';
 import type { CommandId, COMMANDS } from '../contributions';
 import type { StateModel } from '../model/stateModel';

@@ -1,14 +1,15 @@
 // Launchpad: Run, Stop, Status. Run starts without questions when it can; otherwise it says
 // exactly why not (file and field of a bad task file, who holds the lock, where to set the agent).
 import * as vscode from 'vscode';
+
 import { resolveRunConfig } from '../../core/controller/runConfig';
-import { LockHeldError, liveLockHolder } from '../../core/lock';
+import { liveLockHolder, LockHeldError } from '../../core/lock';
 import { readSettings, toRunSettings } from '../config';
 import { COMMANDS, SETTINGS } from '../contributions';
+import { offer } from '../notify';
 import type { ActiveRun } from '../run/runManager';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
-import { offer } from '../notify';
 import { showStatus } from './statusDocument';
 
 export function runCommands(deps: CommandDeps): Handlers<typeof COMMANDS.run | typeof COMMANDS.stop | typeof COMMANDS.status> {
@@ -33,7 +34,9 @@ async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined>
   }
   const s = await model.refresh();
   if (!s.exists) {
-    offer('error', `Launchpad: there is no harness-tasks.json in ${paths.root}.`, { Initialize: () => vscode.commands.executeCommand(COMMANDS.init) });
+    offer('error', `Launchpad: there is no harness-tasks.json in ${paths.root}.`, {
+      Initialize: () => vscode.commands.executeCommand(COMMANDS.init),
+    });
     return;
   }
   if (s.error || !s.file) {
@@ -69,7 +72,9 @@ async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined>
 
 function stop({ model, runs }: CommandDeps): void {
   if (runs.stop()) {
-    void vscode.window.showInformationMessage('Launchpad: stopping. Running agents are being ended; their tasks stay in progress for the next run to recover.');
+    void vscode.window.showInformationMessage(
+      'Launchpad: stopping. Running agents are being ended; their tasks stay in progress for the next run to recover.',
+    );
     return;
   }
   const holder = model.snapshot?.activeSession;

@@ -1,5 +1,6 @@
 // Initialize, Refresh, the extension log, and the Tasks view's own controls (mode, paging).
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
 import { requireTrust } from '../trust';
@@ -45,7 +46,11 @@ async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void>
     // A quick pick, not a modal dialog (confirm.ts says why); Esc initializes nothing.
     const choice = await vscode.window.showQuickPick(
       [
-        { label: 'Initialize and Add to .gitignore', detail: `Adds ${GITIGNORE_ENTRIES.join(', ')} to .gitignore, which keeps them out of commits.`, gitignore: true },
+        {
+          label: 'Initialize and Add to .gitignore',
+          detail: `Adds ${GITIGNORE_ENTRIES.join(', ')} to .gitignore, which keeps them out of commits.`,
+          gitignore: true,
+        },
         { label: 'Initialize', detail: '.gitignore is left as it is.', gitignore: false },
       ],
       {

@@ -2,6 +2,7 @@
 // as `launchpad status` (counts, sessions, the active run, every task with its state, worktrees,
 // the last log lines), read from the snapshot the views use. Read-only: no lock, no git here.
 import * as vscode from 'vscode';
+
 import { tailLog } from '../../core/log/logReader';
 import { computeStats } from '../../core/tasks/stats';
 import { fencedBlock } from '../markdown';
@@ -46,7 +47,8 @@ export async function showStatus(model: StateModel): Promise<vscode.Uri> {
 export function renderStatus(s: StateSnapshot): string {
   const out: string[] = ['# Launchpad status', '', `State root: \`${s.paths.root}\``, ''];
   if (!s.exists) return [...out, 'No `harness-tasks.json` here yet: run **Launchpad: Initialize**.', ''].join('\n');
-  if (s.error || !s.file) return [...out, '**harness-tasks.json is not valid:**', '', fencedBlock(s.error?.message ?? 'unreadable'), ''].join('\n');
+  if (s.error || !s.file)
+    return [...out, '**harness-tasks.json is not valid:**', '', fencedBlock(s.error?.message ?? 'unreadable'), ''].join('\n');
 
   const st = computeStats(s.file.tasks);
   out.push(

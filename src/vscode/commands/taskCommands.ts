@@ -1,7 +1,10 @@
 // Commands on one task: retry (menu, palette, a click on a failed task), reveal it in the Tasks
 // view, show its latest transcript, reveal its last line in the progress log.
 import { existsSync } from 'node:fs';
+
 import * as vscode from 'vscode';
+
+import { lastLineOfTask } from '../../core/log/logPosition';
 import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
@@ -11,7 +14,6 @@ import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
-import { lastLineOfTask } from '../../core/log/logPosition';
 
 type TaskCommand =
   | typeof COMMANDS.retryTask
@@ -26,7 +28,8 @@ export function taskCommands(deps: CommandDeps): Handlers<TaskCommand> {
     [COMMANDS.taskClicked]: (arg) => taskClicked(deps, taskIdOf(arg)),
     [COMMANDS.revealTask]: async (arg) => {
       const id = taskIdOf(arg);
-      if (id && !(await deps.views.revealTask(id))) void vscode.window.showInformationMessage(`Launchpad: no task "${id}" in harness-tasks.json.`);
+      if (id && !(await deps.views.revealTask(id)))
+        void vscode.window.showInformationMessage(`Launchpad: no task "${id}" in harness-tasks.json.`);
     },
     [COMMANDS.showTranscript]: (arg) => showTranscript(deps, taskIdOf(arg)),
     [COMMANDS.revealInLog]: (arg) => revealInLog(deps, taskIdOf(arg)),

@@ -1,21 +1,19 @@
 // Commands on a task's worktree: open it in a new window, open a terminal there, compare it with
 // its base, remove it. All need a trusted workspace (they start git, a shell, or a window on it).
 import * as vscode from 'vscode';
+
 import { Git } from '../../core/git/git';
 import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
 import type { StateSnapshot } from '../model/stateModel';
 import { requireTrust } from '../trust';
-import { toWorktree, worktreeOf, type Worktree } from './args';
+import { toWorktree, type Worktree, worktreeOf } from './args';
 import { compareWorktree } from './compareWorktree';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
 
 type WorktreeCommand =
-  | typeof COMMANDS.openWorktree
-  | typeof COMMANDS.openWorktreeTerminal
-  | typeof COMMANDS.compareWorktree
-  | typeof COMMANDS.removeWorktree;
+  typeof COMMANDS.openWorktree | typeof COMMANDS.openWorktreeTerminal | typeof COMMANDS.compareWorktree | typeof COMMANDS.removeWorktree;
 
 export function worktreeCommands(deps: CommandDeps): Handlers<WorktreeCommand> {
   const withWorktree = (action: string, body: (wt: Worktree) => unknown) => async (arg: unknown) => {

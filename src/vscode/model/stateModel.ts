@@ -4,12 +4,14 @@
 // window, an edit), through a short debounce. Views never keep state of their own.
 import { existsSync, watch as watchDirectory } from 'node:fs';
 import { join } from 'node:path';
+
 import * as vscode from 'vscode';
+
+import { type KeptAttempt, keptAttemptsIn, keptByTask } from '../../core/git/keptAttempts';
+import { listTaskWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
 import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
-import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE, type AttemptPaths } from '../../core/statePaths';
-import { listTaskWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
-import { keptAttemptsIn, keptByTask, type KeptAttempt } from '../../core/git/keptAttempts';
+import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
 import { CONTEXT_KEYS } from '../contributions';
@@ -178,7 +180,13 @@ export class StateModel implements vscode.Disposable {
     this.watchedRoot = paths.root;
     const poke = () => this.scheduleRefresh();
     const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(paths.root), WATCHED));
-    this.watcher = vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke), watchStateFiles(paths.root, poke, this.logger));
+    this.watcher = vscode.Disposable.from(
+      w,
+      w.onDidChange(poke),
+      w.onDidCreate(poke),
+      w.onDidDelete(poke),
+      watchStateFiles(paths.root, poke, this.logger),
+    );
   }
 
   /** The newest attempt of a task (its prompt, transcript, validation output). */

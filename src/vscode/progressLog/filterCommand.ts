@@ -4,6 +4,7 @@
 // Called with filter values (`{ type: 'ERROR' }`, as `launchpad log` takes them) it skips the
 // pick: other commands and tests open a view that way. Returns the document's URI.
 import * as vscode from 'vscode';
+
 import { LogFilterError, parseLogFilter } from '../../core/log/logFilterSpec';
 import { parseLogLine } from '../../core/log/logLine';
 import { tailLog } from '../../core/log/logReader';
@@ -54,12 +55,16 @@ function asFilterValues(arg: unknown): FilterValues | undefined {
   if (!arg || typeof arg !== 'object' || Array.isArray(arg)) return undefined;
   const keys = ['type', 'category', 'task', 'session', 'grep'];
   const entries = Object.entries(arg as Record<string, unknown>);
-  if (entries.length === 0 || !entries.every(([k, v]) => keys.includes(k) && (typeof v === 'string' || typeof v === 'number'))) return undefined;
+  if (entries.length === 0 || !entries.every(([k, v]) => keys.includes(k) && (typeof v === 'string' || typeof v === 'number')))
+    return undefined;
   return Object.fromEntries(entries.map(([k, v]) => [k, String(v)])) as FilterValues;
 }
 
 async function pickFilter(model: StateModel, file: string): Promise<FilterValues | undefined> {
-  const item = await vscode.window.showQuickPick(FILTER_ITEMS, { title: 'Filter Progress Log', placeHolder: 'Lines to show from harness-progress.txt' });
+  const item = await vscode.window.showQuickPick(FILTER_ITEMS, {
+    title: 'Filter Progress Log',
+    placeHolder: 'Lines to show from harness-progress.txt',
+  });
   if (!item) return undefined;
   if (item.values) return item.values;
   if (item.ask === 'session') return pickSession(model, file);

@@ -3,6 +3,7 @@
 // the Tasks view, its ERROR lines are marked in the overview ruler, and Filter Progress Log
 // opens filtered views of it that follow appends.
 import * as vscode from 'vscode';
+
 import { COMMANDS, LOG_LANGUAGE_ID } from '../contributions';
 import type { StateModel } from '../model/stateModel';
 import { ErrorMarks } from './errorMarks';

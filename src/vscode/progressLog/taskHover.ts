@@ -1,6 +1,7 @@
 // Hovering a task id in the progress log shows that task as the task file has it now: title,
 // state, attempts, the last error (with the tail of the failing output), the validation command.
 import * as vscode from 'vscode';
+
 import { parseLogLine } from '../../core/log/logLine';
 import type { TaskState } from '../../core/tasks/dag';
 import { COMMANDS } from '../contributions';
@@ -43,7 +44,9 @@ export function taskMarkdown(t: TaskEntry, withLink = true): vscode.MarkdownStri
   const md = new vscode.MarkdownString('', true);
   md.isTrusted = { enabledCommands: [COMMANDS.revealTask] };
   md.appendMarkdown('**').appendText(t.id).appendMarkdown('** — ').appendText(t.title).appendMarkdown('\n\n');
-  md.appendMarkdown(`$(${STATE_ICONS[t.state]}) `).appendText(`${t.state.replace('_', ' ')} · attempts ${t.attempts}/${t.max_attempts} · ${t.priority}`);
+  md.appendMarkdown(`$(${STATE_ICONS[t.state]}) `).appendText(
+    `${t.state.replace('_', ' ')} · attempts ${t.attempts}/${t.max_attempts} · ${t.priority}`,
+  );
   if (t.depends_on.length) md.appendText(` · depends on ${t.depends_on.join(', ')}`);
   md.appendMarkdown('\n\n');
   if (t.blocked_reason) md.appendText(`Blocked: ${t.blocked_reason}`).appendMarkdown('\n\n');

@@ -4,6 +4,7 @@
 // the same link): VS Code asks for the links of the whole document after every change, which
 // would make each append to a long log cost the whole log.
 import * as vscode from 'vscode';
+
 import type { StateModel } from '../model/stateModel';
 import { revealTaskUri } from './revealTaskUri';
 import { knownTaskTokens } from './taskTokens';

@@ -2,13 +2,14 @@
 // and the VS Code task terminals, stops it, says when it starts and ends. What a person sees of
 // a run (notification, status bar, outcome message) lives in runProgress.ts.
 import * as vscode from 'vscode';
+
 import type { RunSettings } from '../../core/controller/runConfig';
 import type { RunOutcome } from '../../core/controller/types';
-import type { ExhaustedTask } from '../../core/runNotices';
 import type { Logger } from '../../core/logger';
+import type { ExhaustedTask } from '../../core/runNotices';
 import type { StatePaths } from '../../core/statePaths';
 import { CONTEXT_KEYS } from '../contributions';
-import { loadCore, type Core } from '../coreLoader';
+import { type Core, loadCore } from '../coreLoader';
 import type { StateModel } from '../model/stateModel';
 import { vscodeTaskTerminals } from './taskTerminals';
 

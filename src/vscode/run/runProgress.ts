@@ -3,13 +3,14 @@
 // one message with the outcome and its counts (or why the run could not start), and one for each
 // task that uses all its attempts. Messages are never modal: each button runs a command.
 import * as vscode from 'vscode';
+
 import type { RunOutcome } from '../../core/controller/types';
 import { isExpectedError } from '../../core/expectedErrors';
 import type { Logger } from '../../core/logger';
 import { computeStats, type Stats } from '../../core/tasks/stats';
 import { COMMANDS } from '../contributions';
-import { offer } from '../notify';
 import type { StateModel } from '../model/stateModel';
+import { offer } from '../notify';
 import type { ActiveRun, RunManager } from './runManager';
 
 export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: StateModel, logger: Logger): void {
@@ -119,7 +120,8 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
     actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
   actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
   // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an error.
-  const level = outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 || outcome.exitCode === 6 || outcome.exitCode === 7 ? 'warning' : 'error';
+  const level =
+    outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 || outcome.exitCode === 6 || outcome.exitCode === 7 ? 'warning' : 'error';
   offer(level, `Launchpad: ${outcome.message}`, actions);
 }
 

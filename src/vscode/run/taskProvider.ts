@@ -11,6 +11,7 @@
 // The run's own per-task terminals are tasks of this type too (`taskId` without `action`):
 // started by the run only, never listed here.
 import * as vscode from 'vscode';
+
 import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/controller/runConfig';
 import { runProcess } from '../../core/process/runProcess';
 import { COMMANDS, TASK_TYPE } from '../contributions';

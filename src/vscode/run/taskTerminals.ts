@@ -4,6 +4,7 @@
 // still run through runProcess (process groups, timeouts); the terminal displays and relays. A
 // person closing the terminal ends that task's processes; the core records the failure.
 import * as vscode from 'vscode';
+
 import type { ProcessKind, TaskTerminal, TerminalFactory } from '../../core/controller/types';
 import type { Logger } from '../../core/logger';
 import { runProcess } from '../../core/process/runProcess';
@@ -67,7 +68,12 @@ function taskTerminal(taskId: string, pty: TaskPseudoterminal, userSignal: Abort
 }
 
 /** Starts the VS Code task showing `pty`; resolves when that task has ended (or could not start). */
-function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: TaskPseudoterminal, opts: TaskTerminalsOptions): Promise<void> {
+function startVsCodeTask(
+  task: { id: string; title: string },
+  cwd: string,
+  pty: TaskPseudoterminal,
+  opts: TaskTerminalsOptions,
+): Promise<void> {
   const definition: LaunchpadTaskDefinition = { type: TASK_TYPE, taskId: task.id };
   let handedOut = false;
   const execution = new vscode.CustomExecution(async () => {
@@ -103,7 +109,9 @@ function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: 
       (execution) => (started = execution),
       (err: unknown) => {
         // The processes run regardless; only the live view is missing.
-        opts.logger.warn(`${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`);
+        opts.logger.warn(
+          `${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`,
+        );
         listener.dispose();
         resolve();
       },
@@ -150,7 +158,9 @@ function rerunNotice(taskId: string): vscode.Pseudoterminal {
     onDidWrite: write.event,
     onDidClose: close.event,
     open() {
-      write.fire(`This terminal shows Launchpad's work on ${taskId}; it cannot be run on its own.\r\nUse "Launchpad: Run" or "Launchpad: Retry Task".\r\n`);
+      write.fire(
+        `This terminal shows Launchpad's work on ${taskId}; it cannot be run on its own.\r\nUse "Launchpad: Run" or "Launchpad: Retry Task".\r\n`,
+      );
       close.fire(0);
     },
     close() {

@@ -1,6 +1,7 @@
 // How a task looks: its state's words, icon and colour, its row (label and description) and the hover.
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
+
 import type { TaskState } from '../../core/tasks/dag';
 import { describeCost } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
@@ -105,9 +106,13 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   if (describeCost(t.cost)) line('Cost reported', describeCost(t.cost));
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
-  if (t.state === 'running' && t.agent_id) line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);
+  if (t.state === 'running' && t.agent_id)
+    line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);
   if (t.state === 'running' && t.task.claimed_by) {
-    line('Claimed by', `${t.task.claimed_by}${t.task.lease_expires_at ? `, lease until ${t.task.lease_expires_at}` : ''} (claim ${t.task.claim_generation ?? 0})`);
+    line(
+      'Claimed by',
+      `${t.task.claimed_by}${t.task.lease_expires_at ? `, lease until ${t.task.lease_expires_at}` : ''} (claim ${t.task.claim_generation ?? 0})`,
+    );
   }
   if (t.kept_attempts.length) line('Kept attempts', `${t.kept_attempts.join(', ')} (launchpad prune-attempts deletes them)`);
 
@@ -116,7 +121,9 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
     md.appendMarkdown('**Checkpoints:**\n\n');
     if (checkpoints.length > MAX_CHECKPOINTS) md.appendMarkdown(`- … ${checkpoints.length - MAX_CHECKPOINTS} earlier\n`);
     for (const c of checkpoints.slice(-MAX_CHECKPOINTS)) {
-      md.appendMarkdown(`- ${escapeMarkdown(`${c.attempt ? `attempt ${c.attempt}, ` : ''}step ${c.step}/${c.total} "${c.description}" (${c.timestamp})`)}\n`);
+      md.appendMarkdown(
+        `- ${escapeMarkdown(`${c.attempt ? `attempt ${c.attempt}, ` : ''}step ${c.step}/${c.total} "${c.description}" (${c.timestamp})`)}\n`,
+      );
     }
     md.appendMarkdown('\n');
   }

@@ -2,24 +2,25 @@
 // provider: every call reads the model's current snapshot; the only state kept here is the
 // view's own (the mode, how far long lists are paged).
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
 import type { StateModel, StateSnapshot, TaskEntry } from '../model/stateModel';
 import { STATE_LABELS, stateIcon, taskRow, taskTooltip } from './taskPresentation';
 import {
+  type DependencyIndex,
   dependencyIndex,
   groupByState,
   groupKey,
+  type GroupNode,
   limitShowing,
   page,
   PAGE_SIZE,
   pathOf,
   pathTo,
   ROOT_KEY,
-  taskKey,
-  type DependencyIndex,
-  type GroupNode,
   type TaskItemNode,
+  taskKey,
   type TaskNode,
   type TasksViewMode,
 } from './taskTree';
@@ -237,7 +238,7 @@ function errorItem(message: string, tasksFile: string | undefined): vscode.TreeI
   item.id = 'error';
   item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('list.errorForeground'));
   item.tooltip = new vscode.MarkdownString(fencedBlock(message)).appendMarkdown(
-    '\nClick to open the file and fix it. A run never replaces a file a person changed: to go back to the version before Launchpad\'s last write instead, run `launchpad restore-backup` in a terminal (the broken file is kept as `harness-tasks.json.corrupt-<time>`).',
+    "\nClick to open the file and fix it. A run never replaces a file a person changed: to go back to the version before Launchpad's last write instead, run `launchpad restore-backup` in a terminal (the broken file is kept as `harness-tasks.json.corrupt-<time>`).",
   );
   item.contextValue = 'taskFileError';
   if (tasksFile) item.command = { command: 'vscode.open', title: 'Open harness-tasks.json', arguments: [vscode.Uri.file(tasksFile)] };

@@ -1,8 +1,9 @@
 // The Worktrees view: the repository's task worktrees (git worktree list, branches harness-<id>),
 // the task each serves and that task's state. Read from the model's snapshot on every call.
 import * as vscode from 'vscode';
-import { escapeMarkdown } from '../markdown';
+
 import { toWorktree, type Worktree } from '../commands/args';
+import { escapeMarkdown } from '../markdown';
 import type { StateModel } from '../model/stateModel';
 import { STATE_LABELS, stateIcon } from './taskPresentation';
 
@@ -43,7 +44,11 @@ export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>,
     item.iconPath = entry ? stateIcon(entry.state) : new vscode.ThemeIcon('git-branch');
     const task = entry ? `${entry.id}: ${entry.title} (${state})` : `${node.taskId} (${state})`;
     item.tooltip = new vscode.MarkdownString(
-      [`**Worktree:** ${escapeMarkdown(node.path)}`, `**Branch:** ${escapeMarkdown(node.branch)}`, `**Task:** ${escapeMarkdown(task)}`].join('\n\n'),
+      [
+        `**Worktree:** ${escapeMarkdown(node.path)}`,
+        `**Branch:** ${escapeMarkdown(node.branch)}`,
+        `**Task:** ${escapeMarkdown(task)}`,
+      ].join('\n\n'),
     );
     item.contextValue = `worktree:${entry?.state ?? 'orphaned'}`;
     return item;

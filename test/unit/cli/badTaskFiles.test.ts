@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { tempDir } from '../helpers/tmp';
 import { assertUnchanged, cli, FIXTURES, PROGRESS, progressEntries, rawTask, readTasks, snapshot, stateRoot, TASKS } from './util';
 
@@ -69,7 +70,9 @@ describe('malformed task files (the bad-input corpus)', () => {
         assert.equal(r.stdout, '');
         assertUnchanged(before, dir, 'status');
         // --json: the same error as a JSON object on stdout, naming the file.
-        const json = JSON.parse(cli(['status', '--json'], { cwd: dir }, 2).stdout) as { error: { code: number; message: string; file: string } };
+        const json = JSON.parse(cli(['status', '--json'], { cwd: dir }, 2).stdout) as {
+          error: { code: number; message: string; file: string };
+        };
         assert.equal(json.error.code, 2);
         assert.equal(json.error.file, 'harness-tasks.json');
         assert.equal(`launchpad: ${json.error.message}\n`, r.stderr);
@@ -139,7 +142,12 @@ describe('malformed task files (the bad-input corpus)', () => {
     it('a cycle and an unknown dependency load: status exits 0 and shows them blocked with the reason', () => {
       const file = {
         version: 3,
-        tasks: [rawTask('a', { depends_on: ['b'] }), rawTask('b', { depends_on: ['a'] }), rawTask('c', { depends_on: ['x'] }), rawTask('d', { depends_on: ['c'] })],
+        tasks: [
+          rawTask('a', { depends_on: ['b'] }),
+          rawTask('b', { depends_on: ['a'] }),
+          rawTask('c', { depends_on: ['x'] }),
+          rawTask('d', { depends_on: ['c'] }),
+        ],
       };
       const dir = stateRoot(file);
       const text = readFileSync(join(dir, TASKS), 'utf8');
@@ -169,7 +177,7 @@ describe('malformed task files (the bad-input corpus)', () => {
     });
   });
 
-  describe('the protocols\' example task files (test/fixtures/example-*.harness-tasks.json)', () => {
+  describe("the protocols' example task files (test/fixtures/example-*.harness-tasks.json)", () => {
     const examples: Array<[string, number, string]> = [
       ['example-v3.harness-tasks.json', 3, '2025-07-01T10:12:03Z'],
       ['example-v2.harness-tasks.json', 2, '2025-07-01T10:20:02Z'],
@@ -189,7 +197,10 @@ describe('malformed task files (the bad-input corpus)', () => {
             ['task-003', 'pending', 'ready', 0, 3],
           ],
         );
-        assert.deepEqual([s.tasks_total, s.completed, s.failed, s.pending, s.blocked, s.session_count, s.last_session], [3, 1, 1, 1, 0, 1, last]);
+        assert.deepEqual(
+          [s.tasks_total, s.completed, s.failed, s.pending, s.blocked, s.session_count, s.last_session],
+          [3, 1, 1, 1, 0, 1, last],
+        );
       });
 
       it(`${name}: add keeps the version and every field it had`, () => {

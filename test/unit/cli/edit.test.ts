@@ -28,7 +28,8 @@ function refused(dir: string, args: string[], message: RegExp): void {
   const r = cli(args, { cwd: dir }, 2);
   assert.match(r.stderr, message);
   assert.equal(r.stdout, '');
-  for (const file of [TASKS, 'harness-progress.txt']) assert.equal(snapshot(dir).get(file), before.get(file), `${args.join(' ')} changed ${file}`);
+  for (const file of [TASKS, 'harness-progress.txt'])
+    assert.equal(snapshot(dir).get(file), before.get(file), `${args.join(' ')} changed ${file}`);
   assert.ok(!existsSync(join(dir, `${TASKS}.tmp`)));
 }
 
@@ -36,7 +37,25 @@ describe('launchpad edit', () => {
   it('changes the fields given, prints each change, logs one line, leaves the rest', () => {
     const dir = harness();
     const lines = progressEntries(dir).length;
-    const r = cli(['edit', 'task-003', '--title', 'Renamed', '--priority', 'P0', '--files', 'src/a/,src/b.ts', '--context', '', '--timeout', '', '--max-attempts', '5'], { cwd: dir });
+    const r = cli(
+      [
+        'edit',
+        'task-003',
+        '--title',
+        'Renamed',
+        '--priority',
+        'P0',
+        '--files',
+        'src/a/,src/b.ts',
+        '--context',
+        '',
+        '--timeout',
+        '',
+        '--max-attempts',
+        '5',
+      ],
+      { cwd: dir },
+    );
     assert.equal(
       r.stdout,
       [
@@ -57,7 +76,10 @@ describe('launchpad edit', () => {
     assert.equal(entries.length, lines + 1);
     const e = entries.at(-1)!;
     assert.deepEqual([e.type, e.taskId, e.session], ['INIT', 'task-003', 2]);
-    assert.match(e.message, /^task edited: title="Renamed" \(was "title of task-003"\) .*priority="P0" \(was "P1"\).*max_attempts=5 \(was 3\)$/);
+    assert.match(
+      e.message,
+      /^task edited: title="Renamed" \(was "title of task-003"\) .*priority="P0" \(was "P1"\).*max_attempts=5 \(was 3\)$/,
+    );
   });
 
   it('a failed task is told how to run again; clearing --validate warns; the same values change nothing and log nothing', () => {
@@ -83,7 +105,11 @@ describe('launchpad edit', () => {
   const bad: Array<[string, string[], RegExp]> = [
     ['a task in progress', ['edit', 'task-004', '--title', 'x'], /task "task-004" is in progress/],
     ['an unknown task', ['edit', 'task-404', '--title', 'x'], /no task "task-404" in harness-tasks\.json/],
-    ['a cycle', ['edit', 'task-001', '--depends-on', 'task-003'], /--depends-on: would make a cycle: task-001 -> task-003 -> task-002 -> task-001/],
+    [
+      'a cycle',
+      ['edit', 'task-001', '--depends-on', 'task-003'],
+      /--depends-on: would make a cycle: task-001 -> task-003 -> task-002 -> task-001/,
+    ],
     ['itself', ['edit', 'task-003', '--depends-on', 'task-003'], /cannot depend on itself/],
     ['an empty title', ['edit', 'task-003', '--title', ' '], /title: must not be empty/],
     ['a bad priority', ['edit', 'task-003', '--priority', 'high'], /--priority: expected P0, P1 or P2, got "high"/],
@@ -101,7 +127,10 @@ describe('launchpad remove', () => {
     const dir = harness();
     const r = cli(['remove', 'task-005'], { cwd: dir });
     assert.equal(r.stdout, 'task-005: removed ("title of task-005")\n');
-    assert.deepEqual(readTasks(dir).tasks.map((t) => t.id), ['task-001', 'task-002', 'task-003', 'task-004']);
+    assert.deepEqual(
+      readTasks(dir).tasks.map((t) => t.id),
+      ['task-001', 'task-002', 'task-003', 'task-004'],
+    );
     const e = progressEntries(dir).at(-1)!;
     assert.deepEqual([e.type, e.taskId, e.message], ['INIT', 'task-005', 'task removed: "title of task-005"']);
     // The removed task's lines are its history: log --task still prints them.
@@ -110,12 +139,22 @@ describe('launchpad remove', () => {
 
   it('refuses while others depend on it; --force takes it out of their depends_on, unblocks them, and says so', () => {
     const dir = harness();
-    refused(dir, ['remove', 'task-001'], /task-002 depends on "task-001": remove or edit it first, or use --force to take "task-001" out of its depends_on/);
+    refused(
+      dir,
+      ['remove', 'task-001'],
+      /task-002 depends on "task-001": remove or edit it first, or use --force to take "task-001" out of its depends_on/,
+    );
     const r = cli(['remove', 'task-001', '--force'], { cwd: dir });
-    assert.equal(r.stdout, 'task-001: removed ("title of task-001")\ntask-002: no longer depends on task-001; pending again (was blocked by it)\n');
+    assert.equal(
+      r.stdout,
+      'task-001: removed ("title of task-001")\ntask-002: no longer depends on task-001; pending again (was blocked by it)\n',
+    );
     const t2 = taskById(dir, 'task-002');
     assert.deepEqual([t2.status, t2.depends_on], ['pending', []]);
-    assert.match(progressEntries(dir).at(-1)!.message, /^task removed: "title of task-001"; removed from depends_on of task-002; unblocked task-002$/);
+    assert.match(
+      progressEntries(dir).at(-1)!.message,
+      /^task removed: "title of task-001"; removed from depends_on of task-002; unblocked task-002$/,
+    );
     const status = JSON.parse(cli(['status', '--json'], { cwd: dir }).stdout) as { tasks: Array<{ id: string; state: string }> };
     assert.equal(status.tasks.find((t) => t.id === 'task-002')!.state, 'ready');
   });

@@ -27,7 +27,9 @@ function helpExamples(): string[] {
 function readmeExamples(): string[] {
   const text = readFileSync(README, 'utf8');
   const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/\\\n\s*/g, ''));
-  const inline = [...text.matchAll(/`(launchpad [^`]+)`/g)].map((m) => m[1]!).filter((l) => !/[[\]|<>]|\.\.\./.test(l) && !/ (ID|TITLE|CMD|N|S|KEY|VALUE|REGEX|T|DIR|ARGS)\b/.test(l));
+  const inline = [...text.matchAll(/`(launchpad [^`]+)`/g)]
+    .map((m) => m[1]!)
+    .filter((l) => !/[[\]|<>]|\.\.\./.test(l) && !/ (ID|TITLE|CMD|N|S|KEY|VALUE|REGEX|T|DIR|ARGS)\b/.test(l));
   return [...blocks.flatMap((b) => b.split('\n')), ...inline].map((l) => l.trim()).filter((l) => l.startsWith('launchpad '));
 }
 
@@ -42,7 +44,10 @@ function argsInShell(line: string): string[] {
 
 describe('examples in the help and the README', () => {
   it('the help shows examples, and the README its commands', () => {
-    assert.ok(helpExamples().some((l) => l.includes('$LAUNCHPAD_PROMPT_FILE')), 'an example of a command line agent');
+    assert.ok(
+      helpExamples().some((l) => l.includes('$LAUNCHPAD_PROMPT_FILE')),
+      'an example of a command line agent',
+    );
     assert.ok(readmeExamples().length >= 10, readmeExamples().join('\n'));
   });
 

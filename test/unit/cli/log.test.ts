@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { startCli } from '../helpers/cli';
 import { assertUnchanged, cli, PROGRESS, rawTask, sleep, snapshot, stateRoot, waitFor } from './util';
 
@@ -32,7 +33,10 @@ const L = (...indexes: number[]) => indexes.map((i) => LOG[i]!);
 
 function harness(lines = LOG): string {
   // The tasks the lines name, and task-01 (a task with no line of its own).
-  const dir = stateRoot({ version: 3, tasks: ['task-001', 'task-002', 'task-003', 'task-004', 'task-010', 'task-01'].map((id) => rawTask(id)) });
+  const dir = stateRoot({
+    version: 3,
+    tasks: ['task-001', 'task-002', 'task-003', 'task-004', 'task-010', 'task-01'].map((id) => rawTask(id)),
+  });
   writeFileSync(join(dir, PROGRESS), lines.join('\n') + '\n');
   return dir;
 }

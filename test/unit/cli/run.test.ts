@@ -11,7 +11,12 @@ import { cli } from './util';
 
 /** A command line exactly as the CLI printed it, run by a shell in `cwd`. */
 function paste(line: string, cwd: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync('sh', ['-c', line], { cwd, encoding: 'utf8', env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '' }, timeout: 120_000 });
+  const r = spawnSync('sh', ['-c', line], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '' },
+    timeout: 120_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -34,7 +39,10 @@ describe('launchpad run: the person at the keyboard', function () {
     assert.equal(r.code, 1, show(r));
     const summary = r.stdout.slice(r.stdout.indexOf('\nSummary: '));
     assert.match(summary, /^\nSummary: 1\/3 completed, 1 failed, 1 blocked, 0 pending {2}\(session 1, \d+:\d\d\)\n/);
-    assert.match(summary, /\n {2}failed {3}task-002 {2}Task task-002 {2}\(attempts 1\/1\)\n {11}\[TEST_FAIL\] npm run lint exited with 1: npm (error|ERR!) Missing script: "lint"\n/);
+    assert.match(
+      summary,
+      /\n {2}failed {3}task-002 {2}Task task-002 {2}\(attempts 1\/1\)\n {11}\[TEST_FAIL\] npm run lint exited with 1: npm (error|ERR!) Missing script: "lint"\n/,
+    );
     const output = /\n {11}output: (.*)\n/.exec(summary)![1]!;
     assert.equal(output, join(root, '.launchpad/runs/task-002/attempt-1/validation.log'));
     assert.ok(existsSync(output));
@@ -50,10 +58,16 @@ describe('launchpad run: the person at the keyboard', function () {
   });
 
   it('stops on max_tasks_per_session saying what to do; the --max-tasks command it prints finishes the work', () => {
-    const root = makeHarness({ tasks: [{ id: 'task-001' }, { id: 'task-002' }, { id: 'task-003' }], sessionConfig: { max_tasks_per_session: 1, max_parallel_agents: 1 } });
+    const root = makeHarness({
+      tasks: [{ id: 'task-001' }, { id: 'task-002' }, { id: 'task-003' }],
+      sessionConfig: { max_tasks_per_session: 1, max_parallel_agents: 1 },
+    });
     const r = runHarness(root, writesDone);
     assert.equal(r.code, 1, show(r));
-    assert.match(r.stdout, /\nnext: 2 task\(s\) still to run; this run stopped after 1 dispatches \(max_tasks_per_session\)\. Continue: node \S+ run --agent \S+\n/);
+    assert.match(
+      r.stdout,
+      /\nnext: 2 task\(s\) still to run; this run stopped after 1 dispatches \(max_tasks_per_session\)\. Continue: node \S+ run --agent \S+\n/,
+    );
     const more = /\nnext: or allow more dispatches per run: (.*?) {3}\(for good: (.*)\)\n/.exec(r.stdout)!;
     assert.match(more[1]!, / run --agent \S+ --max-tasks 2$/);
     assert.match(more[2]!, / config max_tasks_per_session 2$/);
@@ -67,10 +81,13 @@ describe('launchpad run: the person at the keyboard', function () {
     assert.equal(runHarness(root, writesDone).code, 1);
     assert.equal(readTasks(root).session_count, 1);
     const stamp = readTasks(root).last_session;
-    for (let i = 0; i < 3; i++) assert.equal(runHarness(root, writesDone).code, 1, 'nothing to dispatch: task-002 has no validation command');
+    for (let i = 0; i < 3; i++)
+      assert.equal(runHarness(root, writesDone).code, 1, 'nothing to dispatch: task-002 has no validation command');
     assert.equal(readTasks(root).session_count, 1, 'three runs that dispatched nothing are not sessions');
     assert.equal(readTasks(root).last_session, stamp);
-    const sessions = readLog(root).map((l) => /\[SESSION-(\d+)\]/.exec(l)?.[1]).filter(Boolean);
+    const sessions = readLog(root)
+      .map((l) => /\[SESSION-(\d+)\]/.exec(l)?.[1])
+      .filter(Boolean);
     assert.deepEqual([...new Set(sessions)], ['1', '2']);
 
     cli(['edit', 'task-002', '--validate', 'test -f src/task-002/done.txt'], { cwd: root });
@@ -85,7 +102,10 @@ describe('launchpad run: the person at the keyboard', function () {
     cli(['add', 'more', '--validate', 'test -f src/task-002/done.txt', '--files', 'src/task-002/'], { cwd: root });
     const refused = runHarness(root, writesDone);
     assert.equal(refused.code, 1);
-    assert.match(refused.stdout, /\nnext: 1 of 1 sessions used \(max_sessions; only runs that dispatch count\): node \S+ config max_sessions 11 {3}\(or once: node \S+ run --agent \S+ --max-sessions 11\)\n/);
+    assert.match(
+      refused.stdout,
+      /\nnext: 1 of 1 sessions used \(max_sessions; only runs that dispatch count\): node \S+ config max_sessions 11 {3}\(or once: node \S+ run --agent \S+ --max-sessions 11\)\n/,
+    );
     assert.equal(readTasks(root).session_count, 1);
     const once = runHarness(root, writesDone, ['--max-sessions', '2']);
     assert.equal(once.code, 0, show(once));
@@ -105,12 +125,18 @@ describe('launchpad run: the person at the keyboard', function () {
     const root = makeHarness({ tasks: [{ id: 'task-001' }] });
     const before = readLog(root).length;
     const missing = cli(['run', '--agent', 'claude'], { cwd: root, env: { PATH: dirname(process.execPath) } }, 2);
-    assert.match(missing.stderr, /--agent: the claude preset runs "claude", which is not on PATH; install Claude Code, or choose another agent/);
+    assert.match(
+      missing.stderr,
+      /--agent: the claude preset runs "claude", which is not on PATH; install Claude Code, or choose another agent/,
+    );
     assert.equal(readLog(root).length, before);
     assert.equal(taskById(root, 'task-001').attempts, 0);
 
     const none = cli(['run'], { cwd: root }, 2);
-    assert.match(none.stdout, /\nnext: no agent is set: node \S+ run --agent claude {3}\(node \S+ agents lists the presets; for good: node \S+ config agent claude\)\n/);
+    assert.match(
+      none.stdout,
+      /\nnext: no agent is set: node \S+ run --agent claude {3}\(node \S+ agents lists the presets; for good: node \S+ config agent claude\)\n/,
+    );
   });
 
   it('leaves no empty <repo>.launchpad-worktrees folder beside the repository', () => {
@@ -126,7 +152,10 @@ describe('launchpad run: the person at the keyboard', function () {
     const prefixed = r.stdout.split('\n').filter((l) => /^ {2}task-00\d \|/.test(l));
     assert.ok(prefixed.length >= 4, r.stdout);
     for (const l of prefixed) assert.match(l, /^ {2}task-00\d \| \S/, `an empty or broken line: ${JSON.stringify(l)}`);
-    assert.ok(prefixed.some((l) => / \| \$ test -f src\/task-00\d\/done\.txt$/.test(l)), 'the validation command is shown');
+    assert.ok(
+      prefixed.some((l) => / \| \$ test -f src\/task-00\d\/done\.txt$/.test(l)),
+      'the validation command is shown',
+    );
   });
 
   it('--json: the outcome, a summary, the status with its recent log', () => {
@@ -139,7 +168,10 @@ describe('launchpad run: the person at the keyboard', function () {
     };
     assert.equal(out.exit_code, 1);
     assert.equal(out.summary.completed, 1);
-    assert.deepEqual(out.summary.failed.map((f) => f.id), ['task-002']);
+    assert.deepEqual(
+      out.summary.failed.map((f) => f.id),
+      ['task-002'],
+    );
     assert.match(out.summary.failed[0]!.retry!, /retry task-002$/);
     assert.equal(out.status.recent_log.length, 5);
     assert.match(out.status.recent_log.at(-1)!, /LOCK released$/);

@@ -6,9 +6,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { runNotifyCommand } from '../../../src/core/runNotices';
-import { CLI } from '../helpers/cli';
 import { agentCmd, alive, harness, run, show, shq, taskById, tempDir, waitFor } from '../controller/support';
+import { CLI } from '../helpers/cli';
 
 const OUTCOME = {
   exitCode: 1,

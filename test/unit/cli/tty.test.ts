@@ -64,7 +64,12 @@ describe('on a terminal', function () {
 
   it('run shows a table of the running tasks under the log, redrawn in place, cleared before the summary; NO_COLOR drops the colour only', () => {
     for (const env of [{}, { NO_COLOR: '1' }]) {
-      const root = makeHarness({ tasks: [{ id: 'task-001', title: 'Add slugify' }, { id: 'task-002', title: 'Add wordCount' }] });
+      const root = makeHarness({
+        tasks: [
+          { id: 'task-001', title: 'Add slugify' },
+          { id: 'task-002', title: 'Add wordCount' },
+        ],
+      });
       const r = runInPty(['run', '--agent', agent('checkpoints.sh')], { cwd: root, env });
       assert.equal(r.code, 0, r.output);
       const text = r.output;

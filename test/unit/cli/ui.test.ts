@@ -64,7 +64,11 @@ describe('cli/ui', () => {
       assert.equal(out.join(''), '\r\x1b[Jrow one\na row far wider tha\n');
       out.length = 0;
       screen.print(['a printed line wider than the terminal']);
-      assert.equal(out.join(''), '\x1b[2A\r\x1b[Ja printed line wider than the terminal\nrow one\na row far wider tha\n', 'lines above may wrap; the block may not');
+      assert.equal(
+        out.join(''),
+        '\x1b[2A\r\x1b[Ja printed line wider than the terminal\nrow one\na row far wider tha\n',
+        'lines above may wrap; the block may not',
+      );
       out.length = 0;
       rows = ['just one'];
       screen.redraw();
@@ -87,7 +91,14 @@ describe('cli/ui', () => {
     lines.push('task-009', 'controller', '\r\n[launchpad] task-009 attempt 1: agent\r\n');
     lines.push('task-009', 'agent', 'no newline at the end');
     lines.flush();
-    assert.deepEqual(got, ['task-010 | other', 'task-009 | hello world', 'task-009 | 100%', 'task-009 | done green', 'task-009 | [launchpad] task-009 attempt 1: agent', 'task-009 | no newline at the end']);
+    assert.deepEqual(got, [
+      'task-010 | other',
+      'task-009 | hello world',
+      'task-009 | 100%',
+      'task-009 | done green',
+      'task-009 | [launchpad] task-009 attempt 1: agent',
+      'task-009 | no newline at the end',
+    ]);
     assert.ok(got.every((l) => !l.includes('\r')));
   });
 
@@ -95,8 +106,24 @@ describe('cli/ui', () => {
     const now = 1_000_000;
     const lines = renderRunningTable(
       [
-        { id: 'task-001', title: 'Add slugify()', attempt: 1, maxAttempts: 3, since: now - 42_000, phase: 'agent', checkpoint: '1/2 read the task' },
-        { id: 'task-012', title: 'A title much longer than the thirty-two columns it may take', attempt: 2, maxAttempts: 3, since: now - 3_725_000, phase: 'validating', costUsd: 0.0421 },
+        {
+          id: 'task-001',
+          title: 'Add slugify()',
+          attempt: 1,
+          maxAttempts: 3,
+          since: now - 42_000,
+          phase: 'agent',
+          checkpoint: '1/2 read the task',
+        },
+        {
+          id: 'task-012',
+          title: 'A title much longer than the thirty-two columns it may take',
+          attempt: 2,
+          maxAttempts: 3,
+          since: now - 3_725_000,
+          phase: 'validating',
+          costUsd: 0.0421,
+        },
       ],
       { completed: 4, failed: 1, since: now - 100_000 },
       now,
@@ -121,4 +148,3 @@ describe('cli/ui', () => {
     assert.equal(launchpadCommand({}, '/a dir/cli.js'), "node '/a dir/cli.js'");
   });
 });
-

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { parseLogLine, type LogEntry } from '../../../src/core/log/logLine';
+
+import { type LogEntry, parseLogLine } from '../../../src/core/log/logLine';
 import { processIdentity } from '../../../src/core/processIdentity';
-import { runCli, type CliResult } from '../helpers/cli';
+import { type CliResult, runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
 
 /** test/fixtures, from out/test/unit/cli (fixtures are not copied to out/). */
@@ -78,7 +79,11 @@ export function assertUnchanged(before: Map<string, string>, dir: string, what: 
 /** runCli with the exit code checked, showing the output when it differs. */
 export function cli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }, expectCode = 0): CliResult {
   const r = runCli(args, opts);
-  assert.equal(r.code, expectCode, `launchpad ${args.join(' ')} exited ${r.code}, expected ${expectCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  assert.equal(
+    r.code,
+    expectCode,
+    `launchpad ${args.join(' ')} exited ${r.code}, expected ${expectCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`,
+  );
   return r;
 }
 

@@ -2,7 +2,8 @@
 // completed exactly once, no task is claimed twice at once, and a killed worker's task is left
 // alone until its lease lapses, then recovered by another worker.
 import assert from 'node:assert/strict';
-import { agentCmd, gates, git, harness, readLog, show, startRun, taskById, waitFor, type Started } from './support';
+
+import { agentCmd, gates, git, harness, readLog, show, type Started, startRun, taskById, waitFor } from './support';
 
 /** ~12 tasks: three chains of four, crossing once, each task in its own folder. */
 function dagTasks(): Array<{ id: string; dependsOn?: string[] }> {
@@ -20,7 +21,11 @@ function assertEachOnce(root: string, ids: string[], opts: { dispatches: 'once' 
   const merges = git(root, 'log', '--merges', '--format=%s').split('\n').filter(Boolean);
   for (const id of ids) {
     assert.equal(merges.filter((m) => m.startsWith(`Merge [${id}] `)).length, 1, `one merge commit of ${id}\n${merges.join('\n')}`);
-    assert.equal(log.filter((l) => l.includes(` Completed [${id}] `) || l.endsWith(` Completed [${id}]`)).length, 1, `one Completed line of ${id}`);
+    assert.equal(
+      log.filter((l) => l.includes(` Completed [${id}] `) || l.endsWith(` Completed [${id}]`)).length,
+      1,
+      `one Completed line of ${id}`,
+    );
     const dispatches = log.filter((l) => l.includes(` DISPATCH [${id}] `)).length;
     if (opts.dispatches === 'once') assert.equal(dispatches, 1, `one DISPATCH of ${id}`);
     assert.equal(taskById(root, id).status, 'completed');
@@ -41,8 +46,15 @@ describe('controller: concurrent workers', function () {
       const runs = workers(root, n, agentCmd('writes-done.sh'));
       const results = await Promise.all(runs.map((r) => r.done));
       for (const r of results) assert.ok(r.code === 0 || r.code === 1, show(r, root));
-      assert.ok(results.some((r) => r.code === 0), results.map((r) => show(r)).join('\n'));
-      assertEachOnce(root, tasks.map((t) => t.id), { dispatches: 'once' });
+      assert.ok(
+        results.some((r) => r.code === 0),
+        results.map((r) => show(r)).join('\n'),
+      );
+      assertEachOnce(
+        root,
+        tasks.map((t) => t.id),
+        { dispatches: 'once' },
+      );
       // Every worker logged as itself, with a session of its own.
       const log = readLog(root);
       const sessions = new Set(log.filter((l) => / LOCK concurrent worker=/.test(l)).map((l) => /\[SESSION-(\d+)\]/.exec(l)![1]));
@@ -55,7 +67,10 @@ describe('controller: concurrent workers', function () {
     const g = gates();
     // w1's agent on task a hangs (and says so); everyone else's does the task.
     const agent = `if [ "$HARNESS_WORKER_ID" = w1 ] && [ "$LAUNCHPAD_TASK_ID" = a ]; then touch ${g.dir}/a.waiting; exec sleep 120; fi; ${agentCmd('writes-done.sh')}`;
-    const root = harness({ tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }], sessionConfig: { concurrency_mode: 'concurrent', lease_seconds: 3 } });
+    const root = harness({
+      tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }],
+      sessionConfig: { concurrency_mode: 'concurrent', lease_seconds: 3 },
+    });
     const w1 = startRun(root, agent, [], { HARNESS_WORKER_ID: 'w1' });
     await waitFor('w1 running task a', () => g.waiting('a'));
     w1.child.kill('SIGKILL');

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   git,
@@ -17,13 +18,13 @@ import {
   patchTask,
   read,
   readLog,
+  type Result,
   run,
   show,
   shq,
   stats,
   taskById,
   tempDir,
-  type Result,
 } from './support';
 
 const isRoot = process.getuid?.() === 0;
@@ -85,7 +86,10 @@ function assertEnvStop(root: string, r: Result, cause: RegExp, advice: RegExp): 
   assert.match(r.stdout, new RegExp(`to fix: ${advice.source}`), show(r, root));
   assert.doesNotMatch(r.stdout + r.stderr, /stopped by request|internal error|\n\s+at /, show(r, root));
   const errors = linesOf(root, 'ERROR').filter((l) => l.category === 'ENV_SETUP');
-  assert.ok(errors.some((l) => l.task && cause.test(l.message) && /\(not charged/.test(l.message)), `no ERROR [id] [ENV_SETUP] <cause> (not charged) line\n${readLog(root).join('\n')}`);
+  assert.ok(
+    errors.some((l) => l.task && cause.test(l.message) && /\(not charged/.test(l.message)),
+    `no ERROR [id] [ENV_SETUP] <cause> (not charged) line\n${readLog(root).join('\n')}`,
+  );
   assert.match(errors.at(-1)!.message, new RegExp(`^session stopped \\(no attempt was charged\\)\\. To fix: ${advice.source}`));
   assert.ok(stats(root, 1), 'no STATS line');
   assert.equal(linesOf(root, 'LOCK').at(-1)?.message, 'released');
@@ -93,17 +97,22 @@ function assertEnvStop(root: string, r: Result, cause: RegExp, advice: RegExp): 
   assert.ok(existsSync(join(root, '.harness-active')), '.harness-active was removed');
 }
 
-describe('controller: the machine\'s failures are not charged to the tasks (ENV_SETUP)', function () {
+describe("controller: the machine's failures are not charged to the tasks (ENV_SETUP)", function () {
   this.timeout(120_000);
   // Before the temporary folders go (a mounted folder cannot be removed).
   afterEach(() => [...mounts].reverse().forEach(unmount));
 
-  it('a leftover .git/index.lock: exit 2 naming it, nothing charged, the agent\'s committed work kept and merged by the next run', async () => {
+  it("a leftover .git/index.lock: exit 2 naming it, nothing charged, the agent's committed work kept and merged by the next run", async () => {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     const lock = join(root, '.git', 'index.lock');
     writeFileSync(lock, '');
     const r = await run(root, agentCmd('writes-done.sh'));
-    assertEnvStop(root, r, new RegExp(`git's lock file ${lock.replace(/[.]/g, '\\.')} exists`), new RegExp(`remove ${lock.replace(/[.]/g, '\\.')} if no git process is running`));
+    assertEnvStop(
+      root,
+      r,
+      new RegExp(`git's lock file ${lock.replace(/[.]/g, '\\.')} exists`),
+      new RegExp(`remove ${lock.replace(/[.]/g, '\\.')} if no git process is running`),
+    );
 
     const t = taskById(root, 'task-001');
     assert.equal(t.attempts, 0, 'the attempt was charged');
@@ -117,7 +126,11 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
     const again = await run(root, agentCmd('fails.sh'));
     assert.equal(again.code, 0, show(again, root));
     assert.equal(taskById(root, 'task-001').status, 'completed');
-    assert.equal(read(join(root, 'src/task-001/done.txt')), 'done by task-001 attempt 1\n', 'the first agent\'s commit was not the one merged');
+    assert.equal(
+      read(join(root, 'src/task-001/done.txt')),
+      'done by task-001 attempt 1\n',
+      "the first agent's commit was not the one merged",
+    );
     assert.equal(linesOf(root, 'DISPATCH').length, 1, 'the work was done again by an agent');
   });
 
@@ -127,7 +140,12 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
     writeFileSync(lock, '');
     const r = await run(root, agentCmd('writes-done.sh'));
     const quoted = lock.replace(/[.]/g, '\\.');
-    assertEnvStop(root, r, new RegExp(`git cannot lock refs/heads/harness-task-001: ${quoted} exists`), new RegExp(`remove ${quoted} if no git process is running`));
+    assertEnvStop(
+      root,
+      r,
+      new RegExp(`git cannot lock refs/heads/harness-task-001: ${quoted} exists`),
+      new RegExp(`remove ${quoted} if no git process is running`),
+    );
     assert.equal(linesOf(root, 'DISPATCH').length, 1);
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'pending');
@@ -162,10 +180,15 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
     assert.equal(taskById(root, 'task-001').status, 'pending');
   });
 
-  it('a validation program that is not installed: checked before it runs; not charged; the agent\'s work waits for the next run', async () => {
+  it("a validation program that is not installed: checked before it runs; not charged; the agent's work waits for the next run", async () => {
     const root = harness({ tasks: [{ id: 'task-001', validate: 'launchpad-test-checker src/task-001/done.txt' }] });
     const r = await run(root, agentCmd('writes-done.sh'));
-    assertEnvStop(root, r, /validation command `launchpad-test-checker` not found on PATH/, /install `launchpad-test-checker` or fix the task's validation\.command/);
+    assertEnvStop(
+      root,
+      r,
+      /validation command `launchpad-test-checker` not found on PATH/,
+      /install `launchpad-test-checker` or fix the task's validation\.command/,
+    );
     const t = taskById(root, 'task-001');
     assert.equal(t.attempts, 0);
     assert.deepEqual(t.error_log, []);
@@ -202,7 +225,7 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
     assert.deepEqual(readLog(root), []);
   });
 
-  it('Launchpad\'s own files cannot be written mid-session (a read-only .launchpad/runs): not charged, STATS written, lock released', async function () {
+  it("Launchpad's own files cannot be written mid-session (a read-only .launchpad/runs): not charged, STATS written, lock released", async function () {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     const runs = join(root, '.launchpad', 'runs');
     mkdirSync(runs, { recursive: true });
@@ -215,7 +238,12 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
       undo();
     }
     const quoted = runs.replace(/[.]/g, '\\.');
-    assertEnvStop(root, r, new RegExp(`cannot (write in|create the folder) ${quoted}(/task-001)?: (read-only file system|permission denied)`), new RegExp(`make ${quoted} writable`));
+    assertEnvStop(
+      root,
+      r,
+      new RegExp(`cannot (write in|create the folder) ${quoted}(/task-001)?: (read-only file system|permission denied)`),
+      new RegExp(`make ${quoted} writable`),
+    );
     const t = taskById(root, 'task-001');
     assert.equal(t.attempts, 0);
     assert.equal(t.status, 'pending');
@@ -233,7 +261,12 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
       git(root, 'add', 'big.bin');
       git(root, 'commit', '-q', '-m', 'big');
       const r = await run(root, agentCmd('writes-done.sh'));
-      assertEnvStop(root, r, /could not create worktree .*task-001: git could not write \(error: unable to write file big\.bin\); only \d+ KB free/, /free disk space/);
+      assertEnvStop(
+        root,
+        r,
+        /could not create worktree .*task-001: git could not write \(error: unable to write file big\.bin\); only \d+ KB free/,
+        /free disk space/,
+      );
       const t = taskById(root, 'task-001');
       assert.equal(t.attempts, 0);
       assert.equal(t.status, 'pending');
@@ -249,9 +282,15 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
       const agent = `head -c 1500000 /dev/urandom > big.bin && git add big.bin && git commit -qm big && ${fillDiskCmd(disk, 600)} && echo RESULT:SUCCESS`;
       const r = await run(root, agent);
       assertEnvStop(root, r, /git: no space left on device/, /free disk space/);
-      assert.match(linesOf(root, 'ROLLBACK', 'task-001').at(-1)!.message, /^merge of harness-task-001 failed \(.*\); main working tree restored$/);
+      assert.match(
+        linesOf(root, 'ROLLBACK', 'task-001').at(-1)!.message,
+        /^merge of harness-task-001 failed \(.*\); main working tree restored$/,
+      );
       assert.ok(!existsSync(join(root, 'big.bin')), 'the died merge left big.bin in the main working tree');
-      assert.equal(git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':!harness-*', ':!.harness-active', ':!.agent-os'), '');
+      assert.equal(
+        git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':!harness-*', ':!.harness-active', ':!.agent-os'),
+        '',
+      );
       assert.equal(taskById(root, 'task-001').attempts, 0);
 
       rmSync(join(disk, 'filler'));
@@ -287,12 +326,21 @@ describe('controller: the machine\'s failures are not charged to the tasks (ENV_
     writeFileSync(join(wt, 'work.txt'), 'work\n');
     git(wt, 'add', 'work.txt');
     git(wt, 'commit', '-q', '-m', 'work');
-    patchTask(root, 'task-001', { status: 'in_progress', attempts: 1, agent_id: 'agent_x', worktree_branch: 'harness-task-001', started_at_commit: base });
+    patchTask(root, 'task-001', {
+      status: 'in_progress',
+      attempts: 1,
+      agent_id: 'agent_x',
+      worktree_branch: 'harness-task-001',
+      started_at_commit: base,
+    });
     const r = await run(root, agentCmd('writes-done.sh'));
     assert.equal(r.code, 1, show(r, root));
     const line = linesOf(root, 'ERROR', 'task-001').find((l) => l.category === 'CONFIG');
     assert.ok(line, show(r, root));
-    assert.match(line.message, /^harness-tasks\.json: task task-001 has no validation\.command \(tasks\[\]\.validation\.command\).*\(not charged\)$/);
+    assert.match(
+      line.message,
+      /^harness-tasks\.json: task task-001 has no validation\.command \(tasks\[\]\.validation\.command\).*\(not charged\)$/,
+    );
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'in_progress');
     assert.equal(t.attempts, 1);

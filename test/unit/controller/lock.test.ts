@@ -6,12 +6,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { agentCmd, gates, harness, linesOf, read, run, show, startRun, taskById, waitFor, waitForLog, type Result } from './support';
+
+import { agentCmd, gates, harness, linesOf, read, type Result, run, show, startRun, taskById, waitFor, waitForLog } from './support';
 
 function staleLock(root: string, pid: number, identity: string): void {
   const dir = join(root, '.launchpad/session.lock');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'holder.json'), JSON.stringify({ pid, identity, host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:00Z' }));
+  writeFileSync(
+    join(dir, 'holder.json'),
+    JSON.stringify({ pid, identity, host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:00Z' }),
+  );
   writeFileSync(join(dir, 'pid'), `${pid}\n`);
 }
 

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   assertOrder,
@@ -82,18 +83,30 @@ describe('controller: merge protocol', function () {
     assert.equal(b.attempts, 2);
     assert.deepEqual(b.error_log, ['[MERGE_CONFLICT] Out-of-scope file conflict: shared.txt']);
     // The discarded attempt's commits are kept under our ref, not lost.
-    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1');
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-b')[0]!.message,
+      'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1',
+    );
     assert.equal(git(root, 'log', '-1', '--format=%s', 'refs/launchpad/attempts/task-b/1'), '[task-b] Task task-b');
     assert.match(linesOf(root, 'ROLLBACK', 'task-b')[0]!.message, /^git merge --abort \(conflicts: shared\.txt\)$/);
     // (The one WARN line of task-b is the report of the out-of-scope file its retry merged.)
-    assert.equal(linesOf(root, 'WARN', 'task-b').filter((l) => /rebased/.test(l.message)).length, 0, 'an out-of-scope conflict was rebased');
-    assert.deepEqual(linesOf(root, 'WARN', 'task-b').map((l) => l.message), ['out-of-scope files merged: shared.txt']);
+    assert.equal(
+      linesOf(root, 'WARN', 'task-b').filter((l) => /rebased/.test(l.message)).length,
+      0,
+      'an out-of-scope conflict was rebased',
+    );
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-b').map((l) => l.message),
+      ['out-of-scope files merged: shared.txt'],
+    );
     assertOrder(root, 'task-b', ['DISPATCH', 'VALIDATE', 'ROLLBACK', 'DISCARD', 'ERROR', 'DISPATCH', 'VALIDATE', 'MERGE', 'Completed']);
     // The retry is alone in its batch although task-c was eligible beside it.
     assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-b'], ['task-c']]);
     assert.equal(read(join(root, 'shared.txt')), 'task-b\n');
     assert.deepEqual(
-      merges(root).map((m) => m.subject).reverse(),
+      merges(root)
+        .map((m) => m.subject)
+        .reverse(),
       ['Merge [task-a] Task task-a', 'Merge [task-b] Task task-b', 'Merge [task-c] Task task-c'],
     );
     assert.equal(git(root, 'status', '--porcelain', '--untracked-files=no'), '', 'the aborted merge left changes behind');
@@ -117,13 +130,21 @@ describe('controller: merge protocol', function () {
     assert.equal(b.attempts, 1);
     assert.deepEqual(b.error_log, []);
     assert.equal(linesOf(root, 'ROLLBACK', 'task-b')[0]!.message, 'git merge --abort (conflicts: src/b/f.txt)');
-    assert.equal(linesOf(root, 'WARN', 'task-b')[0]!.message, 'merge conflicted in src/b/f.txt; rebased harness-task-b onto main, validating again');
+    assert.equal(
+      linesOf(root, 'WARN', 'task-b')[0]!.message,
+      'merge conflicted in src/b/f.txt; rebased harness-task-b onto main, validating again',
+    );
     assertOrder(root, 'task-b', ['AGENT_DONE', 'VALIDATE', 'ROLLBACK', 'WARN', 'VALIDATE', 'MERGE', 'Completed']);
     assert.equal(linesOf(root, 'VALIDATE', 'task-b').length, 2);
     assert.equal(read(join(root, 'src/b/f.txt')), 'task-b\n');
     // The rebase really happened: task-b's copy of the shared commit was dropped, and its
     // remaining commit sits on top of task-a's merge.
-    assert.equal(git(root, 'log', '--format=%s', 'main').split('\n').filter((s) => s.endsWith('shared change')).length, 1);
+    assert.equal(
+      git(root, 'log', '--format=%s', 'main')
+        .split('\n')
+        .filter((s) => s.endsWith('shared change')).length,
+      1,
+    );
     const [mergeB, mergeA] = git(root, 'log', '--first-parent', '--merges', '--format=%H', 'main').split('\n');
     assert.equal(git(root, 'rev-parse', `${mergeB}^2~1`), mergeA);
     assert.deepEqual(harnessBranches(root), []);
@@ -135,7 +156,12 @@ describe('controller: merge protocol', function () {
       tasks: [
         { id: 'task-a' },
         // Passes on its own branch, fails once task-a's work is under it.
-        { id: 'task-b', files: ['src/task-b/', 'src/b/'], validate: 'test -f src/task-b/done.txt && test ! -f src/task-a/done.txt', maxAttempts: 1 },
+        {
+          id: 'task-b',
+          files: ['src/task-b/', 'src/b/'],
+          validate: 'test -f src/task-b/done.txt && test ! -f src/task-a/done.txt',
+          maxAttempts: 1,
+        },
       ],
     });
     const { g, started } = await rebaseScenario(root);
@@ -153,7 +179,10 @@ describe('controller: merge protocol', function () {
       ['PASS', 'FAIL'],
     );
     // Kept twice: the agent's commits before the rebase rewrote them, and the rebased ones.
-    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1.2');
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-b')[0]!.message,
+      'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1.2',
+    );
     assert.deepEqual(launchpadRefs(root), ['refs/launchpad/attempts/task-b/1', 'refs/launchpad/attempts/task-b/1.2']);
     assert.deepEqual(unreachableAgentCommits(root), []);
     assert.equal(git(root, 'rev-parse', 'HEAD'), headAfterA, 'something was merged after a failed re-validation');
@@ -165,10 +194,10 @@ describe('controller: merge protocol', function () {
       files: { 'README.md': '# p\n', 'src/b/f.txt': 'orig\n' },
       tasks: [{ id: 'task-a' }, { id: 'task-b', files: ['src/task-b/', 'src/b/'] }, { id: 'task-c' }],
     });
-    const r = await conflictScenario(
-      root,
-      { a: `env SHARED_FILE=src/b/f.txt ${agentCmd('edits-shared.sh')}`, b: gated('edits-shared.sh', { SHARED_FILE: 'src/b/f.txt' }) },
-    );
+    const r = await conflictScenario(root, {
+      a: `env SHARED_FILE=src/b/f.txt ${agentCmd('edits-shared.sh')}`,
+      b: gated('edits-shared.sh', { SHARED_FILE: 'src/b/f.txt' }),
+    });
     assert.equal(r.code, 0, show(r, root));
 
     const b = taskById(root, 'task-b');
@@ -185,7 +214,7 @@ describe('controller: merge protocol', function () {
     assert.deepEqual(harnessBranches(root), []);
   });
 
-  it('a real conflict the rebase cannot resolve: the retry, solo on the new base, gets the files and both sides\' changes in its prompt and resolves it', async () => {
+  it("a real conflict the rebase cannot resolve: the retry, solo on the new base, gets the files and both sides' changes in its prompt and resolves it", async () => {
     // task-a rewrites src/b/f.txt; task-b (held until task-a is merged) rewrites it too. Its
     // second attempt keeps task-a's line and adds its own, but only if its prompt shows the
     // conflict: the file and the base's change (+task-a).
@@ -239,7 +268,9 @@ describe('controller: merge protocol', function () {
       `#!/bin/sh\nif mkdir ${shq(held)} 2>/dev/null; then\n${waitLine('VALIDATE \\[task-002\\]')}\n${waitLine('VALIDATE \\[task-003\\]')}\nsleep 0.5\nfi\nexit 0\n`,
       { mode: 0o755 },
     );
-    const tasksPatch = (id: string, waitFor: string) => ({ validation: { command: `${waitLine(waitFor)}; test -f src/${id}/done.txt`, timeout_seconds: 60 } });
+    const tasksPatch = (id: string, waitFor: string) => ({
+      validation: { command: `${waitLine(waitFor)}; test -f src/${id}/done.txt`, timeout_seconds: 60 },
+    });
     patchTask(root, 'task-003', tasksPatch('task-003', 'VALIDATE \\[task-001\\]'));
     patchTask(root, 'task-002', tasksPatch('task-002', 'VALIDATE \\[task-003\\]'));
 

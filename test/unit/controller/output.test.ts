@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { agentCmd, CLI_COPY, harness, launchpad, linesOf, readLog, shq, stats, taskById, tempDir } from './support';
 
 describe('controller: output', function () {
@@ -14,11 +15,15 @@ describe('controller: output', function () {
     const codeFile = join(tempDir('launchpad-pipe-'), 'code');
     // The agents take a moment: head has exited (and the pipe is closed) long before the run ends.
     const agent = `sleep 0.5; ${agentCmd('writes-done.sh')}`;
-    const r = spawnSync('/bin/sh', ['-c', `{ ${shq(process.execPath)} ${shq(CLI_COPY)} run --agent ${shq(agent)}; echo $? > ${shq(codeFile)}; } | head -2`], {
-      cwd: root,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const r = spawnSync(
+      '/bin/sh',
+      ['-c', `{ ${shq(process.execPath)} ${shq(CLI_COPY)} run --agent ${shq(agent)}; echo $? > ${shq(codeFile)}; } | head -2`],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
     assert.equal(r.stdout.split('\n').filter(Boolean).length, 2, r.stdout);
     assert.equal(readFileSync(codeFile, 'utf8').trim(), '0', `launchpad's exit code\n${readLog(root).join('\n')}\n${r.stderr}`);
     for (const id of ['task-001', 'task-002']) assert.equal(taskById(root, id).status, 'completed', id);
@@ -34,7 +39,10 @@ describe('controller: output', function () {
     assert.equal(add.code, 0, add.stderr);
     const status = await launchpad(root, ['status']);
     assert.equal(status.code, 0, status.stderr);
-    for (const [what, text] of [['status', status.stdout], ['log', readLog(root).join('\n')]] as const) {
+    for (const [what, text] of [
+      ['status', status.stdout],
+      ['log', readLog(root).join('\n')],
+    ] as const) {
       assert.ok(!/[\x00-\x08\x0b-\x1f\x7f]/.test(text), `${what} holds a raw control character: ${JSON.stringify(text)}`);
       assert.ok(text.includes('Paint it \\x1b[31mred\\x1b[0m\\x07'), `${what}: ${text}`);
     }

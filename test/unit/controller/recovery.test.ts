@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { processIdentity } from '../../../src/core/processIdentity';
 import {
   agentCmd,
@@ -111,7 +112,10 @@ describe('controller: recovery of a dead session, row by row', function () {
       assert.equal(t.status, 'completed');
       assert.equal(t.attempts, 1);
       assert.equal(linesOf(root, 'DISPATCH').length, 0);
-      assert.deepEqual(merges(root).map((m) => m.subject), ['Merge [task-001] Task task-001']);
+      assert.deepEqual(
+        merges(root).map((m) => m.subject),
+        ['Merge [task-001] Task task-001'],
+      );
       assert.equal(read(join(root, 'src/task-001/done.txt')), 'recovered\n');
       // The validation's output went to the attempt that recorded the verdict.
       assert.ok(existsSync(join(root, '.launchpad/runs/task-001/attempt-1/validation.log')));
@@ -134,7 +138,10 @@ describe('controller: recovery of a dead session, row by row', function () {
       assert.equal(t.error_log.length, 1);
       assert.match(t.error_log[0]!, /^\[TEST_FAIL\] grep -q right src\/task-001\/done\.txt exited with 1/);
       assert.equal(git(root, 'rev-parse', 'HEAD'), base);
-      assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1');
+      assert.equal(
+        linesOf(root, 'DISCARD', 'task-001')[0]!.message,
+        'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1',
+      );
       assert.equal(git(root, 'rev-parse', 'refs/launchpad/attempts/task-001/1'), tip);
       assert.deepEqual(unreachableAgentCommits(root), []);
       assertCleared(root, 'task-001');
@@ -152,7 +159,10 @@ describe('controller: recovery of a dead session, row by row', function () {
       assert.equal(r.code, 0, show(r, root));
       assert.match(recoveryOf(root, 'task-001')[0]!, /^action="validated orphaned branch" /);
       assert.equal(taskById(root, 'task-001').status, 'completed');
-      assert.deepEqual(merges(root).map((m) => m.subject), ['Merge [task-001] Task task-001']);
+      assert.deepEqual(
+        merges(root).map((m) => m.subject),
+        ['Merge [task-001] Task task-001'],
+      );
       assertCleared(root, 'task-001');
     });
 
@@ -211,14 +221,19 @@ describe('controller: recovery of a dead session, row by row', function () {
     const base = git(root, 'rev-parse', 'HEAD');
     const r = await run(root, NO_AGENT);
     assert.equal(r.code, 1, show(r, root));
-    assert.deepEqual(recoveryOf(root, 'task-001'), ['action="recorded failure" reason="the agent ended with a failure; the controller stopped before recording it"']);
+    assert.deepEqual(recoveryOf(root, 'task-001'), [
+      'action="recorded failure" reason="the agent ended with a failure; the controller stopped before recording it"',
+    ]);
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'failed');
     assert.deepEqual(t.error_log, ['[AGENT_FAIL] could not resolve import errors']);
     assert.match(String(t.error_tail), /RESULT:FAIL could not resolve import errors\n$/);
     assert.equal(git(root, 'rev-parse', 'HEAD'), base, 'a failed attempt reached main');
     assert.equal(linesOf(root, 'VALIDATE').length, 0);
-    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="agent reported failure" kept=refs/launchpad/attempts/task-001/1');
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-001')[0]!.message,
+      'worktree=harness-task-001 reason="agent reported failure" kept=refs/launchpad/attempts/task-001/1',
+    );
     assert.deepEqual(unreachableAgentCommits(root), []);
     assertCleared(root, 'task-001');
   });
@@ -227,7 +242,9 @@ describe('controller: recovery of a dead session, row by row', function () {
     it('commits carrying part of the work (which the validation would pass) → resumed in the kept worktree, merged only after its RESULT:SUCCESS', async () => {
       const root = harness({ tasks: [{ id: 'task-001', validate: 'test -f src/task-001/part1.txt' }] });
       inProgress(root, 'task-001', {
-        checkpoints: [{ step: 1, total: 2, description: 'part 1 committed', timestamp: '2025-07-01T10:00:00Z', attempt: 1, agent_id: DEAD_AGENT }],
+        checkpoints: [
+          { step: 1, total: 2, description: 'part 1 committed', timestamp: '2025-07-01T10:00:00Z', attempt: 1, agent_id: DEAD_AGENT },
+        ],
       });
       const wt = worktree(root, 'task-001');
       commitWork(wt, 'task-001', 'part1 by attempt 1\n', 'part1.txt');
@@ -240,11 +257,18 @@ describe('controller: recovery of a dead session, row by row', function () {
       assertOrder(root, 'task-001', ['RECOVERY', 'DISPATCH', 'AGENT_DONE', 'VALIDATE', 'MERGE', 'Completed']);
       assert.match(linesOf(root, 'DISPATCH', 'task-001')[0]!.message, /^agent=agent_\w+ worktree=harness-task-001 resuming=attempt-1$/);
       // The resumed agent found the first part where the interrupted one left it, and finished.
-      assert.deepEqual(treeFiles(root, 'main', 'src/task-001'), { 'src/task-001/part1.txt': 'part1 by attempt 1', 'src/task-001/part2.txt': 'part2 by attempt 2' });
+      assert.deepEqual(treeFiles(root, 'main', 'src/task-001'), {
+        'src/task-001/part1.txt': 'part1 by attempt 1',
+        'src/task-001/part2.txt': 'part2 by attempt 2',
+      });
       const t = taskById(root, 'task-001');
       assert.equal(t.status, 'completed');
       assert.equal(t.attempts, 2, 'the resume counts as the next attempt');
-      assert.deepEqual(t.checkpoints?.map((c) => c.description), ['part 1 committed'], 'checkpoints are kept across recoveries');
+      assert.deepEqual(
+        t.checkpoints?.map((c) => c.description),
+        ['part 1 committed'],
+        'checkpoints are kept across recoveries',
+      );
       const text = read(prompt);
       assert.match(text, /## Resuming an Interrupted Attempt\nAttempt 1 of this task was interrupted before it reported a result/);
       assert.match(text, /Commits it made on harness-task-001 \(oldest first\):\n- [0-9a-f]{7,} \[task-001\] work\n/);
@@ -288,7 +312,10 @@ describe('controller: recovery of a dead session, row by row', function () {
       assert.deepEqual(treeFiles(root, ref, 'src/task-001'), { 'src/task-001/part1.txt': 'part1, never committed' });
       assert.equal(git(root, 'show', `${ref}:README.md`), '# project, edited');
       assert.equal(git(root, 'rev-parse', `${ref}^`), taskById(root, 'task-001').started_at_commit);
-      assert.match(read(prompt), /Changes it left uncommitted, still in the worktree as they were \(a copy is kept at refs\/launchpad\/attempts\/task-001\/1\):\n- README\.md\n- src\/task-001\/part1\.txt\n/);
+      assert.match(
+        read(prompt),
+        /Changes it left uncommitted, still in the worktree as they were \(a copy is kept at refs\/launchpad\/attempts\/task-001\/1\):\n- README\.md\n- src\/task-001\/part1\.txt\n/,
+      );
       assert.match(read(prompt), /It made no commits\./);
       // What the interrupted agent left was the resumed agent's to finish, and it reached main with it.
       assert.equal(read(join(root, 'src/task-001/part1.txt')), 'part1, never committed\n');
@@ -309,8 +336,13 @@ describe('controller: recovery of a dead session, row by row', function () {
       const prompt = join(tempDir(), 'prompt.md');
       const r = await run(root, agentCmd('finishes-work.sh'), [], { PROMPT_COPY: prompt });
       assert.equal(r.code, 0, show(r, root));
-      assert.deepEqual(recoveryOf(root, 'task-001'), ['action="resumed agent" reason="interrupted without a verdict: 0 commit(s), 0 uncommitted change(s), 1 checkpoint(s)"']);
-      assert.match(read(prompt), /- attempt 1, step 1\/3: "read the code" \(2025-07-01T09:00:00Z\)\n- attempt 1, step 1\/3: "read the code again"/);
+      assert.deepEqual(recoveryOf(root, 'task-001'), [
+        'action="resumed agent" reason="interrupted without a verdict: 0 commit(s), 0 uncommitted change(s), 1 checkpoint(s)"',
+      ]);
+      assert.match(
+        read(prompt),
+        /- attempt 1, step 1\/3: "read the code" \(2025-07-01T09:00:00Z\)\n- attempt 1, step 1\/3: "read the code again"/,
+      );
       assert.equal(taskById(root, 'task-001').status, 'completed');
     });
 
@@ -323,7 +355,11 @@ describe('controller: recovery of a dead session, row by row', function () {
       assert.deepEqual(recoveryOf(root, 'task-001'), ['action="started afresh" reason="interrupted before any progress"']);
       assert.equal(linesOf(root, 'ERROR').length, 0);
       assertOrder(root, 'task-001', ['RECOVERY', 'DISPATCH', 'MERGE', 'Completed']);
-      assert.match(linesOf(root, 'DISPATCH', 'task-001')[0]!.message, /^agent=agent_\w+ worktree=harness-task-001$/, 'a fresh dispatch, not a resume');
+      assert.match(
+        linesOf(root, 'DISPATCH', 'task-001')[0]!.message,
+        /^agent=agent_\w+ worktree=harness-task-001$/,
+        'a fresh dispatch, not a resume',
+      );
       assert.equal(linesOf(root, 'BATCH').length, 1);
       const t = taskById(root, 'task-001');
       assert.equal(t.status, 'completed');
@@ -392,7 +428,10 @@ describe('controller: recovery of a dead session, row by row', function () {
       assert.match(t.error_log[0]!, /^\[SESSION_TIMEOUT\] Interrupted without a verdict with attempts exhausted; its work is kept/);
       assert.match(linesOf(root, 'DISCARD', 'task-001')[0]!.message, new RegExp(`kept=${ref}$`));
       assert.deepEqual(launchpadRefs(root), [ref]);
-      assert.deepEqual(treeFiles(root, ref, 'src/task-001'), { 'src/task-001/part1.txt': 'part 1', 'src/task-001/part2.txt': 'part 2, unfinished' });
+      assert.deepEqual(treeFiles(root, ref, 'src/task-001'), {
+        'src/task-001/part1.txt': 'part 1',
+        'src/task-001/part2.txt': 'part 2, unfinished',
+      });
       assert.equal(git(root, 'log', '-1', '--format=%s', `${ref}^`), '[task-001] work');
       assert.deepEqual(unreachableAgentCommits(root), []);
       assertCleared(root, 'task-001');
@@ -431,7 +470,10 @@ describe('controller: recovery of a dead session, row by row', function () {
       assert.equal(r.code, 0, show(r, root));
       assert.equal(taskById(root, 'task-001').status, 'completed');
       assert.deepEqual(recoveryOf(root, 'task-001'), [`action="marked completed" reason="its branch was already merged (merge ${short})"`]);
-      assert.deepEqual(linesOf(root, 'MERGE', 'task-001').map((l) => l.message), [`branch=harness-task-001 into=main (commit ${short})`]);
+      assert.deepEqual(
+        linesOf(root, 'MERGE', 'task-001').map((l) => l.message),
+        [`branch=harness-task-001 into=main (commit ${short})`],
+      );
       assertOrder(root, 'task-001', ['RECOVERY', 'MERGE', 'Completed']);
       assert.equal(git(root, 'rev-parse', 'HEAD'), head, 'merged a second time');
       assert.equal(merges(root).length, 1);
@@ -485,7 +527,7 @@ describe('controller: the rest of a session start after a crash', function () {
     assert.equal(linesOf(root, 'RECOVERY').length, 1);
   });
 
-  it("a recorded process of a dead controller that still runs is ended; a reused pid (other identity) is left alone", async () => {
+  it('a recorded process of a dead controller that still runs is ended; a reused pid (other identity) is left alone', async () => {
     const root = harness({ tasks: [] });
     const orphan = spawn('sleep', ['120'], { detached: true, stdio: 'ignore' });
     const stranger = spawn('sleep', ['120'], { detached: true, stdio: 'ignore' });
@@ -494,7 +536,8 @@ describe('controller: the rest of a session start after a crash', function () {
       await waitFor('the sleeps to start', () => processIdentity(orphan.pid!) && processIdentity(stranger.pid!));
       const procs = join(root, '.launchpad/procs');
       mkdirSync(procs, { recursive: true });
-      const record = (pid: number, identity: string | undefined, label: string) => JSON.stringify({ pid, identity, label, started_at: '2025-07-01T10:00:00Z' });
+      const record = (pid: number, identity: string | undefined, label: string) =>
+        JSON.stringify({ pid, identity, label, started_at: '2025-07-01T10:00:00Z' });
       writeFileSync(join(procs, 'task-001.agent.json'), record(orphan.pid!, processIdentity(orphan.pid!), 'agent of task-001'));
       writeFileSync(join(procs, 'task-002.validation.json'), record(stranger.pid!, 'someone-else:123', 'validation of task-002'));
       const r = await run(root, NO_AGENT);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agent,
   agentCmd,
@@ -66,7 +67,10 @@ describe('controller: an interrupted attempt is resumed, never merged', function
     );
     // Only the finished work was merged, once; the unfinished half is kept as it was left.
     assert.deepEqual(merges(root).length, 1);
-    assert.deepEqual(treeFiles(root, 'main', 'src/task-001'), { 'src/task-001/part1.txt': 'part1 by attempt 1', 'src/task-001/part2.txt': 'part2 by attempt 2' });
+    assert.deepEqual(treeFiles(root, 'main', 'src/task-001'), {
+      'src/task-001/part1.txt': 'part1 by attempt 1',
+      'src/task-001/part2.txt': 'part2 by attempt 2',
+    });
     assert.equal(git(root, 'show', `${ref}:src/task-001/part2.txt`), 'part2, unfinished');
     const text = read(prompt);
     assert.match(text, /Attempt 1 of this task was interrupted/);
@@ -110,7 +114,10 @@ describe('controller: an interrupted attempt is resumed, never merged', function
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'failed');
     assert.match(t.error_log.at(-1)!, /^\[SESSION_TIMEOUT\] Interrupted without a verdict with attempts exhausted/);
-    assert.match(linesOf(root, 'RECOVERY', 'task-001').at(-1)!.message, /^action="marked failed" reason="interrupted without a verdict \(.*\), attempts exhausted \(2\/2\)"$/);
+    assert.match(
+      linesOf(root, 'RECOVERY', 'task-001').at(-1)!.message,
+      /^action="marked failed" reason="interrupted without a verdict \(.*\), attempts exhausted \(2\/2\)"$/,
+    );
     assert.match(linesOf(root, 'DISCARD', 'task-001')[0]!.message, / kept=refs\/launchpad\/attempts\/task-001\/2$/);
     assert.equal(merges(root).length, 0);
     assert.deepEqual(unreachableAgentCommits(root), []);
@@ -123,7 +130,10 @@ describe('controller: an interrupted attempt is resumed, never merged', function
     assert.equal(r.code, 1, show(r, root));
     const agentOf = (id: string) => /agent=(\S+)/.exec(linesOf(root, 'DISPATCH', id)[0]!.message)![1];
     assert.equal(read(join(root, '.launchpad/runs/task-001/attempt-1/verdict')), `success\nagent=${agentOf('task-001')}\n`);
-    assert.equal(read(join(root, '.launchpad/runs/task-002/attempt-1/verdict')), `fail [AGENT_FAIL] could not finish\nagent=${agentOf('task-002')}\n`);
+    assert.equal(
+      read(join(root, '.launchpad/runs/task-002/attempt-1/verdict')),
+      `fail [AGENT_FAIL] could not finish\nagent=${agentOf('task-002')}\n`,
+    );
   });
 });
 
@@ -131,12 +141,23 @@ describe('controller: no agent commit becomes unreachable', function () {
   this.timeout(120_000);
 
   it('after a RESULT:FAIL and after a failing validation, the commits are kept (DISCARD kept=…); status and status --json list them', async () => {
-    const root = harness({ tasks: [{ id: 'task-001', maxAttempts: 1 }, { id: 'task-002', maxAttempts: 1, validate: 'false' }] });
+    const root = harness({
+      tasks: [
+        { id: 'task-001', maxAttempts: 1 },
+        { id: 'task-002', maxAttempts: 1, validate: 'false' },
+      ],
+    });
     const failing = `${shq(agent('writes-done.sh'))} >/dev/null && echo "RESULT:FAIL gave up"`;
     const r = await run(root, `if [ "$LAUNCHPAD_TASK_ID" = task-001 ]; then ${failing}; else ${shq(agent('writes-done.sh'))}; fi`);
     assert.equal(r.code, 1, show(r, root));
-    assert.match(linesOf(root, 'DISCARD', 'task-001')[0]!.message, / reason="agent reported failure" kept=refs\/launchpad\/attempts\/task-001\/1$/);
-    assert.match(linesOf(root, 'DISCARD', 'task-002')[0]!.message, / reason="validation failed" kept=refs\/launchpad\/attempts\/task-002\/1$/);
+    assert.match(
+      linesOf(root, 'DISCARD', 'task-001')[0]!.message,
+      / reason="agent reported failure" kept=refs\/launchpad\/attempts\/task-001\/1$/,
+    );
+    assert.match(
+      linesOf(root, 'DISCARD', 'task-002')[0]!.message,
+      / reason="validation failed" kept=refs\/launchpad\/attempts\/task-002\/1$/,
+    );
     assert.deepEqual(launchpadRefs(root), ['refs/launchpad/attempts/task-001/1', 'refs/launchpad/attempts/task-002/1']);
     for (const id of ['task-001', 'task-002']) {
       assert.equal(git(root, 'log', '-1', '--format=%s', `refs/launchpad/attempts/${id}/1`), `[${id}] Task ${id}`);
@@ -145,7 +166,9 @@ describe('controller: no agent commit becomes unreachable', function () {
 
     const text = (await launchpad(root, ['status'])).stdout;
     assert.match(text, /^\[failed\] task-001: .*\n {4}kept attempts: refs\/launchpad\/attempts\/task-001\/1$/m);
-    const json = JSON.parse((await launchpad(root, ['status', '--json'])).stdout) as { tasks: Array<{ id: string; kept_attempts: string[] }> };
+    const json = JSON.parse((await launchpad(root, ['status', '--json'])).stdout) as {
+      tasks: Array<{ id: string; kept_attempts: string[] }>;
+    };
     assert.deepEqual(
       json.tasks.map((t) => [t.id, t.kept_attempts]),
       [

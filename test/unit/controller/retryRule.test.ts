@@ -2,23 +2,26 @@
 // attempt started, or after its back-off (session_config.retry_backoff_seconds, doubling per
 // attempt), whichever comes first; the loop wakes up for it. Orders of events, not durations.
 import assert from 'node:assert/strict';
+
 import { agentCmd, byTask, gates, harness, linesOf, logLines, show, startRun, taskById, waitForLog } from './support';
 
 describe('controller: when a failed task is retried', function () {
   this.timeout(120_000);
 
-  it('not on an unchanged base: the task that needed another one silently waits for that one\'s merge, then passes', async () => {
+  it("not on an unchanged base: the task that needed another one silently waits for that one's merge, then passes", async () => {
     // task-a's validation needs task-b's work, which nothing declares; task-b is held until
     // task-a has failed once. Retried at once, task-a would fail its three attempts meanwhile.
     const root = harness({
       sessionConfig: { retry_backoff_seconds: 600 },
-      tasks: [
-        { id: 'task-a', validate: 'test -f src/task-a/done.txt && test -f src/task-b/done.txt' },
-        { id: 'task-b' },
-      ],
+      tasks: [{ id: 'task-a', validate: 'test -f src/task-a/done.txt && test -f src/task-b/done.txt' }, { id: 'task-b' }],
     });
     const g = gates();
-    const started = startRun(root, byTask({ 'task-b': `${agentCmd('gate.sh')} ${agentCmd('writes-done.sh')}` }, agentCmd('writes-done.sh')), [], { GATE_DIR: g.dir });
+    const started = startRun(
+      root,
+      byTask({ 'task-b': `${agentCmd('gate.sh')} ${agentCmd('writes-done.sh')}` }, agentCmd('writes-done.sh')),
+      [],
+      { GATE_DIR: g.dir },
+    );
     await waitForLog(root, /ERROR \[task-a\] \[TEST_FAIL\]/);
     g.open('task-b');
     const r = await started.done;

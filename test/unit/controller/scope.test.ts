@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { agentCmd, byTask, git, harness, launchpad, linesOf, run, show, taskById } from './support';
 
 describe('controller: edits outside files_hint', function () {
@@ -13,15 +14,21 @@ describe('controller: edits outside files_hint', function () {
     const root = harness({ tasks: [{ id: 'task-001' }, { id: 'task-002' }] });
     const r = await run(root, agentCmd('edits-shared.sh'), ['--max-parallel', '1']);
     assert.equal(r.code, 0, show(r, root));
-    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), ['out-of-scope files merged: shared.txt']);
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-001').map((l) => l.message),
+      ['out-of-scope files merged: shared.txt'],
+    );
     assert.deepEqual(taskById(root, 'task-001').out_of_scope, ['shared.txt']);
     assert.deepEqual(taskById(root, 'task-002').out_of_scope, ['shared.txt']);
 
     const status = await launchpad(root, ['status']);
     assert.equal(status.code, 0, show(status));
-    assert.match(status.stdout, /\[completed\] task-001: .*\n    merged outside files_hint: shared\.txt\n/);
+    assert.match(status.stdout, /\[completed\] task-001: .*\n {4}merged outside files_hint: shared\.txt\n/);
     const json = JSON.parse((await launchpad(root, ['status', '--json'])).stdout);
-    assert.deepEqual(json.tasks.map((t: { out_of_scope: string[] }) => t.out_of_scope), [['shared.txt'], ['shared.txt']]);
+    assert.deepEqual(
+      json.tasks.map((t: { out_of_scope: string[] }) => t.out_of_scope),
+      [['shared.txt'], ['shared.txt']],
+    );
   });
 
   it('scope "reject": the attempt fails before merging (AGENT_FAIL, charged), naming the files; nothing reaches the base branch', async () => {
@@ -51,10 +58,16 @@ describe('controller: edits outside files_hint', function () {
     const root = harness({ sessionConfig: { scope: 'strict' }, tasks: [{ id: 'task-001' }] });
     const status = await launchpad(root, ['status']);
     assert.equal(status.code, 2, show(status));
-    assert.match(status.stderr, /harness-tasks\.json: session_config\.scope: expected one of ["']warn["'], ["']reject["'], got ["']strict["']/);
+    assert.match(
+      status.stderr,
+      /harness-tasks\.json: session_config\.scope: expected one of ["']warn["'], ["']reject["'], got ["']strict["']/,
+    );
     const r = await run(root, agentCmd('writes-done.sh'));
     assert.equal(r.code, 2, show(r, root));
-    assert.match(r.stdout + r.stderr, /harness-tasks\.json: session_config\.scope: expected one of ["']warn["'], ["']reject["'], got ["']strict["']/);
+    assert.match(
+      r.stdout + r.stderr,
+      /harness-tasks\.json: session_config\.scope: expected one of ["']warn["'], ["']reject["'], got ["']strict["']/,
+    );
     assert.equal(linesOf(root, 'DISPATCH').length, 0);
   });
 });

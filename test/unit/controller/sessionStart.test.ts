@@ -4,22 +4,23 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
-  editTaskFile,
-  extraWorktrees,
   byTask,
   defaultWorktreeRoot,
+  editTaskFile,
+  extraWorktrees,
   git,
   harness,
   harnessBranches,
   launchpad,
   linesOf,
   logLines,
-  repo as makeRepo,
   patchTask,
   read,
   readTasks,
+  repo as makeRepo,
   run,
   show,
   taskById,
@@ -74,7 +75,7 @@ describe('controller: session start', function () {
     assert.ok(existsSync(join(root, 'harness-progress.txt')));
   });
 
-  it("runs the session-start steps in order: lock, recovery, health check (PASS), then batches", async () => {
+  it('runs the session-start steps in order: lock, recovery, health check (PASS), then batches', async () => {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     patchTask(root, 'task-001', { status: 'in_progress', attempts: 1, agent_id: 'agent_dead', worktree_branch: 'harness-task-001' });
     writeInitScript(root, 'echo checking');
@@ -93,7 +94,10 @@ describe('controller: session start', function () {
   it('health check failing once: ERROR [ENV_SETUP], run again, PASS, and the session goes on', async () => {
     const counter = join(tempDir(), 'count');
     const root = harness({ tasks: [{ id: 'task-001' }] });
-    writeInitScript(root, `n=$(cat '${counter}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '${counter}'\nif [ $n -lt 2 ]; then echo "database not reachable"; exit 1; fi`);
+    writeInitScript(
+      root,
+      `n=$(cat '${counter}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '${counter}'\nif [ $n -lt 2 ]; then echo "database not reachable"; exit 1; fi`,
+    );
     const r = await run(root, agentCmd('writes-done.sh'));
     assert.equal(r.code, 0, show(r, root));
     const errors = linesOf(root, 'ERROR');
@@ -247,14 +251,28 @@ describe('controller: session start', function () {
     assert.equal(add.code, 0, show(add));
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'state files tracked');
-    const add2 = await launchpad(app, ['add', 'Second', '--files', 'src/task-002/', '--validate', 'test -f src/task-002/done.txt', '--max-attempts', '1']);
+    const add2 = await launchpad(app, [
+      'add',
+      'Second',
+      '--files',
+      'src/task-002/',
+      '--validate',
+      'test -f src/task-002/done.txt',
+      '--max-attempts',
+      '1',
+    ]);
     assert.equal(add2.code, 0, show(add2));
     assert.match(git(repo, 'status', '--porcelain'), /M app\/harness-tasks\.json/);
     const r = await run(app, byTask({ 'task-002': agentCmd('touches-state.sh') }, agentCmd('writes-done.sh')));
     assert.equal(r.code, 1, show(r, app));
     assert.equal(read(join(repo, 'app/src/task-001/done.txt')), 'done by task-001 attempt 1\n');
-    assert.equal(read(join(app, '.launchpad/runs/task-001/attempt-1/validation.log')).trim(), join(defaultWorktreeRoot(repo), 'task-001', 'app'));
+    assert.equal(
+      read(join(app, '.launchpad/runs/task-001/attempt-1/validation.log')).trim(),
+      join(defaultWorktreeRoot(repo), 'task-001', 'app'),
+    );
     // The agent's copy of app/harness-progress.txt is a state file too.
-    assert.deepEqual(taskById(app, 'task-002').error_log.slice(0, 1), ["[AGENT_FAIL] agent modified the controller's state files: app/harness-progress.txt"]);
+    assert.deepEqual(taskById(app, 'task-002').error_log.slice(0, 1), [
+      "[AGENT_FAIL] agent modified the controller's state files: app/harness-progress.txt",
+    ]);
   });
 });

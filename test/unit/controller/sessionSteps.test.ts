@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
 import { mergeTask } from '../../../src/core/controller/merge';
 import { resolveRunConfig } from '../../../src/core/controller/runConfig';
@@ -12,9 +13,9 @@ import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
 import type { TaskEvent } from '../../../src/core/controller/types';
 import { Git } from '../../../src/core/git/git';
-import { silentLogger } from '../../../src/core/logger';
 import { parseLogLine } from '../../../src/core/log/logLine';
 import { ProgressLog } from '../../../src/core/log/progressLog';
+import { silentLogger } from '../../../src/core/logger';
 import { StatePaths } from '../../../src/core/statePaths';
 import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
@@ -52,7 +53,9 @@ async function sessionFor(files: Record<string, string> = {}): Promise<{ s: Sess
 /** Dispatches task-001 and commits `files` on its branch, as an agent would. */
 async function agentWork(s: Session, files: Record<string, string>) {
   const branch = 'harness-task-001';
-  const { before, attempt } = await s.transact((file) => dispatchTask(file, 'task-001', { agentId: 'agent_test', branch, baseCommit: s.head }));
+  const { before, attempt } = await s.transact((file) =>
+    dispatchTask(file, 'task-001', { agentId: 'agent_test', branch, baseCommit: s.head }),
+  );
   const worktree = s.worktreePath('task-001');
   await createWorktree(s, 'task-001', worktree, branch, s.head);
   writeFiles(worktree, files);
@@ -92,7 +95,10 @@ describe('controller/session steps, driven from a SessionContext', () => {
         [7, 'Completed', 'task-001', `(commit ${head.slice(0, 7)})`],
       ],
     );
-    assert.deepEqual(events.map((e) => e.kind), ['completed']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['completed'],
+    );
   });
 
   it('mergeTask on a conflict outside files_hint fails the task with MERGE_CONFLICT and discards the work', async function () {
@@ -125,7 +131,10 @@ describe('controller/session steps, driven from a SessionContext', () => {
         ['ERROR', 'MERGE_CONFLICT', 'Out-of-scope file conflict: shared.txt'],
       ],
     );
-    assert.deepEqual(events.map((e) => e.kind), ['failed']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['failed'],
+    );
   });
 
   it('failTask writes the one-line reason to the entry and the ERROR line alike, and keeps the output tail', async function () {
@@ -136,7 +145,9 @@ describe('controller/session steps, driven from a SessionContext', () => {
     const t = taskById(root, 'task-001');
     assert.deepEqual(t.error_log, ['[TEST_FAIL] npm test exited with 1: expected 2, got 3']);
     assert.equal(t.error_tail!.length, 4000);
-    const error = readLog(root).map((l) => parseLogLine(l)!).find((e) => e.type === 'ERROR')!;
+    const error = readLog(root)
+      .map((l) => parseLogLine(l)!)
+      .find((e) => e.type === 'ERROR')!;
     assert.equal(`[${error.category}] ${error.message}`, t.error_log[0]);
     assert.ok(!existsSync(work.worktree));
   });
@@ -157,7 +168,9 @@ describe('controller/session steps, driven from a SessionContext', () => {
     const work = await agentWork(s, { 'src/task-001/done.txt': 'done\n' });
     const tip = git(root, 'rev-parse', 'harness-task-001');
     await s.failTask(work.task, 'AGENT_FAIL', 'gave up', undefined, 'agent reported failure');
-    const discard = readLog(root).map((l) => parseLogLine(l)!).find((e) => e.type === 'DISCARD')!;
+    const discard = readLog(root)
+      .map((l) => parseLogLine(l)!)
+      .find((e) => e.type === 'DISCARD')!;
     assert.equal(discard.message, 'worktree=harness-task-001 reason="agent reported failure" kept=refs/launchpad/attempts/task-001/1');
     assert.equal(git(root, 'rev-parse', 'refs/launchpad/attempts/task-001/1'), tip);
     assert.equal(await s.keepAttempt('task-002', 1, s.head), undefined, 'the base itself needs no keeping');
@@ -170,9 +183,15 @@ describe('controller/session steps, driven from a SessionContext', () => {
     // attempt 2, then a person's retry (attempts back to 0), then attempt 1 and 2 again.
     const made = [s.createAttempt('task-001', 2), s.createAttempt('task-001', 1), s.createAttempt('task-001', 2)];
     made.forEach((a, i) => utimesSync(a.sessionFile, hourAgo + i * 60, hourAgo + i * 60));
-    assert.deepEqual(made.map((a) => a.name), ['attempt-2', 'attempt-1', 'attempt-2.2']);
+    assert.deepEqual(
+      made.map((a) => a.name),
+      ['attempt-2', 'attempt-1', 'attempt-2.2'],
+    );
     made[0]!.markWorkCommitted('agent_one');
-    assert.deepEqual(s.paths.attemptsOf('task-001').map((a) => a.name), ['attempt-2', 'attempt-1', 'attempt-2.2']);
+    assert.deepEqual(
+      s.paths.attemptsOf('task-001').map((a) => a.name),
+      ['attempt-2', 'attempt-1', 'attempt-2.2'],
+    );
     assert.equal(made[2]!.session(), 7);
     assert.equal(s.workCommitted('task-001', 'agent_one'), true);
     assert.equal(s.workCommitted('task-001', 'agent_two'), false);

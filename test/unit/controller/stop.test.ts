@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   assertAllGone,
@@ -59,7 +60,10 @@ function assertStopped(root: string, r: { code: number | null; stdout: string; s
     assert.equal(linesOf(root, 'DISCARD', id).length, 0, `${id} was discarded`);
   }
   assert.equal(extraWorktrees(root).length, ids.length, 'worktrees were removed');
-  assert.deepEqual(harnessBranches(root), ids.map((id) => `harness-${id}`));
+  assert.deepEqual(
+    harnessBranches(root),
+    ids.map((id) => `harness-${id}`),
+  );
   assert.ok(existsSync(join(root, '.harness-active')));
   assert.equal(linesOf(root, 'ERROR').length, 0, 'a stop was logged as an error');
 }
@@ -70,7 +74,8 @@ function assertStopped(root: string, r: { code: number | null; stdout: string; s
  */
 async function assertResumedByNextRun(root: string, ids: string[]): Promise<void> {
   // Finishes what the stopped agent left (its done.txt committed) with one more commit.
-  const finish = 'echo finished > "src/$LAUNCHPAD_TASK_ID/finished.txt" && git add -A && git commit -q -m "[$LAUNCHPAD_TASK_ID] finish" && echo RESULT:SUCCESS';
+  const finish =
+    'echo finished > "src/$LAUNCHPAD_TASK_ID/finished.txt" && git add -A && git commit -q -m "[$LAUNCHPAD_TASK_ID] finish" && echo RESULT:SUCCESS';
   const next = await run(root, finish);
   assert.equal(next.code, 0, show(next, root));
   for (const id of ids) {

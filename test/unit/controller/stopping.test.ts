@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   batches,
@@ -89,7 +90,10 @@ describe('controller: stopping conditions', function () {
         { id: 'task-005' },
       ],
     });
-    const r = await run(root, byTask({ 'task-002': agentCmd('fails.sh'), 'task-005': agentCmd('fails-once.sh') }, agentCmd('writes-done.sh')));
+    const r = await run(
+      root,
+      byTask({ 'task-002': agentCmd('fails.sh'), 'task-005': agentCmd('fails-once.sh') }, agentCmd('writes-done.sh')),
+    );
     assert.equal(r.code, 1, show(r, root));
     const st = stats(root);
     assert.deepEqual(st, {

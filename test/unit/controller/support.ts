@@ -2,16 +2,17 @@
 // process on real repositories, scripted agents composed per task, waiting on conditions
 // (never on fixed sleeps), and the checks every test repeats (log lines, processes, git).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+
 import { CLI } from '../helpers/cli';
 import { git, makeRepo } from '../helpers/gitRepo';
-import { agent, makeHarness, readLog, type HarnessOptions } from '../helpers/harness';
+import { agent, type HarnessOptions, makeHarness, readLog } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
 
-export { agent, readLog, readTasks, taskById } from '../helpers/harness';
 export { git, writeFiles } from '../helpers/gitRepo';
+export { agent, readLog, readTasks, taskById } from '../helpers/harness';
 export { tempDir } from '../helpers/tmp';
 
 /**
@@ -49,7 +50,8 @@ const children = new Set<ChildProcess>();
 /** The environment a user would have: nothing of ours inherited from the test's own. */
 function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('LAUNCHPAD_') || key.startsWith('GIT_') || key === 'HARNESS_STATE_ROOT') delete env[key];
+  for (const key of Object.keys(env))
+    if (key.startsWith('LAUNCHPAD_') || key.startsWith('GIT_') || key === 'HARNESS_STATE_ROOT') delete env[key];
   return { ...env, ...extra };
 }
 
@@ -202,7 +204,17 @@ function readLogSafe(root: string): string[] {
 
 const LINE_RE = /^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\] \[SESSION-(\d+)\] (\S+)(?: \[([^\]]+)\])?(?: \[([A-Z_]+)\])?(?: (.*))?$/;
 
-const CATEGORIES = new Set(['ENV_SETUP', 'CONFIG', 'TASK_EXEC', 'TEST_FAIL', 'AGENT_FAIL', 'MERGE_CONFLICT', 'TIMEOUT', 'DEPENDENCY', 'SESSION_TIMEOUT']);
+const CATEGORIES = new Set([
+  'ENV_SETUP',
+  'CONFIG',
+  'TASK_EXEC',
+  'TEST_FAIL',
+  'AGENT_FAIL',
+  'MERGE_CONFLICT',
+  'TIMEOUT',
+  'DEPENDENCY',
+  'SESSION_TIMEOUT',
+]);
 
 export interface Line {
   raw: string;

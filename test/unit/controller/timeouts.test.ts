@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   alive,
@@ -52,7 +53,10 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     const r = await run(root, agentCmd('escapes-group.sh'), [], { PID_DIR: pids });
     assert.equal(r.code, 1, show(r, root));
     assert.deepEqual(taskById(root, 'task-001').error_log, ['[TIMEOUT] Agent timed out after 2s']);
-    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), ['agent: ended 2 processes that had left its process group']);
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-001').map((l) => l.message),
+      ['agent: ended 2 processes that had left its process group'],
+    );
     await assertAllGone(await pidsOf(pids, 'task-001', ['agent', 'setsid', 'job']), 'the agent or a process that left its group');
   });
 
@@ -63,7 +67,10 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     const r = await run(root, agentCmd('writes-done.sh'));
     assert.equal(r.code, 1, show(r, root));
     assert.equal(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, `command="${validate}" result=TIMEOUT`);
-    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), ['validation: ended 1 process that had left its process group']);
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-001').map((l) => l.message),
+      ['validation: ended 1 process that had left its process group'],
+    );
     await assertAllGone(await pidsOf(pids, 'v', ['setsid']), "the validation's setsid child");
   });
 
@@ -91,7 +98,9 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     const r = await run(root, agent, [], { PID_DIR: pids });
     assert.equal(r.code, 0, show(r, root));
     assert.deepEqual(
-      linesOf(root, 'RECOVERY').filter((l) => l.message.startsWith('action="ended orphaned process"')).map((l) => l.message),
+      linesOf(root, 'RECOVERY')
+        .filter((l) => l.message.startsWith('action="ended orphaned process"'))
+        .map((l) => l.message),
       ['action="ended orphaned process" reason="agent of task-001 outlived its controller" escaped=2'],
     );
     await assertAllGone(all, 'the agent of the killed controller or a process that left its group');
@@ -108,7 +117,10 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     assert.equal(t.status, 'failed');
     assert.deepEqual(t.error_log, [`[TIMEOUT] Validation timed out after 2s: ${validate}`]);
     assert.equal(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, `command="${validate}" result=TIMEOUT`);
-    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1');
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-001')[0]!.message,
+      'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1',
+    );
     assert.equal(linesOf(root, 'MERGE').length, 0);
     await assertAllGone(await pidsOf(pids, 'v', ['agent', 'grandchild']), 'the timed-out validation or its child');
   });
@@ -173,7 +185,10 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     });
     const r = await run(root, byTask({ 'task-001': agentCmd('fails.sh') }, agentCmd('writes-done.sh')));
     assert.equal(r.code, 1, show(r, root));
-    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), [`on_failure.cleanup timed out after 2s: ${cleanup}`]);
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-001').map((l) => l.message),
+      [`on_failure.cleanup timed out after 2s: ${cleanup}`],
+    );
     assert.equal(taskById(root, 'task-001').status, 'failed');
     assert.equal(taskById(root, 'task-002').status, 'completed');
     await assertAllGone(await pidsOf(pids, 'c', ['agent', 'grandchild']), 'the timed-out cleanup or its child');

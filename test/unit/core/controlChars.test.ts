@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { escapeControlChars } from '../../../src/core/controlChars';
 
 describe('core/controlChars', () => {

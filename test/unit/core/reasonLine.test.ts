@@ -74,7 +74,10 @@ describe('reasonLine: the line that names the error', () => {
         this.skip();
       }
       const dir = tempDir();
-      writeFileSync(join(dir, 'test_calc.py'), 'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(2 - 2, 4)\n');
+      writeFileSync(
+        join(dir, 'test_calc.py'),
+        'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(2 - 2, 4)\n',
+      );
       assert.equal(reasonLine(run('python3', ['-m', 'unittest', 'test_calc'], dir)), 'AssertionError: 0 != 4');
     });
   });

@@ -2,6 +2,7 @@
 // ends) and the agent that ran the attempt.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { StatePaths } from '../../../src/core/statePaths';
 import { tempDir } from '../helpers/tmp';
 
@@ -17,7 +18,12 @@ describe('core/statePaths: attempt records', () => {
 
     const failed = paths.createAttempt('task-001', 2, 3, 'agent_0002');
     failed.recordVerdict('agent_0002', { kind: 'fail', category: 'AGENT_FAIL', reason: 'could not\n  resolve imports' });
-    assert.deepEqual(failed.verdict(), { kind: 'fail', category: 'AGENT_FAIL', reason: 'could not resolve imports', agentId: 'agent_0002' });
+    assert.deepEqual(failed.verdict(), {
+      kind: 'fail',
+      category: 'AGENT_FAIL',
+      reason: 'could not resolve imports',
+      agentId: 'agent_0002',
+    });
     assert.equal(failed.agent(), 'agent_0002');
     assert.equal(failed.number, 2);
     assert.equal(paths.createAttempt('task-001', 2, 4).number, 2, 'attempt-2.2');

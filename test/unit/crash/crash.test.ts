@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+
 import { CLI } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
-import { PHASES, runScenario, type Phase, type ScenarioResult, type Trigger } from './scenario';
+import { type Phase, PHASES, runScenario, type ScenarioResult, type Trigger } from './scenario';
 
 /** Scenarios run this many at a time (each is mostly agents sleeping; the machine is shared). */
 const CONCURRENCY = Math.max(3, cpus().length);
@@ -19,15 +20,28 @@ const CONCURRENCY = Math.max(3, cpus().length);
 const MIN_PER_PHASE = 3;
 
 type Make = (cleanRunMs: number) => Trigger;
-const script = (point: string, task: string): Make => () => ({ kind: 'script', point, task });
-const log = (pattern: RegExp, nth = 1): Make => () => ({ kind: 'log', pattern, nth });
-const tmp = (nth: number): Make => () => ({ kind: 'tmp', nth });
-const fifo = (after: RegExp): Make => () => ({ kind: 'fifo', after });
-const delayAt = (fraction: number): Make => (clean) => ({ kind: 'delay', ms: Math.round(clean * fraction) });
+const script =
+  (point: string, task: string): Make =>
+  () => ({ kind: 'script', point, task });
+const log =
+  (pattern: RegExp, nth = 1): Make =>
+  () => ({ kind: 'log', pattern, nth });
+const tmp =
+  (nth: number): Make =>
+  () => ({ kind: 'tmp', nth });
+const fifo =
+  (after: RegExp): Make =>
+  () => ({ kind: 'fifo', after });
+const delayAt =
+  (fraction: number): Make =>
+  (clean) => ({ kind: 'delay', ms: Math.round(clean * fraction) });
 
 const ALL_SCENARIOS: Array<[string, Make]> = [
   // git's post-checkout hook kills it as `git worktree add` ends: claimed, worktree made, no agent.
-  ...['task-001', 'task-003', 'task-004', 'task-006', 'task-007'].map((t): [string, Make] => [`dispatch-worktree:${t}`, script('dispatch-worktree', t)]),
+  ...['task-001', 'task-003', 'task-004', 'task-006', 'task-007'].map((t): [string, Make] => [
+    `dispatch-worktree:${t}`,
+    script('dispatch-worktree', t),
+  ]),
   // The agent kills the controller: before any work, with work on disk, committed, reported.
   ...['task-001', 'task-004', 'task-005', 'task-007'].map((t): [string, Make] => [`agent-start:${t}`, script('agent-start', t)]),
   ...['task-002', 'task-006'].map((t): [string, Make] => [`agent-written:${t}`, script('agent-written', t)]),
@@ -98,7 +112,11 @@ describe('crash safety: SIGKILL of launchpad run at many points, then run again'
       }),
     );
     wallMs = Date.now() - t0;
-    report(baseline, SCENARIOS.map(([name]) => results.get(name)!), wallMs);
+    report(
+      baseline,
+      SCENARIOS.map(([name]) => results.get(name)!),
+      wallMs,
+    );
   });
 
   it('a run without a kill completes every task, each merged once (the control)', () => {
@@ -158,7 +176,9 @@ function report(baseline: ScenarioResult, results: ScenarioResult[], wallMs: num
   );
   const waited = results.filter((r) => r.lockWaits);
   if (waited.length) {
-    out.push(`  session lock left without a holder record (run refused, exit 3, retried 1 s later): ${waited.map((r) => `${r.name} ×${r.lockWaits}`).join(', ')}`);
+    out.push(
+      `  session lock left without a holder record (run refused, exit 3, retried 1 s later): ${waited.map((r) => `${r.name} ×${r.lockWaits}`).join(', ')}`,
+    );
   }
   const failed = results.filter((r) => r.problems.length).length;
   out.push(`  ${results.length - failed} passed, ${failed} failed; trigger kinds: ${kinds(results)}\n`);

@@ -2,9 +2,10 @@
 // state files committed or not, and readers for the task file and the progress log.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
 import type { TaskFile } from '../../../src/core/taskFile/schema';
-import { runCli, startCli, type CliResult } from './cli';
+import { type CliResult, runCli, startCli } from './cli';
 import { git, makeRepo } from './gitRepo';
 
 /** Scripted agents and other fixtures live in the source tree (not transpiled). */
@@ -56,7 +57,12 @@ export function makeHarness(opts: HarnessOptions): string {
     ...extra,
   }));
   // Retries at once unless a test asks for the back-off: the tests of other rules must not wait for it.
-  const file = { version: 3, session_config: { max_parallel_agents: 3, retry_backoff_seconds: 0, ...opts.sessionConfig }, tasks, session_count: 0 };
+  const file = {
+    version: 3,
+    session_config: { max_parallel_agents: 3, retry_backoff_seconds: 0, ...opts.sessionConfig },
+    tasks,
+    session_count: 0,
+  };
   writeFileSync(join(root, 'harness-tasks.json'), JSON.stringify(file, null, 2) + '\n');
   writeFileSync(join(root, 'harness-progress.txt'), '');
   if (opts.commitState) {

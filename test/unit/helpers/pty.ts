@@ -24,11 +24,24 @@ export interface PtyResult {
   stepsLeft: number;
 }
 
-export function runInPty(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; steps?: PtyStep[]; timeoutS?: number; columns?: number }): PtyResult {
+export function runInPty(
+  args: string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; steps?: PtyStep[]; timeoutS?: number; columns?: number },
+): PtyResult {
   const spec = join(tempDir('launchpad-pty-'), 'spec.json');
   const env: NodeJS.ProcessEnv = { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', TERM: 'xterm-256color', ...opts.env };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-  writeFileSync(spec, JSON.stringify({ argv: [process.execPath, CLI, ...args], cwd: opts.cwd, env, steps: opts.steps ?? [], timeout: opts.timeoutS ?? 90, columns: opts.columns ?? 100 }));
+  writeFileSync(
+    spec,
+    JSON.stringify({
+      argv: [process.execPath, CLI, ...args],
+      cwd: opts.cwd,
+      env,
+      steps: opts.steps ?? [],
+      timeout: opts.timeoutS ?? 90,
+      columns: opts.columns ?? 100,
+    }),
+  );
   const r = spawnSync('python3', [PTY_RUN, spec], { encoding: 'utf8', timeout: ((opts.timeoutS ?? 90) + 30) * 1000 });
   if (r.status !== 0) throw new Error(`pty-run.py failed: ${r.stderr}`);
   const out = JSON.parse(r.stdout) as { code: number; output: string; timed_out: boolean; steps_left: number };

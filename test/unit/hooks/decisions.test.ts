@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 
 import { AGENT_HOOKS } from '../../../src/core/hooks/agents';
-import type { StateSnapshot } from '../../../src/core/hooks/stateView';
 import { type HookInput, parseHookInput } from '../../../src/core/hooks/input';
 import { sessionStartContext } from '../../../src/core/hooks/sessionContext';
+import type { StateSnapshot } from '../../../src/core/hooks/stateView';
 import { decideStop } from '../../../src/core/hooks/stopDecision';
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
 

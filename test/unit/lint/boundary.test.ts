@@ -12,7 +12,13 @@ async function boundaryErrors(file: string, text: string): Promise<string[]> {
   const eslint = new ESLint({
     cwd: ROOT,
     // Type information is not needed for an import rule, and the snippets are not on disk.
-    overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parserOptions: { projectService: false } }, rules: { '@typescript-eslint/no-floating-promises': 'off' } }],
+    overrideConfig: [
+      {
+        files: ['**/*.ts'],
+        languageOptions: { parserOptions: { projectService: false } },
+        rules: { '@typescript-eslint/no-floating-promises': 'off' },
+      },
+    ],
   });
   const [result] = await eslint.lintText(text, { filePath: resolve(ROOT, file) });
   return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
@@ -31,7 +37,10 @@ describe('lint: the layer boundary', function () {
 
   it('refuses a front end in src/core', async () => {
     assert.equal((await boundaryErrors('src/core/probe.ts', "import { main } from '../cli/main';\nexport const m = main;\n")).length, 1);
-    assert.equal((await boundaryErrors('src/core/tasks/probe.ts', "import { x } from '../../vscode/extension';\nexport const y = x;\n")).length, 1);
+    assert.equal(
+      (await boundaryErrors('src/core/tasks/probe.ts', "import { x } from '../../vscode/extension';\nexport const y = x;\n")).length,
+      1,
+    );
   });
 
   it('lets the extension import vscode and the core', async () => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { SETTING_DECLARATIONS, SETTINGS, settingsContribution } from '../../../src/vscode/settingsSchema';
 import { parseSettings } from '../../../src/vscode/settingsValidation';
 import { tempDir } from '../helpers/tmp';
@@ -53,7 +54,9 @@ describe('settings: one declaration, package.json generated from it', () => {
     expected.capabilities.untrustedWorkspaces.restrictedConfigurations = restrictedConfigurations;
     const expectedText = JSON.stringify(expected, null, 2) + '\n';
 
-    const edited = JSON.parse(expectedText) as Manifest & { contributes: { configuration: { properties: Record<string, { default: unknown }> } } };
+    const edited = JSON.parse(expectedText) as Manifest & {
+      contributes: { configuration: { properties: Record<string, { default: unknown }> } };
+    };
     edited.contributes.configuration.properties[SETTINGS.maxParallelAgents]!.default = 4;
     edited.capabilities.untrustedWorkspaces.restrictedConfigurations = [];
     const file = join(tempDir('launchpad-settings-'), 'package.json');
@@ -90,11 +93,17 @@ describe('settings validation (built from the declarations)', () => {
     for (const bad of [0, 33, 2.5, '4']) {
       const { settings, invalid } = parseSettings({ agentCommand: 'agent.sh', maxParallelAgents: bad });
       assert.deepEqual(settings, { agentCommand: 'agent.sh' }, String(bad));
-      assert.deepEqual(invalid.map((i) => i.key), ['maxParallelAgents']);
+      assert.deepEqual(
+        invalid.map((i) => i.key),
+        ['maxParallelAgents'],
+      );
       assert.ok(invalid[0]!.message.length > 0);
     }
     const { settings, invalid } = parseSettings({ agentCommand: 42, worktreeLocation: '/wt' });
     assert.deepEqual(settings, { worktreeLocation: '/wt' });
-    assert.deepEqual(invalid.map((i) => i.key), ['agentCommand']);
+    assert.deepEqual(
+      invalid.map((i) => i.key),
+      ['agentCommand'],
+    );
   });
 });

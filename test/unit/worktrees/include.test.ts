@@ -17,6 +17,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+
 import { Git } from '../../../src/core/git/git';
 import { copyIncluded, includedFiles, readIncludeRules } from '../../../src/core/worktrees/include';
 import { git, makeRepo, writeFiles } from '../helpers/gitRepo';

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { MAX_REASON_CHARS } from '../../../src/core/tasks/errorEntry';
 import { explainMissingDependencies, missingDependencySign, suggestedSetup } from '../../../src/core/worktrees/missingDeps';
 import { tempDir } from '../helpers/tmp';

@@ -6,13 +6,14 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
 import { resolveRunConfig } from '../../../src/core/controller/runConfig';
 import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
 import { Git } from '../../../src/core/git/git';
-import { silentLogger } from '../../../src/core/logger';
 import { ProgressLog } from '../../../src/core/log/progressLog';
+import { silentLogger } from '../../../src/core/logger';
 import { StatePaths } from '../../../src/core/statePaths';
 import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';

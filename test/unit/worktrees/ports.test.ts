@@ -2,9 +2,10 @@
 // never handed out, the same block for every lease of one task. Real sockets on 127.0.0.1; then
 // `launchpad run` with two validations that each serve on their port at the same time.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:net';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+
 import { canBind, PortBlocks } from '../../../src/core/worktrees/ports';
 import { agentCmd, batches, harness, run, show, shq, tempDir } from '../controller/support';
 

@@ -1,6 +1,7 @@
 // transitions.undoDispatch: an attempt that is not the task's to pay for (its worktree could not
 // be set up) leaves the task as dispatchTask found it.
 import assert from 'node:assert/strict';
+
 import { taskFileSchema } from '../../../src/core/taskFile/schema';
 import { dispatchTask, undoDispatch } from '../../../src/core/tasks/transitions';
 

@@ -1,9 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
-import { COMMANDS } from '../../../src/vscode/contributions';
+
 import { statusUri } from '../../../src/vscode/commands/statusDocument';
+import { COMMANDS } from '../../../src/vscode/contributions';
 import { requestScreen, waitFor } from '../host';
 import { git, launchpad, shownTasks, workspaceRoot } from '../launchpad';
 
@@ -46,20 +48,28 @@ describe('restricted mode executes nothing', function () {
       counting.dispose();
     }
     assert.equal(refreshed, 0, 'a reload that changed nothing refreshed the Tasks view');
-    assert.match((await vscode.workspace.openTextDocument(statusUri())).getText(), /\| task-004 \| Render the index page \| Waiting on dependencies \|/);
+    assert.match(
+      (await vscode.workspace.openTextDocument(statusUri())).getText(),
+      /\| task-004 \| Render the index page \| Waiting on dependencies \|/,
+    );
     // The status opens as a Markdown preview, which activates VS Code's Markdown extension.
-    await waitFor('the Markdown extension to activate', () => vscode.extensions.getExtension('vscode.markdown-language-features')?.isActive === true, 30_000);
+    await waitFor(
+      'the Markdown extension to activate',
+      () => vscode.extensions.getExtension('vscode.markdown-language-features')?.isActive === true,
+      30_000,
+    );
     await api.views.revealTask('task-005');
     await new Promise((r) => setTimeout(r, 3000)); // the preview paints, for a person looking at the screenshot
     // What a person sees: every task's row (read-only), and, once the extensions the preview
     // needs have started, no "Activating Extensions…" left in the status bar.
     let screen = await requestScreen('restricted-sidebar');
-    for (const end = Date.now() + 30_000; screen && /Activating Extensions/.test(screen.text.statusbar) && Date.now() < end; ) {
+    for (const end = Date.now() + 30_000; screen && /Activating Extensions/.test(screen.text.statusbar) && Date.now() < end;) {
       await new Promise((r) => setTimeout(r, 500));
       screen = await requestScreen('restricted-sidebar');
     }
     if (screen) {
-      for (const id of ['task-001', 'task-002', 'task-003', 'task-004', 'task-005']) assert.ok(screen.text.sidebar.includes(id), `${id} shown in:\n${screen.text.sidebar}`);
+      for (const id of ['task-001', 'task-002', 'task-003', 'task-004', 'task-005'])
+        assert.ok(screen.text.sidebar.includes(id), `${id} shown in:\n${screen.text.sidebar}`);
       assert.doesNotMatch(screen.text.statusbar, /Activating Extensions/);
     }
   });

@@ -1,6 +1,7 @@
 // The one classification of failures into the machine's (ENV_SETUP) and the task's, on the
 // literal messages git, the shell and Node print.
 import assert from 'node:assert/strict';
+
 import {
   classifyError,
   classifyExit,
@@ -11,8 +12,8 @@ import {
   worktreeFailure,
   writeFailure,
 } from '../../../../src/core/controller/envFailure';
-import { GitError } from '../../../../src/core/git/git';
 import { isExpectedError } from '../../../../src/core/expectedErrors';
+import { GitError } from '../../../../src/core/git/git';
 
 /** A Node errno error as fs throws it. */
 function errno(code: string, syscall: string, path: string): NodeJS.ErrnoException {
@@ -20,7 +21,17 @@ function errno(code: string, syscall: string, path: string): NodeJS.ErrnoExcepti
 }
 
 function gitError(stderr: string, args = ['merge', '--no-ff', 'harness-task-001']): GitError {
-  return new GitError(args, { code: 128, signal: null, timedOut: false, aborted: false, stdout: '', stderr, tail: stderr, durationMs: 1, escaped: 0 });
+  return new GitError(args, {
+    code: 128,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    stdout: '',
+    stderr,
+    tail: stderr,
+    durationMs: 1,
+    escaped: 0,
+  });
 }
 
 const INDEX_LOCK = `fatal: Unable to create '/r/.git/index.lock': File exists.
@@ -44,7 +55,7 @@ remove the file manually to continue.
 
 describe('core/controller/envFailure', () => {
   describe('classifyGitOutput', () => {
-    it("a leftover .git/index.lock: the file named, and what to do", () => {
+    it('a leftover .git/index.lock: the file named, and what to do', () => {
       const f = classifyGitOutput(INDEX_LOCK)!;
       assert.equal(f.category, 'ENV_SETUP');
       assert.equal(f.cause, "git's lock file /r/.git/index.lock exists");
@@ -71,14 +82,18 @@ describe('core/controller/envFailure', () => {
     });
 
     it('a write that failed without saying why (git does not always print errno): a write failure, disk and permissions named', () => {
-      const f = classifyGitOutput("Preparing worktree (new branch 'h')\nerror: unable to write file big.bin\nfatal: Could not reset index file to revision 'HEAD'.")!;
+      const f = classifyGitOutput(
+        "Preparing worktree (new branch 'h')\nerror: unable to write file big.bin\nfatal: Could not reset index file to revision 'HEAD'.",
+      )!;
       assert.equal(f.cause, 'git could not write (error: unable to write file big.bin)');
       assert.match(f.advice, /free disk space/);
       assert.ok(classifyGitOutput('error: Unable to write index.'));
     });
 
     it('a read-only or unwritable repository', () => {
-      const ro = classifyGitOutput("error: could not lock config file .git/config: Read-only file system\nfatal: could not create directory '/r/.git/worktrees/x': Read-only file system")!;
+      const ro = classifyGitOutput(
+        "error: could not lock config file .git/config: Read-only file system\nfatal: could not create directory '/r/.git/worktrees/x': Read-only file system",
+      )!;
       assert.match(ro.cause, /^git: read-only file system/);
       const denied = classifyGitOutput("fatal: could not create leading directories of '/w/task-001/.git': Permission denied")!;
       assert.equal(denied.advice, 'make /w/task-001 writable');
@@ -94,7 +109,7 @@ describe('core/controller/envFailure', () => {
         'CONFLICT (content): Merge conflict in src/a.txt\nAutomatic merge failed; fix conflicts and then commit the result.',
         "fatal: a branch named 'harness-task-001' already exists",
         "error: cannot lock ref 'refs/heads/x': reference already exists",
-        "fatal: invalid reference: abc123",
+        'fatal: invalid reference: abc123',
         'error: Your local changes to the following files would be overwritten by merge:\n\tsrc/a.txt',
         "hint: enospc is not a word git uses; /tmp/enospc/repo is just a folder's name",
       ]) {
@@ -104,7 +119,7 @@ describe('core/controller/envFailure', () => {
   });
 
   describe('classifyError', () => {
-    it('Node errno errors of Launchpad\'s own writes: ENOSPC, EACCES, EROFS, EPERM, ENOTDIR, EMFILE', () => {
+    it("Node errno errors of Launchpad's own writes: ENOSPC, EACCES, EROFS, EPERM, ENOTDIR, EMFILE", () => {
       const full = classifyError(errno('ENOSPC', 'write', '/r/.launchpad/runs/task-001/attempt-1/transcript.log'))!;
       assert.equal(full.cause, 'cannot write /r/.launchpad/runs/task-001/attempt-1/transcript.log: no space left on device (ENOSPC)');
       assert.equal(full.advice, 'free disk space on the file system holding /r/.launchpad/runs/task-001/attempt-1');
@@ -119,7 +134,11 @@ describe('core/controller/envFailure', () => {
 
     it('a program that cannot be started: spawn git ENOENT', () => {
       const e = Object.assign(new Error('spawn git ENOENT'), { code: 'ENOENT', syscall: 'spawn git', path: 'git' });
-      assert.deepEqual(classifyError(e), { category: 'ENV_SETUP', cause: '`git` not found on PATH', advice: 'install git or put it on PATH' });
+      assert.deepEqual(classifyError(e), {
+        category: 'ENV_SETUP',
+        cause: '`git` not found on PATH',
+        advice: 'install git or put it on PATH',
+      });
     });
 
     it('a GitError is classified by the output it carries', () => {
@@ -127,7 +146,7 @@ describe('core/controller/envFailure', () => {
       assert.equal(classifyError(gitError('CONFLICT (content): Merge conflict in a')), undefined);
     });
 
-    it('anything else is not the machine: a bug, a missing file that is the task\'s, a plain Error', () => {
+    it("anything else is not the machine: a bug, a missing file that is the task's, a plain Error", () => {
       assert.equal(classifyError(new Error('boom')), undefined);
       assert.equal(classifyError(errno('ENOENT', 'open', '/r/src/x.ts')), undefined);
       assert.equal(classifyError('a string'), undefined);
@@ -147,11 +166,14 @@ describe('core/controller/envFailure', () => {
       assert.deepEqual(unrunnableProgram(127, 'sh: 1: cladue: not found\n'), { program: 'cladue', problem: 'missing' });
       assert.deepEqual(unrunnableProgram(127, 'bash: line 1: cladue: command not found\n'), { program: 'cladue', problem: 'missing' });
       assert.deepEqual(unrunnableProgram(127, '/bin/sh: 1: ./run-agent.sh: not found'), { program: './run-agent.sh', problem: 'missing' });
-      assert.deepEqual(unrunnableProgram(126, 'sh: 1: ./agent.sh: Permission denied'), { program: './agent.sh', problem: 'not-executable' });
+      assert.deepEqual(unrunnableProgram(126, 'sh: 1: ./agent.sh: Permission denied'), {
+        program: './agent.sh',
+        problem: 'not-executable',
+      });
       assert.deepEqual(unrunnableProgram(127, '/bin/sh: 1: : Permission denied'), { program: '', problem: 'not-executable' });
     });
 
-    it('any other exit, or output that is not the shell\'s, is the task\'s', () => {
+    it("any other exit, or output that is not the shell's, is the task's", () => {
       assert.equal(unrunnableProgram(1, 'sh: 1: cladue: not found'), undefined);
       assert.equal(unrunnableProgram(127, 'Error: config.json: not found'), undefined);
       assert.equal(unrunnableProgram(126, 'sh: 1: x: not found'), undefined);
@@ -162,7 +184,8 @@ describe('core/controller/envFailure', () => {
       assert.deepEqual(classifyExit(127, 'sh: 1: cladue: not found', 'agent command'), {
         category: 'ENV_SETUP',
         cause: 'agent command `cladue` not found on PATH',
-        advice: 'install `cladue` or fix the agent command (--agent, LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command)',
+        advice:
+          'install `cladue` or fix the agent command (--agent, LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command)',
       });
       assert.equal(programProblem('validation command', './check.sh', 'missing').cause, 'validation command `./check.sh` does not exist');
       assert.match(programProblem('validation command', 'pytest', 'not-executable').advice, /chmod \+x.*validation\.command/);
@@ -170,7 +193,7 @@ describe('core/controller/envFailure', () => {
     });
   });
 
-  it('writeFailure: Node\'s message of a failed write (a transcript stream) with its errno', () => {
+  it("writeFailure: Node's message of a failed write (a transcript stream) with its errno", () => {
     assert.deepEqual(writeFailure('/r/.launchpad/runs/a/attempt-1/transcript.log', 'ENOSPC: no space left on device, write'), {
       category: 'ENV_SETUP',
       cause: 'could not write /r/.launchpad/runs/a/attempt-1/transcript.log: no space left on device (ENOSPC)',
@@ -178,14 +201,21 @@ describe('core/controller/envFailure', () => {
     });
   });
 
-  it('worktreeFailure: every worktree creation failure is the machine\'s, with git\'s reason when known', () => {
+  it("worktreeFailure: every worktree creation failure is the machine's, with git's reason when known", () => {
     const known = worktreeFailure('/w/task-001', gitError(REF_LOCK, ['worktree', 'add']));
-    assert.equal(known.cause, 'could not create worktree /w/task-001: git cannot lock refs/heads/harness-task-001: /r/.git/refs/heads/harness-task-001.lock exists');
+    assert.equal(
+      known.cause,
+      'could not create worktree /w/task-001: git cannot lock refs/heads/harness-task-001: /r/.git/refs/heads/harness-task-001.lock exists',
+    );
     const unknown = worktreeFailure('/w/task-001', new Error('something odd'));
     assert.equal(unknown.category, 'ENV_SETUP');
     assert.equal(unknown.cause, 'could not create worktree /w/task-001: something odd');
     assert.match(unknown.advice, /git worktree prune/);
-    const full = worktreeFailure('/w/task-001', gitError('error: unable to write file big.bin'), 'only 12 KB free on the file system holding /w');
+    const full = worktreeFailure(
+      '/w/task-001',
+      gitError('error: unable to write file big.bin'),
+      'only 12 KB free on the file system holding /w',
+    );
     assert.match(full.cause, /only 12 KB free/);
     assert.match(full.advice, /^free disk space/);
   });

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { checkProgram, firstProgram } from '../../../../src/core/controller/programCheck';
 import { tempDir } from '../../helpers/tmp';
 
@@ -44,7 +45,7 @@ describe('core/controller/programCheck', () => {
     assert.deepEqual(await checkProgram('./plain.sh', dir, env), { program: './plain.sh', problem: 'not-executable' });
   });
 
-  it("checkProgram looks in the environment it is given: a PATH entry relative to the worktree counts", async () => {
+  it('checkProgram looks in the environment it is given: a PATH entry relative to the worktree counts', async () => {
     const dir = tempDir('launchpad-prog-');
     mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
     writeFileSync(join(dir, 'node_modules/.bin/mocha-x'), '#!/bin/sh\n', { mode: 0o755 });

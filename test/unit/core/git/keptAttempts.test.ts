@@ -4,8 +4,16 @@
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { Git } from '../../../../src/core/git/git';
-import { keepAttempt, keptAttemptsIn, keptAttemptRef, keptByTask, listKeptAttempts, pruneKeptAttempts } from '../../../../src/core/git/keptAttempts';
+import {
+  keepAttempt,
+  keptAttemptRef,
+  keptAttemptsIn,
+  keptByTask,
+  listKeptAttempts,
+  pruneKeptAttempts,
+} from '../../../../src/core/git/keptAttempts';
 import { InputError } from '../../../../src/core/inputError';
 import { git, makeRepo, writeFiles } from '../../helpers/gitRepo';
 import { tempDir } from '../../helpers/tmp';
@@ -120,17 +128,29 @@ describe('core/git/keptAttempts', function () {
     const refs = async () => (await listKeptAttempts(g)).map((k) => k.ref);
     const all = await refs();
 
-    assert.deepEqual((await pruneKeptAttempts(g, tasks, { dryRun: true })).map((k) => k.ref), ['refs/launchpad/attempts/done/1', 'refs/launchpad/attempts/done/2']);
+    assert.deepEqual(
+      (await pruneKeptAttempts(g, tasks, { dryRun: true })).map((k) => k.ref),
+      ['refs/launchpad/attempts/done/1', 'refs/launchpad/attempts/done/2'],
+    );
     assert.deepEqual(await refs(), all, 'a dry run deleted something');
-    await assert.rejects(pruneKeptAttempts(g, tasks, { ids: ['failed', 'nope'] }), (err: Error) => err instanceof InputError && /no task "nope"/.test(err.message));
+    await assert.rejects(
+      pruneKeptAttempts(g, tasks, { ids: ['failed', 'nope'] }),
+      (err: Error) => err instanceof InputError && /no task "nope"/.test(err.message),
+    );
     assert.deepEqual(await refs(), all);
     // Nothing is older than a day yet; everything is older than a day from tomorrow.
     assert.deepEqual(await pruneKeptAttempts(g, tasks, { olderThanDays: 1 }), []);
     const tomorrow = new Date(Date.now() + 2 * 86_400_000);
-    assert.deepEqual((await pruneKeptAttempts(g, tasks, { olderThanDays: 1, now: tomorrow })).map((k) => k.ref), ['refs/launchpad/attempts/done/1', 'refs/launchpad/attempts/done/2']);
+    assert.deepEqual(
+      (await pruneKeptAttempts(g, tasks, { olderThanDays: 1, now: tomorrow })).map((k) => k.ref),
+      ['refs/launchpad/attempts/done/1', 'refs/launchpad/attempts/done/2'],
+    );
     assert.deepEqual(await refs(), ['refs/launchpad/attempts/failed/1', 'refs/launchpad/attempts/gone/1']);
     // Named: any state, and a task no longer in the file that still has kept attempts.
-    assert.deepEqual((await pruneKeptAttempts(g, tasks, { ids: ['gone', 'failed'] })).map((k) => k.ref), ['refs/launchpad/attempts/failed/1', 'refs/launchpad/attempts/gone/1']);
+    assert.deepEqual(
+      (await pruneKeptAttempts(g, tasks, { ids: ['gone', 'failed'] })).map((k) => k.ref),
+      ['refs/launchpad/attempts/failed/1', 'refs/launchpad/attempts/gone/1'],
+    );
     assert.deepEqual(await refs(), []);
   });
 });

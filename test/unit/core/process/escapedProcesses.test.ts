@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+
 import { cgroupsAvailable, runCgroupsParent, setCgroupsEnabled } from '../../../../src/core/process/cgroup';
 import { canScanEnvironments, markedPids } from '../../../../src/core/process/environmentMarker';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
@@ -46,7 +47,9 @@ function carriers(token: string): number[] {
     .filter((n) => /^\d+$/.test(n))
     .filter((n) => {
       try {
-        const entry = readFileSync(`/proc/${n}/environ`, 'utf8').split('\0').find((e) => e.startsWith('_LAUNCHPAD_PROC='));
+        const entry = readFileSync(`/proc/${n}/environ`, 'utf8')
+          .split('\0')
+          .find((e) => e.startsWith('_LAUNCHPAD_PROC='));
         return entry?.slice('_LAUNCHPAD_PROC='.length).split(' ').includes(token) ?? false;
       } catch {
         return false;
@@ -162,7 +165,11 @@ describe('core/process: processes that leave their group still end', function ()
         await until('the watchdog to be ended', () => !alive(tracking.watchdog!.pid));
         assert.equal(tracking.cgroup !== undefined, mode.cgroups, 'a cgroup exactly when cgroups are used');
         if (tracking.cgroup) {
-          assert.equal(readFileSync(join(dir, 'cgroup'), 'utf8').trim().split('/').at(-1), basename(tracking.cgroup), 'the command ran in it');
+          assert.equal(
+            readFileSync(join(dir, 'cgroup'), 'utf8').trim().split('/').at(-1),
+            basename(tracking.cgroup),
+            'the command ran in it',
+          );
           assert.ok(!existsSync(tracking.cgroup), 'the cgroup is removed');
         }
       });

@@ -1,12 +1,13 @@
 // What agents report they spent, on the task and in STATS; the per-task cost limit; the run's
 // budget and a usage limit's pause (budget.ts's RunSpending, on a clock the test sets).
 import assert from 'node:assert/strict';
+
 import { failOverCost, RunSpending } from '../../../../src/core/controller/budget';
 import { LIMIT_BACKOFF_CAP_MS } from '../../../../src/core/controller/runConfig';
+import { parseTaskFile } from '../../../../src/core/taskFile/parse';
 import { isPermanentlyFailed } from '../../../../src/core/tasks/dag';
 import { computeStats, formatStats } from '../../../../src/core/tasks/stats';
 import { recordCost, retryTask } from '../../../../src/core/tasks/transitions';
-import { parseTaskFile } from '../../../../src/core/taskFile/parse';
 import { task, taskFile } from '../fixtures';
 
 describe('core/tasks cost: recordCost, STATS cost_usd, max_cost_usd', () => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+
+import type { Task } from '../../../../src/core/taskFile/schema';
 import {
   analyzeTasks,
   eligibleTasks,
@@ -19,7 +21,6 @@ import {
   tasksMissingValidation,
 } from '../../../../src/core/tasks/dag';
 import { computeStats } from '../../../../src/core/tasks/stats';
-import type { Task } from '../../../../src/core/taskFile/schema';
 import { exhausted, task } from '../fixtures';
 
 const ids = (tasks: readonly Task[]) => tasks.map((t) => t.id);
@@ -56,11 +57,7 @@ describe('core/dag', () => {
     });
 
     it('writes a shortest loop through each task when several cycles share it', () => {
-      const tasks = [
-        task('a', { depends_on: ['b', 'c'] }),
-        task('b', { depends_on: ['c'] }),
-        task('c', { depends_on: ['a'] }),
-      ];
+      const tasks = [task('a', { depends_on: ['b', 'c'] }), task('b', { depends_on: ['c'] }), task('c', { depends_on: ['a'] })];
       const f = failuresOf(tasks);
       assert.equal(f.a, '[DEPENDENCY] Circular dependency detected: a -> c -> a');
       assert.equal(f.b, '[DEPENDENCY] Circular dependency detected: b -> c -> a -> b');
@@ -86,7 +83,11 @@ describe('core/dag', () => {
   });
 
   it('an unknown dependency fails the task, and its dependents are blocked', () => {
-    const tasks = [task('a', { depends_on: ['ghost'] }), task('b', { depends_on: ['a'] }), task('c', { status: 'completed', depends_on: ['ghost'] })];
+    const tasks = [
+      task('a', { depends_on: ['ghost'] }),
+      task('b', { depends_on: ['a'] }),
+      task('c', { status: 'completed', depends_on: ['ghost'] }),
+    ];
     assert.deepEqual(failuresOf(tasks), {
       a: '[DEPENDENCY] Unknown dependency ghost',
       b: '[DEPENDENCY] Blocked by failed a',
@@ -138,7 +139,11 @@ describe('core/dag', () => {
     });
 
     it('leaves completed and running dependents alone', () => {
-      const tasks = [exhausted('a'), task('b', { depends_on: ['a'], status: 'completed' }), task('c', { depends_on: ['a'], status: 'in_progress' })];
+      const tasks = [
+        exhausted('a'),
+        task('b', { depends_on: ['a'], status: 'completed' }),
+        task('c', { depends_on: ['a'], status: 'in_progress' }),
+      ];
       assert.deepEqual(findDependencyFailures(tasks), []);
     });
 
@@ -236,7 +241,10 @@ describe('core/dag', () => {
     const clock = (head: string, afterS: number, backoffSeconds = 30) => ({ head, now: t0 + afterS * 1000, backoffSeconds });
 
     it('the back-off doubles per attempt from the first, capped at 10 minutes (or the first, when longer)', () => {
-      assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 30].map((n) => retryBackoffSeconds(n, 30)), [30, 60, 120, 240, 480, 600, 600, 600]);
+      assert.deepEqual(
+        [1, 2, 3, 4, 5, 6, 7, 30].map((n) => retryBackoffSeconds(n, 30)),
+        [30, 60, 120, 240, 480, 600, 600, 600],
+      );
       assert.equal(retryBackoffSeconds(3, 0), 0);
       assert.equal(retryBackoffSeconds(1, 900), 900);
       assert.equal(MAX_RETRY_BACKOFF_S, 600);
@@ -265,7 +273,13 @@ describe('core/dag', () => {
     });
 
     it('pending tasks are never held back; nextRetryTime is the earliest held-back retry, for the loop to wake up', () => {
-      const tasks = [task('p'), failed('a'), failed('b', { attempts: 2 }), failed('moved', { started_at_commit: 'old' }), exhausted('dead', { started_at_commit: 'base1', failed_at: FAILED_AT })];
+      const tasks = [
+        task('p'),
+        failed('a'),
+        failed('b', { attempts: 2 }),
+        failed('moved', { started_at_commit: 'old' }),
+        exhausted('dead', { started_at_commit: 'base1', failed_at: FAILED_AT }),
+      ];
       const c = clock('base1', 5);
       assert.deepEqual(ids(eligibleTasks(tasks, c)), ['p', 'moved']);
       assert.equal(nextRetryTime(tasks, c), t0 + 30_000);
@@ -448,7 +462,10 @@ describe('core/dag', () => {
       const failures = findDependencyFailures(tasks);
       assert.equal(failures.length, N);
       const [first, other] = [failures.find((f) => f.taskId === 'task-0')!, failures.find((f) => f.taskId === 'task-7')!];
-      assert.match(first.entry, /^\[DEPENDENCY\] Circular dependency detected: task-0 -> task-1 -> .* -> task-0 \(20000 tasks depend on each other in a cycle\)$/);
+      assert.match(
+        first.entry,
+        /^\[DEPENDENCY\] Circular dependency detected: task-0 -> task-1 -> .* -> task-0 \(20000 tasks depend on each other in a cycle\)$/,
+      );
       assert.match(other.entry, /^\[DEPENDENCY\] Circular dependency detected: task-7 is part of task-0 -> /);
       assert.ok(first.entry.length < 300, 'the message stays short');
     });

@@ -11,7 +11,13 @@ import { canRetry, retryTasks } from '../../../../src/core/tasks/transitions';
 import { exhausted, task, taskFile } from '../fixtures';
 
 const blockedBy = (id: string, by: string, over: Partial<Task> = {}) =>
-  task(id, { status: 'failed', depends_on: [by], error_log: [`[DEPENDENCY] Blocked by failed ${by}`], failed_at: '2025-07-01T10:00:00Z', ...over });
+  task(id, {
+    status: 'failed',
+    depends_on: [by],
+    error_log: [`[DEPENDENCY] Blocked by failed ${by}`],
+    failed_at: '2025-07-01T10:00:00Z',
+    ...over,
+  });
 
 function refused(fn: () => unknown, message: RegExp, field?: string): void {
   assert.throws(fn, (e: unknown) => e instanceof InputError && message.test(e.message) && (field === undefined || e.field === field));
@@ -21,7 +27,16 @@ describe("core: a person's edits", () => {
   describe('editTask', () => {
     it('changes the fields given, reports each with its value before, and the file stays valid', () => {
       const file = taskFile([task('a'), task('b', { context: 'old', validation: { command: 'true', timeout_seconds: 30 } })]);
-      const { changed } = editTask(file, 'b', { title: ' New title ', priority: 'P0', dependsOn: ['a', 'a'], files: ['src/x/'], validate: 'npm test', maxAttempts: 5, context: null, timeoutSeconds: null });
+      const { changed } = editTask(file, 'b', {
+        title: ' New title ',
+        priority: 'P0',
+        dependsOn: ['a', 'a'],
+        files: ['src/x/'],
+        validate: 'npm test',
+        maxAttempts: 5,
+        context: null,
+        timeoutSeconds: null,
+      });
       const b = file.tasks[1]!;
       assert.equal(b.title, 'New title');
       assert.equal(b.priority, 'P0');
@@ -52,7 +67,12 @@ describe("core: a person's edits", () => {
     });
 
     it('refuses a task in progress, an unknown task, a cycle, a self-dependency, bad values; nothing changes', () => {
-      const file = taskFile([task('a', { depends_on: ['b'] }), task('b', { depends_on: ['c'] }), task('c'), task('run', { status: 'in_progress' })]);
+      const file = taskFile([
+        task('a', { depends_on: ['b'] }),
+        task('b', { depends_on: ['c'] }),
+        task('c'),
+        task('run', { status: 'in_progress' }),
+      ]);
       const before = JSON.stringify(file);
       refused(() => editTask(file, 'run', { title: 'x' }), /task "run" is in progress/);
       refused(() => editTask(file, 'nope', { title: 'x' }), /no task "nope"/);
@@ -72,12 +92,22 @@ describe("core: a person's edits", () => {
       const file = taskFile([task('a'), task('b')]);
       const r = removeTask(file, 'a');
       assert.equal(r.task.id, 'a');
-      assert.deepEqual(file.tasks.map((t) => t.id), ['b']);
+      assert.deepEqual(
+        file.tasks.map((t) => t.id),
+        ['b'],
+      );
       assert.deepEqual([r.detached, r.unblocked], [[], []]);
     });
 
     it('refuses while others depend on it, naming them; --force takes it out of their depends_on and unblocks what it blocked', () => {
-      const make = () => taskFile([exhausted('a'), blockedBy('b', 'a'), blockedBy('c', 'b', { depends_on: ['b', 'x'] }), task('x'), task('d', { depends_on: ['a', 'x'] })]);
+      const make = () =>
+        taskFile([
+          exhausted('a'),
+          blockedBy('b', 'a'),
+          blockedBy('c', 'b', { depends_on: ['b', 'x'] }),
+          task('x'),
+          task('d', { depends_on: ['a', 'x'] }),
+        ]);
       const file = make();
       const before = JSON.stringify(file);
       refused(() => removeTask(file, 'a'), /b, d depend on "a": remove or edit them first, or use --force/);
@@ -113,11 +143,14 @@ describe("core: a person's edits", () => {
     it('retries several at once; one it unblocks and also named gets its budget back too', () => {
       const file = taskFile([exhausted('a'), blockedBy('b', 'a', { attempts: 2 }), exhausted('c')]);
       const reset = retryTasks(file, ['a', 'b', 'c']);
-      assert.deepEqual(reset.map((t) => [t.id, t.status, t.attempts]), [
-        ['a', 'pending', 0],
-        ['b', 'pending', 0],
-        ['c', 'pending', 0],
-      ]);
+      assert.deepEqual(
+        reset.map((t) => [t.id, t.status, t.attempts]),
+        [
+          ['a', 'pending', 0],
+          ['b', 'pending', 0],
+          ['c', 'pending', 0],
+        ],
+      );
     });
 
     it('all or nothing: one id that cannot be retried changes nothing', () => {
@@ -156,7 +189,11 @@ describe("core: a person's edits", () => {
       const file = taskFile([], { session_config: { ...taskFile([]).session_config, agent_command: 'my-agent' } });
       const before = JSON.stringify(file);
       refused(() => configKey('max_session'), /unknown key "max_session"; keys: max_tasks_per_session, max_sessions/);
-      refused(() => readConfigValue(configKey('max_sessions'), 'lots'), /max_sessions: expected a whole number, got "lots"/, 'max_sessions');
+      refused(
+        () => readConfigValue(configKey('max_sessions'), 'lots'),
+        /max_sessions: expected a whole number, got "lots"/,
+        'max_sessions',
+      );
       refused(() => setConfigValue(file, configKey('max_sessions'), 0), /^max_sessions: must be at least 1, got 0$/, 'max_sessions');
       refused(() => setConfigValue(file, configKey('max_parallel_agents'), 2.5), /max_parallel_agents: expected a whole number/);
       refused(() => setConfigValue(file, configKey('agent_timeout_seconds'), 0), /greater than 0/);

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+
+import type { Task, TaskFile } from '../../../../src/core/taskFile/schema';
 import { blockedByOf, blockedDependents, findDependencyFailures } from '../../../../src/core/tasks/dag';
 import { formatErrorEntry, MAX_REASON_CHARS, oneLineReason, parseErrorEntry } from '../../../../src/core/tasks/errorEntry';
 import {
   assertClaim,
-  ClaimLostError,
   claimLapsed,
+  ClaimLostError,
   ClaimRefusedError,
   completeTask,
   dispatchTask,
@@ -22,7 +24,6 @@ import {
   TaskVanishedError,
   undoDispatch,
 } from '../../../../src/core/tasks/transitions';
-import type { Task, TaskFile } from '../../../../src/core/taskFile/schema';
 import { exhausted, task, taskFile } from '../fixtures';
 
 /** logTimestamp's format: UTC, whole seconds. */
@@ -35,7 +36,9 @@ const byId = (file: TaskFile, id: string): Task => file.tasks.find((t) => t.id =
 describe('core/tasks/transitions', () => {
   describe('dispatchTask', () => {
     it('claims the task: in_progress, one more attempt, agent, branch, base commit; checkpoints of earlier attempts kept', () => {
-      const file = taskFile([task('a', { status: 'failed', attempts: 1, checkpoints: [{ step: 1, total: 2, description: 'old', timestamp: NOW }] })]);
+      const file = taskFile([
+        task('a', { status: 'failed', attempts: 1, checkpoints: [{ step: 1, total: 2, description: 'old', timestamp: NOW }] }),
+      ]);
       const { before, attempt } = dispatchTask(file, 'a', claim);
       const a = byId(file, 'a');
       assert.equal(attempt, 2);
@@ -58,7 +61,9 @@ describe('core/tasks/transitions', () => {
   describe('undoDispatch (the machine failed the attempt: not charged)', () => {
     it('returns the task to its state before dispatch: status, attempts, claim, base commit, checkpoints', () => {
       const checkpoints = [{ step: 1, total: 2, description: 'old', timestamp: NOW }];
-      const file = taskFile([task('a', { status: 'failed', attempts: 1, error_log: ['[TEST_FAIL] x'], started_at_commit: 'old0001', checkpoints })]);
+      const file = taskFile([
+        task('a', { status: 'failed', attempts: 1, error_log: ['[TEST_FAIL] x'], started_at_commit: 'old0001', checkpoints }),
+      ]);
       const { before } = dispatchTask(file, 'a', claim);
       undoDispatch(file, 'a', before);
       const a = byId(file, 'a');
@@ -112,7 +117,14 @@ describe('core/tasks/transitions', () => {
       const file = taskFile([task('a', { status: 'in_progress', attempts: 2, agent_id: 'agent_0002' })]);
       recordCheckpoint(file, 'a', { step: 1, total: 3, description: 'schema' }, NOW);
       const written = recordCheckpoint(file, 'a', { step: 2, total: 3, description: 'routes' });
-      assert.deepEqual(byId(file, 'a').checkpoints?.[0], { step: 1, total: 3, description: 'schema', timestamp: NOW, attempt: 2, agent_id: 'agent_0002' });
+      assert.deepEqual(byId(file, 'a').checkpoints?.[0], {
+        step: 1,
+        total: 3,
+        description: 'schema',
+        timestamp: NOW,
+        attempt: 2,
+        agent_id: 'agent_0002',
+      });
       assert.equal(byId(file, 'a').checkpoints?.[1], written);
       assert.match(written.timestamp, UTC_SECONDS);
     });
@@ -121,7 +133,16 @@ describe('core/tasks/transitions', () => {
   describe('resumeTask', () => {
     it('a new agent takes over in the same worktree: one more attempt, branch, base and checkpoints kept', () => {
       const checkpoints = [{ step: 1, total: 2, description: 'half', timestamp: NOW, attempt: 1, agent_id: 'agent_0001' }];
-      const file = taskFile([task('a', { status: 'in_progress', attempts: 1, agent_id: 'agent_0001', worktree_branch: 'harness-a', started_at_commit: 'abc1234', checkpoints })]);
+      const file = taskFile([
+        task('a', {
+          status: 'in_progress',
+          attempts: 1,
+          agent_id: 'agent_0001',
+          worktree_branch: 'harness-a',
+          started_at_commit: 'abc1234',
+          checkpoints,
+        }),
+      ]);
       const { before, attempt } = resumeTask(file, 'a', 'agent_0002');
       const a = byId(file, 'a');
       assert.equal(attempt, 2);
@@ -155,13 +176,18 @@ describe('core/tasks/transitions', () => {
       assert.equal(refundAttempt(file, 'a', 'agent_0002'), false);
       assert.equal(refundAttempt(file, 'b', 'agent_0002'), false);
       assert.equal(refundAttempt(file, 'c', 'agent_0002'), false);
-      assert.deepEqual(file.tasks.map((t) => t.attempts), [2, 2, 0]);
+      assert.deepEqual(
+        file.tasks.map((t) => t.attempts),
+        [2, 2, 0],
+      );
     });
   });
 
   describe('restartTask', () => {
     it('an interrupted attempt that left nothing: pending again, claim released, no error recorded, the attempt still counted', () => {
-      const file = taskFile([task('a', { status: 'in_progress', attempts: 2, agent_id: 'x', worktree_branch: 'harness-a', error_log: ['[TEST_FAIL] one'] })]);
+      const file = taskFile([
+        task('a', { status: 'in_progress', attempts: 2, agent_id: 'x', worktree_branch: 'harness-a', error_log: ['[TEST_FAIL] one'] }),
+      ]);
       restartTask(file, 'a');
       const a = byId(file, 'a');
       assert.deepEqual([a.status, a.attempts, a.agent_id, a.worktree_branch], ['pending', 2, null, null]);
@@ -171,7 +197,15 @@ describe('core/tasks/transitions', () => {
 
   describe('completeTask', () => {
     it('completed, completed_at stamped, claim and error tail released, error_log kept', () => {
-      const file = taskFile([task('a', { status: 'in_progress', agent_id: 'x', worktree_branch: 'harness-a', error_tail: 'old', error_log: ['[TEST_FAIL] one'] })]);
+      const file = taskFile([
+        task('a', {
+          status: 'in_progress',
+          agent_id: 'x',
+          worktree_branch: 'harness-a',
+          error_tail: 'old',
+          error_log: ['[TEST_FAIL] one'],
+        }),
+      ]);
       completeTask(file, 'a');
       const a = byId(file, 'a');
       assert.equal(a.status, 'completed');
@@ -185,7 +219,9 @@ describe('core/tasks/transitions', () => {
 
   describe('failTask', () => {
     it('failed, `[CATEGORY] reason` appended on one line, tail kept, failed_at stamped, claim released', () => {
-      const file = taskFile([task('a', { status: 'in_progress', agent_id: 'x', worktree_branch: 'harness-a', error_log: ['[AGENT_FAIL] before'] })]);
+      const file = taskFile([
+        task('a', { status: 'in_progress', agent_id: 'x', worktree_branch: 'harness-a', error_log: ['[AGENT_FAIL] before'] }),
+      ]);
       const tail = 'x'.repeat(ERROR_TAIL_CHARS) + 'the end';
       const entry = failTask(file, 'a', { category: 'TEST_FAIL', reason: '  npm test exited with 1:\n   expected 2\n', tail });
       const a = byId(file, 'a');
@@ -252,10 +288,16 @@ describe('core/tasks/transitions', () => {
       markDependencyFailures(file);
       // d is blocked by whichever of c and x the walk reached first: x, a root.
       assert.equal(blockedByOf(byId(file, 'd')), 'x');
-      assert.deepEqual(blockedDependents(file.tasks, 'a').map((t) => t.id), ['b', 'c']);
+      assert.deepEqual(
+        blockedDependents(file.tasks, 'a').map((t) => t.id),
+        ['b', 'c'],
+      );
 
       const reset = retryTask(file, 'a');
-      assert.deepEqual(reset.map((t) => t.id), ['a', 'b', 'c']);
+      assert.deepEqual(
+        reset.map((t) => t.id),
+        ['a', 'b', 'c'],
+      );
       for (const t of reset) {
         assert.equal(t.status, 'pending', t.id);
         assert.equal(t.failed_at, null, t.id);
@@ -275,8 +317,14 @@ describe('core/tasks/transitions', () => {
         task('b', { status: 'failed', error_log: [entry('c')] }),
         task('c', { status: 'failed', error_log: [entry('b')] }),
       ]);
-      assert.deepEqual(blockedDependents(file.tasks, 'b').map((t) => t.id), ['c']);
-      assert.deepEqual(retryTask(file, 'b').map((t) => t.id), ['b', 'c']);
+      assert.deepEqual(
+        blockedDependents(file.tasks, 'b').map((t) => t.id),
+        ['c'],
+      );
+      assert.deepEqual(
+        retryTask(file, 'b').map((t) => t.id),
+        ['b', 'c'],
+      );
     });
   });
 
@@ -296,8 +344,14 @@ describe('core/tasks/transitions', () => {
 
 describe('core/tasks/errorEntry', () => {
   it('formats and parses `[CATEGORY] reason`', () => {
-    assert.equal(formatErrorEntry('MERGE_CONFLICT', 'Out-of-scope file conflict: a.ts'), '[MERGE_CONFLICT] Out-of-scope file conflict: a.ts');
-    assert.deepEqual(parseErrorEntry('[MERGE_CONFLICT] Out-of-scope file conflict: a.ts'), { category: 'MERGE_CONFLICT', reason: 'Out-of-scope file conflict: a.ts' });
+    assert.equal(
+      formatErrorEntry('MERGE_CONFLICT', 'Out-of-scope file conflict: a.ts'),
+      '[MERGE_CONFLICT] Out-of-scope file conflict: a.ts',
+    );
+    assert.deepEqual(parseErrorEntry('[MERGE_CONFLICT] Out-of-scope file conflict: a.ts'), {
+      category: 'MERGE_CONFLICT',
+      reason: 'Out-of-scope file conflict: a.ts',
+    });
     assert.deepEqual(parseErrorEntry('[TIMEOUT]'), { category: 'TIMEOUT', reason: '' });
   });
 
@@ -328,7 +382,9 @@ describe('core/tasks/transitions: concurrent claims', () => {
   });
 
   it('a worker cannot claim a task that is no longer eligible (another worker claimed it first), and nothing changes', () => {
-    const file = taskFile([task('a', { status: 'in_progress', claimed_by: 'w2', lease_expires_at: '2025-07-01T10:05:00Z', claim_generation: 1 })]);
+    const file = taskFile([
+      task('a', { status: 'in_progress', claimed_by: 'w2', lease_expires_at: '2025-07-01T10:05:00Z', claim_generation: 1 }),
+    ]);
     const before = JSON.stringify(file);
     assert.throws(() => dispatchTask(file, 'a', { ...claim, worker }, at), ClaimRefusedError);
     assert.equal(JSON.stringify(file), before);

@@ -8,23 +8,21 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-import { describeReport, writeAgentReport } from '../agents/report';
 import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { excludeStateFiles } from '../init';
 import type { Category } from '../log/logLine';
-import { escapedMessage } from '../process/runProcess';
 import { ARTEFACT_DIR, JOURNAL_FILE, STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { formatErrorEntry } from '../tasks/errorEntry';
 import { completeTask, dispatchTask, failTask } from '../tasks/transitions';
-import { AgentOutputScanner } from './agentOutput';
+import { runAgent } from './agentRun';
 import { runCleanup } from './discard';
 import type { TaskEnd } from './merge';
 import { buildPrompt } from './prompt';
 import type { Session } from './session';
-import { checkpoint, inspectWork } from './taskRun';
+import { inspectWork } from './taskRun';
 import type { TaskTerminal } from './types';
-import { CAPTURE_BYTES, validateTask } from './validate';
+import { validateTask } from './validate';
 
 /** An in-progress task that was running in place (no branch of its own, a recorded base). */
 export function runsInPlace(task: Task): boolean {
@@ -67,10 +65,7 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
   writeFileSync(files.prompt, prompt);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt} (in place): ${s.config.agentCommand}\r\n`);
 
-  const parser = s.config.agent?.preset?.createParser({ now: () => new Date() });
-  const scanner = new AgentOutputScanner((c) => void checkpoint(s, task.id, c), parser);
-  const agent = await terminal.run('agent', {
-    command: s.config.agentCommand!,
+  const { agent, verdict } = await runAgent(s, task, terminal, files, {
     cwd: s.paths.root,
     env: {
       ...process.env,
@@ -81,25 +76,8 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
       LAUNCHPAD_BRANCH: s.baseBranch,
       LAUNCHPAD_ATTEMPT: String(attempt),
     },
-    stdin: prompt,
-    timeoutMs: s.config.agentTimeoutMs,
-    signal: s.stopSignal,
-    transcript: files.transcript,
-    captureBytes: CAPTURE_BYTES,
-    record: { records: s.records, name: `${task.id}.agent`, label: `agent of ${task.id}` },
-    onOutput: (text) => scanner.push(text),
+    prompt,
   });
-  if (agent.escaped) s.log({ type: 'WARN', taskId: task.id, message: escapedMessage('agent', agent.escaped) });
-  const verdict = scanner.finish();
-  const report = scanner.report();
-  if (report) {
-    try {
-      writeAgentReport(files, report);
-    } catch (err) {
-      s.logger.warn(`could not write the agent report of ${task.id}: ${(err as Error).message}`);
-    }
-    if (describeReport(report)) terminal.write(`[launchpad] ${task.id} ${report.preset} reported: ${describeReport(report)}\r\n`);
-  }
   if (agent.aborted && s.stopping) return interrupted(terminal);
 
   const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;

@@ -6,10 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-import { describeReport, writeAgentReport } from '../agents/report';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
-import { escapedMessage, type ProcessResult } from '../process/runProcess';
+import type { ProcessResult } from '../process/runProcess';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { type CheckpointStep, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
@@ -17,8 +16,9 @@ import { readIncludeRules } from '../worktrees/include';
 import { takeFromPool } from '../worktrees/pool';
 import { prepareWorktree } from '../worktrees/prepare';
 import { worktreeSetupFailed } from '../worktrees/setup';
-import { AgentOutputScanner, type AgentVerdict } from './agentOutput';
-import { limitThatEnded, recordSpending, stopForLimit } from './budget';
+import type { AgentVerdict } from './agentOutput';
+import { runAgent } from './agentRun';
+import { limitThatEnded, stopForLimit } from './budget';
 import { discardAttempt } from './discard';
 import { classifyExit, diskSpaceNote, programProblem, startFailure, worktreeFailure, writeFailure } from './envFailure';
 import { endUncharged, stopForEnvironment } from './envStop';
@@ -28,7 +28,7 @@ import { checkProgram } from './programCheck';
 import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
-import { CAPTURE_BYTES, validateTask } from './validate';
+import { validateTask } from './validate';
 
 /** An interrupted attempt to take over, as recovery found it. */
 export interface Resume extends ResumeContext {
@@ -95,9 +95,6 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   if (ready.kind === 'failed') return worktreeSetupFailed(s, before, terminal, ready.failure);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
-  // A preset's parser reads the tool's own output format (RESULT lines inside its JSON, cost).
-  const parser = s.config.agent?.preset?.createParser({ now: () => new Date() });
-  const scanner = new AgentOutputScanner((c) => void checkpoint(s, task.id, c), parser);
   const agentCwd = s.projectDirIn(worktree);
   const agentEnv = {
     ...process.env,
@@ -112,30 +109,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const missing = await checkProgram(s.config.agentCommand!, agentCwd, agentEnv);
   if (missing)
     return stopForEnvironment(s, before, programProblem('agent command', missing.program, missing.problem), terminal, { agentRan: false });
-  const agent = await terminal.run('agent', {
-    command: s.config.agentCommand!,
-    cwd: agentCwd,
-    env: agentEnv,
-    stdin: prompt,
-    timeoutMs: s.config.agentTimeoutMs,
-    signal: s.stopSignal,
-    transcript: files.transcript,
-    captureBytes: CAPTURE_BYTES,
-    record: { records: s.records, name: `${task.id}.agent`, label: `agent of ${task.id}` },
-    onOutput: (text) => scanner.push(text),
-  });
-  if (agent.escaped) s.log({ type: 'WARN', taskId: task.id, message: escapedMessage('agent', agent.escaped) });
-  const verdict = scanner.finish();
-  const report = scanner.report();
-  if (report) {
-    try {
-      writeAgentReport(files, report);
-    } catch (err) {
-      s.logger.warn(`could not write the agent report of ${task.id}: ${(err as Error).message}`);
-    }
-    if (describeReport(report)) terminal.write(`[launchpad] ${task.id} ${report.preset} reported: ${describeReport(report)}\r\n`);
-    await recordSpending(s, task.id, report);
-  }
+  const { agent, verdict, report } = await runAgent(s, task, terminal, files, { cwd: agentCwd, env: agentEnv, prompt });
   if (agent.aborted && s.stopping) return stopped();
   // Before the machine's faults: a tool out of quota often exits non-zero with no work done.
   const limit = limitThatEnded(report, verdict.kind);

@@ -173,10 +173,11 @@ export const runCommand: Command = {
             2,
           ) + '\n',
         );
-      } else if (summary) {
-        io.out(formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n') + '\n');
       } else {
-        io.out(`\n${outcome.message}\n${io.interactive && values['no-bell'] !== true && bellWanted(paths) ? '\x07' : ''}`);
+        // On a terminal the run ends with the bell (unless turned off): a person may be elsewhere.
+        const bell = io.interactive && values['no-bell'] !== true && bellWanted(paths) ? '\x07' : '';
+        const text = summary ? formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n') : `\n${outcome.message}`;
+        io.out(`${text}\n${bell}`);
       }
       await notices.ended(outcome);
       return outcome.exitCode;

@@ -15,7 +15,7 @@ const FILES: Record<string, string> = {
   'check.js': `const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const part = process.argv[2];
-const load = (name) => require('./src' + name + '.js');
+const load = (name) => require('./src/' + name + '.js');
 const checks = {
   slugify: () => assert.equal(load('slugify').slugify(' Hello, World! '), 'hello-world'),
   wordCount: () => {

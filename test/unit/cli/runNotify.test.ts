@@ -84,7 +84,8 @@ describe('launchpad run --notify and the bell', function () {
       return r.stdout;
     };
     const single = () => harness({ tasks: [{ id: 'task-001' }] });
-    assert.match(onTerminal(single()), /all 1 tasks completed\r?\n\x07/);
+    // The summary's last line (coloured on a terminal), then the bell.
+    assert.match(onTerminal(single()), /all 1 tasks completed(\x1b\[\d+m)?\r?\n\x07$/);
     assert.doesNotMatch(onTerminal(single(), '--no-bell'), /\x07/);
     assert.doesNotMatch(onTerminal(harness({ tasks: [{ id: 'task-001' }], sessionConfig: { bell: false } })), /\x07/);
     const piped = spawnSync(process.execPath, [CLI, 'run', '--agent', agentCmd('writes-done.sh')], { cwd: single(), encoding: 'utf8' });

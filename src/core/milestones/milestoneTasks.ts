@@ -10,6 +10,7 @@ import { StatePaths } from '../statePaths';
 import { type Task, type TaskFile, taskFileSchema } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
 import { isPermanentlyFailed } from '../tasks/dag';
+import { unfailTask } from '../tasks/transitions';
 import { isRateLimited } from './agents';
 import type { LongRunContext, StopCause } from './context';
 import type { LongRun } from './longRun';
@@ -154,15 +155,7 @@ function failedOnRateLimit(store: StateStore, taskId: string): boolean {
 
 /** The attempt a usage limit cost is given back: pending again, its error dropped. */
 async function refund(store: StateStore, taskId: string): Promise<void> {
-  await store.transact((file) => {
-    const t = file.tasks.find((x) => x.id === taskId);
-    if (!t || t.status !== 'failed') return;
-    t.status = 'pending';
-    t.attempts = Math.max(0, t.attempts - 1);
-    t.error_log.pop();
-    t.error_tail = null;
-    t.failed_at = null;
-  });
+  await store.transact((file) => void unfailTask(file, taskId));
 }
 
 /** "M1-T2 failed after 3 attempts: [TEST_FAIL] …; M1-T3 blocked" — for state.md's Reason. */

@@ -15,6 +15,7 @@ import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
+import { markDoneByHand, reopenTask } from '../tasks/transitions';
 import { type MdTask, subtasksOf } from './tasksMd';
 
 /** The field of a harness-tasks.json task that links it to its spec subtask. */
@@ -125,14 +126,9 @@ export function importSpecTasks(store: StateStore, spec: string, md: readonly Md
       if (sub.files ?? parent.files) task.files_hint = sub.files ?? parent.files ?? [];
       task.validation = { ...task.validation, command: validate ?? null };
       (task as Record<string, unknown>)[SPEC_TASK_FIELD] = { spec, id: sub.id };
-      if (sub.checked && task.status !== 'completed') {
-        task.status = 'completed';
-      } else if (!sub.checked && task.status === 'completed') {
-        // A person emptied the box: the task is to be done again.
-        task.status = 'pending';
-        task.attempts = 0;
-        task.completed_at = null;
-      }
+      // A person's tick is the task done; an emptied box, the task to be done again.
+      if (sub.checked) markDoneByHand(file, id);
+      else reopenTask(file, id);
       result.imported.push(id);
       if (!validate) result.withoutValidation.push(sub.id);
     }

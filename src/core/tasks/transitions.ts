@@ -367,3 +367,40 @@ export function unblockDependents(file: TaskFile, id: string): Task[] {
   }
   return unblocked;
 }
+
+/**
+ * A spec's box a person ticked by hand: the task it imports as is done (no attempt, no merge of
+ * Launchpad's). Returns whether it changed.
+ */
+export function markDoneByHand(file: TaskFile, id: string): boolean {
+  const t = mustFind(file, id);
+  if (t.status === 'completed') return false;
+  t.status = 'completed';
+  return true;
+}
+
+/** A spec's box a person emptied: the completed task is to be done again, with a fresh budget. */
+export function reopenTask(file: TaskFile, id: string): boolean {
+  const t = mustFind(file, id);
+  if (t.status !== 'completed') return false;
+  t.status = 'pending';
+  t.attempts = 0;
+  t.completed_at = null;
+  return true;
+}
+
+/**
+ * A failure that was not the task's after all (a usage limit the tool hit, found only once the
+ * attempt was recorded as failed): pending again, the attempt and its error entry given back.
+ * Returns whether it changed.
+ */
+export function unfailTask(file: TaskFile, id: string): boolean {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'failed') return false;
+  t.status = 'pending';
+  t.attempts = Math.max(0, t.attempts - 1);
+  t.error_log.pop();
+  t.error_tail = null;
+  t.failed_at = null;
+  return true;
+}

@@ -5,7 +5,8 @@ import * as z from 'zod/mini';
 import { type LaunchpadSettings, SETTING_DECLARATIONS, type SettingDeclaration } from './settingsSchema';
 
 function valueSchema(s: SettingDeclaration) {
-  return s.type === 'string' ? z.string() : z.int().check(z.gte(s.minimum), z.lte(s.maximum));
+  if (s.type === 'string') return s.enum ? z.enum(s.enum as [string, ...string[]]) : z.string();
+  return z.int().check(z.gte(s.minimum), z.lte(s.maximum));
 }
 
 const settingsSchema = z.object(

@@ -80,7 +80,8 @@ describe('run', function () {
     const agent = config.get<string>(SETTINGS.agentCommand);
     await config.update(SETTINGS.agentCommand, '', vscode.ConfigurationTarget.Workspace);
     try {
-      await vscode.commands.executeCommand(COMMANDS.run);
+      // Run asks which agent (run/agentPick.ts); Esc there starts nothing.
+      await answeringPicks(() => vscode.commands.executeCommand(COMMANDS.run), 'esc');
       assert.equal(api.runs.active, undefined);
     } finally {
       await config.update(SETTINGS.agentCommand, agent, vscode.ConfigurationTarget.Workspace);

@@ -14,8 +14,10 @@ export interface RunSettings {
   cliAgent?: string | undefined;
   /** CLI --agent-args: extra arguments (shell words) for the chosen preset. */
   cliAgentArgs?: string | undefined;
-  /** VS Code's launchpad.agent.command. */
+  /** VS Code's launchpad.agent.command (or launchpad.agent.preset). */
   editorAgent?: string | undefined;
+  /** The editor setting editorAgent came from, for messages (default launchpad.agent.command). */
+  editorAgentSource?: string | undefined;
   /** CLI --max-parallel or the editor's launchpad.maxParallelAgents. */
   maxParallel?: number | undefined;
   /** CLI --worktree-dir or the editor's launchpad.worktree.location. */
@@ -135,7 +137,7 @@ export function resolveAgentSetting(settings: RunSettings, file: TaskFile): Reso
     [
       ['--agent', settings.cliAgent],
       ['LAUNCHPAD_AGENT', env.LAUNCHPAD_AGENT],
-      ['launchpad.agent.command', settings.editorAgent],
+      [settings.editorAgentSource ?? 'launchpad.agent.command', settings.editorAgent],
       nonBlank(cfg.agent)
         ? ['session_config.agent', cfg.agent ?? undefined]
         : ['session_config.agent_command', cfg.agent_command ?? undefined],

@@ -1,12 +1,14 @@
 // Launchpad: Run, Stop, Status. Run starts without questions when it can; otherwise it says
-// exactly why not (file and field of a bad task file, who holds the lock, where to set the agent).
+// exactly why not (file and field of a bad task file, who holds the lock); with no agent set
+// anywhere it asks for one (run/agentPick.ts).
 import * as vscode from 'vscode';
 
 import { resolveRunConfig } from '../../core/controller/runConfig';
 import { liveLockHolder, LockHeldError } from '../../core/lock';
 import { readSettings, toRunSettings } from '../config';
-import { COMMANDS, SETTINGS } from '../contributions';
+import { COMMANDS } from '../contributions';
 import { offer } from '../notify';
+import { pickAgent } from '../run/agentPick';
 import type { ActiveRun } from '../run/runManager';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
@@ -54,12 +56,16 @@ async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined>
   if (problems.length) offer('warning', `Launchpad: ignoring invalid settings: ${problems.join('; ')}`);
   const runSettings = toRunSettings(settings);
   if (!resolveRunConfig(runSettings, s.file, paths, paths.root).agentCommand) {
-    offer(
-      'error',
-      'Launchpad: no agent command. Set "launchpad.agent.command", the LAUNCHPAD_AGENT environment variable, or session_config.agent_command in harness-tasks.json.',
-      { 'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', SETTINGS.agentCommand) },
-    );
-    return;
+    // No agent anywhere: ask (Esc starts nothing).
+    const choice = await pickAgent(runSettings.env);
+    if (!choice) {
+      offer('info', 'Launchpad: no agent chosen; nothing started.', {
+        'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', 'launchpad.agent'),
+      });
+      return;
+    }
+    runSettings.editorAgent = choice.agent;
+    runSettings.editorAgentSource = choice.remembered ?? 'the agent chosen for this run';
   }
   // The outcome, or why the core refused after all, is announced by run/runProgress.ts.
   try {

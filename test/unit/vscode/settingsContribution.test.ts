@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { SETTING_DECLARATIONS, SETTINGS, settingsContribution } from '../../../src/vscode/settingsSchema';
+import { AGENT_PRESETS } from '../../../src/core/agents/presets';
+import { PRESET_CHOICES, SETTING_DECLARATIONS, SETTINGS, settingsContribution } from '../../../src/vscode/settingsSchema';
 import { parseSettings } from '../../../src/vscode/settingsValidation';
 import { tempDir } from '../helpers/tmp';
 
@@ -36,7 +37,7 @@ describe('settings: one declaration, package.json generated from it', () => {
   it('declares what the Settings editor and Restricted Mode need', () => {
     const { configuration, restrictedConfigurations } = settingsContribution();
     assert.deepEqual(Object.keys(configuration.properties), Object.values(SETTINGS));
-    assert.deepEqual(restrictedConfigurations, [SETTINGS.agentCommand, SETTINGS.worktreeLocation]);
+    assert.deepEqual(restrictedConfigurations, [SETTINGS.agentCommand, SETTINGS.agentPreset, SETTINGS.worktreeLocation]);
     assert.deepEqual(configuration.properties[SETTINGS.maxParallelAgents], {
       type: ['integer', 'null'],
       default: null,
@@ -45,6 +46,17 @@ describe('settings: one declaration, package.json generated from it', () => {
       markdownDescription: SETTING_DECLARATIONS.maxParallelAgents.markdownDescription,
     });
     assert.equal(configuration.properties[SETTINGS.agentCommand]!.scope, 'machine-overridable');
+  });
+
+  it("launchpad.agent.preset offers exactly the core's presets, in its order, with their titles, plus none", () => {
+    assert.deepEqual(
+      PRESET_CHOICES.map(([name, title]) => ({ name, title })),
+      AGENT_PRESETS.map((p) => ({ name: p.name, title: p.title })),
+    );
+    const property = settingsContribution().configuration.properties[SETTINGS.agentPreset]!;
+    assert.deepEqual(property.enum, ['', ...AGENT_PRESETS.map((p) => p.name)]);
+    assert.equal((property.enumDescriptions as string[]).length, AGENT_PRESETS.length + 1);
+    assert.equal(property.type, 'string');
   });
 
   it('the generator undoes a hand edit and leaves the rest of the file byte for byte', () => {
@@ -99,6 +111,13 @@ describe('settings validation (built from the declarations)', () => {
       );
       assert.ok(invalid[0]!.message.length > 0);
     }
+    const preset = parseSettings({ agentPreset: 'claude-code', agentCommand: 'agent.sh' });
+    assert.deepEqual(preset.settings, { agentCommand: 'agent.sh' });
+    assert.deepEqual(
+      preset.invalid.map((i) => i.key),
+      ['agentPreset'],
+    );
+    assert.deepEqual(parseSettings({ agentPreset: 'codex' }), { settings: { agentPreset: 'codex' }, invalid: [] });
     const { settings, invalid } = parseSettings({ agentCommand: 42, worktreeLocation: '/wt' });
     assert.deepEqual(settings, { worktreeLocation: '/wt' });
     assert.deepEqual(

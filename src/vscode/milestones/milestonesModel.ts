@@ -23,6 +23,9 @@ export interface SessionView {
 
 const DEBOUNCE_MS = 150;
 
+/** How often the harness directories are looked at again when no watcher event came. */
+const POLL_MS = 3000;
+
 export class MilestonesModel implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<SessionView[]>();
   readonly onDidChange = this.emitter.event;
@@ -39,6 +42,10 @@ export class MilestonesModel implements vscode.Disposable {
 
   constructor(private readonly logger: Logger) {
     this.disposables.push(vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh(0)));
+    // File watchers miss events under load (a harness made by another process stayed unseen): a
+    // slow poll is the safety net, as for the progress log.
+    const poll = setInterval(() => this.scheduleRefresh(0), POLL_MS);
+    this.disposables.push({ dispose: () => clearInterval(poll) });
   }
 
   get sessions(): SessionView[] {

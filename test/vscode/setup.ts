@@ -87,7 +87,11 @@ export async function setup(dir: string): Promise<void> {
 
   write(
     'harness-tasks.json',
-    JSON.stringify({ version: 3, session_config: { max_parallel_agents: 2, retry_backoff_seconds: 0 }, tasks: SETUP_TASKS, session_count: 0 }, null, 2) + '\n',
+    JSON.stringify(
+      { version: 3, session_config: { max_parallel_agents: 2, retry_backoff_seconds: 0 }, tasks: SETUP_TASKS, session_count: 0 },
+      null,
+      2,
+    ) + '\n',
   );
   write('harness-progress.txt', '');
   write('.vscode/settings.json', JSON.stringify({ 'launchpad.agent.command': path.join(dir, 'tools/agent.sh') }, null, 2) + '\n');

@@ -54,7 +54,7 @@ export async function queueExecutorFor(
     throw err;
   }
   try {
-    await withTimeout(q.ready(), 15_000, `cannot reach the queue at ${redact(url)} within 15 s`);
+    await withTimeout(q.ready(), 10_000, `cannot reach the queue at ${redact(url)} within 10 s`);
   } catch (err) {
     await q.close();
     throw new UsageError((err as Error).message);

@@ -15,8 +15,18 @@ export function loadBullmq(): Bull {
   return loaded;
 }
 
-/** BullMQ's connection options for a redis:// or rediss:// URL; a clear error for anything else. */
-export function connectionFor(url: string): { url: string; maxRetriesPerRequest: null; connectTimeout: number } {
+export interface Connection {
+  url: string;
+  maxRetriesPerRequest: null;
+  connectTimeout: number;
+  retryStrategy: (times: number) => number | null;
+}
+
+/**
+ * BullMQ's connection options for a redis:// or rediss:// URL; a clear error for anything else.
+ * A lost connection is retried (up to every 5 s) until `giveUp` says the process is closing.
+ */
+export function connectionFor(url: string, giveUp: () => boolean = () => false): Connection {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -25,7 +35,12 @@ export function connectionFor(url: string): { url: string; maxRetriesPerRequest:
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
     throw new QueueUrlError(`--queue: "${redact(url)}" is not a redis:// or rediss:// URL`);
-  return { url, maxRetriesPerRequest: null, connectTimeout: 10_000 };
+  return {
+    url,
+    maxRetriesPerRequest: null,
+    connectTimeout: 10_000,
+    retryStrategy: (times) => (giveUp() ? null : Math.min(times * 500, 5000)),
+  };
 }
 
 export class QueueUrlError extends Error {

@@ -61,9 +61,10 @@ export class QueueExecutor implements AttemptExecutor {
   private readonly followed = new Map<string, Followed>();
   private published: string | undefined;
   private publishing: Promise<void> = Promise.resolve();
+  private closing = false;
 
   constructor(private readonly opts: QueueExecutorOptions) {
-    const connection = connectionFor(opts.queueUrl);
+    const connection = connectionFor(opts.queueUrl, () => this.closing);
     const prefix = opts.prefix ? { prefix: opts.prefix } : {};
     this.queue = new this.bull.Queue<AttemptJob, AttemptResult>(QUEUE_NAME, { connection, ...prefix });
     this.events = new this.bull.QueueEvents(QUEUE_NAME, { connection, ...prefix });
@@ -81,8 +82,13 @@ export class QueueExecutor implements AttemptExecutor {
     }
   }
 
+  /** Closes the connections; ones that do not close within 3 s (Redis unreachable) are dropped. */
   async close(): Promise<void> {
-    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    this.closing = true;
+    const closed = Promise.allSettled([this.events.close(), this.queue.close()]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((r) => (timer = setTimeout(r, 3000)))]);
+    clearTimeout(timer);
   }
 
   /** Jobs waiting for a worker (BullMQ's wait list): what a KEDA scaler reads. */

@@ -67,7 +67,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<{ comple
       });
     },
     {
-      connection: connectionFor(opts.queueUrl),
+      connection: connectionFor(opts.queueUrl, () => opts.signal.aborted),
       concurrency: opts.concurrency,
       lockDuration: opts.lease.lockDurationMs,
       stalledInterval: opts.lease.stalledIntervalMs,

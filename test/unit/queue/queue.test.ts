@@ -64,10 +64,10 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     return p;
   }
 
-  async function until(what: string, check: () => boolean, ms = 60_000): Promise<void> {
+  async function until(what: string, check: () => boolean, ms = 60_000, detail = () => ''): Promise<void> {
     const end = Date.now() + ms;
     while (!check()) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${detail()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -87,6 +87,14 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     }
     const mergeLines = readLog(root).filter((l) => / MERGE /.test(l));
     assert.equal(mergeLines.length, ids.length, 'one MERGE line per task');
+    assert.ok(!readFileSync(join(root, 'harness-progress.txt'), 'utf8').includes(redis.password), 'the Redis password is not in the log');
+  }
+
+  /** The Redis password in no process's output (the URL is shown redacted). */
+  function assertNoSecret(...outputs: Array<{ stdout: string; stderr: string }>): void {
+    for (const o of outputs) {
+      assert.ok(!o.stdout.includes(redis.password) && !o.stderr.includes(redis.password), `a password in:\n${o.stdout}\n${o.stderr}`);
+    }
   }
 
   it('a 30-task DAG completes on three workers, each task merged once, who ran it shown', async () => {
@@ -94,11 +102,13 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     const ids = Array.from({ length: 30 }, (_, i) => `t${String(i + 1).padStart(2, '0')}`);
     const tasks = ids.map((id, i) => ({ id, dependsOn: i >= 10 ? [ids[i - 10]!] : [] }));
     const { root, env } = setup(tasks, 6);
-    for (const id of ['w1', 'w2', 'w3']) worker(id, env, { QUEUE_AGENT_SLEEP: '0.1' });
+    const workers = ['w1', 'w2', 'w3'].map((id) => worker(id, env, { QUEUE_AGENT_SLEEP: '0.1' }));
     const run = controller(root, env);
     const end = await run.done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
     assertMergedOnce(root, ids);
+    assertNoSecret(end, ...workers.map((w) => w.output()));
+    assert.match(workers[0]!.output().stderr, /queue redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/);
     const log = readLog(root);
     // Each attempt ran on a named worker, recorded through claimed_by (the Tasks view shows it).
     const runners = new Set(log.flatMap((l) => /running on queue worker (w\d)/.exec(l)?.[1] ?? []));
@@ -162,13 +172,13 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     );
     for (const id of ['w1', 'w2', 'w3']) worker(id, env, { QUEUE_AGENT_SLEEP: '1' });
     const first = controller(root, env);
-    await until('dispatches', () => readLog(root).filter((l) => / DISPATCH /.test(l)).length >= 3);
+    // Killed once attempts run on workers (published, taken: claimed_by names the worker).
+    const onWorkers = () => readTasks(root).tasks.filter((t) => t.status === 'in_progress' && t.claimed_by?.startsWith('queue:'));
+    await until('attempts on workers', () => onWorkers().length >= 2);
     first.child.kill('SIGKILL');
     await first.done;
-    const inFlight = readTasks(root)
-      .tasks.filter((t) => t.status === 'in_progress')
-      .map((t) => t.id);
-    assert.ok(inFlight.length >= 1, 'attempts were in flight when the controller died');
+    const inFlight = onWorkers().map((t) => t.id);
+    assert.ok(inFlight.length >= 2, 'attempts were in flight when the controller died');
     const second = controller(root, env);
     const end = await second.done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
@@ -182,5 +192,30 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     // Followed, not run again: each in-flight task took one attempt.
     for (const id of inFlight) assert.equal(readTasks(root).tasks.find((t) => t.id === id)!.attempts, 1, id);
     assert.ok(!readFileSync(join(root, 'harness-progress.txt'), 'utf8').includes('result refused'));
+  });
+
+  it('a stale worker that comes back cannot deliver: the attempt is merged once, from the worker that took its job over', async () => {
+    const { root, env } = setup([{ id: 's1' }], 1);
+    const stale = worker('w1', env, { QUEUE_AGENT_SLEEP: '1.5' });
+    const run = controller(root, env);
+    await until('s1 running on w1', () => readTasks(root).tasks.find((t) => t.id === 's1')?.claimed_by === 'queue:w1');
+    // Frozen (not dead): it stops renewing its job's lock; its agent goes on and ends on its own.
+    stale.child.kill('SIGSTOP');
+    worker('w2', env, { QUEUE_AGENT_SLEEP: '0.2' });
+    const end = await run.done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    const merged = git(root, 'rev-parse', 'main');
+    // Back: it finishes its attempt and tries to deliver it.
+    stale.child.kill('SIGCONT');
+    await until(
+      'the stale worker to give up its job',
+      () => /(Missing lock|Lock mismatch) for job s1\./.test(stale.output().stderr),
+      20_000,
+      () => stale.output().stderr,
+    );
+    assertMergedOnce(root, ['s1']);
+    assert.equal(git(root, 'rev-parse', 'main'), merged, 'nothing merged after the stale worker came back');
+    assert.equal(git(root, 'show', 'main:src/s1/done.txt'), 'done by w2');
+    assert.ok(!stale.output().stderr.includes('s1: delivered'), stale.output().stderr);
   });
 });

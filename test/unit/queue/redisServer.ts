@@ -2,12 +2,16 @@
 // .ci/run), on a free port, in a temporary folder, nothing saved, stopped by stop() or when the
 // test process exits. A missing redis-server fails the suite with what to install.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 
 import { tempDir } from '../helpers/tmp';
 
 export interface RedisServer {
+  /** With the password: redis://:<password>@127.0.0.1:<port>. */
   url: string;
+  /** The server requires it (AUTH): tests check it never reaches a log or an output. */
+  password: string;
   port: number;
   stop(): Promise<void>;
 }
@@ -32,9 +36,10 @@ export async function startRedis(): Promise<RedisServer> {
     );
   const port = await freePort();
   const dir = tempDir('launchpad-redis-');
+  const password = `pw${randomBytes(8).toString('hex')}`;
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--requirepass', password],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -58,7 +63,8 @@ export async function startRedis(): Promise<RedisServer> {
   });
   child.stdout!.resume();
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://:${password}@127.0.0.1:${port}`,
+    password,
     port,
     stop: () =>
       new Promise<void>((resolve) => {

@@ -11,6 +11,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 import { CLI, git, GIT_ENV } from './lib/controllerKit.mjs';
 import { ROOT } from './lib/harness.mjs';

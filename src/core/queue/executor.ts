@@ -206,13 +206,17 @@ export class QueueExecutor implements AttemptExecutor {
       }
       raw = end;
     } catch (err) {
-      // The job failed on every try (its workers' faults, not the agent's verdict): started afresh.
-      const reason = redactError(err);
-      s.log({
-        type: 'RECOVERY',
-        taskId: task.id,
-        message: `action="started afresh" reason="queue job failed: ${reason.replace(/"/g, "'")}"`,
-      });
+      // The job failed on every try (its workers' faults, not the agent's verdict): started
+      // afresh, as recovery starts an attempt that left nothing; failed once its attempts are used.
+      const reason = redactError(err).replace(/"/g, "'");
+      const current = s.store.load().file.tasks.find((t) => t.id === task.id);
+      if (current && current.attempts >= current.max_attempts) {
+        s.log({ type: 'RECOVERY', taskId: task.id, message: `action="marked failed" reason="queue job failed: ${reason}"` });
+        await s.failTask(current, 'TASK_EXEC', `queue job failed on every try: ${reason}`, undefined, 'queue job failed');
+        terminal.close('failed');
+        return 'failed';
+      }
+      s.log({ type: 'RECOVERY', taskId: task.id, message: `action="started afresh" reason="queue job failed: ${reason}"` });
       await s.transact((file) => void restartTask(file, task.id));
       terminal.close('interrupted');
       return 'interrupted';

@@ -97,7 +97,9 @@ for (let t = 1; t <= trials; t++) {
   totalDoubles += doubles;
   takenEarly += early;
   if (merged !== 12) incomplete++;
-  console.log(`trial ${t} (${count} workers): merged ${merged}/12, double claims ${doubles}`);
+  const failed = doubles || early || merged !== 12;
+  console.log(`trial ${t} (${count} workers): merged ${merged}/12, double claims ${doubles}${failed ? `; kept: ${root}` : ''}`);
+  if (failed) continue;
   rmSync(root, { recursive: true, force: true });
   rmSync(join(dirname(root), `${basename(root)}.launchpad-worktrees`), { recursive: true, force: true });
 }

@@ -353,9 +353,13 @@ export class Controller {
       const hold = s.spending.hold;
       let batch =
         budget > 0 && !hold
-          ? selectBatch(pool.eligible, [...[...running.values()].map((r) => r.task), ...pool.elsewhere], maxParallel).slice(0, budget)
+          ? selectBatch(
+              pool.eligible,
+              [...running.values()].map((r) => r.task),
+              maxParallel,
+              pool.elsewhere,
+            ).slice(0, budget)
           : [];
-      if (pool.elsewhere.length) batch = batch.slice(0, Math.max(0, maxParallel - running.size));
       if (batch.length && !s.config.agentCommand) {
         s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
         if (!running.size) return 'config-error';

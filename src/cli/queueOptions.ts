@@ -1,6 +1,7 @@
 // run's queue options: --executor, --queue, --remote. The queue's code (and BullMQ) is loaded only
 // when a run asks for it.
 import type { AttemptExecutor } from '../core/executor/types';
+import { Git } from '../core/git/git';
 import { redact } from '../core/queue/redact';
 import type { OptionSpec } from './command';
 import { UsageError } from './exit';
@@ -32,6 +33,7 @@ export interface QueueRun {
 export async function queueExecutorFor(
   values: Record<string, string | boolean | undefined>,
   env: NodeJS.ProcessEnv,
+  cwd: string,
 ): Promise<QueueRun | undefined> {
   const executor = values.executor as string | undefined;
   if (executor !== undefined && executor !== 'local' && executor !== 'queue')
@@ -58,6 +60,13 @@ export async function queueExecutorFor(
   } catch (err) {
     await q.close();
     throw new UsageError((err as Error).message);
+  }
+  // The remote is where workers fetch the base and push their work: unreachable, nothing can run.
+  const reach = await new Git(cwd).run(['ls-remote', '--heads', remote], { allowFail: true, timeoutMs: 60_000 });
+  if (reach.code !== 0) {
+    await q.close();
+    const why = (reach.stderr || reach.spawnError || '').trim().split('\n').slice(-2).join(' ');
+    throw new UsageError(redact(`--remote: cannot reach "${remote}" from ${cwd}: ${why}`));
   }
   return { executor: q, describe: `queue ${redact(url)}, remote ${redact(remote)}` };
 }

@@ -113,7 +113,7 @@ export const runCommand: Command = {
     };
     checkAgentBeforeRun(settings, paths);
     const spec = await prepareSpecRun(ctx, paths, json);
-    const queue = await queueExecutorFor(values, io.env);
+    const queue = await queueExecutorFor(values, io.env, paths.root);
     if (queue && !json) io.err(`attempts go to ${queue.describe}\n`);
     const view = json
       ? undefined

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { Git } from '../../core/git/git';
 import { redact } from '../../core/queue/redact';
 import { type Command, numberOption } from '../command';
 import { UsageError } from '../exit';
@@ -9,7 +10,7 @@ import { stderrLogger } from '../io';
 
 export const workerCommand: Command = {
   name: 'worker',
-  usage: 'launchpad worker --queue URL [--repo REMOTE] [--concurrency N] [--clone DIR] [--id ID] [--verbose]',
+  usage: 'launchpad worker --queue URL [--repo REMOTE] [--concurrency N] [--clone DIR] [--id ID] [--dir DIR] [--verbose]',
   summary: "Take attempts from a run's queue on this machine: clone, run the agent and the validation, push, report.",
   details: [
     'A worker serves "launchpad run --executor queue --queue URL" from any machine that reaches the queue (Redis) and the',
@@ -30,18 +31,25 @@ export const workerCommand: Command = {
   ].join('\n'),
   options: {
     queue: { type: 'string', value: 'URL', help: 'redis://[user:password@]host:port[/db] (default $LAUNCHPAD_QUEUE_URL)' },
-    repo: { type: 'string', value: 'REMOTE', help: 'the shared git remote (default $LAUNCHPAD_REMOTE)' },
+    repo: {
+      type: 'string',
+      value: 'REMOTE',
+      help: 'the shared git remote (default $LAUNCHPAD_REMOTE, else the origin of the repository at --dir or here)',
+    },
     concurrency: { type: 'string', value: 'N', help: 'attempts at once on this machine (default 1)' },
     clone: { type: 'string', value: 'DIR', help: "the worker's own clone (default ~/.cache/launchpad/workers/<remote's hash>)" },
     id: { type: 'string', value: 'ID', help: 'the name the Tasks view and the log show for this worker (default <host>-<pid>)' },
     verbose: { type: 'boolean', short: 'v', help: 'print each job taken and delivered' },
   },
-  globals: ['no-color'],
-  async run({ io, values }) {
+  globals: ['dir', 'no-color'],
+  async run({ io, values, dir }) {
     const url = (values.queue as string | undefined) ?? io.env.LAUNCHPAD_QUEUE_URL;
     if (!url) throw new UsageError('--queue: required (redis://host:port), or set $LAUNCHPAD_QUEUE_URL');
-    const remote = (values.repo as string | undefined) ?? io.env.LAUNCHPAD_REMOTE;
-    if (!remote) throw new UsageError('--repo: required (the git remote the run pushes its base to), or set $LAUNCHPAD_REMOTE');
+    const remote = (values.repo as string | undefined) || io.env.LAUNCHPAD_REMOTE || (await originOf(dir ?? io.cwd));
+    if (!remote)
+      throw new UsageError(
+        '--repo: required (the git remote the run pushes its base to), or set $LAUNCHPAD_REMOTE, or run it in a clone whose origin is that remote',
+      );
     const concurrency = numberOption('concurrency', values.concurrency, { integer: true, min: 1 }) ?? 1;
     const id = values.id as string | undefined;
     if (id !== undefined && !/^[A-Za-z0-9._:-]{1,80}$/.test(id))
@@ -95,3 +103,9 @@ export const workerCommand: Command = {
     }
   },
 };
+
+/** The origin remote's URL of the repository at `dir`, if it is one. */
+async function originOf(dir: string): Promise<string | undefined> {
+  const r = await new Git(dir).run(['remote', 'get-url', 'origin'], { allowFail: true }).catch(() => undefined);
+  return r?.code === 0 ? r.stdout.trim() || undefined : undefined;
+}

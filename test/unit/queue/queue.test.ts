@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { startCli } from '../helpers/cli';
+import { runCli, startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { agent, makeHarness, readLog, readTasks, type TaskInput } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
@@ -217,5 +217,18 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     assert.equal(git(root, 'rev-parse', 'main'), merged, 'nothing merged after the stale worker came back');
     assert.equal(git(root, 'show', 'main:src/s1/done.txt'), 'done by w2');
     assert.ok(!stale.output().stderr.includes('s1: delivered'), stale.output().stderr);
+  });
+
+  it('refuses a remote it cannot reach, before anything is dispatched, its password redacted', () => {
+    const { root, env } = setup([{ id: 'r1' }], 1);
+    const r = runCli(['run', '--agent', AGENT, '--executor', 'queue', '--remote', 'https://bob:hunter2@127.0.0.1:1/nothing.git'], {
+      cwd: root,
+      env,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--remote: cannot reach "https:\/\/bob:\*\*\*@127\.0\.0\.1:1\/nothing\.git"/);
+    assert.ok(!r.stderr.includes('hunter2') && !r.stderr.includes(redis.password));
+    assert.equal(readTasks(root).tasks[0]!.status, 'pending');
+    assert.deepEqual(readLog(root), []);
   });
 });

@@ -168,12 +168,13 @@ export class QueueExecutor implements AttemptExecutor {
       if (task.status !== 'in_progress' || !task.agent_id) continue;
       const jobId = jobIdFor(task.id, task.agent_id);
       const job = await this.bull.Job.fromId<AttemptJob, AttemptResult>(this.queue, jobId);
-      if (!job || (await job.getState()) === 'failed') continue;
+      const state = job ? await job.getState() : undefined;
+      if (!job || state === 'failed' || state === 'unknown') continue;
       const files = s.attemptOf(task.id, task.agent_id) ?? s.createAttempt(task.id, task.attempts, task.agent_id);
       s.log({
         type: 'RECOVERY',
         taskId: task.id,
-        message: `action="followed queued attempt" reason="job ${jobId} is still ${await job.getState()}"`,
+        message: `action="followed queued attempt" reason="its job ${jobId} is ${state} in the queue"`,
       });
       const terminal = s.terminals.open(task, s.worktreePath(task.id));
       adopted.push({ task, end: this.follow(s, task, merges, { agentId: task.agent_id, jobId, files, terminal }) });

@@ -124,7 +124,7 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
 
   it('a worker killed with SIGKILL mid-attempt: its job goes to another worker, which resumes from the pushed partial work', async () => {
     const ids = Array.from({ length: 6 }, (_, i) => `k${i + 1}`);
-    const { root, env } = setup(
+    const { root, remote, env } = setup(
       ids.map((id) => ({ id })),
       6,
     );
@@ -146,8 +146,10 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
       }
       return false;
     });
-    // Give its push of part 1 a moment to land (it starts at the checkpoint).
-    await new Promise((r) => setTimeout(r, 300));
+    // Its push of part 1 (made at the checkpoint) has landed on the remote.
+    await until('the partial work on the remote', () =>
+      git(remote, 'for-each-ref', '--format=%(refname)', `refs/launchpad/queue/${victim!.task}/`).includes('/partial'),
+    );
     workers.get(victim!.worker)!.child.kill('SIGKILL');
     const end = await run.done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);

@@ -161,24 +161,27 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
       // The agent commits done.txt, but the validation looks for another file.
       task('ip-2', 'In place that fails validation', 'test -f src/ip-2/missing.txt', { max_attempts: 1 }),
     ]);
-    // A person's untracked file: an in-place run refuses to start rather than commit or clean it.
+    // What earlier tests left untracked is ignored from here on; a person's new untracked file
+    // makes an in-place run refuse to start rather than commit it or clean it away.
+    const ignore = () =>
+      fs.appendFileSync(
+        excludeFile(),
+        changes()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => `/${l.slice(3)}\n`)
+          .join(''),
+      );
+    ignore();
     const notes = path.join(workspaceRoot(), 'person-notes.txt');
     fs.writeFileSync(notes, 'mine\n');
     const before = git('rev-parse', 'HEAD').trim();
     await vscode.commands.executeCommand(COMMANDS.run);
     assert.ok(api.runs.active, 'launchpad.run started a run');
-    await assert.rejects(api.runs.active.done, /no untracked files but Launchpad's own: .*person-notes\.txt/);
+    await assert.rejects(api.runs.active.done, /no untracked files but Launchpad's own: person-notes\.txt;/);
     assert.equal(fs.readFileSync(notes, 'utf8'), 'mine\n');
     assert.equal(git('rev-parse', 'HEAD').trim(), before, 'nothing committed');
-    // Ignored (with whatever else earlier tests left untracked), they are out of its way.
-    fs.appendFileSync(
-      excludeFile(),
-      `${changes()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => `/${l.slice(3)}`)
-        .join('\n')}\n`,
-    );
+    ignore();
     assert.equal(changes(), '', 'the workspace is clean before an in-place run');
     const base = git('rev-parse', 'HEAD').trim();
     await vscode.commands.executeCommand(COMMANDS.run);

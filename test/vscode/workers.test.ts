@@ -56,6 +56,8 @@ async function row(api: LaunchpadApi, id: string) {
 /** Changes in the working tree, but for the journal (Launchpad's own, spared by a rollback). */
 const changes = () => git('status', '--porcelain', '--untracked-files=all', '--', '.', ':!.agent-os');
 
+const excludeFile = () => path.join(workspaceRoot(), '.git/info/exclude');
+
 const mergesOf = (id: string) =>
   git('log', '--merges', '--format=%s')
     .split('\n')
@@ -66,6 +68,7 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
   let api: LaunchpadApi;
   let savedTasks: string;
   let savedLog: string;
+  let savedExclude: string;
   let worker: ChildProcess | undefined;
 
   before(async () => {
@@ -73,9 +76,11 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     await api.model.whenLoaded();
     savedTasks = fs.readFileSync(tasksFile(), 'utf8');
     savedLog = fs.readFileSync(progressFile(), 'utf8');
+    savedExclude = fs.existsSync(excludeFile()) ? fs.readFileSync(excludeFile(), 'utf8') : '';
   });
   after(async () => {
     worker?.kill('SIGKILL');
+    fs.writeFileSync(excludeFile(), savedExclude);
     fs.writeFileSync(tasksFile(), savedTasks);
     fs.writeFileSync(progressFile(), savedLog);
     await api.model.refresh();
@@ -151,12 +156,33 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
   });
 
   it('shows an in-place run: committed on the branch without a merge, a failed attempt rolled back with its commits kept', async () => {
-    assert.equal(changes(), '', 'the workspace is clean before an in-place run');
     writeHarness({ isolation: 'in-place', max_parallel_agents: 1, retry_backoff_seconds: 0 }, [
       task('ip-1', 'In place that passes'),
       // The agent commits done.txt, but the validation looks for another file.
       task('ip-2', 'In place that fails validation', 'test -f src/ip-2/missing.txt', { max_attempts: 1 }),
     ]);
+    // What earlier tests left untracked is ignored from here on; a person's new untracked file
+    // makes an in-place run refuse to start rather than commit it or clean it away.
+    const ignore = () =>
+      fs.appendFileSync(
+        excludeFile(),
+        changes()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => `/${l.slice(3)}\n`)
+          .join(''),
+      );
+    ignore();
+    const notes = path.join(workspaceRoot(), 'person-notes.txt');
+    fs.writeFileSync(notes, 'mine\n');
+    const before = git('rev-parse', 'HEAD').trim();
+    await vscode.commands.executeCommand(COMMANDS.run);
+    assert.ok(api.runs.active, 'launchpad.run started a run');
+    await assert.rejects(api.runs.active.done, /no untracked files but Launchpad's own: person-notes\.txt;/);
+    assert.equal(fs.readFileSync(notes, 'utf8'), 'mine\n');
+    assert.equal(git('rev-parse', 'HEAD').trim(), before, 'nothing committed');
+    ignore();
+    assert.equal(changes(), '', 'the workspace is clean before an in-place run');
     const base = git('rev-parse', 'HEAD').trim();
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active;

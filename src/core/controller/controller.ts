@@ -28,7 +28,7 @@ import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
 import { endUncharged, releaseInterrupted } from './envStop';
 import { headlessTerminals } from './headlessTerminals';
 import { runHealthCheck } from './healthCheck';
-import { runInPlace, runsInPlace } from './inPlaceRun';
+import { runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
 import {
@@ -131,6 +131,13 @@ export class Controller {
         const shown = dirty.slice(0, 10).join(', ') + (dirty.length > 10 ? `, … (${dirty.length} files)` : '');
         throw new RunConfigError(
           `the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`,
+        );
+      }
+      const untracked = inPlace && !mode.inPlaceInProgress ? await untrackedOutsideOurs(git, toplevel, paths.root) : [];
+      if (untracked.length) {
+        const shown = untracked.slice(0, 10).join(', ') + (untracked.length > 10 ? `, … (${untracked.length} files)` : '');
+        throw new RunConfigError(
+          `in place, an attempt's leftovers are committed and a failed attempt is cleaned away with git clean, so the main working tree must have no untracked files but Launchpad's own: ${shown}; commit, ignore or move them first (nothing was changed)`,
         );
       }
 

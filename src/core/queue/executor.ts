@@ -91,11 +91,6 @@ export class QueueExecutor implements AttemptExecutor {
     clearTimeout(timer);
   }
 
-  /** Jobs waiting for a worker (BullMQ's wait list): what a KEDA scaler reads. */
-  async waiting(): Promise<number> {
-    return this.queue.getWaitingCount();
-  }
-
   async run(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
     const agentId = `agent_${randomBytes(4).toString('hex')}`;
     const branch = branchFor(task.id);
@@ -151,7 +146,8 @@ export class QueueExecutor implements AttemptExecutor {
         removeOnFail: { age: 7 * 86400 },
       });
     } catch (err) {
-      // Not published: the attempt is given back and the task starts afresh later.
+      // Not published (the queue or the remote cannot be reached): the task goes back to pending,
+      // its attempt counted as recovery's "started afresh" counts it, and the session stops.
       s.log({ type: 'WARN', taskId: task.id, message: `could not publish the attempt: ${redactError(err)}` });
       await s.transact((file) => void restartTask(file, task.id)).catch(() => undefined);
       s.requestStop();

@@ -2,7 +2,9 @@
 // read-modify-write transactions under the state lock. A reader never sees a partial file; a
 // file that could not be parsed is never overwritten; a file a person changed is never replaced
 // by the backup unless they ask (`restoreBackup`). Only a regular file is read or written: a
-// symbolic link is written through to its target and stays a link.
+// symbolic link is written through to its target and stays a link. The parse of the bytes this
+// store last read or wrote is kept (snapshot.ts): while the file holds exactly those bytes, a
+// load copies it instead of parsing again, and a write serializes and checks only what changed.
 import { createHash } from 'node:crypto';
 import {
   accessSync,
@@ -35,6 +37,7 @@ import { acquireLock, tryAcquireLock } from '../lock';
 import { StatePaths, TASKS_FILE } from '../statePaths';
 import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileBytes, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
 import type { TaskFile } from './schema';
+import { TaskFileSnapshot, type TaskFileEdit } from './snapshot';
 
 export class TaskFileMissingError extends ExpectedError {
   constructor(readonly path: string) {
@@ -44,9 +47,10 @@ export class TaskFileMissingError extends ExpectedError {
 }
 
 export interface LoadedState {
+  /** The caller's own copy: changing it changes nothing else. */
   file: TaskFile;
-  /** The exact text read, to tell whether a write changes anything. */
-  text: string;
+  /** The exact text read. */
+  readonly text: string;
 }
 
 export type RecoveryOutcome =
@@ -75,6 +79,11 @@ export const TRANSACTION_WAIT_MS = 10_000;
 
 export class StateStore {
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * The file as this store last read or wrote it. Reused only while the file's bytes are exactly
+   * these (a person's edit, another process's write, a restore: parsed afresh).
+   */
+  private snapshot: TaskFileSnapshot | undefined;
 
   constructor(
     readonly paths: StatePaths,
@@ -89,22 +98,45 @@ export class StateStore {
   /** Reads and validates; throws TaskFileMissingError or TaskFileError. */
   load(): LoadedState {
     const bytes = this.readBytes();
-    const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
-    if (!parsed.ok) throw parsed.error;
-    return { file: parsed.file, text: bytes.toString('utf8') };
+    const file = this.snapshotOf(bytes).copy();
+    let text: string | undefined;
+    return {
+      file,
+      get text() {
+        return (text ??= bytes.toString('utf8'));
+      },
+    };
   }
 
   /**
    * Atomic replace: current file → .bak (itself by rename), new text → .tmp, fsync, rename over.
    * Callers pass state they loaded and validated, so the .bak is always a valid file; the new
-   * text is validated here too, so what Launchpad writes it can always read back.
+   * text is validated here too, so what Launchpad writes it can always read back (against the
+   * last snapshot, only the tasks that changed go through the schema again).
    */
-  save(file: TaskFile, text = serializeTaskFile(file)): string {
+  save(file: TaskFile, text?: string): string {
+    const edit = text === undefined && this.snapshot ? refuseInvalid(() => this.snapshot!.edit(file, true)!) : this.fullEdit(file, text);
+    this.write(edit);
+    return edit.text;
+  }
+
+  /** The file parsed whole, as it was written before there was a snapshot to compare with. */
+  private fullEdit(file: TaskFile, text = serializeTaskFile(file)): TaskFileEdit {
     const checked = parseTaskFile(text, TASKS_FILE);
-    if (!checked.ok) {
-      const { field, problems } = checked.error;
-      throw new TaskFileError(TASKS_FILE, field, problems.map((p) => `not written, the change would make it invalid: ${p}`));
-    }
+    if (!checked.ok) throw refusal(checked.error);
+    const bytes = Buffer.from(text, 'utf8');
+    return { text, bytes, next: new TaskFileSnapshot(bytes, checked.file) };
+  }
+
+  /** The parse of `bytes`: the snapshot's when they are its bytes, else parsed (and kept). */
+  private snapshotOf(bytes: Buffer): TaskFileSnapshot {
+    if (this.snapshot?.matches(bytes)) return this.snapshot;
+    const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
+    if (!parsed.ok) throw parsed.error;
+    return (this.snapshot = new TaskFileSnapshot(bytes, parsed.file));
+  }
+
+  private write(edit: TaskFileEdit): void {
     const target = this.writeTarget();
     assertWritable(target, target !== this.paths.tasks);
     try {
@@ -116,11 +148,11 @@ export class StateStore {
         // rename), the rename above is a no-op that leaves .bak.tmp behind.
         rmSync(bakTmp, { force: true });
       }
-      this.replace(target, text);
+      this.replace(target, edit.bytes);
     } catch (err) {
       throw writeError(err);
     }
-    return text;
+    this.snapshot = edit.next;
   }
 
   /** Creates the file only if absent (never clobbers). Returns false when it already existed. */
@@ -279,7 +311,7 @@ export class StateStore {
   }
 
   /** new text → .tmp beside the target, fsync, rename over the target; then the record of it. */
-  private replace(target: string, text: string): void {
+  private replace(target: string, text: string | Buffer): void {
     const tmp = target === this.paths.tasks ? this.paths.tmp : `${target}.tmp`;
     let mode: number | undefined;
     try {
@@ -300,20 +332,20 @@ export class StateStore {
   }
 
   /**
-   * One read-modify-write under the state lock. `mutate` edits the freshly loaded file in place
-   * and returns a result; the file is written only when the mutation changed something. Transactions from
-   * this process are queued so they never wait on their own lock.
+   * One read-modify-write under the state lock. `mutate` edits the freshly loaded file (its own
+   * copy) in place and returns a result; the file is written only when the mutation changed its
+   * text. Transactions from this process are queued so they never wait on their own lock.
    */
   transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
     const run = async () => {
       const hadArtefacts = existsSync(this.paths.artefacts);
       const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
       try {
-        const { file } = this.load();
-        const before = serializeTaskFile(file);
+        const base = this.snapshotOf(this.readBytes());
+        const file = base.copy();
         const result = mutate(file);
-        const after = serializeTaskFile(file);
-        if (after !== before) this.save(file, after);
+        const edit = refuseInvalid(() => base.edit(file));
+        if (edit) this.write(edit);
         return result;
       } finally {
         lock.release();
@@ -435,6 +467,19 @@ function assertWritable(target: string, throughLink: boolean): void {
   }
 }
 
+/** A change the schema refuses: nothing is written, and the error says so. */
+function refusal(error: TaskFileError): TaskFileError {
+  return new TaskFileError(TASKS_FILE, error.field, error.problems.map((p) => `not written, the change would make it invalid: ${p}`));
+}
+
+function refuseInvalid<T>(edit: () => T): T {
+  try {
+    return edit();
+  } catch (err) {
+    throw err instanceof TaskFileError ? refusal(err) : err;
+  }
+}
+
 /** A file system refusal while writing, as bad input rather than an internal error. */
 function writeError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException).code;
@@ -493,12 +538,13 @@ function backupCopy(from: string, to: string): void {
   copyFileSync(from, to);
 }
 
-function writeDurably(path: string, text: string, mode?: number): void {
+function writeDurably(path: string, text: string | Buffer, mode?: number): void {
   const fd = openSync(path, 'w');
   try {
     // A replaced file keeps its permissions (0600 stays 0600).
     if (mode !== undefined) fchmodSync(fd, mode);
-    writeSync(fd, text);
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -29,7 +29,8 @@ import { MergeQueue } from './mergeQueue';
 import { abortInterruptedMerge, endOrphanedProcesses, recoverInProgress, removeOrphanedWorktrees } from './recovery';
 import { resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
-import { runTask } from './taskRun';
+import { TaskDurations } from './taskDurations';
+import { claimTask, runTask } from './taskRun';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
 
 export interface ControllerOptions {
@@ -154,16 +155,22 @@ export class Controller {
     endOrphanedProcesses(s);
     const merges = new MergeQueue();
     await recoverInProgress(s, merges, process.env.HARNESS_WORKER_ID ?? `${hostname()}:${process.pid}`);
+    await s.worktreesRemoved();
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
     if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
     return this.loop(s, merges);
   }
 
-  /** Batches until nothing runs and nothing can start, a limit is reached, or a stop. */
+  /**
+   * Batches until nothing runs and nothing can start, a limit is reached, or a stop. One
+   * transaction per pass marks dependency failures, orders the eligible pool and claims the
+   * batch; a task's slot is free once its result is recorded.
+   */
   private async loop(s: Session, merges: MergeQueue): Promise<StopReason> {
     const running = new Map<string, { task: Task; end: Promise<TaskEnd> }>();
     const reportedMissing = new Set<string>();
+    const durations = TaskDurations.fromHistory(s.paths, s.store.load().file.tasks);
     let dispatched = 0;
     let stopWake: () => void = () => undefined;
     const stopped = new Promise<void>((resolve) => (stopWake = resolve));
@@ -171,14 +178,15 @@ export class Controller {
 
     for (;;) {
       if (s.stopping) break;
+      const budget = s.config.maxTasksPerSession - dispatched;
       const pool = await s.transact((file) => {
         const failures = markDependencyFailures(file);
-        return {
-          failures,
-          eligible: eligibleTasks(file.tasks).filter((t) => !running.has(t.id)),
-          missing: tasksMissingValidation(file.tasks),
-          allCompleted: file.tasks.every((t) => t.status === 'completed'),
-        };
+        const eligible = eligibleTasks(file.tasks, { durations: durations.estimates }).filter((t) => !running.has(t.id));
+        const missing = tasksMissingValidation(file.tasks);
+        const allCompleted = file.tasks.every((t) => t.status === 'completed');
+        const batch = budget > 0 ? selectBatchFor(eligible, running, s.config.maxParallel).slice(0, budget) : [];
+        const claims = s.config.agentCommand ? batch.map((task) => claimTask(s, file, task.id)) : [];
+        return { failures, eligible: eligible.length, missing, allCompleted, noAgent: batch.length > 0 && !s.config.agentCommand, claims };
       });
       for (const f of pool.failures) {
         s.log({ type: 'ERROR', taskId: f.taskId, category: 'DEPENDENCY', message: f.reason });
@@ -190,27 +198,32 @@ export class Controller {
         s.log({ type: 'ERROR', taskId: t.id, category: 'CONFIG', message: 'Missing validation.command' });
       }
 
-      const budget = s.config.maxTasksPerSession - dispatched;
-      let batch = budget > 0 ? selectBatchFor(pool.eligible, running, s.config.maxParallel).slice(0, budget) : [];
-      if (batch.length && !s.config.agentCommand) {
+      if (pool.noAgent) {
         s.log({ type: 'ERROR', category: 'CONFIG', message: 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command' });
         if (!running.size) return 'config-error';
-        batch = [];
       }
-      if (batch.length) {
+      if (pool.claims.length) {
+        // Each task as it was before its dispatch, as runTask takes it.
+        const batch = pool.claims.map((c) => c.before);
         s.log({ type: 'BATCH', message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]` });
         s.batches++;
-        for (const task of batch) {
+        for (const claimed of pool.claims) {
+          const task = claimed.before;
           dispatched++;
-          const end = runTask(s, task, merges)
+          durations.dispatched(task.id);
+          const end = runTask(s, task, merges, claimed)
             .catch((err) => this.taskCrashed(s, task, err))
+            .then((how) => {
+              if (how !== 'interrupted') durations.ended(task.id);
+              return how;
+            })
             .finally(() => running.delete(task.id));
           running.set(task.id, { task, end });
         }
       }
       if (!running.size) {
         if (pool.allCompleted) return 'all-completed';
-        return budget <= 0 && pool.eligible.length ? 'max-tasks-per-session' : 'nothing-runnable';
+        return budget <= 0 && pool.eligible ? 'max-tasks-per-session' : 'nothing-runnable';
       }
       await Promise.race([stopped, ...[...running.values()].map((r) => r.end)]);
     }
@@ -242,6 +255,7 @@ export class Controller {
   }
 
   private async endSession(s: Session, reason: StopReason): Promise<RunOutcome> {
+    await s.worktreesRemoved();
     let file: TaskFile;
     try {
       file = await s.transact((f) => {

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { branchFor } from '../ids';
 import { STATE_FILE_NAMES } from '../statePaths';
-import type { Task } from '../taskFile/schema';
+import type { Task, TaskFile } from '../taskFile/schema';
 import { describeReport, writeAgentReport } from '../agents/report';
 import { dispatchTask, recordCheckpoint, type CheckpointStep } from '../tasks/transitions';
 import { AgentOutputScanner } from './agentOutput';
@@ -18,13 +18,28 @@ import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { CAPTURE_BYTES, validateTask } from './validate';
 
-export async function runTask(s: Session, task: Task, merges: MergeQueue): Promise<TaskEnd> {
+/** A dispatched attempt (transitions.dispatchTask): who runs it, from which base commit. */
+export interface ClaimedTask {
+  agentId: string;
+  base: string;
+  /** The task as it was before the dispatch. */
+  before: Task;
+  attempt: number;
+}
+
+/** Dispatches the task inside the caller's transaction: the run loop claims a batch with its pool. */
+export function claimTask(s: Session, file: TaskFile, taskId: string): ClaimedTask {
   const agentId = `agent_${randomBytes(4).toString('hex')}`;
+  const base = s.head;
+  const { before, attempt } = dispatchTask(file, taskId, { agentId, branch: branchFor(taskId), baseCommit: base });
+  return { agentId, base, before, attempt };
+}
+
+/** One attempt of the task, from its dispatch (`claimed`: already recorded) to its end. */
+export async function runTask(s: Session, task: Task, merges: MergeQueue, claimed?: ClaimedTask): Promise<TaskEnd> {
+  const { agentId, base, before, attempt } = claimed ?? (await s.transact((file) => claimTask(s, file, task.id)));
   const branch = branchFor(task.id);
   const worktree = s.worktreePath(task.id);
-  const base = s.head;
-
-  const { before, attempt } = await s.transact((file) => dispatchTask(file, task.id, { agentId, branch, baseCommit: base }));
   s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
@@ -112,6 +127,8 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
 
 /** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first. */
 export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<void> {
+  // The last attempt's worktree may still be being removed (Session.removeWorktreeSoon).
+  await s.removalOf(taskId);
   try {
     await s.git.addWorktree(worktree, branch, base);
   } catch {

@@ -177,22 +177,24 @@ const TASKS_PLACEHOLDER = '\n  "tasks": []';
 const ENTRY_SEPARATOR = Buffer.from(',\n');
 
 /**
- * The bytes of serializeTaskFile(file), from the UTF-8 bytes of each task's serializeTaskEntry:
- * a file whose tasks mostly kept their text is written without serializing them again.
+ * The UTF-8 bytes of serializeTaskFile(file), in parts, from the bytes of each task's
+ * serializeTaskEntry: a file whose tasks mostly kept their text is written without serializing
+ * them again, or copying them into one buffer.
  */
-export function serializeTaskFileFrom(file: TaskFile, entries: readonly Uint8Array[]): Buffer {
+export function serializeTaskFileFrom(file: TaskFile, entries: readonly Uint8Array[]): Uint8Array[] {
   const top = JSON.stringify({ ...file, tasks: [] }, null, 2);
   // The only line at two spaces' indent that is the key "tasks" (keys are unique, strings one-line).
   const at = top.indexOf(TASKS_PLACEHOLDER);
-  if (at < 0 || entries.length === 0) return Buffer.from(serializeTaskFile(file), 'utf8');
+  if (at < 0 || entries.length === 0) return [Buffer.from(serializeTaskFile(file), 'utf8')];
   const end = at + TASKS_PLACEHOLDER.length;
-  const parts: Uint8Array[] = [Buffer.from(`${top.slice(0, end - 1)}\n`, 'utf8')];
+  const parts: Uint8Array[] = new Array(entries.length * 2 + 1);
+  parts[0] = Buffer.from(`${top.slice(0, end - 1)}\n`, 'utf8');
   for (let i = 0; i < entries.length; i++) {
-    if (i) parts.push(ENTRY_SEPARATOR);
-    parts.push(entries[i]!);
+    parts[2 * i + 1] = entries[i]!;
+    parts[2 * i + 2] = ENTRY_SEPARATOR;
   }
-  parts.push(Buffer.from(`\n  ]${top.slice(end)}\n`, 'utf8'));
-  return Buffer.concat(parts);
+  parts[parts.length - 1] = Buffer.from(`\n  ]${top.slice(end)}\n`, 'utf8');
+  return parts;
 }
 
 /**

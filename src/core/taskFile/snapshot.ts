@@ -5,9 +5,9 @@
 import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileParts, serializeTaskEntry, serializeTaskFileFrom } from './parse';
 import type { Task, TaskFile } from './schema';
 
-/** An edit as it will be written: its bytes, and the snapshot of the file after it. */
+/** An edit as it will be written: its bytes (in parts, in order), and the snapshot of the file after it. */
 export interface TaskFileEdit {
-  bytes: Buffer;
+  parts: readonly Uint8Array[];
   readonly text: string;
   next: TaskFileSnapshot;
 }
@@ -17,18 +17,27 @@ export class TaskFileSnapshot {
   private entryBytes: Uint8Array[] | undefined;
   private byId: Map<string, number> | undefined;
 
-  /** `file` must be parseTaskFile's result for `bytes`, and nobody else's object. */
+  private readonly size: number;
+
+  /** `file` must be parseTaskFile's result for the bytes `parts` hold, and nobody else's object. */
   constructor(
-    readonly bytes: Buffer,
+    private readonly parts: readonly Uint8Array[],
     private readonly file: TaskFile,
     entries?: Uint8Array[],
   ) {
     this.entryBytes = entries;
+    this.size = parts.reduce((n, p) => n + p.length, 0);
   }
 
   /** Whether `bytes` are exactly the bytes this snapshot was made from. */
-  matches(bytes: Uint8Array): boolean {
-    return this.bytes.equals(bytes);
+  matches(bytes: Buffer): boolean {
+    if (bytes.length !== this.size) return false;
+    let at = 0;
+    for (const part of this.parts) {
+      if (bytes.compare(part, 0, part.length, at, at + part.length) !== 0) return false;
+      at += part.length;
+    }
+    return true;
   }
 
   /** A private deep copy of the parsed file, for a caller to read or change. */
@@ -71,22 +80,23 @@ export class TaskFileSnapshot {
     }
     if (!changed && !always && topText(file) === topText(this.file)) return undefined;
 
-    const bytes = whole ? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8') : serializeTaskFileFrom(file, entries);
+    const parts = whole ? [Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8')] : serializeTaskFileFrom(file, entries);
     let text: string | undefined;
-    const decoded = () => (text ??= bytes.toString('utf8'));
-    const parsed = !whole && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i]) : undefined;
+    const decoded = () => (text ??= Buffer.concat(parts).toString('utf8'));
+    const size = parts.reduce((n, p) => n + p.length, 0);
+    const parsed = !whole && size <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i]) : undefined;
     let next: TaskFileSnapshot;
     if (parsed) {
       // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order).
       const nextEntries = parsed.tasks.map((t, i) => (known[i] ? entries[i]! : Buffer.from(serializeTaskEntry(t), 'utf8')));
-      next = new TaskFileSnapshot(bytes, parsed, nextEntries);
+      next = new TaskFileSnapshot(parts, parsed, nextEntries);
     } else {
       const full = parseTaskFile(decoded());
       if (!full.ok) throw full.error;
-      next = new TaskFileSnapshot(bytes, full.file);
+      next = new TaskFileSnapshot(parts, full.file);
     }
     return {
-      bytes,
+      parts,
       get text() {
         return decoded();
       },

@@ -28,6 +28,7 @@ import {
   statSync,
   writeFileSync,
   writeSync,
+  writevSync,
   type Stats,
 } from 'node:fs';
 import { ExpectedError } from '../expectedErrors';
@@ -124,8 +125,8 @@ export class StateStore {
   private fullEdit(file: TaskFile, text = serializeTaskFile(file)): TaskFileEdit {
     const checked = parseTaskFile(text, TASKS_FILE);
     if (!checked.ok) throw refusal(checked.error);
-    const bytes = Buffer.from(text, 'utf8');
-    return { text, bytes, next: new TaskFileSnapshot(bytes, checked.file) };
+    const parts = [Buffer.from(text, 'utf8')];
+    return { text, parts, next: new TaskFileSnapshot(parts, checked.file) };
   }
 
   /** The parse of `bytes`: the snapshot's when they are its bytes, else parsed (and kept). */
@@ -133,7 +134,7 @@ export class StateStore {
     if (this.snapshot?.matches(bytes)) return this.snapshot;
     const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
     if (!parsed.ok) throw parsed.error;
-    return (this.snapshot = new TaskFileSnapshot(bytes, parsed.file));
+    return (this.snapshot = new TaskFileSnapshot([bytes], parsed.file));
   }
 
   private write(edit: TaskFileEdit): void {
@@ -148,7 +149,7 @@ export class StateStore {
         // rename), the rename above is a no-op that leaves .bak.tmp behind.
         rmSync(bakTmp, { force: true });
       }
-      this.replace(target, edit.bytes);
+      this.replace(target, edit.parts);
     } catch (err) {
       throw writeError(err);
     }
@@ -311,7 +312,7 @@ export class StateStore {
   }
 
   /** new text → .tmp beside the target, fsync, rename over the target; then the record of it. */
-  private replace(target: string, text: string | Buffer): void {
+  private replace(target: string, text: string | readonly Uint8Array[]): void {
     const tmp = target === this.paths.tasks ? this.paths.tmp : `${target}.tmp`;
     let mode: number | undefined;
     try {
@@ -489,8 +490,10 @@ function writeError(err: unknown): unknown {
   return err;
 }
 
-function sha256(data: Uint8Array | string): string {
-  return createHash('sha256').update(data).digest('hex');
+function sha256(data: Uint8Array | string | readonly Uint8Array[]): string {
+  const hash = createHash('sha256');
+  for (const part of typeof data === 'string' || !Array.isArray(data) ? [data as Uint8Array | string] : data) hash.update(part);
+  return hash.digest('hex');
 }
 
 /**
@@ -499,7 +502,7 @@ function sha256(data: Uint8Array | string): string {
  * person's edit never. Tmp and rename, like the file itself. Best effort: without a record a
  * broken file counts as a person's, which only means it is not restored automatically.
  */
-export function recordWrite(paths: StatePaths, text: Uint8Array | string): void {
+export function recordWrite(paths: StatePaths, text: Uint8Array | string | readonly Uint8Array[]): void {
   try {
     mkdirSync(paths.artefacts, { recursive: true });
     const tmp = `${paths.taskFileRecord}.tmp`;
@@ -516,6 +519,25 @@ function lastWriteSha256(paths: StatePaths): string | undefined {
     return typeof record.sha256 === 'string' ? record.sha256 : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Every byte of `parts`, in order: writev a batch at a time, the rest of a short write again. */
+function writeAll(fd: number, parts: readonly Uint8Array[]): void {
+  const BATCH = 1024; // IOV_MAX on Linux and macOS
+  for (let i = 0; i < parts.length; ) {
+    const batch = parts.slice(i, i + BATCH) as Uint8Array[];
+    let written = writevSync(fd, batch);
+    i += batch.length;
+    // A short write (rare on a regular file): finish this batch part by part.
+    for (const part of batch) {
+      if (written >= part.length) {
+        written -= part.length;
+        continue;
+      }
+      for (let done = written; done < part.length; ) done += writeSync(fd, part, done, part.length - done);
+      written = 0;
+    }
   }
 }
 
@@ -538,13 +560,12 @@ function backupCopy(from: string, to: string): void {
   copyFileSync(from, to);
 }
 
-function writeDurably(path: string, text: string | Buffer, mode?: number): void {
+function writeDurably(path: string, text: string | readonly Uint8Array[], mode?: number): void {
   const fd = openSync(path, 'w');
   try {
     // A replaced file keeps its permissions (0600 stays 0600).
     if (mode !== undefined) fchmodSync(fd, mode);
-    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    writeAll(fd, typeof text === 'string' ? [Buffer.from(text, 'utf8')] : text);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -16,7 +16,7 @@ function parsed(text: string): TaskFile {
 }
 
 function snapshotOf(text: string): TaskFileSnapshot {
-  return new TaskFileSnapshot(Buffer.from(text), parsed(text));
+  return new TaskFileSnapshot([Buffer.from(text)], parsed(text));
 }
 
 /** One random change of the kinds transactions make, to a copy. */
@@ -69,7 +69,7 @@ describe('core/taskFile snapshot', () => {
     ];
     for (const file of files) {
       const entries = file.tasks.map((t) => Buffer.from(serializeTaskEntry(t)));
-      assert.equal(serializeTaskFileFrom(file, entries).toString('utf8'), serializeTaskFile(file));
+      assert.equal(Buffer.concat(serializeTaskFileFrom(file, entries)).toString('utf8'), serializeTaskFile(file));
     }
   });
 
@@ -90,7 +90,8 @@ describe('core/taskFile snapshot', () => {
       }
       writes++;
       assert.equal(edit.text, expected, `edit ${n}: the text`);
-      assert.equal(edit.bytes.toString('utf8'), expected);
+      assert.equal(Buffer.concat(edit.parts).toString('utf8'), expected);
+      assert.ok(edit.next.matches(Buffer.from(expected)) && !snap.matches(Buffer.from(expected)));
       // The next snapshot holds exactly what a fresh parse of that text gives, key order included.
       assert.equal(serializeTaskFile(edit.next.copy()), serializeTaskFile(parsed(edit.text)), `edit ${n}: the parse`);
       assert.deepEqual(edit.next.copy(), parsed(edit.text));
@@ -117,6 +118,23 @@ describe('core/taskFile snapshot', () => {
     const fine = snap.copy();
     fine.tasks[0]!.status = 'completed';
     assert.match(snap.edit(fine)!.text, /"status": "completed"/);
+  });
+
+  it('matches only the exact bytes it holds, however they are split into parts', () => {
+    const snap = snapshotOf(serializeTaskFile(taskFile([task('a'), task('b')])));
+    const file = snap.copy();
+    file.tasks[1]!.attempts = 2;
+    const edit = snap.edit(file)!;
+    assert.ok(edit.parts.length > 3, 'written in parts');
+    const bytes = Buffer.concat(edit.parts);
+    assert.equal(edit.next.matches(Buffer.from(bytes)), true);
+    for (const at of [0, 10, bytes.indexOf('"b"'), bytes.length - 1]) {
+      const changed = Buffer.from(bytes);
+      changed[at] = changed[at]! ^ 1;
+      assert.equal(edit.next.matches(changed), false, `a byte changed at ${at}`);
+    }
+    assert.equal(edit.next.matches(bytes.subarray(0, bytes.length - 1)), false);
+    assert.equal(edit.next.matches(Buffer.concat([bytes, Buffer.from(' ')])), false);
   });
 
   it('copies share nothing with the snapshot or each other', () => {

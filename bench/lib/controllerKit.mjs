@@ -50,12 +50,15 @@ export function copyRepo(src, dest) {
   return dest;
 }
 
-/** harness-tasks.json + an empty progress log in `dir`. */
-export function writeTasks(dir, tasks, sessionConfig = {}) {
+/**
+ * harness-tasks.json + an empty progress log in `dir`: `tasks` to run, after `history` (task
+ * objects as they are, e.g. gen.mjs generateHistory's) when given.
+ */
+export function writeTasks(dir, tasks, sessionConfig = {}, history = []) {
   const file = {
     version: 3,
     session_config: { max_parallel_agents: 1, max_tasks_per_session: 10_000, ...sessionConfig },
-    tasks: tasks.map((t) => ({
+    tasks: [...history, ...tasks.map((t) => ({
       id: t.id,
       title: t.title ?? `Task ${t.id}`,
       status: 'pending',
@@ -68,7 +71,7 @@ export function writeTasks(dir, tasks, sessionConfig = {}) {
       validation: { command: 'true', timeout_seconds: 600 },
       on_failure: { cleanup: null },
       error_log: [],
-    })),
+    }))],
     session_count: 0,
   };
   writeFileSync(join(dir, 'harness-tasks.json'), JSON.stringify(file, null, 2) + '\n');

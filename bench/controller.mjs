@@ -71,7 +71,7 @@ export default async function run(bench) {
     const times = join(work, `ours-${k}-times`);
     mkdirSync(times);
     writeTasks(dir, ids.map((id) => ({ id })), {}, history[size]);
-    const opts = { agent, maxParallel: 1, worktreeDir: join(work, `ours-${k}-wt`), env: { BENCH_TIMES: times } };
+    const opts = { agent, maxParallel: 1, worktreeDir: join(work, `ours-${k}-wt`), env: { BENCH_TIMES: times }, workLeft: size > 0 };
     const full = await runLaunchpad(dir, opts);
     const merged = git(dir, 'log', '--first-parent', '--format=%s').split('\n').filter((s) => s.startsWith('Merge [')).length;
     if (merged !== N) throw new Error(`expected ${N} merges, found ${merged} in ${dir}`);

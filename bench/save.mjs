@@ -48,7 +48,7 @@ export default async function run(bench) {
     },
     () => {
       touch(i++);
-      return new StateStore(previousPaths, 'launchpad bench').save(file);
+      return new StateStore(previousPaths, 'launchpad bench', false).save(file);
     },
     { warmup: 25, reps: 40 },
   );

@@ -30,7 +30,7 @@ export default async function run(bench) {
   const text = serializeTaskFile(parsed.file);
   const state = (name) => {
     const paths = new StatePaths(bench.tmp(name));
-    new StateStore(paths).save(parseTaskFile(text).file);
+    new StateStore(paths, 'launchpad bench', false).save(parseTaskFile(text).file);
     return paths;
   };
 
@@ -83,7 +83,7 @@ export default async function run(bench) {
   bench.checkRatio('StateStore.transact(), read-only', read, { peerName: 'previous transaction' });
 
   // Another writer between two of ours: the bytes are not the snapshot's, so the file is parsed.
-  const other = new StateStore(oursPaths, 'launchpad add');
+  const other = new StateStore(oursPaths, 'launchpad add', false); // as another process: no shared snapshot
   bench.info('StateStore.transact() after another process rewrote the file (whole parse)', await bench.time(() => store.transact(touch), {
     warmup: 3,
     reps: 15,

@@ -5,9 +5,9 @@
 import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileParts, serializeTaskEntry, serializeTaskFileFrom } from './parse';
 import type { Task, TaskFile } from './schema';
 
-/** An edit as it will be written: its bytes (in parts, in order), and the snapshot of the file after it. */
+/** An edit as it will be written: its bytes, and the snapshot of the file after it. */
 export interface TaskFileEdit {
-  parts: readonly Uint8Array[];
+  bytes: Buffer;
   readonly text: string;
   next: TaskFileSnapshot;
 }
@@ -17,27 +17,23 @@ export class TaskFileSnapshot {
   private entryBytes: Uint8Array[] | undefined;
   private byId: Map<string, number> | undefined;
 
-  private readonly size: number;
-
-  /** `file` must be parseTaskFile's result for the bytes `parts` hold, and nobody else's object. */
+  /** `file` must be parseTaskFile's result for `bytes`, and nobody else's object. */
   constructor(
-    private readonly parts: readonly Uint8Array[],
+    private readonly bytes: Buffer,
     private readonly file: TaskFile,
     entries?: Uint8Array[],
   ) {
     this.entryBytes = entries;
-    this.size = parts.reduce((n, p) => n + p.length, 0);
   }
 
   /** Whether `bytes` are exactly the bytes this snapshot was made from. */
-  matches(bytes: Buffer): boolean {
-    if (bytes.length !== this.size) return false;
-    let at = 0;
-    for (const part of this.parts) {
-      if (bytes.compare(part, 0, part.length, at, at + part.length) !== 0) return false;
-      at += part.length;
-    }
-    return true;
+  matches(bytes: Uint8Array): boolean {
+    return this.bytes.equals(bytes);
+  }
+
+  /** The bytes as text. */
+  text(): string {
+    return this.bytes.toString('utf8');
   }
 
   /** A private deep copy of the parsed file, for a caller to read or change. */
@@ -80,23 +76,23 @@ export class TaskFileSnapshot {
     }
     if (!changed && !always && topText(file) === topText(this.file)) return undefined;
 
-    const parts = whole ? [Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8')] : serializeTaskFileFrom(file, entries);
+    // One buffer: written once, then compared with every read of the file.
+    const bytes = whole ? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8') : Buffer.concat(serializeTaskFileFrom(file, entries));
     let text: string | undefined;
-    const decoded = () => (text ??= Buffer.concat(parts).toString('utf8'));
-    const size = parts.reduce((n, p) => n + p.length, 0);
-    const parsed = !whole && size <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i]) : undefined;
+    const decoded = () => (text ??= bytes.toString('utf8'));
+    const parsed = !whole && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i]) : undefined;
     let next: TaskFileSnapshot;
     if (parsed) {
       // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order).
       const nextEntries = parsed.tasks.map((t, i) => (known[i] ? entries[i]! : Buffer.from(serializeTaskEntry(t), 'utf8')));
-      next = new TaskFileSnapshot(parts, parsed, nextEntries);
+      next = new TaskFileSnapshot(bytes, parsed, nextEntries);
     } else {
       const full = parseTaskFile(decoded());
       if (!full.ok) throw full.error;
-      next = new TaskFileSnapshot(parts, full.file);
+      next = new TaskFileSnapshot(bytes, full.file);
     }
     return {
-      parts,
+      bytes,
       get text() {
         return decoded();
       },

@@ -2,9 +2,10 @@
 // read-modify-write transactions under the state lock. A reader never sees a partial file; a
 // file that could not be parsed is never overwritten; a file a person changed is never replaced
 // by the backup unless they ask (`restoreBackup`). Only a regular file is read or written: a
-// symbolic link is written through to its target and stays a link. The parse of the bytes this
-// store last read or wrote is kept (snapshot.ts): while the file holds exactly those bytes, a
-// load copies it instead of parsing again, and a write serializes and checks only what changed.
+// symbolic link is written through to its target and stays a link. The parse of the bytes last
+// read or written is kept (snapshot.ts), one per file for the whole process: while the file holds
+// exactly those bytes, a load copies it instead of parsing again, and a write serializes and
+// checks only what changed.
 import { createHash } from 'node:crypto';
 import {
   accessSync,
@@ -28,7 +29,6 @@ import {
   statSync,
   writeFileSync,
   writeSync,
-  writevSync,
   type Stats,
 } from 'node:fs';
 import { ExpectedError } from '../expectedErrors';
@@ -78,19 +78,35 @@ export interface RestoredBackup {
 /** How long `add`, `retry` and the controller wait for another writer's transaction. */
 export const TRANSACTION_WAIT_MS = 10_000;
 
+/**
+ * The task file as this process last read or wrote it, by path: every StateStore of the process
+ * shares it (the controller's writes are what the journal's and the views' stores read next).
+ * A snapshot is used only for the exact bytes it holds: a person's edit, another process's
+ * write, a restore are parsed afresh.
+ */
+const snapshots = new Map<string, TaskFileSnapshot>();
+
+/** Where load and transact read the file: one buffer for the process, its bytes compared in place. */
+const readBuffer: { buffer?: Buffer } = {};
+
 export class StateStore {
   private queue: Promise<unknown> = Promise.resolve();
-  /**
-   * The file as this store last read or wrote it. Reused only while the file's bytes are exactly
-   * these (a person's edit, another process's write, a restore: parsed afresh).
-   */
-  private snapshot: TaskFileSnapshot | undefined;
 
   constructor(
     readonly paths: StatePaths,
     /** Names the holder of the state lock: "launchpad run", "launchpad add". */
     private readonly command = 'launchpad',
+    /** false: parse the whole file on every read and check every write whole (no snapshot). */
+    private readonly reuseParse = true,
   ) {}
+
+  private get snapshot(): TaskFileSnapshot | undefined {
+    return this.reuseParse ? snapshots.get(this.paths.tasks) : undefined;
+  }
+
+  private set snapshot(snapshot: TaskFileSnapshot) {
+    if (this.reuseParse) snapshots.set(this.paths.tasks, snapshot);
+  }
 
   exists(): boolean {
     return existsSync(this.paths.tasks);
@@ -98,13 +114,12 @@ export class StateStore {
 
   /** Reads and validates; throws TaskFileMissingError or TaskFileError. */
   load(): LoadedState {
-    const bytes = this.readBytes();
-    const file = this.snapshotOf(bytes).copy();
+    const snapshot = this.snapshotOf(this.readBytes(readBuffer));
     let text: string | undefined;
     return {
-      file,
+      file: snapshot.copy(),
       get text() {
-        return (text ??= bytes.toString('utf8'));
+        return (text ??= snapshot.text());
       },
     };
   }
@@ -116,7 +131,8 @@ export class StateStore {
    * last snapshot, only the tasks that changed go through the schema again).
    */
   save(file: TaskFile, text?: string): string {
-    const edit = text === undefined && this.snapshot ? refuseInvalid(() => this.snapshot!.edit(file, true)!) : this.fullEdit(file, text);
+    const base = this.snapshot;
+    const edit = text === undefined && base ? refuseInvalid(() => base.edit(file, true)!) : this.fullEdit(file, text);
     this.write(edit);
     return edit.text;
   }
@@ -125,16 +141,23 @@ export class StateStore {
   private fullEdit(file: TaskFile, text = serializeTaskFile(file)): TaskFileEdit {
     const checked = parseTaskFile(text, TASKS_FILE);
     if (!checked.ok) throw refusal(checked.error);
-    const parts = [Buffer.from(text, 'utf8')];
-    return { text, parts, next: new TaskFileSnapshot(parts, checked.file) };
+    const bytes = Buffer.from(text, 'utf8');
+    return { text, bytes, next: new TaskFileSnapshot(bytes, checked.file) };
   }
 
-  /** The parse of `bytes`: the snapshot's when they are its bytes, else parsed (and kept). */
-  private snapshotOf(bytes: Buffer): TaskFileSnapshot {
-    if (this.snapshot?.matches(bytes)) return this.snapshot;
+  /**
+   * The parse of `read` (a view of the shared read buffer): the snapshot's when they are its
+   * bytes, else parsed from a copy of them (and kept).
+   */
+  private snapshotOf(read: Buffer): TaskFileSnapshot {
+    const kept = this.snapshot;
+    if (kept?.matches(read)) return kept;
+    const bytes = Buffer.from(read);
     const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
     if (!parsed.ok) throw parsed.error;
-    return (this.snapshot = new TaskFileSnapshot([bytes], parsed.file));
+    const snapshot = new TaskFileSnapshot(bytes, parsed.file);
+    this.snapshot = snapshot;
+    return snapshot;
   }
 
   private write(edit: TaskFileEdit): void {
@@ -149,7 +172,7 @@ export class StateStore {
         // rename), the rename above is a no-op that leaves .bak.tmp behind.
         rmSync(bakTmp, { force: true });
       }
-      this.replace(target, edit.parts);
+      this.replace(target, edit.bytes);
     } catch (err) {
       throw writeError(err);
     }
@@ -292,9 +315,9 @@ export class StateStore {
   }
 
   /** The file's bytes; a missing file is TaskFileMissingError, anything else wrong a TaskFileError. */
-  private readBytes(): Buffer {
+  private readBytes(reuse?: { buffer?: Buffer }): Buffer {
     try {
-      return readTaskFileBytes(this.paths.tasks, TASKS_FILE);
+      return readTaskFileBytes(this.paths.tasks, TASKS_FILE, reuse);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
       throw err;
@@ -312,7 +335,7 @@ export class StateStore {
   }
 
   /** new text → .tmp beside the target, fsync, rename over the target; then the record of it. */
-  private replace(target: string, text: string | readonly Uint8Array[]): void {
+  private replace(target: string, text: string | Buffer): void {
     const tmp = target === this.paths.tasks ? this.paths.tmp : `${target}.tmp`;
     let mode: number | undefined;
     try {
@@ -342,7 +365,7 @@ export class StateStore {
       const hadArtefacts = existsSync(this.paths.artefacts);
       const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
       try {
-        const base = this.snapshotOf(this.readBytes());
+        const base = this.snapshotOf(this.readBytes(readBuffer));
         const file = base.copy();
         const result = mutate(file);
         const edit = refuseInvalid(() => base.edit(file));
@@ -364,9 +387,11 @@ export class StateStore {
  * The file's bytes, read only from a regular file (a symbolic link to one is followed) and never
  * more than MAX_TASK_FILE_BYTES of them: a FIFO would block the read (and every command after
  * it, the lock held), a device such as /dev/zero reports size 0 and never ends, and past 512 MiB
- * node cannot even make a string. A missing file throws the ENOENT error as it is.
+ * node cannot even make a string. A missing file throws the ENOENT error as it is. With
+ * `reuse`, the bytes are read into its buffer (grown when too small) and the result is a view of
+ * it, valid until the next read into it: no allocation per read of a file that fits.
  */
-export function readTaskFileBytes(path: string, label: string): Buffer {
+export function readTaskFileBytes(path: string, label: string, reuse?: { buffer?: Buffer }): Buffer {
   const refuse = (problem: string) => new TaskFileError(label, '', [problem]);
   let st: Stats;
   try {
@@ -391,18 +416,24 @@ export function readTaskFileBytes(path: string, label: string): Buffer {
   try {
     const now = fstatSync(fd);
     if (!now.isFile()) throw refuse(notRegularProblem(path, now));
-    const chunks: Buffer[] = [];
+    // One byte more than the size says, so the end is seen without growing the buffer.
+    const want = Math.min(Math.max(now.size + 1, 4096), MAX_TASK_FILE_BYTES + 1);
+    let buffer = reuse?.buffer && reuse.buffer.length >= want ? reuse.buffer : Buffer.allocUnsafe(want);
     let total = 0;
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, MAX_TASK_FILE_BYTES + 1 - total));
-      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (total === buffer.length) {
+        // Grown since fstat: the bound holds whatever the size said.
+        const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_TASK_FILE_BYTES + 1));
+        buffer.copy(bigger, 0, 0, total);
+        buffer = bigger;
+      }
+      const n = readSync(fd, buffer, total, buffer.length - total, null);
       if (n === 0) break;
-      chunks.push(chunk.subarray(0, n));
       total += n;
-      // Grown since fstat: the bound holds whatever the size said.
       if (total > MAX_TASK_FILE_BYTES) throw refuse(tooLargeProblem());
     }
-    return Buffer.concat(chunks, total);
+    if (reuse) reuse.buffer = buffer;
+    return buffer.subarray(0, total);
   } finally {
     closeSync(fd);
   }
@@ -490,10 +521,8 @@ function writeError(err: unknown): unknown {
   return err;
 }
 
-function sha256(data: Uint8Array | string | readonly Uint8Array[]): string {
-  const hash = createHash('sha256');
-  for (const part of typeof data === 'string' || !Array.isArray(data) ? [data as Uint8Array | string] : data) hash.update(part);
-  return hash.digest('hex');
+function sha256(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
 }
 
 /**
@@ -502,7 +531,7 @@ function sha256(data: Uint8Array | string | readonly Uint8Array[]): string {
  * person's edit never. Tmp and rename, like the file itself. Best effort: without a record a
  * broken file counts as a person's, which only means it is not restored automatically.
  */
-export function recordWrite(paths: StatePaths, text: Uint8Array | string | readonly Uint8Array[]): void {
+export function recordWrite(paths: StatePaths, text: Uint8Array | string): void {
   try {
     mkdirSync(paths.artefacts, { recursive: true });
     const tmp = `${paths.taskFileRecord}.tmp`;
@@ -519,25 +548,6 @@ function lastWriteSha256(paths: StatePaths): string | undefined {
     return typeof record.sha256 === 'string' ? record.sha256 : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** Every byte of `parts`, in order: writev a batch at a time, the rest of a short write again. */
-function writeAll(fd: number, parts: readonly Uint8Array[]): void {
-  const BATCH = 1024; // IOV_MAX on Linux and macOS
-  for (let i = 0; i < parts.length; ) {
-    const batch = parts.slice(i, i + BATCH) as Uint8Array[];
-    let written = writevSync(fd, batch);
-    i += batch.length;
-    // A short write (rare on a regular file): finish this batch part by part.
-    for (const part of batch) {
-      if (written >= part.length) {
-        written -= part.length;
-        continue;
-      }
-      for (let done = written; done < part.length; ) done += writeSync(fd, part, done, part.length - done);
-      written = 0;
-    }
   }
 }
 
@@ -560,12 +570,13 @@ function backupCopy(from: string, to: string): void {
   copyFileSync(from, to);
 }
 
-function writeDurably(path: string, text: string | readonly Uint8Array[], mode?: number): void {
+function writeDurably(path: string, text: string | Buffer, mode?: number): void {
   const fd = openSync(path, 'w');
   try {
     // A replaced file keeps its permissions (0600 stays 0600).
     if (mode !== undefined) fchmodSync(fd, mode);
-    writeAll(fd, typeof text === 'string' ? [Buffer.from(text, 'utf8')] : text);
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

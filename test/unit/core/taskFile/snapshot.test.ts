@@ -16,7 +16,7 @@ function parsed(text: string): TaskFile {
 }
 
 function snapshotOf(text: string): TaskFileSnapshot {
-  return new TaskFileSnapshot([Buffer.from(text)], parsed(text));
+  return new TaskFileSnapshot(Buffer.from(text), parsed(text));
 }
 
 /** One random change of the kinds transactions make, to a copy. */
@@ -90,7 +90,7 @@ describe('core/taskFile snapshot', () => {
       }
       writes++;
       assert.equal(edit.text, expected, `edit ${n}: the text`);
-      assert.equal(Buffer.concat(edit.parts).toString('utf8'), expected);
+      assert.equal(edit.bytes.toString('utf8'), expected);
       assert.ok(edit.next.matches(Buffer.from(expected)) && !snap.matches(Buffer.from(expected)));
       // The next snapshot holds exactly what a fresh parse of that text gives, key order included.
       assert.equal(serializeTaskFile(edit.next.copy()), serializeTaskFile(parsed(edit.text)), `edit ${n}: the parse`);
@@ -120,13 +120,12 @@ describe('core/taskFile snapshot', () => {
     assert.match(snap.edit(fine)!.text, /"status": "completed"/);
   });
 
-  it('matches only the exact bytes it holds, however they are split into parts', () => {
+  it('matches only the exact bytes it holds', () => {
     const snap = snapshotOf(serializeTaskFile(taskFile([task('a'), task('b')])));
     const file = snap.copy();
     file.tasks[1]!.attempts = 2;
     const edit = snap.edit(file)!;
-    assert.ok(edit.parts.length > 3, 'written in parts');
-    const bytes = Buffer.concat(edit.parts);
+    const bytes = Buffer.from(edit.bytes);
     assert.equal(edit.next.matches(Buffer.from(bytes)), true);
     for (const at of [0, 10, bytes.indexOf('"b"'), bytes.length - 1]) {
       const changed = Buffer.from(bytes);
@@ -162,12 +161,25 @@ describe('core/taskFile snapshot', () => {
       const first = store.load().file;
       first.tasks[0]!.status = 'completed';
       first.tasks.pop();
-      assert.deepEqual(store.load().file, new StateStore(paths).load().file);
+      assert.deepEqual(store.load().file, new StateStore(paths, 'launchpad test', false).load().file);
       assert.equal(store.load().file.tasks.length, 2);
       // What a transaction returns stays as it was when a later transaction changes the file.
       const held = await store.transact((f) => f.tasks[0]!);
       await store.transact((f) => void (f.tasks[0]!.status = 'failed'));
       assert.equal(held.status, 'pending');
+    });
+
+    it("every store of the process reads the file another one wrote from its snapshot, and its own copy", async () => {
+      const { store, paths } = newStore();
+      store.save(taskFile([task('a')]));
+      const reader = new StateStore(paths, 'launchpad journal');
+      await store.transact((f) => void (f.tasks[0]!.status = 'completed'));
+      const seen = reader.load().file;
+      assert.equal(seen.tasks[0]!.status, 'completed');
+      seen.tasks[0]!.status = 'failed';
+      assert.equal(store.load().file.tasks[0]!.status, 'completed');
+      await reader.transact((f) => void (f.tasks[0]!.attempts = 4));
+      assert.equal(store.load().file.tasks[0]!.attempts, 4);
     });
 
     it('a file another process rewrote is read again, even at the same size and modification time', async () => {
@@ -187,7 +199,7 @@ describe('core/taskFile snapshot', () => {
       assert.equal(await store.transact((f) => f.tasks[0]!.priority), 'P1');
       assert.equal(readFileSync(paths.tasks, 'utf8'), JSON.stringify({ tasks: [{ id: 'x', title: 'hand', status: 'pending' }] }), 'nothing changed, nothing written');
       await store.transact((f) => void (f.tasks[0]!.attempts = 2));
-      assert.equal(readFileSync(paths.tasks, 'utf8'), serializeTaskFile(new StateStore(paths).load().file));
+      assert.equal(readFileSync(paths.tasks, 'utf8'), serializeTaskFile(new StateStore(paths, 'launchpad test', false).load().file));
     });
 
     it('a refused change or a failing mutation writes nothing and leaves the next transaction its real base', async () => {
@@ -208,7 +220,7 @@ describe('core/taskFile snapshot', () => {
       assert.equal(readFileSync(paths.tasks, 'utf8'), text);
       assert.equal(store.load().file.tasks[0]!.status, 'pending');
       await store.transact((f) => void (f.tasks[0]!.attempts = 1));
-      assert.deepEqual(store.load().file, new StateStore(paths).load().file);
+      assert.deepEqual(store.load().file, new StateStore(paths, 'launchpad test', false).load().file);
       assert.equal(store.load().file.tasks[0]!.title, 'title of a');
     });
 
@@ -226,8 +238,8 @@ describe('core/taskFile snapshot', () => {
           if (!f.tasks.length) f.tasks.push(task(`refill-${n}`));
         };
         await cached.store.transact(mutate);
-        // A new store each time: always the whole parse, as before snapshots.
-        await new StateStore(fresh.paths).transact(mutate);
+        // Without the snapshot: always the whole parse, as before snapshots.
+        await new StateStore(fresh.paths, 'launchpad test', false).transact(mutate);
         assert.equal(readFileSync(cached.paths.tasks, 'utf8'), readFileSync(fresh.paths.tasks, 'utf8'), `transaction ${n}`);
       }
     });

@@ -36,6 +36,15 @@ export class TaskFileSnapshot {
     return this.bytes.toString('utf8');
   }
 
+  /**
+   * The parsed file itself, deeply frozen, for reading only. Tasks carried over from an earlier
+   * snapshot are frozen already: only what changed is frozen again.
+   */
+  frozen(): TaskFile {
+    deepFreeze(this.file);
+    return this.file;
+  }
+
   /** A private deep copy of the parsed file, for a caller to read or change. */
   copy(): TaskFile {
     return copyJson(this.file);
@@ -143,6 +152,13 @@ function copyObject(v: object): unknown {
     out[k] = typeof x === 'object' && x !== null ? copyObject(x) : x;
   }
   return out;
+}
+
+/** Freezes every object and array of `value`, children first: a frozen one's are all frozen. */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  for (const k in value) deepFreeze((value as Record<string, unknown>)[k]);
+  Object.freeze(value);
 }
 
 /**

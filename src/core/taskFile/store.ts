@@ -125,6 +125,14 @@ export class StateStore {
   }
 
   /**
+   * The file for reading only, without load()'s copy: the store's own parse, frozen (a write to
+   * it throws). For callers that look at the file after every task event (the journal).
+   */
+  peek(): TaskFile {
+    return this.snapshotOf(this.readBytes(readBuffer)).frozen();
+  }
+
+  /**
    * Atomic replace: current file → .bak (itself by rename), new text → .tmp, fsync, rename over.
    * Callers pass state they loaded and validated, so the .bak is always a valid file; the new
    * text is validated here too, so what Launchpad writes it can always read back (against the

@@ -182,6 +182,25 @@ describe('core/taskFile snapshot', () => {
       assert.equal(store.load().file.tasks[0]!.attempts, 4);
     });
 
+    it('peek gives the file for reading only: frozen, current, and never what load or a transaction hands out', async () => {
+      const { store, paths } = newStore();
+      store.save(taskFile([task('a'), task('b')]));
+      const seen = store.peek();
+      assert.throws(() => {
+        seen.tasks[0]!.status = 'failed';
+      }, TypeError);
+      assert.throws(() => seen.tasks[1]!.depends_on.push('x'), TypeError);
+      assert.throws(() => seen.tasks.push(task('c')), TypeError);
+      await store.transact((f) => void (f.tasks[1]!.status = 'completed'));
+      const after = store.peek();
+      assert.equal(after.tasks[1]!.status, 'completed');
+      assert.equal(seen.tasks[1]!.status, 'pending', 'an earlier peek is not changed by a later write');
+      const copy = store.load().file;
+      copy.tasks[0]!.title = 'changed';
+      assert.equal(store.peek().tasks[0]!.title, 'title of a');
+      assert.deepEqual(store.peek(), new StateStore(paths, 'launchpad test', false).load().file);
+    });
+
     it('a file another process rewrote is read again, even at the same size and modification time', async () => {
       const { store, paths } = newStore();
       store.save(taskFile([task('aaaa')]));

@@ -95,10 +95,10 @@ export default async function run(bench) {
   // The controller's state work for one task: ours, a pass that orders the pool and claims the
   // first task of the batch, then its completion; before, a read-only pool pass, a claim, a completion.
   const claimed = [];
+  // The controller's pass at max_parallel 1 with nothing running: it claims the head of the pool.
   const pass = (f) => {
     transitions.markDependencyFailures(f);
-    const running = f.tasks.filter((t) => t.status === 'in_progress');
-    const batch = dag.selectBatch(dag.eligibleTasks(f.tasks), running, running.length + 1);
+    const batch = dag.selectBatch(dag.eligibleTasks(f.tasks), [], 1);
     dag.tasksMissingValidation(f.tasks);
     return batch[0]?.id;
   };

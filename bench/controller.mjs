@@ -56,6 +56,7 @@ export default async function run(bench) {
   const agentStart = await spawnFloor('/bin/sh', ['-c', noop], { cwd: base });
   const validation = await spawnFloor('/bin/sh', ['-c', 'true'], { cwd: base });
   const gitStart = await spawnFloor('git', ['--version'], { cwd: base });
+  gitStart.rss = process.memoryUsage().rss / 1048576;
   bench.fact('set-up', `${FILES}-file repository, ${N} independent tasks, max_parallel 1, ${reps} reps (+1 warm-up) of each side, run alternately`);
   bench.fact(
     'excluded per task',
@@ -162,6 +163,30 @@ export default async function run(bench) {
   bench.checkRatio(`  the same, vs git by hand`, mkPair(bigWall, peerWall), { peerName: 'git by hand' });
 
   await profile(bench, { base, work, agent, ids, agentStart, validation, gitStartMs: gitStart.ms, peerPerTask: wallPair.peer.median });
+  await forkCost(bench, { work, ids, history: rawHistory, gitStart });
+}
+
+/**
+ * Starting a process costs more from a bigger process (libuv forks, and a fork copies the page
+ * tables of everything the process has touched): `git --version` from this process, then again
+ * after it has done what a controller does with the 5,000-task file (its parse kept, 40
+ * transactions), and the resident memory each time.
+ */
+async function forkCost(bench, { work, ids, history, gitStart }) {
+  const { StateStore } = bench.core('taskFile/store');
+  const { StatePaths } = bench.core('statePaths');
+  const dir = join(work, 'fork-cost');
+  mkdirSync(dir);
+  writeTasks(dir, ids.map((id) => ({ id })), {}, history);
+  const rss = () => process.memoryUsage().rss / 1048576;
+  const store = new StateStore(new StatePaths(dir), 'launchpad bench');
+  for (let i = 0; i < 40; i++) await store.transact((f) => void (f.session_count = i));
+  const after = await spawnFloor('git', ['--version'], { cwd: dir });
+  bench.fact(
+    'starting a process, small vs holding a 5,000-task file',
+    `git --version ${gitStart.ms.toFixed(1)} ms at ${gitStart.rss.toFixed(0)} MB resident; ` +
+      `${after.ms.toFixed(1)} ms after 40 transactions on the 5,000-task file, at ${rss().toFixed(0)} MB`,
+  );
 }
 
 /** One traced run: where the controller's time per task goes. */

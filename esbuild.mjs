@@ -4,10 +4,12 @@
 //                      vscode import in the core fails this build
 //   out/               every .ts under src/ and test/ transpiled one-to-one (CommonJS),
 //                      for mocha in node and for the tests inside a VS Code host
-import * as esbuild from 'esbuild';
-import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import * as esbuild from 'esbuild';
+
 import { writeSettings } from './scripts/gen-settings.mjs';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));

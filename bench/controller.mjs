@@ -1,4 +1,4 @@
-// Controller overhead per task (DESIGN.md budget: ≤ 1.5× the same git commands run by hand), and
+// Controller overhead per task (budget: ≤ 1.5× the same git commands run by hand), and
 // how it grows with the task file: the same N tasks in a file of their own and after a
 // 4,990-task history (gen.mjs generateHistory: 3.6 MiB, a backlog every pass walks): per-task
 // overhead at 5,000 tasks ≤ 1.2× at N, the two alternated with each other and the peer.

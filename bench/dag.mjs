@@ -1,6 +1,6 @@
 // Scheduling a 10,000-task DAG: dependency validation (findDependencyFailures: unknown
 // dependencies, cycles, blocked propagation) + the eligible pool (eligibleTasks) + one batch
-// (selectBatch). Budget (DESIGN.md): ≤ 50 ms. The pool is ordered by the longest chain of work
+// (selectBatch). Budget: ≤ 50 ms. The pool is ordered by the longest chain of work
 // each task holds up; the anchor is the same pass with the previous order (id order,
 // lib/reference.mjs), alternated with ours. analyzeTasks (what `status` shows) and computeStats
 // (the STATS line) are reported beside it.

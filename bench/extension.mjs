@@ -1,4 +1,4 @@
-// The VS Code extension's budgets (DESIGN.md): the bundle ≤ 300 KB minified, and activation —
+// The VS Code extension's budgets: the bundle ≤ 300 KB minified, and activation —
 // loading dist/extension.js and calling activate() — ≤ 50 ms.
 //
 // Activation is timed here in plain node, each run in a fresh process: a minimal stand-in for

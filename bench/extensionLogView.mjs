@@ -3,9 +3,10 @@
 //   - opening a view: one streaming read of the whole file (readLogLines, 4 MiB chunks)
 //   - an append: LogFollower reads only the new bytes; the view's state for the editor edit
 // For information: the log filter's own budget is bench/logFilter.mjs's (≤ 3× grep).
-import { createRequire } from 'node:module';
 import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+
 import { generateLog } from './lib/gen.mjs';
 
 export const description = 'Filter Progress Log views on 1,000,000 lines: first open, then per append';
@@ -38,7 +39,9 @@ export default async function run(bench) {
     let view;
     const open = await bench.time(() => (view = new FilteredLog(file, filter, describe)), { warmup: 1, reps: 8 });
     const s = view.state();
-    bench.info(`open a view: ${label}`, open, { note: `${view.matched.toLocaleString('en')} matching lines, ${(s.end - s.first).toLocaleString('en')} shown` });
+    bench.info(`open a view: ${label}`, open, {
+      note: `${view.matched.toLocaleString('en')} matching lines, ${(s.end - s.first).toLocaleString('en')} shown`,
+    });
   }
 
   // Appends: 1,000 lines before each poll; the view then computes what the editor edit needs.
@@ -61,5 +64,8 @@ export default async function run(bench) {
   bench.info('an append of 1,000 lines: read the new bytes, state + new lines of the ERROR view', poll, {
     note: `${added} new matching lines in the last; log now ${(statSync(file).size / 1048576).toFixed(0)} MiB`,
   });
-  bench.info('the ERROR view\'s whole text (VS Code asks for it on open)', await bench.time(() => view.text().length, { warmup: 2, reps: 10 }));
+  bench.info(
+    "the ERROR view's whole text (VS Code asks for it on open)",
+    await bench.time(() => view.text().length, { warmup: 2, reps: 10 }),
+  );
 }

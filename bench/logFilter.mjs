@@ -1,5 +1,5 @@
 // Filtering a 1,000,000-line progress log (~130 MB), against grep on the same file and pattern.
-// Budget (DESIGN.md): ≤ 3× grep, incremental on append.
+// Budget: ≤ 3× grep, incremental on append.
 //
 // For each filter: the library call (readLogLines, in process, matching lines collected) and the
 // CLI end to end (node dist/cli.js log … --dir D, node's start-up included), each timed
@@ -9,10 +9,11 @@
 // grep runs with LC_ALL=C, its fastest mode. The file is in the page cache for every run.
 // Then the incremental path: LogFollower.poll() after 1,000 appended lines, and tailLog().
 import { spawnSync } from 'node:child_process';
-import { spawnTimed } from './lib/harness.mjs';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { generateLog } from './lib/gen.mjs';
+import { spawnTimed } from './lib/harness.mjs';
 
 export const description = 'log filter on 1,000,000 lines vs grep (≤ 3×), incremental poll, tail';
 
@@ -67,7 +68,10 @@ export default async function run(bench) {
 
   let t0 = Date.now();
   const gen = generateLog(file, LINES, { seed: SEED });
-  bench.fact('generated log', `${gen.lines.toLocaleString('en')} lines, ${(gen.bytes / 1048576).toFixed(1)} MiB, ${(gen.bytes / gen.lines).toFixed(1)} bytes/line (seed ${SEED}, ${Date.now() - t0} ms)`);
+  bench.fact(
+    'generated log',
+    `${gen.lines.toLocaleString('en')} lines, ${(gen.bytes / 1048576).toFixed(1)} MiB, ${(gen.bytes / gen.lines).toFixed(1)} bytes/line (seed ${SEED}, ${Date.now() - t0} ms)`,
+  );
   readFileSync(file); // into the page cache
 
   const collect = (filter) => () => {
@@ -86,11 +90,20 @@ export default async function run(bench) {
     if (ours === theirs) note = `same ${ours} lines as grep ${c.grep.join(' ')}`;
     else {
       const exact = c.exact ? grepCount(['-E', c.exact], file) : undefined;
-      note = `${ours} lines; grep ${c.grep.join(' ')} selects ${theirs}` + (exact === ours ? `, the exact grep -E '${c.exact}' ${exact} (the difference: lines mentioning the text in a message)` : exact !== undefined ? `, exact grep -E ${exact}: MISMATCH` : ': MISMATCH');
+      note =
+        `${ours} lines; grep ${c.grep.join(' ')} selects ${theirs}` +
+        (exact === ours
+          ? `, the exact grep -E '${c.exact}' ${exact} (the difference: lines mentioning the text in a message)`
+          : exact !== undefined
+            ? `, exact grep -E ${exact}: MISMATCH`
+            : ': MISMATCH');
     }
     bench.fact(`${c.name} lines`, note);
 
-    const lib = await bench.pair(collect(c.filter), () => spawnTimed('grep', [...c.grep, file], { env: GREP_ENV }), { warmup: 3, reps: 20 });
+    const lib = await bench.pair(collect(c.filter), () => spawnTimed('grep', [...c.grep, file], { env: GREP_ENV }), {
+      warmup: 3,
+      reps: 20,
+    });
     bench.checkRatio(`${c.name} library`, lib, { budget: 3, peerName: 'grep' });
     const endToEnd = await bench.pair(
       () => spawnTimed(process.execPath, [cli, 'log', ...c.cli, '--dir', dir]),
@@ -103,9 +116,18 @@ export default async function run(bench) {
 
   // Floors and the /dev/null effect, for reading the figures above.
   bench.info('node start-up (node -e 0)', await bench.time(() => spawnTimed(process.execPath, ['-e', '0']), { warmup: 2, reps: 15 }));
-  bench.info('CLI start-up (node dist/cli.js --version)', await bench.time(() => spawnTimed(process.execPath, [cli, '--version']), { warmup: 2, reps: 15 }));
-  bench.info("grep -F '] ERROR' > /dev/null (stops at the first match)", await bench.time(() => spawnTimed('grep', ['-F', '] ERROR', file], { env: GREP_ENV, devNull: true }), { warmup: 2, reps: 15 }));
-  bench.info("grep -cF '] ERROR' (reads it all, prints a count)", await bench.time(() => spawnTimed('grep', ['-cF', '] ERROR', file], { env: GREP_ENV }), { warmup: 2, reps: 15 }));
+  bench.info(
+    'CLI start-up (node dist/cli.js --version)',
+    await bench.time(() => spawnTimed(process.execPath, [cli, '--version']), { warmup: 2, reps: 15 }),
+  );
+  bench.info(
+    "grep -F '] ERROR' > /dev/null (stops at the first match)",
+    await bench.time(() => spawnTimed('grep', ['-F', '] ERROR', file], { env: GREP_ENV, devNull: true }), { warmup: 2, reps: 15 }),
+  );
+  bench.info(
+    "grep -cF '] ERROR' (reads it all, prints a count)",
+    await bench.time(() => spawnTimed('grep', ['-cF', '] ERROR', file], { env: GREP_ENV }), { warmup: 2, reps: 15 }),
+  );
 
   // Incremental: a follower at the end of the 1M-line file; 1,000 lines appended before each poll.
   let session = gen.nextSession;
@@ -120,7 +142,9 @@ export default async function run(bench) {
     const follower = new LogFollower(file, filter, statSync(file).size);
     let got = 0;
     const s = await bench.time(() => (got = follower.poll().length), { warmup: 5, reps: 30, before: append });
-    bench.info(`LogFollower.poll() after 1,000 appended lines, ${label}`, s, { note: `${got} lines returned by the last poll; file ${(statSync(file).size / 1048576).toFixed(0)} MiB` });
+    bench.info(`LogFollower.poll() after 1,000 appended lines, ${label}`, s, {
+      note: `${got} lines returned by the last poll; file ${(statSync(file).size / 1048576).toFixed(0)} MiB`,
+    });
   }
   bench.info('tailLog(file, 200)', await bench.time(() => tailLog(file, 200), { warmup: 10, reps: 50 }));
 }

@@ -8,11 +8,12 @@
 // data goes under one temp dir, removed at the end (--keep keeps it). Exit code 1 when a figure
 // is OVER its budget or a benchmark failed.
 import { fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
+
 import { createBench, fmtMs, ROOT } from './lib/harness.mjs';
 
 const BENCH_DIR = join(ROOT, 'bench');
@@ -83,7 +84,11 @@ function table(rows) {
     return [r.module, r.label, f(r.median), f(r.min), f(r.max), f(r.cpu), r.budget ?? '', r.verdict];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  const line = (c) => c.map((v, i) => pad(v, widths[i], i >= 2 && i <= 5)).join('  ').trimEnd();
+  const line = (c) =>
+    c
+      .map((v, i) => pad(v, widths[i], i >= 2 && i <= 5))
+      .join('  ')
+      .trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
 }
 
@@ -113,7 +118,9 @@ async function main() {
   let commit = '';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {}
+  } catch {
+    // Not a git checkout: the report goes without a commit.
+  }
   const cpu = cpus();
   console.log(
     `launchpad bench — node ${process.version}, ${cpu.length}× ${cpu[0]?.model ?? 'cpu'}, load ${loadavg()
@@ -150,11 +157,20 @@ async function main() {
       (failed.length ? `, FAILED: ${failed.join(', ')}` : ''),
   );
   if (starred.length) {
-    console.log('OVER* = over on wall time, within the budget on CPU time: the machine was busy with other work (see the load); run again when it is idle.');
+    console.log(
+      'OVER* = over on wall time, within the budget on CPU time: the machine was busy with other work (see the load); run again when it is idle.',
+    );
   }
-  console.log(`load after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   if (opts.json) {
-    writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpu.length, commit, date: new Date().toISOString(), results: rows }, null, 2) + '\n');
+    writeFileSync(
+      opts.json,
+      JSON.stringify({ node: process.version, cpus: cpu.length, commit, date: new Date().toISOString(), results: rows }, null, 2) + '\n',
+    );
   }
   if (over.length || failed.length) process.exitCode = 1;
 }

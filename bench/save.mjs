@@ -1,5 +1,5 @@
 // Saving a 5,000-task harness-tasks.json atomically: StateStore.save (serialize, the current file
-// to .bak, write .tmp + fsync, rename over). Budget (DESIGN.md): ≤ 20 ms. The store serializes
+// to .bak, write .tmp + fsync, rename over). Budget: ≤ 20 ms. The store serializes
 // and schema-checks only the tasks that differ from the last file it wrote (its snapshot); the
 // anchor is the previous save, a store without a snapshot (whole serialize, whole parse to check
 // the text), on its own copy, alternated with ours.

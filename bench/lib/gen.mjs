@@ -1,21 +1,69 @@
 // Seeded generators for the benchmarks' data: a task file of any size (a project part-way
-// through, as the controller would see it) and a progress log in seed 000's grammar. The same
+// through, as the controller would see it) and a progress log in the log grammar. The same
 // seed gives byte-identical output, so figures from two runs are about the same data.
 import { closeSync, openSync, writeSync } from 'node:fs';
+
 import { rng as makeRng } from './harness.mjs';
 
 const AREAS = [
-  'auth', 'api', 'billing', 'cache', 'cli', 'config', 'db', 'docs', 'events', 'export', 'gateway', 'i18n',
-  'import', 'jobs', 'logging', 'mail', 'metrics', 'middleware', 'models', 'notifications', 'payments',
-  'queue', 'reports', 'search', 'security', 'sessions', 'storage', 'sync', 'ui', 'users', 'webhooks', 'workers',
+  'auth',
+  'api',
+  'billing',
+  'cache',
+  'cli',
+  'config',
+  'db',
+  'docs',
+  'events',
+  'export',
+  'gateway',
+  'i18n',
+  'import',
+  'jobs',
+  'logging',
+  'mail',
+  'metrics',
+  'middleware',
+  'models',
+  'notifications',
+  'payments',
+  'queue',
+  'reports',
+  'search',
+  'security',
+  'sessions',
+  'storage',
+  'sync',
+  'ui',
+  'users',
+  'webhooks',
+  'workers',
 ];
 const SUBS = ['core', 'handlers', 'routes', 'schema', 'util', 'adapters', 'views', 'tests'];
 const VERBS = ['Implement', 'Refactor', 'Add', 'Fix', 'Migrate', 'Document', 'Harden', 'Optimise', 'Split', 'Test'];
-const NOUNS = ['endpoint', 'validator', 'retry policy', 'pagination', 'rate limiter', 'serializer', 'index', 'cache layer', 'error handling', 'webhook signature check', 'background job', 'permission check'];
+const NOUNS = [
+  'endpoint',
+  'validator',
+  'retry policy',
+  'pagination',
+  'rate limiter',
+  'serializer',
+  'index',
+  'cache layer',
+  'error handling',
+  'webhook signature check',
+  'background job',
+  'permission check',
+];
 const CATEGORIES = ['TEST_FAIL', 'AGENT_FAIL', 'TIMEOUT', 'MERGE_CONFLICT', 'TASK_EXEC'];
 const REASONS = {
   TEST_FAIL: (r, area) => `${r.int(1, 12)} of ${r.int(20, 400)} tests failed in src/${area}: expected 429 got 200`,
-  AGENT_FAIL: (r, area) => r.pick([`Sub-agent could not resolve import errors in src/${area}/index.ts`, `Sub-agent gave up: missing fixture for ${area}`, 'Sub-agent reported RESULT:FAIL without a reason']),
+  AGENT_FAIL: (r, area) =>
+    r.pick([
+      `Sub-agent could not resolve import errors in src/${area}/index.ts`,
+      `Sub-agent gave up: missing fixture for ${area}`,
+      'Sub-agent reported RESULT:FAIL without a reason',
+    ]),
   TIMEOUT: (r) => `validation exceeded ${r.pick([120, 300, 600])}s; process group killed`,
   MERGE_CONFLICT: (r, area) => `conflict in src/${area}/${r.pick(SUBS)}/index.ts after rebase retry`,
   TASK_EXEC: (r) => `agent exited with code ${r.int(1, 137)} before RESULT line`,
@@ -50,9 +98,21 @@ export function generateTaskFile(n, { seed = 42, layerSize = 250, inProgress = 2
     const area = AREAS[Math.floor((pos / layerSize) * AREAS.length)];
     const depends_on = [];
     if (layer > 0) {
-      const k = r.weighted([[1, 3], [2, 4], [3, 2], [4, 1]]);
+      const k = r.weighted([
+        [1, 3],
+        [2, 4],
+        [3, 2],
+        [4, 1],
+      ]);
       for (let j = 0; j < k; j++) {
-        const back = Math.min(layer, r.weighted([[1, 6], [2, 2], [3, 1]]));
+        const back = Math.min(
+          layer,
+          r.weighted([
+            [1, 6],
+            [2, 2],
+            [3, 1],
+          ]),
+        );
         const near = r.chance(0.99);
         const p = near ? Math.min(layerSize - 1, Math.max(0, pos + r.int(-4, 4))) : r.int(0, layerSize - 1);
         const dep = id((layer - back) * layerSize + p);
@@ -70,13 +130,19 @@ export function generateTaskFile(n, { seed = 42, layerSize = 250, inProgress = 2
       id: id(i),
       title: `${r.pick(VERBS)} ${r.pick(NOUNS)} for ${area}`,
       status: 'pending',
-      priority: r.weighted([['P0', 1], ['P1', 7], ['P2', 2]]),
+      priority: r.weighted([
+        ['P0', 1],
+        ['P1', 7],
+        ['P2', 2],
+      ]),
       depends_on,
       attempts: 0,
       max_attempts: 3,
       context: `Work in src/${area}/: ${r.pick(NOUNS)} with tests; keep the public API of ${area} unchanged and update the docs.`,
       files_hint,
-      validation: r.chance(0.01) ? { command: null } : { command: `npm test -- --testPathPattern=${area}`, timeout_seconds: r.pick([120, 300, 600]) },
+      validation: r.chance(0.01)
+        ? { command: null }
+        : { command: `npm test -- --testPathPattern=${area}`, timeout_seconds: r.pick([120, 300, 600]) },
       on_failure: { cleanup: null },
       error_log: [],
       agent_id: null,
@@ -96,13 +162,18 @@ export function generateTaskFile(n, { seed = 42, layerSize = 250, inProgress = 2
     };
     const complete = () => {
       task.status = 'completed';
-      task.attempts = r.weighted([[1, 8], [2, 2]]);
+      task.attempts = r.weighted([
+        [1, 8],
+        [2, 2],
+      ]);
       task.completed_at = ts(base, i * 60);
     };
 
     const deps = depends_on.map((d) => byId.get(d));
     const depsDone = deps.every((d) => d.status === 'completed');
-    const failedDep = deps.find((d) => d.status === 'failed' && (d.attempts >= d.max_attempts || d.error_log.at(-1)?.startsWith('[DEPENDENCY]')));
+    const failedDep = deps.find(
+      (d) => d.status === 'failed' && (d.attempts >= d.max_attempts || d.error_log.at(-1)?.startsWith('[DEPENDENCY]')),
+    );
     if (!depsDone) {
       // Waiting; behind a permanent failure, an earlier run may already have marked it.
       if (failedDep && r.chance(0.5)) {
@@ -148,7 +219,7 @@ export function generateTaskFile(n, { seed = 42, layerSize = 250, inProgress = 2
 const logTaskId = (i) => `task-${String(i).padStart(4, '0')}`;
 
 /**
- * A progress log of exactly `lines` lines in seed 000's grammar, written to `file` in
+ * A progress log of exactly `lines` lines in the log grammar, written to `file` in
  * large writes. Sessions of a few thousand lines: INIT, LOCK, then batches of DISPATCH,
  * AGENT_DONE, VALIDATE, MERGE/Completed or DISCARD/ERROR, checkpoints, warnings, STATS.
  * Returns { lines, bytes }.
@@ -192,11 +263,26 @@ export function generateLog(file, lines, { seed = 7, tasks = 5000, append = fals
       // Session start.
       emit('INIT', null, null, `Launchpad runner initialized for project /home/dev/projects/acme-platform (session ${session})`);
       emit('INIT', null, null, 'Environment health check: PASS (harness-init.sh exited 0 in 1.84s)');
-      emit('LOCK', null, null, `acquired (pid=${r.int(1000, 99999)} identity=boot:${r.int(100000, 999999)} host=build-agent-${r.int(1, 9)})`);
-      if (r.chance(0.3)) emit('RECOVERY', logTaskId(r.int(1, tasks)), null, 'in_progress with no live agent; worktree discarded, task reset to pending (attempt kept)');
+      emit(
+        'LOCK',
+        null,
+        null,
+        `acquired (pid=${r.int(1000, 99999)} identity=boot:${r.int(100000, 999999)} host=build-agent-${r.int(1, 9)})`,
+      );
+      if (r.chance(0.3))
+        emit(
+          'RECOVERY',
+          logTaskId(r.int(1, tasks)),
+          null,
+          'in_progress with no live agent; worktree discarded, task reset to pending (attempt kept)',
+        );
       const sessionLength = r.int(1500, 3000);
       while (written < lines && sessionLines < sessionLength) {
-        const k = r.weighted([[1, 2], [2, 3], [3, 5]]);
+        const k = r.weighted([
+          [1, 2],
+          [2, 3],
+          [3, 5],
+        ]);
         const batch = [];
         while (batch.length < k) {
           const t = logTaskId(r.int(1, tasks));
@@ -205,22 +291,42 @@ export function generateLog(file, lines, { seed = 7, tasks = 5000, append = fals
         emit('BATCH', null, null, `dispatching ${k} tasks: [${batch.join(', ')}]`);
         for (const t of batch) {
           const attempt = r.int(1, 3);
-          emit('DISPATCH', t, null, `agent=agent_${r.int(0, 0xffffff).toString(16)} worktree=harness-${t} attempt=${attempt} prompt=.launchpad/runs/${t}/${attempt}/prompt.md`);
+          emit(
+            'DISPATCH',
+            t,
+            null,
+            `agent=agent_${r.int(0, 0xffffff).toString(16)} worktree=harness-${t} attempt=${attempt} prompt=.launchpad/runs/${t}/${attempt}/prompt.md`,
+          );
         }
         for (const t of batch) {
           const area = AREAS[r.int(0, AREAS.length - 1)];
-          if (r.chance(0.3)) emit('CHECKPOINT', t, null, `step=${r.int(1, 4)}/5 "wrote ${r.pick(NOUNS)} for src/${area} and its unit tests"`);
+          if (r.chance(0.3))
+            emit('CHECKPOINT', t, null, `step=${r.int(1, 4)}/5 "wrote ${r.pick(NOUNS)} for src/${area} and its unit tests"`);
           const agentOk = r.chance(0.85);
-          emit('AGENT_DONE', t, null, `agent=agent_${r.int(0, 0xffffff).toString(16)} result=${agentOk ? 'success' : 'error'} duration=${r.int(30, 3600)}s transcript_bytes=${r.int(2000, 900000)}`);
+          emit(
+            'AGENT_DONE',
+            t,
+            null,
+            `agent=agent_${r.int(0, 0xffffff).toString(16)} result=${agentOk ? 'success' : 'error'} duration=${r.int(30, 3600)}s transcript_bytes=${r.int(2000, 900000)}`,
+          );
           if (!agentOk) {
             emit('DISCARD', t, null, `worktree=harness-${t} reason="agent reported failure"`);
-            const cat = r.weighted([['AGENT_FAIL', 6], ['TASK_EXEC', 2], ['TIMEOUT', 2]]);
+            const cat = r.weighted([
+              ['AGENT_FAIL', 6],
+              ['TASK_EXEC', 2],
+              ['TIMEOUT', 2],
+            ]);
             emit('ERROR', t, cat, REASONS[cat](r, area));
             continue;
           }
           const pass = r.chance(0.8);
           const timedOut = !pass && r.chance(0.2);
-          emit('VALIDATE', t, null, `command="npm test -- --testPathPattern=src/${area}" result=${pass ? 'PASS' : timedOut ? 'TIMEOUT' : 'FAIL'} duration=${r.int(2, 300)}s exit=${pass ? 0 : timedOut ? 124 : 1}`);
+          emit(
+            'VALIDATE',
+            t,
+            null,
+            `command="npm test -- --testPathPattern=src/${area}" result=${pass ? 'PASS' : timedOut ? 'TIMEOUT' : 'FAIL'} duration=${r.int(2, 300)}s exit=${pass ? 0 : timedOut ? 124 : 1}`,
+          );
           if (!pass) {
             emit('DISCARD', t, null, `worktree=harness-${t} reason="${timedOut ? 'validation timed out' : 'validation failed'}"`);
             const cat = timedOut ? 'TIMEOUT' : 'TEST_FAIL';
@@ -235,10 +341,16 @@ export function generateLog(file, lines, { seed = 7, tasks = 5000, append = fals
               continue;
             }
           }
-          emit('MERGE', t, null, `branch=harness-${t} into=main (commit ${r.int(0, 0xfffffff).toString(16).padStart(7, '0')}) files_changed=${r.int(1, 30)} insertions=${r.int(1, 900)} deletions=${r.int(0, 400)}`);
+          emit(
+            'MERGE',
+            t,
+            null,
+            `branch=harness-${t} into=main (commit ${r.int(0, 0xfffffff).toString(16).padStart(7, '0')}) files_changed=${r.int(1, 30)} insertions=${r.int(1, 900)} deletions=${r.int(0, 400)}`,
+          );
           emit('Completed', t, null, `${r.pick(VERBS).toLowerCase()}ed ${r.pick(NOUNS)} in src/${area}; attempts=${r.int(1, 3)}`);
         }
-        if (r.chance(0.01)) emit('ERROR', null, 'ENV_SETUP', 'harness-init.sh failed once (exit 1: npm ci could not reach the registry); retried and passed');
+        if (r.chance(0.01))
+          emit('ERROR', null, 'ENV_SETUP', 'harness-init.sh failed once (exit 1: npm ci could not reach the registry); retried and passed');
         if (r.chance(0.005)) {
           const t = logTaskId(r.int(1, tasks));
           emit('ERROR', t, 'DEPENDENCY', `Blocked by failed ${logTaskId(r.int(1, tasks))}`);

@@ -168,7 +168,8 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
       try {
         return require(join(ROOT, 'out', 'src', 'core', `${mod}.js`));
       } catch (err) {
-        if (err.code === 'MODULE_NOT_FOUND') throw new Error(`out/src/core/${mod}.js is missing: run "npm run build" first (npm run bench does)`);
+        if (err.code === 'MODULE_NOT_FOUND')
+          throw new Error(`out/src/core/${mod}.js is missing: run "npm run build" first (npm run bench does)`);
         throw err;
       }
     },
@@ -224,15 +225,36 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
       const ps = withCpu(summarize(runs.peer.wall), runs.peer.cpu);
       const ratios = summarize(runs.ours.wall.map((x, i) => x / runs.peer.wall[i]));
       const cpuRatio = os.cpu && ps.cpu ? os.cpu.median / ps.cpu.median : undefined;
-      return { ours: os, peer: ps, ratio: os.median / ps.median, pairRatios: ratios, cpuRatio, oursValue: values.ours, peerValue: values.peer };
+      return {
+        ours: os,
+        peer: ps,
+        ratio: os.median / ps.median,
+        pairRatios: ratios,
+        cpuRatio,
+        oursValue: values.ours,
+        peerValue: values.peer,
+      };
     },
 
     /** A figure with an absolute budget in ms; `budgetMs` undefined makes it information only. */
     check(label, stats, { budgetMs, note } = {}) {
-      const verdict = budgetMs === undefined ? 'info' : stats.median <= budgetMs ? 'PASS' : stats.cpu && stats.cpu.median <= budgetMs ? 'OVER*' : 'OVER';
+      const verdict =
+        budgetMs === undefined ? 'info' : stats.median <= budgetMs ? 'PASS' : stats.cpu && stats.cpu.median <= budgetMs ? 'OVER*' : 'OVER';
       const budget = budgetMs === undefined ? '' : `budget ≤ ${budgetMs} ms`;
       console.log(`  ${moduleName} ${label}: ${fmtStats(stats)}${budget ? `  ${budget}` : ''}  ${verdict}${note ? `  (${note})` : ''}`);
-      results.push({ module: moduleName, label, unit: 'ms', median: stats.median, min: stats.min, max: stats.max, n: stats.n, cpu: stats.cpu?.median, budget, verdict, note });
+      results.push({
+        module: moduleName,
+        label,
+        unit: 'ms',
+        median: stats.median,
+        min: stats.min,
+        max: stats.max,
+        n: stats.n,
+        cpu: stats.cpu?.median,
+        budget,
+        verdict,
+        note,
+      });
       return verdict;
     },
 
@@ -243,7 +265,8 @@ export function createBench(moduleName, { tmpRoot, scale = 1, verbose = false })
     /** ours / peer (ratio of the medians) against a budget ratio; `budget` undefined is info. */
     checkRatio(label, pair, { budget, peerName = 'peer', note } = {}) {
       const r = pair.ratio;
-      const verdict = budget === undefined ? 'info' : r <= budget ? 'PASS' : pair.cpuRatio !== undefined && pair.cpuRatio <= budget ? 'OVER*' : 'OVER';
+      const verdict =
+        budget === undefined ? 'info' : r <= budget ? 'PASS' : pair.cpuRatio !== undefined && pair.cpuRatio <= budget ? 'OVER*' : 'OVER';
       const b = budget === undefined ? '' : `budget ≤ ${budget}× ${peerName}`;
       console.log(
         `  ${moduleName} ${label}: ${r.toFixed(2)}× ${peerName} — ours ${fmtStats(pair.ours)}, ${peerName} ${fmtStats(pair.peer)}; ` +

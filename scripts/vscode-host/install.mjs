@@ -3,7 +3,7 @@
 // code-server from npm into .cache/vscode-host/. Idempotent: a stamp records what is installed,
 // so a warm run only checks a few files. Never trusts the cache to exist: from nothing it installs all.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -42,14 +42,15 @@ function run(cmd, args, opts = {}) {
   return r.stdout;
 }
 
-const dpkgInstalled = (pkg) =>
-  spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout === 'install ok installed';
+const dpkgInstalled = (pkg) => spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout === 'install ok installed';
 
 function aptInstall(pkgs, log) {
   const missing = pkgs.filter((p) => !dpkgInstalled(p));
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
-    throw new InstallError(`missing Debian packages: ${missing.join(' ')}. Run as root, or: sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}`);
+    throw new InstallError(
+      `missing Debian packages: ${missing.join(' ')}. Run as root, or: sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}`,
+    );
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   log(`apt-get update (to install ${missing.join(', ')})`);
@@ -59,7 +60,11 @@ function aptInstall(pkgs, log) {
 }
 
 function readStamp() {
-  try { return JSON.parse(readFileSync(stampFile, 'utf8')); } catch { return {}; }
+  try {
+    return JSON.parse(readFileSync(stampFile, 'utf8'));
+  } catch {
+    return {};
+  }
 }
 
 /** Installs whatever is missing; returns hostPaths(). Fast no-op when the stamp matches. */
@@ -99,7 +104,11 @@ export function ensureInstalled({ log = (m) => console.log(`vscode-host: ${m}`) 
     // refuse. The inner npm gets none of them.
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
     const env = { ...inherited, PATH: `${join(paths.nodeDir, 'bin')}:${process.env.PATH}`, npm_config_nodedir: paths.nodeDir };
-    run('npm', ['install', '--prefix', join(CACHE, 'code-server'), '--no-save', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], { ...npmOpts, env });
+    run(
+      'npm',
+      ['install', '--prefix', join(CACHE, 'code-server'), '--no-save', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`],
+      { ...npmOpts, env },
+    );
     if (!existsSync(paths.codeServerEntry)) throw new InstallError(`code-server installed but ${paths.codeServerEntry} is missing`);
   }
   writeFileSync(stampFile, JSON.stringify({ ...wanted, installedAt: new Date().toISOString() }, null, 2) + '\n');
@@ -111,7 +120,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
     ensureInstalled();
   } catch (e) {
-    console.error(`vscode-host install failed: ${e instanceof InstallError ? e.message : e?.stack ?? e}`);
+    console.error(`vscode-host install failed: ${e instanceof InstallError ? e.message : (e?.stack ?? e)}`);
     process.exit(1);
   }
 }

@@ -5,7 +5,9 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+
 import { runTests } from '@vscode/test-electron';
+
 import { ROOT } from './install.mjs';
 
 const require = createRequire(import.meta.url);

@@ -2,14 +2,27 @@
 // Runs an extension's integration tests inside a real VS Code host, offline: code-server (VS Code
 // server with a Node extension host) opened by headless Debian chromium through playwright-core.
 // See README.md beside this file; `node scripts/vscode-host/run.mjs --help` lists the options.
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { randomBytes } from 'node:crypto';
+
 import { chromium } from 'playwright-core';
-import { CACHE, ROOT, ensureInstalled } from './install.mjs';
+
+import { CACHE, ensureInstalled, ROOT } from './install.mjs';
 
 /** The newest screenshot of each suite and name, kept across runs. */
 const SCREENSHOTS = join(ROOT, '.cache', 'screenshots');
@@ -38,20 +51,56 @@ export function parseArgs(argv) {
       return argv[++i];
     };
     switch (flag) {
-      case '--extension-path': o.extensionPath = value(); break;
-      case '--tests': o.tests = value(); break;
-      case '--suite': o.suite = value(); break;
-      case '--workspace': o.workspace = value(); break;
-      case '--setup': o.setup = value(); break;
-      case '--trust': { const v = value(); if (v !== 'on' && v !== 'off') throw new Error('--trust takes on or off'); o.trust = v === 'on'; break; }
-      case '--vsix': o.vsix = value(); break;
-      case '--screenshot': o.screenshot = value(); break;
-      case '--env': { const [k, ...v] = value().split('='); if (!k || v.length === 0) throw new Error('--env takes KEY=VALUE'); o.env[k] = v.join('='); break; }
-      case '--grep': o.env.HOST_TEST_GREP = value(); break;
-      case '--timeout': o.timeout = Number(value()); if (!(o.timeout > 0)) throw new Error('--timeout takes seconds'); break;
-      case '--label': o.label = value(); break;
-      case '-h': case '--help': console.log(HELP); process.exit(0); break;
-      default: throw new Error(`unknown option ${flag}\n${HELP}`);
+      case '--extension-path':
+        o.extensionPath = value();
+        break;
+      case '--tests':
+        o.tests = value();
+        break;
+      case '--suite':
+        o.suite = value();
+        break;
+      case '--workspace':
+        o.workspace = value();
+        break;
+      case '--setup':
+        o.setup = value();
+        break;
+      case '--trust': {
+        const v = value();
+        if (v !== 'on' && v !== 'off') throw new Error('--trust takes on or off');
+        o.trust = v === 'on';
+        break;
+      }
+      case '--vsix':
+        o.vsix = value();
+        break;
+      case '--screenshot':
+        o.screenshot = value();
+        break;
+      case '--env': {
+        const [k, ...v] = value().split('=');
+        if (!k || v.length === 0) throw new Error('--env takes KEY=VALUE');
+        o.env[k] = v.join('=');
+        break;
+      }
+      case '--grep':
+        o.env.HOST_TEST_GREP = value();
+        break;
+      case '--timeout':
+        o.timeout = Number(value());
+        if (!(o.timeout > 0)) throw new Error('--timeout takes seconds');
+        break;
+      case '--label':
+        o.label = value();
+        break;
+      case '-h':
+      case '--help':
+        console.log(HELP);
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown option ${flag}\n${HELP}`);
     }
   }
   return o;
@@ -71,10 +120,24 @@ const USER_SETTINGS = {
   'security.workspace.trust.startupPrompt': 'never', // Restricted Mode without a modal over it
 };
 
+/** Runs in the page: the visible text of the workbench's parts (lists render only the rows in view). */
+const SCREEN_TEXT = () =>
+  Object.fromEntries(
+    ['sidebar', 'editor', 'panel', 'statusbar'].map((part) => [part, document.querySelector(`.part.${part}`)?.innerText ?? '']),
+  );
+
 const CHROMIUM_FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--remote-debugging-address=127.0.0.1', '--remote-debugging-port=0', '--window-size=1400,900',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--remote-debugging-address=127.0.0.1',
+  '--remote-debugging-port=0',
+  '--window-size=1400,900',
 ];
 
 // On a signal every active run is aborted (it cleans up and reports), then the process exits.
@@ -84,7 +147,11 @@ let signalsHooked = false;
 function hookSignals() {
   if (signalsHooked) return;
   signalsHooked = true;
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ]) {
     process.on(sig, async () => {
       interruptedExitCode ??= code;
       const runs = [...activeRuns];
@@ -99,31 +166,47 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function freePort() {
   return new Promise((res, rej) => {
-    const srv = createServer().once('error', rej).listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
+    const srv = createServer()
+      .once('error', rej)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = srv.address();
+        srv.close(() => res(port));
+      });
   });
 }
 
-const exited = (child) => new Promise((res) => {
-  if (child.exitCode !== null || child.signalCode !== null) res(child.signalCode ?? child.exitCode);
-  else child.on('exit', (code, sig) => res(sig ?? code));
-});
+const exited = (child) =>
+  new Promise((res) => {
+    if (child.exitCode !== null || child.signalCode !== null) res(child.signalCode ?? child.exitCode);
+    else child.on('exit', (code, sig) => res(sig ?? code));
+  });
 
 async function waitHealthy(url, server, ms) {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) {
     if (server.exitCode !== null || server.signalCode !== null) throw new Error('code-server exited during startup');
-    try { if ((await fetch(url)).ok) return; } catch { /* not listening yet */ }
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      /* not listening yet */
+    }
   }
   throw new Error(`code-server not healthy after ${ms} ms (${url})`);
 }
 
 function devToolsUrl(browserProc, ms) {
   return Promise.race([
-    new Promise((res) => browserProc.on('line', (l) => { const m = /DevTools listening on (ws:\/\/\S+)/.exec(l); if (m) res(m[1]); })),
-    exited(browserProc).then((c) => { throw new Error(`chromium exited during startup (${c})`); }),
-    sleep(ms).then(() => { throw new Error('chromium printed no DevTools endpoint'); }),
+    new Promise((res) =>
+      browserProc.on('line', (l) => {
+        const m = /DevTools listening on (ws:\/\/\S+)/.exec(l);
+        if (m) res(m[1]);
+      }),
+    ),
+    exited(browserProc).then((c) => {
+      throw new Error(`chromium exited during startup (${c})`);
+    }),
+    sleep(ms).then(() => {
+      throw new Error('chromium printed no DevTools endpoint');
+    }),
   ]);
 }
 
@@ -131,10 +214,15 @@ function devToolsUrl(browserProc, ms) {
 function formatConsole(args) {
   if (typeof args[0] !== 'string') return args.map((a) => JSON.stringify(a)).join(' ');
   let i = 1;
-  const head = args[0].replace(/%[csdifoOj%]/g, (m) => (m === '%%' ? '%' : m === '%c' ? (i++, '') : i < args.length ? String(args[i++]) : m));
+  const head = args[0].replace(/%[csdifoOj%]/g, (m) =>
+    m === '%%' ? '%' : m === '%c' ? (i++, '') : i < args.length ? String(args[i++]) : m,
+  );
   const rest = args.slice(i);
   // VS Code forwards the extension host's console as ('%c INFO', style, ...the original args).
-  const tail = typeof rest[0] === 'string' && rest[0].includes('%') ? [formatConsole(rest)] : rest.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)));
+  const tail =
+    typeof rest[0] === 'string' && rest[0].includes('%')
+      ? [formatConsole(rest)]
+      : rest.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)));
   return [head, ...tail].join(' ').trim();
 }
 
@@ -159,12 +247,21 @@ export async function runSuite(opts) {
   const runId = `${stamp}-${opts.label ?? opts.suite}-${randomBytes(3).toString('hex')}`;
   pruneRuns(join(CACHE, 'runs'), 8);
   const runDir = join(CACHE, 'runs', runId);
-  const dir = (...p) => { const d = join(runDir, ...p); mkdirSync(d, { recursive: true }); return d; };
+  const dir = (...p) => {
+    const d = join(runDir, ...p);
+    mkdirSync(d, { recursive: true });
+    return d;
+  };
   const logFile = join(dir(), 'run.log');
   const logStream = createWriteStream(logFile);
   const elapsed = () => ((Date.now() - started) / 1000).toFixed(1);
-  const log = (line) => { if (!logStream.writableEnded) logStream.write(`${elapsed().padStart(5)} ${line}\n`); };
-  const say = (line) => { console.log(`vscode-host: ${line}`); log(`[runner] ${line}`); };
+  const log = (line) => {
+    if (!logStream.writableEnded) logStream.write(`${elapsed().padStart(5)} ${line}\n`);
+  };
+  const say = (line) => {
+    console.log(`vscode-host: ${line}`);
+    log(`[runner] ${line}`);
+  };
   const resultsFile = join(runDir, 'results.json');
   const shotsDir = dir('screenshots');
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -209,7 +306,12 @@ export async function runSuite(opts) {
     await browser?.close().catch(() => {});
     await Promise.all(children.map((c) => killGroup(c, log)));
     const strays = runPids(runId);
-    for (const pid of strays) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    for (const pid of strays)
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     if (strays.length) log(`[runner] killed ${strays.length} process(es) that had left their group: ${strays.join(' ')}`);
     rmSync(tmpLink, { force: true });
   };
@@ -240,24 +342,40 @@ export async function runSuite(opts) {
       // Test the installed copy, as a user gets it. extensionTestsPath still needs a development
       // extension to hang off, so a tiny empty one stands in; the tests find the real one by id.
       say(`installing ${opts.vsix}`);
-      const code = await exited(start('install-extension', paths.nodeBin, [...csArgs, '--install-extension', resolve(opts.vsix), '--force']));
+      const code = await exited(
+        start('install-extension', paths.nodeBin, [...csArgs, '--install-extension', resolve(opts.vsix), '--force']),
+      );
       if (code !== 0) throw new Error(`installing ${opts.vsix} failed (${code})`);
       extensionPath = dir('probe-extension');
-      writeFileSync(join(extensionPath, 'package.json'), JSON.stringify({
-        name: 'host-test-probe', publisher: 'vscode-host', version: '0.0.0', engines: { vscode: '*' },
-        capabilities: { untrustedWorkspaces: { supported: true } }, // so --trust off works here too
-      }));
+      writeFileSync(
+        join(extensionPath, 'package.json'),
+        JSON.stringify({
+          name: 'host-test-probe',
+          publisher: 'vscode-host',
+          version: '0.0.0',
+          engines: { vscode: '*' },
+          capabilities: { untrustedWorkspaces: { supported: true } }, // so --trust off works here too
+        }),
+      );
       env.HOST_TEST_EXTENSION_ROOT = extensionsDir;
       env.HOST_TEST_VSIX = resolve(opts.vsix); // so a test can list what the package holds
     }
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const server = start('code-server', paths.nodeBin, [...csArgs,
-      '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-      '--disable-getting-started-override', '--ignore-last-opened',
+    const server = start('code-server', paths.nodeBin, [
+      ...csArgs,
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-getting-started-override',
+      '--ignore-last-opened',
       ...(opts.trust ? ['--disable-workspace-trust'] : []),
-      '--vscode-option', 'enable-smoke-test-driver', // without it the payload below is ignored
+      '--vscode-option',
+      'enable-smoke-test-driver', // without it the payload below is ignored
     ]);
     await waitHealthy(`${base}/healthz`, server, 30_000);
     say(`code-server ready on ${base} (${opts.trust ? 'trusted' : 'Restricted Mode'})`);
@@ -265,7 +383,7 @@ export async function runSuite(opts) {
     const chrome = start('chromium', paths.chromium, [...CHROMIUM_FLAGS, `--user-data-dir=${dir('browser-profile')}`, 'about:blank']);
     browser = await chromium.connectOverCDP(await devToolsUrl(chrome, 30_000));
     const context = browser.contexts()[0];
-    const page = context.pages()[0] ?? await context.newPage();
+    const page = context.pages()[0] ?? (await context.newPage());
     await page.setViewportSize({ width: 1400, height: 900 });
     // One chain keeps the order: printf-style messages (mocha's) need their args fetched first.
     let consoleChain = Promise.resolve();
@@ -281,13 +399,21 @@ export async function runSuite(opts) {
     page.on('pageerror', (e) => log(`[browser:pageerror] ${e.stack ?? e}`));
     // The workbench calls this when the tests are done (smoke-test-driver contract).
     let testsExited;
-    const testsDone = new Promise((res) => { testsExited = res; });
+    const testsDone = new Promise((res) => {
+      testsExited = res;
+    });
     await page.exposeFunction('codeAutomationExit', (code) => testsExited(code));
 
     const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
     const url = new URL(base);
     url.searchParams.set('folder', workspace);
-    url.searchParams.set('payload', JSON.stringify([['extensionDevelopmentPath', remote(extensionPath)], ['extensionTestsPath', remote(tests)]]));
+    url.searchParams.set(
+      'payload',
+      JSON.stringify([
+        ['extensionDevelopmentPath', remote(extensionPath)],
+        ['extensionTestsPath', remote(tests)],
+      ]),
+    );
     say(`opening ${workspace}`);
     await page.goto(url.href);
 
@@ -296,7 +422,18 @@ export async function runSuite(opts) {
       for (const f of readdirSync(shotsDir).filter((n) => n.endsWith('.request'))) {
         const name = join(shotsDir, f.slice(0, -'.request'.length));
         renameSync(join(shotsDir, f), `${name}.taking`);
-        await page.screenshot({ path: `${name}.png` }).catch((e) => log(`[runner] screenshot failed: ${e}`));
+        // The picture, and the text a person reads in each part of the workbench, for the test to
+        // check. They must agree: when the text changed while the picture was taken (a status-bar
+        // message coming or going), it is taken again, up to three times.
+        const read = () => page.evaluate(SCREEN_TEXT).catch((e) => ({ error: String(e) }));
+        let text = await read();
+        for (let tries = 1; ; tries++) {
+          const before = JSON.stringify(text);
+          await page.screenshot({ path: `${name}.png` }).catch((e) => log(`[runner] screenshot failed: ${e}`));
+          text = await read();
+          if (JSON.stringify(text) === before || tries === 3) break;
+        }
+        writeFileSync(`${name}.json`, JSON.stringify(text, null, 2));
         writeFileSync(`${name}.done`, '');
         // Run folders are pruned; the newest picture of each name stays where a person looks.
         const kept = join(SCREENSHOTS, `${opts.label ?? opts.suite}-${f.slice(0, -'.request'.length)}.png`);
@@ -306,7 +443,12 @@ export async function runSuite(opts) {
     }, 250);
     let code;
     try {
-      code = await Promise.race([testsDone, exited(server).then((c) => { throw new Error(`code-server exited (${c})`); })]);
+      code = await Promise.race([
+        testsDone,
+        exited(server).then((c) => {
+          throw new Error(`code-server exited (${c})`);
+        }),
+      ]);
     } finally {
       clearInterval(shooter);
     }
@@ -321,7 +463,9 @@ export async function runSuite(opts) {
   };
 
   const run = {};
-  run.done = new Promise((r) => { run.finished = r; });
+  run.done = new Promise((r) => {
+    run.finished = r;
+  });
   activeRuns.add(run);
   hookSignals();
   let timer;
@@ -344,17 +488,30 @@ export async function runSuite(opts) {
 
   // The report: the index's result file is the truth; the exit code must agree with it.
   let results;
-  try { results = JSON.parse(readFileSync(resultsFile, 'utf8')); } catch { /* none written */ }
+  try {
+    results = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  } catch {
+    /* none written */
+  }
   const list = results?.tests ?? [];
   for (const r of list) {
-    console.log(`  ${{ passed: 'ok  ', failed: 'FAIL' }[r.state] ?? 'skip'} ${r.title}${r.durationMs != null ? ` (${r.durationMs} ms)` : ''}`);
-    if (r.state === 'failed' && r.error) console.log(`       ${(r.error.stack ?? r.error.message).split('\n').slice(0, 8).join('\n       ')}`);
+    console.log(
+      `  ${{ passed: 'ok  ', failed: 'FAIL' }[r.state] ?? 'skip'} ${r.title}${r.durationMs != null ? ` (${r.durationMs} ms)` : ''}`,
+    );
+    if (r.state === 'failed' && r.error)
+      console.log(`       ${(r.error.stack ?? r.error.message).split('\n').slice(0, 8).join('\n       ')}`);
   }
   const passed = list.filter((r) => r.state === 'passed').length;
   const failed = list.filter((r) => r.state === 'failed').length;
   const ok = !error && exitCode === 0 && failed === 0 && passed > 0;
   if (error) say(error.message);
-  else if (!results) say(`the tests wrote no ${resultsFile} (exit code ${exitCode})${hostErrors.slice(0, 3).map((e) => `\n  ${e}`).join('')}`);
+  else if (!results)
+    say(
+      `the tests wrote no ${resultsFile} (exit code ${exitCode})${hostErrors
+        .slice(0, 3)
+        .map((e) => `\n  ${e}`)
+        .join('')}`,
+    );
   else if (passed + failed === 0) say('no test ran');
   else if (exitCode !== 0 && failed === 0) say(`the tests exited with ${exitCode}`);
   say(`${elapsed()} s, peak ${Math.round(peak.kb / 1024)} MB in ${peak.procs} processes${ok ? '' : `; log: ${logFile}`}`);
@@ -375,6 +532,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   }
   runSuite(opts).then(
     (r) => process.exit(interruptedExitCode ?? (r.ok ? 0 : 1)),
-    (e) => { console.error(`vscode-host: ${e.message}`); process.exit(1); },
+    (e) => {
+      console.error(`vscode-host: ${e.message}`);
+      process.exit(1);
+    },
   );
 }

@@ -3,11 +3,15 @@
 // in its own VS Code host run, then one closing `N passed, N failed` line for them all.
 //   node scripts/vscode-host/test-all.mjs [--vsix FILE] [--only trusted,restricted,vsix] [--timeout SECONDS]
 import { join, resolve } from 'node:path';
+
 import { CACHE, ROOT } from './install.mjs';
 import { interruptedExitCode, runSuite } from './run.mjs';
 
 const args = process.argv.slice(2);
-const flag = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+const flag = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
 const vsix = flag('--vsix');
 const only = flag('--only')?.split(',');
 const timeout = Number(flag('--timeout') ?? 300);
@@ -43,7 +47,9 @@ for (const s of suites) {
 
 console.log('\n=== summary ===');
 for (const o of outcomes) {
-  console.log(`  ${o.ok ? 'ok  ' : 'FAIL'} ${o.label.padEnd(10)} ${o.passed} passed, ${o.failed} failed, ${o.seconds.toFixed(1)} s${o.ok ? '' : `  ${o.logFile ?? ''}`}`);
+  console.log(
+    `  ${o.ok ? 'ok  ' : 'FAIL'} ${o.label.padEnd(10)} ${o.passed} passed, ${o.failed} failed, ${o.seconds.toFixed(1)} s${o.ok ? '' : `  ${o.logFile ?? ''}`}`,
+  );
 }
 const sum = (k) => outcomes.reduce((n, o) => n + o[k], 0);
 console.log(`${sum('passed')} passed, ${sum('failed')} failed`);

@@ -6,8 +6,14 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   out(text: string): void;
   err(text: string): void;
-  /** Standard input is a terminal: a command may ask a question. */
+  /** Standard input and output are a terminal: a command may ask a question. */
   interactive: boolean;
+  /** Aborted once standard output cannot be written any more (its reader went away). */
+  outputClosed?: AbortSignal;
+  /** Standard output is a terminal: colour, and a live view redrawn in place. */
+  stdoutTTY: boolean;
+  /** The terminal's width, when standard output is one. */
+  columns(): number | undefined;
   ask?(question: string): Promise<string>;
   /** All of standard input ('' when it is a terminal), for the hook entry points. */
   readStdin?(): Promise<string>;
@@ -18,23 +24,70 @@ const MAX_STDIN_BYTES = 1024 * 1024;
 /** An agent writes the hook input at once and closes stdin; never wait longer than this for it. */
 const STDIN_WAIT_MS = 10_000;
 
+/**
+ * The real standard streams. Output that cannot be written (a closed pipe: `launchpad run | head`,
+ * a full disk behind a redirection) is dropped from then on: an output error never ends a
+ * command, least of all a run with agents, a lock and a session to end properly. `outputClosed`
+ * tells a command that only prints (log --follow) to stop.
+ */
 export function processIo(): Io {
+  const closed = new AbortController();
+  const out = guardedStream(process.stdout, () => closed.abort());
+  const err = guardedStream(process.stderr);
   return {
     cwd: process.cwd(),
     env: process.env,
-    out: (text) => void process.stdout.write(text),
-    err: (text) => void process.stderr.write(text),
+    out,
+    err,
+    outputClosed: closed.signal,
     interactive: !!process.stdin.isTTY && !!process.stdout.isTTY,
+    stdoutTTY: !!process.stdout.isTTY,
+    columns: () => (process.stdout.isTTY ? process.stdout.columns : undefined),
     readStdin: () => readAll(process.stdin),
-    ask: async (question) => {
-      const { createInterface } = await import('node:readline/promises');
-      const rl = createInterface({ input: process.stdin, output: process.stdout });
-      try {
-        return await rl.question(question);
-      } finally {
-        rl.close();
-      }
-    },
+    ask: askOnTerminal,
+  };
+}
+
+/** Asked when a person answers a question with Ctrl-C or Ctrl-D: nothing was done. */
+export class QuestionCancelled extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'QuestionCancelled';
+  }
+}
+
+/** One question on the terminal; Ctrl-C or the end of input rejects with QuestionCancelled. */
+async function askOnTerminal(question: string): Promise<string> {
+  const { createInterface } = await import('node:readline');
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      rl.on('SIGINT', () => reject(new QuestionCancelled()));
+      rl.on('close', () => reject(new QuestionCancelled()));
+      rl.question(question, resolve);
+    });
+  } finally {
+    rl.close();
+  }
+}
+
+/** A writer to `stream` that drops everything once the stream has failed. */
+function guardedStream(stream: NodeJS.WriteStream, onClosed?: () => void): (text: string) => void {
+  let broken = false;
+  stream.on('error', () => {
+    if (broken) return;
+    broken = true;
+    onClosed?.();
+  });
+  return (text) => {
+    if (broken || stream.destroyed) return;
+    try {
+      stream.write(text);
+    } catch {
+      // A synchronous failure (a stream already ended): the same as a closed pipe.
+      broken = true;
+      onClosed?.();
+    }
   };
 }
 

@@ -1,34 +1,44 @@
 // launchpad <command> [options]: argv → a command → the core. Exit codes in exit.ts.
+import { type Command, commandColours, commandHelp, GLOBAL_OPTIONS, parseCommandArgs } from './command';
 import { addCommand } from './commands/add';
 import { agentsCommand } from './commands/agents';
+import { configCommand } from './commands/config';
 import { demoAgentCommand, demoCommand } from './commands/demo';
+import { editCommand } from './commands/edit';
 import { hookCommand } from './commands/hook';
 import { hooksCommand } from './commands/hooks';
 import { initCommand } from './commands/init';
 import { journalCommand } from './commands/journal';
 import { logCommand } from './commands/log';
+import { milestonesCommand } from './commands/milestones';
+import { pruneAttemptsCommand } from './commands/pruneAttempts';
+import { removeCommand } from './commands/remove';
 import { restoreBackupCommand } from './commands/restoreBackup';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
-import { commandHelp, GLOBAL_OPTIONS, parseCommandArgs, type Command } from './command';
-import { EXIT, exitFor, UsageError } from './exit';
-import { processIo, type Io } from './io';
+import { errorJson, EXIT, exitFor, UsageError } from './exit';
+import { type Io, processIo } from './io';
 
 export const COMMANDS: Command[] = [
   initCommand,
   addCommand,
+  editCommand,
+  removeCommand,
   runCommand,
   agentsCommand,
   statusCommand,
   retryCommand,
+  configCommand,
   restoreBackupCommand,
   logCommand,
   hooksCommand,
   hookCommand,
   startCommand,
   journalCommand,
+  milestonesCommand,
+  pruneAttemptsCommand,
   demoCommand,
 ];
 /** Commands that work but are not listed in the help. */
@@ -49,25 +59,31 @@ function mainHelp(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary.split('. ')[0]!.replace(/\.$/, '')}`),
     '',
     'global options:',
-    `  --dir DIR   ${GLOBAL_OPTIONS.dir!.help}`,
+    `  --dir DIR   ${GLOBAL_OPTIONS.dir.help}`,
+    `  --no-color  ${GLOBAL_OPTIONS['no-color'].help}`,
     '  -h, --help  show help (launchpad <command> --help for a command)',
     '  --version   print the version',
     '',
-    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage or bad input, 3 lock held by another session',
+    'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage, bad input or the machine (a lock file, a full disk, a missing program), 3 lock held by another session;',
+    '            run also: 6 session_config.budget_usd reached, 7 an agent hit a usage or rate limit (run --wait-on-limit waits);',
+    "            milestones run also: 4 waiting for a person's approval, 5 an agent hit a usage or rate limit; 130 a question answered with Ctrl-C (nothing changed)",
     '',
   ].join('\n');
 }
 
 export async function main(argv: string[], io: Io): Promise<number> {
   let command: Command | undefined;
+  let json = false;
   try {
-    // Global options may come before the command name.
+    // Global options may come before the command name; the command's parser checks them.
     const rest = [...argv];
-    let dir: string | undefined;
+    const globals: string[] = [];
     while (rest[0]?.startsWith('-')) {
       const arg = rest.shift()!;
-      if (arg === '--dir') dir = rest.shift();
-      else if (arg.startsWith('--dir=')) dir = arg.slice(6);
+      if (arg === '--dir') {
+        if (rest[0] === undefined) throw new UsageError('--dir needs a directory');
+        globals.push(arg, rest.shift()!);
+      } else if (arg.startsWith('--dir=') || arg === '--no-color') globals.push(arg);
       else if (arg === '--help' || arg === '-h') {
         io.out(mainHelp());
         return EXIT.OK;
@@ -75,7 +91,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
         io.out(`${typeof LAUNCHPAD_VERSION === 'string' ? LAUNCHPAD_VERSION : 'dev'}\n`);
         return EXIT.OK;
       } else throw new UsageError(`unknown option "${arg}"\n\n${mainHelp()}`);
-      if (dir === undefined) throw new UsageError('--dir needs a directory');
     }
     const name = rest.shift();
     if (!name) {
@@ -88,28 +103,44 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return EXIT.OK;
     }
     command = [...COMMANDS, ...INTERNAL_COMMANDS].find((c) => c.name === name);
-    if (!command) throw new UsageError(`unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
-    const { values, positionals } = parseCommandArgs(command, rest);
+    if (!command) {
+      const near = COMMANDS.filter(
+        (c) => editDistance(c.name, name) <= Math.max(1, Math.floor(c.name.length / 3)) || c.name.startsWith(name),
+      );
+      const hint = near.length ? `; did you mean ${near.map((c) => `"${c.name}"`).join(' or ')}?` : '';
+      throw new UsageError(`unknown command "${name}"${hint}\ncommands: ${COMMANDS.map((c) => c.name).join(', ')}`);
+    }
+    // Known before parsing, so a usage error is JSON too.
+    json = 'json' in command.options && rest.includes('--json');
+    const { values, positionals } = parseCommandArgs(command, [...globals, ...rest], io.interactive);
     if (values.help) {
       io.out(commandHelp(command));
       return EXIT.OK;
     }
-    if (typeof values.dir === 'string') dir = values.dir;
-    return await command.run({ io, dir, values, positionals });
+    const dir = typeof values.dir === 'string' ? values.dir : undefined;
+    return await command.run({ io, dir, values, positionals, colour: commandColours(io, values) });
   } catch (err) {
-    const { code, message } = exitFor(err);
-    io.err(`launchpad: ${message}\n`);
-    return command?.failureExit ?? code;
+    const failure = exitFor(err);
+    io.err(`launchpad: ${failure.message}\n`);
+    if (json) io.out(JSON.stringify({ error: errorJson(err, failure) }, null, 2) + '\n');
+    return command?.failureExit ?? failure.code;
   }
 }
 
+/** Levenshtein distance, for "did you mean" (command names are short). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
 if (require.main === module) {
-  // A closed pipe (`launchpad log | head`) is not an error.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(EXIT.OK);
-    throw err;
-  });
-  main(process.argv.slice(2), processIo()).then((code) => {
+  // A closed pipe (`launchpad log | head`) is not an error: processIo drops the output from then on.
+  void main(process.argv.slice(2), processIo()).then((code) => {
     process.exitCode = code;
   });
 }

@@ -1,6 +1,6 @@
 // The scope gate and the spec import on the command line, shared by `start` and `run --spec`:
 // asking on a terminal, saying what was kept when nobody can be asked.
-import { initHarness } from '../core/init';
+import { initStateFiles } from '../core/init';
 import { Journal } from '../core/journal/journal';
 import { JournalPaths } from '../core/journal/journalPaths';
 import { SCOPE_OPTIONS, type ScopeChoice, type ScopeDecision, scopeGate } from '../core/journal/scopeGate';
@@ -84,7 +84,7 @@ export async function prepareSpecRun(ctx: CommandContext, paths: StatePaths, qui
   if (notice) say(`${notice}\n`);
   if (decision.cancelled) throw new UsageError('run: no parent task chosen');
   const store = new StateStore(paths, 'launchpad run');
-  if (!store.exists()) await initHarness(paths);
+  if (!store.exists()) await initStateFiles(paths);
   const result = await importSpecTasks(store, spec, state.md, decision.tasks);
   say(
     decision.tasks.length

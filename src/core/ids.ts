@@ -1,5 +1,5 @@
 // Task ids become branch names and paths, so they are allow-listed, never escaped.
-// SPEC §1's pattern, plus git's ref rules it lets through: no "..", no trailing "." or ".lock".
+// ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$, plus git's ref rules it lets through: no "..", no trailing "." or ".lock".
 export const TASK_ID_PATTERN = /^(?!.*\.\.)(?!.*\.lock$)(?!.*\.$)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function isValidTaskId(id: string): boolean {
@@ -12,7 +12,7 @@ export function branchFor(id: string): string {
   return BRANCH_PREFIX + id;
 }
 
-/** The task id a harness branch serves, or undefined for any other branch. */
+/** The task id a harness-<id> branch serves, or undefined for any other branch. */
 export function taskIdOfBranch(branch: string): string | undefined {
   const name = branch.startsWith('refs/heads/') ? branch.slice('refs/heads/'.length) : branch;
   if (!name.startsWith(BRANCH_PREFIX)) return undefined;

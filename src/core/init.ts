@@ -1,13 +1,14 @@
 // Creating the state files (`init`, a first `run`, the extension's Initialize). Idempotent:
 // an existing file is never touched.
-import { logTimestamp } from './log/logLine';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+
 import { Git } from './git/git';
+import { logTimestamp } from './log/logLine';
 import { ProgressLog } from './log/progressLog';
 import { ACTIVE_MARKER, ARTEFACT_DIR, PROGRESS_FILE, StatePaths, TASKS_FILE } from './statePaths';
-import { StateStore } from './taskFile/store';
 import { taskFileSchema } from './taskFile/schema';
+import { StateStore } from './taskFile/store';
 
 export interface InitOptions {
   /** Add the state files to the root's .gitignore. */
@@ -44,7 +45,7 @@ git --version >/dev/null
 echo "Environment health check complete"
 `;
 
-export async function initHarness(paths: StatePaths, opts: InitOptions = {}): Promise<InitResult> {
+export async function initStateFiles(paths: StatePaths, opts: InitOptions = {}): Promise<InitResult> {
   const result: InitResult = { created: [], existing: [], ignored: [] };
   mkdirSync(paths.root, { recursive: true });
   const store = new StateStore(paths, 'launchpad init');
@@ -93,6 +94,21 @@ export async function excludeArtefacts(paths: StatePaths): Promise<void> {
   const exclude = await git.gitPath('info/exclude');
   const rel = relative(top, paths.artefacts).split('\\').join('/');
   addToGitignore(exclude, [`/${rel}/`]);
+}
+
+/**
+ * In-place mode: the state files sit in the working tree the agent commits from, so an agent's
+ * `git add -A` must not pick them up (untracked ones; tracked ones a person chose to commit).
+ */
+export async function excludeStateFiles(paths: StatePaths, names: readonly string[]): Promise<void> {
+  const git = new Git(paths.root);
+  const top = await git.toplevel();
+  if (!top) return;
+  const rel = relative(top, paths.root).split('\\').join('/');
+  addToGitignore(
+    await git.gitPath('info/exclude'),
+    names.map((n) => `/${rel ? `${rel}/` : ''}${n}`),
+  );
 }
 
 function addToGitignore(file: string, entries: string[]): string[] {

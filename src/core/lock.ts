@@ -1,4 +1,4 @@
-// The mkdir lock of seed 002: mkdir is atomic, a stale lock is reclaimed by renaming it away
+// The mkdir lock: mkdir is atomic, a stale lock is reclaimed by renaming it away
 // (so two reclaimers cannot both win), and a live holder makes us fail fast naming it.
 // The holder record carries the process identity beside the pid (see processIdentity.ts).
 // A lock in a state root's .launchpad/ also yields to the harness protocol's own lock on that
@@ -7,9 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+
 import { ExpectedError } from './expectedErrors';
 import { rmdirIfEmpty } from './fsQuiet';
 import { liveHarnessProtocolHolder } from './harnessProtocolLock';
+import { logTimestamp } from './log/logLine';
 import { isSameProcessAlive, processIdentity } from './processIdentity';
 import { ARTEFACT_DIR } from './statePaths';
 
@@ -87,7 +89,7 @@ export function tryAcquireLock(lockDir: string, command: string): LockHandle {
     identity: processIdentity(process.pid),
     host: hostname(),
     command,
-    acquired_at: new Date().toISOString(),
+    acquired_at: logTimestamp(),
   };
   const parentExisted = existsSync(dirname(lockDir));
   sweepLeftovers(lockDir);
@@ -171,7 +173,7 @@ function stageLock(lockDir: string, holder: LockHolder): string {
   const staged = `${lockDir}.new.${process.pid}.${randomBytes(4).toString('hex')}`;
   tryMkdir(staged);
   writeFileSync(join(staged, 'holder.json'), JSON.stringify(holder) + '\n');
-  // Seed 002's shell snippet reads `$LOCKDIR/pid`; keep it readable by such scripts.
+  // Shell agents following the harness protocol read `$LOCKDIR/pid`; keep it readable by such scripts.
   writeFileSync(join(staged, 'pid'), `${holder.pid}\n`);
   return staged;
 }

@@ -1,8 +1,8 @@
 // A pid alone is not an identity: after a crash the pid may belong to another process, and
 // `kill -0` would call it alive. The identity adds the process's start time (and, on Linux,
 // the boot id), so a reused pid never matches.
-import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 let bootId: string | undefined;
 

@@ -1,6 +1,20 @@
 // Where everything lives, relative to the state root (the directory holding harness-tasks.json).
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+
+import { type Category, isCategory } from './log/logLine';
 
 export const TASKS_FILE = 'harness-tasks.json';
 export const PROGRESS_FILE = 'harness-progress.txt';
@@ -92,10 +106,11 @@ export class StatePaths {
     return found.map((f) => f.attempt);
   }
   /**
-   * A new folder for attempt `attempt` of a task, made by session `session`: attempt-N, or
-   * attempt-N.2, attempt-N.3 … when that number has a folder already (after a retry or a recovery).
+   * A new folder for attempt `attempt` of a task, made by session `session` for agent `agentId`:
+   * attempt-N, or attempt-N.2, attempt-N.3 … when that number has a folder already (after a
+   * retry or a recovery).
    */
-  createAttempt(taskId: string, attempt: number, session: number): AttemptPaths {
+  createAttempt(taskId: string, attempt: number, session: number, agentId?: string): AttemptPaths {
     const base = this.runsOf(taskId);
     mkdirSync(base, { recursive: true });
     let n = 1;
@@ -104,6 +119,7 @@ export class StatePaths {
     const created = new AttemptPaths(join(base, name()));
     mkdirSync(created.dir);
     writeFileSync(created.sessionFile, `${session}\n`);
+    if (agentId) writeFileSync(created.agentFile, `${agentId}\n`);
     return created;
   }
   /** Records of live process groups, so a session after a crash can end them. */
@@ -126,6 +142,10 @@ export class AttemptPaths {
   get name(): string {
     return basename(this.dir);
   }
+  /** The attempt's number (N of attempt-N or attempt-N.2). */
+  get number(): number {
+    return Number(ATTEMPT_NAME.exec(this.name)?.[1] ?? 0);
+  }
   /** The prompt, as the agent got it on stdin. */
   get prompt(): string {
     return join(this.dir, 'prompt.md');
@@ -138,6 +158,10 @@ export class AttemptPaths {
   get validationLog(): string {
     return join(this.dir, 'validation.log');
   }
+  /** Everything session_config.worktree_setup printed in the attempt's worktree, before the agent. */
+  get setupLog(): string {
+    return join(this.dir, 'setup.log');
+  }
   /** What the agent's tool reported about the attempt (cost, tokens, a usage limit), as JSON. */
   get agentReport(): string {
     return join(this.dir, 'agent.json');
@@ -146,6 +170,10 @@ export class AttemptPaths {
   get sessionFile(): string {
     return join(this.dir, 'session');
   }
+  /** The id of the agent that ran it (a recovery finds an interrupted attempt's folder by it). */
+  get agentFile(): string {
+    return join(this.dir, 'agent');
+  }
   /**
    * The agent's id, written once its work is committed in the worktree and before validation
    * runs: a recovery that finds it knows uncommitted files came after (a validation's build
@@ -153,6 +181,16 @@ export class AttemptPaths {
    */
   get workCommittedFile(): string {
     return join(this.dir, 'work-committed');
+  }
+
+  /**
+   * The agent's verdict, written the moment the agent ends and before anything else is done
+   * about it: `success` or `fail [CATEGORY] reason` on the first line, `agent=<id>` on the
+   * second. A recovery merges only an attempt whose verdict says success; an attempt without
+   * one was interrupted and is resumed, never merged.
+   */
+  get verdictFile(): string {
+    return join(this.dir, 'verdict');
   }
 
   session(): number | undefined {
@@ -170,6 +208,9 @@ export class AttemptPaths {
     for (const name of listDir(this.dir)) end = Math.max(end, mtimeOf(join(this.dir, name)) ?? end);
     return { start, end };
   }
+  agent(): string | undefined {
+    return readOr(this.agentFile, '').trim() || undefined;
+  }
   markWorkCommitted(agentId: string): void {
     writeFileSync(this.workCommittedFile, `${agentId}\n`);
   }
@@ -177,7 +218,32 @@ export class AttemptPaths {
   workCommittedBy(): string | undefined {
     return readOr(this.workCommittedFile, '').trim() || undefined;
   }
+  /** Records the verdict durably (flushed, then renamed into place: never half written). */
+  recordVerdict(agentId: string, verdict: AttemptVerdict): void {
+    const first = verdict.kind === 'success' ? 'success' : `fail [${verdict.category}] ${verdict.reason.replace(/\s*\n\s*/g, ' ')}`;
+    const tmp = `${this.verdictFile}.tmp`;
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, `${first}\nagent=${agentId}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.verdictFile);
+  }
+  /** The recorded verdict, with the agent that earned it; undefined when none (or unreadable). */
+  verdict(): (AttemptVerdict & { agentId: string }) | undefined {
+    const [first = '', second = ''] = readOr(this.verdictFile, '').split('\n');
+    const agentId = /^agent=(\S+)$/.exec(second.trim())?.[1];
+    if (!agentId) return undefined;
+    if (first === 'success') return { kind: 'success', agentId };
+    const m = /^fail \[([A-Z_]+)\] (.*)$/.exec(first);
+    return m && isCategory(m[1]!) ? { kind: 'fail', category: m[1], reason: m[2]!, agentId } : undefined;
+  }
 }
+
+/** What an agent's end decided: success (its work goes on to validation) or a failure. */
+export type AttemptVerdict = { kind: 'success' } | { kind: 'fail'; category: Category; reason: string };
 
 function readOr(path: string, fallback: string): string {
   try {

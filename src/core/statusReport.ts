@@ -1,13 +1,16 @@
 // Everything `status` shows, as data: the CLI prints it, `status --json` emits it, the
 // extension reads the same fields. Read-only: no lock, no write.
-import { analyzeTasks, isRetryable, type TaskState } from './tasks/dag';
-import { harnessWorktrees, type TaskWorktree } from './git/taskWorktrees';
+import { type KeptAttempt, keptAttemptsIn, keptByTask } from './git/keptAttempts';
+import { listTaskWorktrees, type TaskWorktree } from './git/taskWorktrees';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
+import { analyzeTasks, type TaskState } from './tasks/dag';
 import { computeStats } from './tasks/stats';
-import type { StateStore } from './taskFile/store';
+import { canRetry } from './tasks/transitions';
+export { describeCost } from './tasks/stats';
 import type { Task, TaskFile } from './taskFile/schema';
+import type { StateStore } from './taskFile/store';
 
 export interface TaskSummary {
   id: string;
@@ -18,13 +21,22 @@ export interface TaskSummary {
   attempts: number;
   max_attempts: number;
   depends_on: string[];
+  /** `launchpad retry` accepts it (every failed task); `state` says whether a run retries it by itself. */
   retryable: boolean;
   agent_id: string | null;
   worktree_branch: string | null;
   last_error: string | null;
   blocked_reason: string | null;
   validation_command: string | null;
+  /** Refs keeping this task's discarded or interrupted attempts (`launchpad prune-attempts` deletes them). */
+  kept_attempts: string[];
+  /** Files its merged attempt changed outside files_hint (empty when none). */
+  out_of_scope: string[];
+  /** What its agents reported they spent, summed over attempts; null when none reported anything. */
+  cost: TaskCost | null;
 }
+
+export type TaskCost = NonNullable<Task['cost']>;
 
 export interface StatusReport {
   root: string;
@@ -35,6 +47,8 @@ export interface StatusReport {
   in_progress: number;
   blocked: number;
   attempts_total: number;
+  /** Dollars the tasks' agents reported, summed; null when none reported any. */
+  cost_usd: number | null;
   session_count: number;
   last_session: string | null;
   /** The live `run` holding the session lock, if any. */
@@ -44,7 +58,8 @@ export interface StatusReport {
   tasks: TaskSummary[];
 }
 
-export function summarizeTasks(file: TaskFile): TaskSummary[] {
+/** The tasks as `status` shows them; `kept` (by task id) fills kept_attempts, where git was asked. */
+export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonly KeptAttempt[]> = new Map()): TaskSummary[] {
   const { states, blockedReasons } = analyzeTasks(file.tasks);
   return file.tasks.map((t) => ({
     id: t.id,
@@ -55,12 +70,15 @@ export function summarizeTasks(file: TaskFile): TaskSummary[] {
     attempts: t.attempts,
     max_attempts: t.max_attempts,
     depends_on: t.depends_on,
-    retryable: isRetryable(t),
+    retryable: canRetry(t),
     agent_id: t.agent_id ?? null,
     worktree_branch: t.worktree_branch ?? null,
     last_error: t.error_log.at(-1) ?? null,
     blocked_reason: blockedReasons.get(t.id) ?? null,
     validation_command: t.validation?.command ?? null,
+    kept_attempts: (kept.get(t.id) ?? []).map((k) => k.ref),
+    out_of_scope: t.out_of_scope ?? [],
+    cost: t.cost ?? null,
   }));
 }
 
@@ -77,11 +95,12 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     in_progress: stats.in_batch,
     blocked: stats.blocked,
     attempts_total: stats.attempts_total,
+    cost_usd: stats.cost_usd ?? null,
     session_count: file.session_count,
     last_session: file.last_session ?? null,
     active_session: liveLockHolder(paths.sessionLock) ?? null,
-    worktrees: await harnessWorktrees(paths.root),
+    worktrees: await listTaskWorktrees(paths.root),
     recent_log: tailLog(paths.progress, logLines),
-    tasks: summarizeTasks(file),
+    tasks: summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root))),
   };
 }

@@ -2,6 +2,7 @@
 // checked with zod in settingsValidation.ts, loaded with the core on first use); consumers get a
 // typed snapshot and an event when any changes.
 import * as vscode from 'vscode';
+
 import type { RunSettings } from '../core/controller/runConfig';
 import { SETTINGS } from './contributions';
 import { loadCore } from './coreLoader';
@@ -31,7 +32,9 @@ export function onDidChangeSettings(listener: () => void): vscode.Disposable {
 /** The editor's part of a run's settings; the core resolves them against the flags, the environment and the task file. */
 export function toRunSettings(settings: LaunchpadSettings, env: NodeJS.ProcessEnv = process.env): RunSettings {
   return {
-    editorAgent: settings.agentCommand,
+    // The command line overrides the preset.
+    editorAgent: settings.agentCommand ?? settings.agentPreset,
+    editorAgentSource: settings.agentCommand !== undefined ? SETTINGS.agentCommand : SETTINGS.agentPreset,
     maxParallel: settings.maxParallelAgents,
     worktreeDir: settings.worktreeLocation,
     env,

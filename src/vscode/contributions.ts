@@ -28,21 +28,34 @@ export const COMMANDS = {
   revealTask: 'launchpad.revealTask',
   /** The "show more" item of a long list in the Tasks view. */
   showMore: 'launchpad.showMore',
+  // The Milestones view (a long run): registered by milestones/.
+  runLongRun: 'launchpad.runLongRun',
+  stopLongRun: 'launchpad.stopLongRun',
+  /** Opens the plan beside the question Approve / Reject. */
+  reviewPlan: 'launchpad.reviewPlan',
+  approveMilestone: 'launchpad.approveMilestone',
+  rejectPlan: 'launchpad.rejectPlan',
+  retryMilestone: 'launchpad.retryMilestone',
+  skipMilestone: 'launchpad.skipMilestone',
+  refreshMilestones: 'launchpad.refreshMilestones',
 } as const;
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
 
 export const VIEWS = {
   tasks: 'launchpad.tasks',
   worktrees: 'launchpad.worktrees',
+  milestones: 'launchpad.milestones',
 } as const;
 
 /** The settings' keys; each setting is declared (type, default, description) in settingsSchema.ts. */
 export { SETTINGS } from './settingsSchema';
 
 export const CONTEXT_KEYS = {
-  hasHarness: 'launchpad.hasHarness',
+  hasTaskFile: 'launchpad.hasTaskFile',
   running: 'launchpad.running',
   tasksViewMode: 'launchpad.tasksViewMode',
+  /** A long run (milestones) is going in this window. */
+  longRunning: 'launchpad.longRunning',
 } as const;
 
 export const LOG_LANGUAGE_ID = 'launchpad-log';

@@ -2,15 +2,23 @@
 // module loads) and the controller — plus the settings' zod validation. Reached only through loadCore(),
 // never from activation: esbuild bundles a module imported only dynamically as a lazy initializer.
 export { Controller } from '../core/controller/controller';
-export { addTaskLogged, retryTaskLogged } from '../core/tasks/harnessEdits';
-export { GITIGNORE_ENTRIES, initHarness } from '../core/init';
-export { StateStore, TaskFileMissingError } from '../core/taskFile/store';
-export { parseSettings } from './settingsValidation';
+export { GITIGNORE_ENTRIES, initStateFiles } from '../core/init';
 export { attachJournal } from '../core/journal/attach';
-export { JournalPaths } from '../core/journal/journalPaths';
 export { Journal } from '../core/journal/journal';
-export { scopeGate, SCOPE_OPTIONS } from '../core/journal/scopeGate';
+export { JournalPaths } from '../core/journal/journalPaths';
+export { SCOPE_OPTIONS, scopeGate } from '../core/journal/scopeGate';
 export { confirmSession, focusChoices, focusQuestion, planFocus } from '../core/journal/sessionFocus';
 export { gatherStartup } from '../core/journal/startup';
 export { renderStartupMarkdown } from '../core/journal/startupReport';
 export { listSpecs } from '../core/specTasks/specFiles';
+export { StateStore, TaskFileMissingError } from '../core/taskFile/store';
+export { addTaskLogged, retryTaskLogged } from '../core/tasks/edits';
+export { parseSettings } from './settingsValidation';
+// A long run of milestones: loading and status for the Milestones view, the runner, the decisions.
+export { Git } from '../core/git/git';
+export { tryAcquireLock } from '../core/lock';
+export { abortRun, approve, cleanUp, reject, retry, skip } from '../core/milestones/decisions';
+export { loadLongRun, LongRunStore } from '../core/milestones/longRun';
+export { LongRunner } from '../core/milestones/runner';
+export { buildStatus as buildLongRunStatus } from '../core/milestones/statusBlock';
+export { describeExhausted, exhaustedTask } from '../core/runNotices';

@@ -1,27 +1,35 @@
-// Activation: one output channel, one model of the harness, then the features, each
+// Activation: one output channel, one model of the state files, then the features, each
 // registering its disposables on the extension context. Nothing runs at activation: the model
 // loads on the next turn of the event loop and views fill in when it arrives.
 import * as vscode from 'vscode';
+
 import { registerCommands } from './commands';
 import { onDidChangeSettings, readSettings } from './config';
 import { outputLogger } from './logger';
-import { HarnessModel } from './model/harnessModel';
+import { type MilestonesApi, registerMilestones } from './milestones';
+import { StateModel } from './model/stateModel';
+import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
 import { registerRunProgress } from './run/runProgress';
+import { registerTaskProvider } from './run/taskProvider';
 import { registerViews, type Views } from './views';
 
 export interface LaunchpadApi {
-  model: HarnessModel;
+  model: StateModel;
   runs: RunManager;
   /** The tree providers and views (tests read the items a person would see). */
   views: Views;
+  /** The Milestones view and the long run of this window. */
+  milestones: MilestonesApi;
+  /** The last messages shown with their buttons, oldest first (tests read what a person was told). */
+  notices(): readonly ShownNotice[];
 }
 
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   const channel = vscode.window.createOutputChannel('Launchpad', { log: true });
   const logger = outputLogger(channel);
-  const model = new HarnessModel(logger);
+  const model = new StateModel(logger);
   const runs = new RunManager(model, logger);
   context.subscriptions.push(channel, model, runs);
 
@@ -29,6 +37,8 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   registerCommands(context, { model, runs, views, channel, logger });
   registerRunProgress(context, runs, model, logger);
   registerProgressLog(context, model);
+  const milestones = registerMilestones(context, logger);
+  context.subscriptions.push(registerTaskProvider(model, runs));
   context.subscriptions.push(
     onDidChangeSettings(() => {
       void readSettings().then(({ problems }) => problems.forEach((p) => logger.warn(`invalid setting ${p}; using the default`)));
@@ -36,7 +46,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views };
+  return { model, runs, views, milestones, notices: recentNotices };
 }
 
 export function deactivate(): void {

@@ -1,5 +1,6 @@
 // The core's Logger on the extension's LogOutputChannel (errors keep their stacks).
 import * as vscode from 'vscode';
+
 import type { Logger } from '../core/logger';
 
 export function outputLogger(channel: vscode.LogOutputChannel): Logger {

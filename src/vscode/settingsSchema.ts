@@ -21,6 +21,9 @@ interface StringSetting extends SettingBase {
   type: 'string';
   /** Blank means unset: the run falls back to the next source. */
   default: string;
+  /** The only values allowed (the Settings editor shows a drop-down), each with its description. */
+  enum?: readonly string[];
+  enumDescriptions?: readonly string[];
 }
 
 interface IntegerSetting extends SettingBase {
@@ -35,6 +38,21 @@ export type SettingDeclaration = StringSetting | IntegerSetting;
 
 export const SETTINGS_TITLE = 'Launchpad';
 
+/**
+ * The agent presets by name, with their titles, for `launchpad.agent.preset`'s drop-down. The
+ * presets themselves live in the core (src/core/agents/presets.ts), which this file may not
+ * import; a unit test fails when the two lists differ.
+ */
+export const PRESET_CHOICES = [
+  ['claude', 'Claude Code'],
+  ['codex', 'OpenAI Codex CLI'],
+  ['gemini', 'Gemini CLI'],
+  ['aider', 'Aider'],
+  ['opencode', 'OpenCode'],
+  ['cursor-agent', "Cursor's agent CLI"],
+  ['copilot', 'GitHub Copilot CLI'],
+] as const;
+
 /** Every setting, by the name the code reads it under. */
 export const SETTING_DECLARATIONS = {
   agentCommand: {
@@ -42,7 +60,18 @@ export const SETTING_DECLARATIONS = {
     type: 'string',
     default: '',
     markdownDescription:
-      "Shell command line that runs one agent on one task, in the task's worktree. It gets the prompt on standard input and in `$LAUNCHPAD_PROMPT_FILE`, with `LAUNCHPAD_TASK_ID`, `LAUNCHPAD_TASK_TITLE`, `LAUNCHPAD_WORKTREE`, `LAUNCHPAD_BRANCH` and `LAUNCHPAD_ATTEMPT` set, and must print `RESULT:SUCCESS` or `RESULT:FAIL <reason>`. Empty: `$LAUNCHPAD_AGENT`, then `session_config.agent_command` in harness-tasks.json.",
+      "Shell command line that runs one agent on one task, in the task's worktree. It gets the prompt on standard input and in `$LAUNCHPAD_PROMPT_FILE`, with `LAUNCHPAD_TASK_ID`, `LAUNCHPAD_TASK_TITLE`, `LAUNCHPAD_WORKTREE`, `LAUNCHPAD_BRANCH` and `LAUNCHPAD_ATTEMPT` set, and must print `RESULT:SUCCESS` or `RESULT:FAIL <reason>`. A bare preset name (`claude`, `codex`, …) is that preset. Overrides `#launchpad.agent.preset#`. Empty: `$LAUNCHPAD_AGENT`, then `session_config.agent_command` in harness-tasks.json.",
+    scope: 'machine-overridable',
+    restricted: true,
+  },
+  agentPreset: {
+    key: 'launchpad.agent.preset',
+    type: 'string',
+    default: '',
+    enum: ['', ...PRESET_CHOICES.map(([name]) => name)],
+    enumDescriptions: ['None: Run asks which installed agent to use.', ...PRESET_CHOICES.map(([name, title]) => `${title} (\`${name}\`)`)],
+    markdownDescription:
+      'The agent preset that runs each task, with its non-interactive flags and output parser (`launchpad agents` shows what each runs). `#launchpad.agent.command#` overrides it when set.',
     scope: 'machine-overridable',
     restricted: true,
   },
@@ -82,6 +111,7 @@ export const SETTINGS = Object.fromEntries(Object.entries(SETTING_DECLARATIONS).
 function contributedProperty(s: SettingDeclaration): Record<string, unknown> {
   const property: Record<string, unknown> = { type: s.default === null ? [s.type, 'null'] : s.type, default: s.default };
   if (s.type === 'integer') Object.assign(property, { minimum: s.minimum, maximum: s.maximum });
+  if (s.type === 'string' && s.enum) Object.assign(property, { enum: s.enum, enumDescriptions: s.enumDescriptions });
   property.markdownDescription = s.markdownDescription;
   if (s.scope) property.scope = s.scope;
   return property;

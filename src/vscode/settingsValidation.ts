@@ -1,18 +1,25 @@
 // The settings' values checked with zod, from their declarations (settingsSchema.ts). Loaded with
 // the core on first use (coreLoader.ts): building zod schemas costs time activation does not have.
 import * as z from 'zod/mini';
-import { SETTING_DECLARATIONS, type LaunchpadSettings, type SettingDeclaration } from './settingsSchema';
+
+import { type LaunchpadSettings, SETTING_DECLARATIONS, type SettingDeclaration } from './settingsSchema';
 
 function valueSchema(s: SettingDeclaration) {
-  return s.type === 'string' ? z.string() : z.int().check(z.gte(s.minimum), z.lte(s.maximum));
+  if (s.type === 'string') return s.enum ? z.enum(s.enum as [string, ...string[]]) : z.string();
+  return z.int().check(z.gte(s.minimum), z.lte(s.maximum));
 }
 
 const settingsSchema = z.object(
-  Object.fromEntries(Object.entries(SETTING_DECLARATIONS).map(([name, s]: [string, SettingDeclaration]) => [name, z.optional(valueSchema(s))])),
+  Object.fromEntries(
+    Object.entries(SETTING_DECLARATIONS).map(([name, s]: [string, SettingDeclaration]) => [name, z.optional(valueSchema(s))]),
+  ),
 );
 
 /** The valid settings, and one problem per invalid one (`name: message`). */
-export function parseSettings(raw: Record<string, unknown>): { settings: LaunchpadSettings; invalid: Array<{ key: string; message: string }> } {
+export function parseSettings(raw: Record<string, unknown>): {
+  settings: LaunchpadSettings;
+  invalid: Array<{ key: string; message: string }>;
+} {
   const parsed = settingsSchema.safeParse(raw);
   if (parsed.success) return { settings: parsed.data as LaunchpadSettings, invalid: [] };
   const invalid = parsed.error.issues.map((i) => ({ key: String(i.path[0]), message: i.message }));

@@ -5,7 +5,10 @@ import * as vscode from 'vscode';
 export function requireTrust(action: string): boolean {
   if (vscode.workspace.isTrusted) return true;
   void vscode.window
-    .showWarningMessage(`Launchpad: ${action} is not available in Restricted Mode. Trust this workspace to run agents.`, 'Manage Workspace Trust')
+    .showWarningMessage(
+      `Launchpad: ${action} is not available in Restricted Mode. Trust this workspace to run agents.`,
+      'Manage Workspace Trust',
+    )
     .then((choice) => choice && vscode.commands.executeCommand('workbench.trust.manage'));
   return false;
 }

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+
 import { runCli } from './helpers/cli';
 import { git } from './helpers/gitRepo';
 import { readLog, readTasks } from './helpers/harness';
 import { tempDir } from './helpers/tmp';
 
-describe('launchpad demo (the README\'s first command)', () => {
+describe("launchpad demo (the README's first command)", () => {
   it('builds the sample repository and runs every task to completion, retrying the two that fail once', function () {
     this.timeout(120_000);
     const dir = join(tempDir(), 'demo');
@@ -14,12 +16,18 @@ describe('launchpad demo (the README\'s first command)', () => {
     assert.match(r.stdout, /all 6 tasks completed/);
 
     const tasks = readTasks(dir).tasks;
-    assert.deepEqual(tasks.map((t) => t.status), Array(6).fill('completed'));
+    assert.deepEqual(
+      tasks.map((t) => t.status),
+      Array(6).fill('completed'),
+    );
     assert.equal(tasks.find((t) => t.id === 'task-002')!.attempts, 2);
     assert.equal(tasks.find((t) => t.id === 'task-006')!.attempts, 2);
 
     const log = readLog(dir);
-    assert.ok(log.some((l) => /ERROR \[task-002\] \[TEST_FAIL\] .*should be 3/.test(l)), 'the failed validation is logged with its reason');
+    assert.ok(
+      log.some((l) => /ERROR \[task-002\] \[TEST_FAIL\] .*should be 3/.test(l)),
+      'the failed validation is logged with its reason',
+    );
     assert.ok(log.some((l) => /ERROR \[task-006\] \[AGENT_FAIL\]/.test(l)));
     // Six merge commits on main, one per task, and the checker passes on the merged result.
     const merges = git(dir, 'log', '--first-parent', '--merges', '--format=%s').split('\n');
@@ -28,6 +36,31 @@ describe('launchpad demo (the README\'s first command)', () => {
     for (const part of ['slugify', 'wordCount', 'capitalize', 'titleCase', 'index', 'docs']) {
       assert.match(require('node:child_process').execFileSync('node', ['check.js', part], { cwd: dir, encoding: 'utf8' }), /^ok/);
     }
+  });
+
+  it('labels the retries, ends with a summary, and every command it then tells you to type works as printed', function () {
+    this.timeout(120_000);
+    const dir = join(tempDir(), 'demo');
+    const r = runCli(['demo', '--dir', dir], { cwd: tempDir(), timeoutMs: 110_000, env: { PATH: process.env.PATH } });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /DISPATCH \[task-002\] .* \(attempt 2\/3\)\n/);
+    assert.match(r.stdout, /DISPATCH \[task-006\] .* \(attempt 2\/3\)\n/);
+    assert.doesNotMatch(r.stdout, /DISPATCH \[task-001\] .*attempt/, 'a first attempt is not labelled');
+    assert.match(r.stdout, /\nSummary: 6\/6 completed, 0 failed, 0 blocked, 0 pending/);
+    const commands = r.stdout
+      .slice(r.stdout.indexOf('Look at the result'))
+      .split('\n')
+      .slice(1)
+      .filter((l) => l.startsWith('  '))
+      .map((l) => l.trim());
+    assert.equal(commands.length, 4, r.stdout);
+    for (const command of commands) {
+      // Pasted into a shell somewhere else, with launchpad not (necessarily) on the PATH.
+      const pasted = spawnSync('sh', ['-c', command], { cwd: tempDir(), encoding: 'utf8' });
+      assert.equal(pasted.status, 0, `${command}\n${pasted.stderr}`);
+      assert.ok(pasted.stdout.trim(), `${command} printed nothing`);
+    }
+    if (commands[0]!.startsWith('node ')) assert.match(r.stdout, /npm link/, 'how to get launchpad on the PATH');
   });
 
   it('refuses a directory that is not empty', () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+
 import { CLI, runCli } from './helpers/cli';
 import { tempDir } from './helpers/tmp';
 

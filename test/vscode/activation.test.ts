@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { expectedExtensionRoot, requestScreenshot, waitFor } from './host';
 
 const ID = 'launchpad.launchpad';

@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { COMMANDS, CONTEXT_KEYS, SETTINGS, VIEWS } from '../../src/vscode/contributions';
 import { EXTENSION_ID, launchpad } from './launchpad';
 
@@ -25,9 +27,13 @@ describe('commands and contributions', () => {
   });
 
   it('registers every command package.json declares, and no launchpad.* command it does not', async () => {
-    const declared = manifest().contributes.commands.map((c) => c.command).sort();
+    const declared = manifest()
+      .contributes.commands.map((c) => c.command)
+      .sort();
     // VS Code adds <view id>.focus, .open, … for every view: those are not ours to declare.
-    const viewIds = Object.values(manifest().contributes.views).flat().map((v) => `${v.id}.`);
+    const viewIds = Object.values(manifest().contributes.views)
+      .flat()
+      .map((v) => `${v.id}.`);
     const registered = (await vscode.commands.getCommands(true))
       .filter((c) => c.startsWith('launchpad.') && !viewIds.some((v) => c.startsWith(v)))
       .sort();
@@ -52,10 +58,18 @@ describe('commands and contributions', () => {
     for (const key of Object.values(CONTEXT_KEYS)) assert.ok(whens.includes(key), `context key ${key} is used in package.json`);
   });
 
-  it('puts the SPEC commands in the palette under the Launchpad category', () => {
+  it('puts the documented commands in the palette under the Launchpad category', () => {
     const m = manifest();
     const hidden = new Set(m.contributes.menus.commandPalette!.filter((e) => e.when === 'false').map((e) => e.command));
-    for (const id of [COMMANDS.run, COMMANDS.stop, COMMANDS.status, COMMANDS.addTask, COMMANDS.init, COMMANDS.retryTask, COMMANDS.filterLog]) {
+    for (const id of [
+      COMMANDS.run,
+      COMMANDS.stop,
+      COMMANDS.status,
+      COMMANDS.addTask,
+      COMMANDS.init,
+      COMMANDS.retryTask,
+      COMMANDS.filterLog,
+    ]) {
       assert.equal(m.contributes.commands.find((c) => c.command === id)?.category, 'Launchpad', id);
       assert.ok(!hidden.has(id), `${id} is in the palette`);
     }

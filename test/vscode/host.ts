@@ -20,6 +20,23 @@ export async function requestScreenshot(name: string, timeoutMs = 15_000): Promi
   throw new Error(`no screenshot ${base}.png within ${timeoutMs} ms`);
 }
 
+/** The visible text of the workbench's parts when a screenshot was taken (innerText: cut labels are whole). */
+export interface ScreenText {
+  sidebar: string;
+  editor: string;
+  panel: string;
+  statusbar: string;
+}
+
+/** A screenshot, and the text of the workbench as it shows; undefined when no runner is listening. */
+export async function requestScreen(name: string, timeoutMs?: number): Promise<{ png: string; text: ScreenText } | undefined> {
+  const png = await requestScreenshot(name, timeoutMs);
+  if (!png) return undefined;
+  const text = JSON.parse(fs.readFileSync(png.replace(/\.png$/, '.json'), 'utf8')) as ScreenText & { error?: string };
+  if (text.error) throw new Error(`the runner could not read the workbench's text: ${text.error}`);
+  return { png, text };
+}
+
 /** The folder the extension under test must load from: the dev folder, or the .vsix install dir. */
 export const expectedExtensionRoot = (): string | undefined => process.env.HOST_TEST_EXTENSION_ROOT;
 

@@ -3,6 +3,7 @@
 // browser console there. Rejects when a test fails, so the host's exit code is 1.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import Mocha from 'mocha';
 
 /** Folders under out/test/vscode holding a suite of their own; all other *.test.js are "trusted".
@@ -24,7 +25,9 @@ export function suiteFiles(root: string, suite: string): string[] {
       return e.isDirectory() ? walk(rel) : rel.endsWith('.test.js') ? [rel] : [];
     });
   const inSuite = (f: string) => SUITE_DIRS.find((d) => f.startsWith(`${d}/`)) ?? 'trusted';
-  return walk('').filter((f) => inSuite(f) === suite).sort();
+  return walk('')
+    .filter((f) => inSuite(f) === suite)
+    .sort();
 }
 
 export async function run(): Promise<void> {
@@ -49,7 +52,15 @@ export async function run(): Promise<void> {
   });
 
   const count = (s: TestResult['state']) => tests.filter((t) => t.state === s).length;
-  const summary = { suite, files, passed: count('passed'), failed: count('failed'), pending: count('pending'), durationMs: Date.now() - started, tests };
+  const summary = {
+    suite,
+    files,
+    passed: count('passed'),
+    failed: count('failed'),
+    pending: count('pending'),
+    durationMs: Date.now() - started,
+    tests,
+  };
   if (process.env.HOST_TEST_RESULTS) fs.writeFileSync(process.env.HOST_TEST_RESULTS, JSON.stringify(summary, null, 2));
   if (summary.failed > 0) throw new Error(`${summary.failed} of ${tests.length} tests failed`);
   if (summary.passed === 0) throw new Error('no test passed');

@@ -3,7 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import type { TaskNode } from '../../src/vscode/views/taskTree';
 
@@ -68,7 +70,11 @@ export function tooltipText(item: vscode.TreeItem): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls an async check until it holds; the last failure's message explains a timeout. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+): Promise<T> {
   let last: unknown;
   for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(150)) {
     try {
@@ -90,4 +96,24 @@ export function editTaskFile(edit: (file: ReturnType<typeof readTaskFile>) => vo
   const file = readTaskFile();
   edit(file);
   fs.writeFileSync(tasksFile(), JSON.stringify(file, null, 2) + '\n');
+}
+
+/**
+ * Runs a command that asks in quick picks and answers each as a person at the keyboard would:
+ * Enter (the first item, which is the action) or Esc, until the command returns.
+ */
+export async function answeringPicks<T>(start: () => Thenable<T>, key: 'enter' | 'esc' = 'enter'): Promise<T> {
+  let settled = false;
+  const running = Promise.resolve(start()).finally(() => (settled = true));
+  const press = key === 'enter' ? 'workbench.action.acceptSelectedQuickOpenItem' : 'workbench.action.closeQuickOpen';
+  await eventually(
+    'the command to return',
+    async () => {
+      if (!settled) await vscode.commands.executeCommand(press);
+      await sleep(300);
+      return settled;
+    },
+    30_000,
+  );
+  return running;
 }

@@ -6,7 +6,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { expectedExtensionRoot, waitFor } from './host';
 
 const ID = 'launchpad.launchpad';
@@ -74,10 +76,17 @@ describe('packaging', () => {
     for (const needed of ['extension/package.json', 'extension/dist/extension.js', 'extension/dist/harness-tasks.schema.json']) {
       assert.ok(entries.includes(needed), `${needed} is missing`);
     }
-    assert.ok(entries.some((e) => /^extension\/readme\.md$/i.test(e)), 'README');
-    assert.ok(entries.some((e) => /^extension\/license/i.test(e)), 'LICENSE');
+    assert.ok(
+      entries.some((e) => /^extension\/readme\.md$/i.test(e)),
+      'README',
+    );
+    assert.ok(
+      entries.some((e) => /^extension\/license/i.test(e)),
+      'LICENSE',
+    );
     // Everything the manifest points at is packaged.
-    for (const file of referencedFiles(ext().packageJSON)) assert.ok(entries.includes(`extension/${file}`), `${file} is referenced but not packaged`);
+    for (const file of referencedFiles(ext().packageJSON))
+      assert.ok(entries.includes(`extension/${file}`), `${file} is referenced but not packaged`);
   });
 
   it('the installed copy is the one running, not the dev folder', function () {
@@ -95,9 +104,18 @@ describe('packaging', () => {
     assert.ok(!loaded.includes(path.join(REPO, 'dist', 'extension.js')), 'the dev bundle is not loaded');
     // What was installed is what the .vsix holds.
     const files = (dir: string, rel = ''): string[] =>
-      fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(dir, path.posix.join(rel, e.name)) : [path.posix.join(rel, e.name)]));
-    const packaged = zipEntries(vsix).filter((e) => e.startsWith('extension/') && !e.endsWith('/')).map((e) => e.slice('extension/'.length));
-    assert.deepEqual(files(installed).filter((f) => f !== '.vsixmanifest').sort(), packaged.sort());
+      fs
+        .readdirSync(path.join(dir, rel), { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? files(dir, path.posix.join(rel, e.name)) : [path.posix.join(rel, e.name)]));
+    const packaged = zipEntries(vsix)
+      .filter((e) => e.startsWith('extension/') && !e.endsWith('/'))
+      .map((e) => e.slice('extension/'.length));
+    assert.deepEqual(
+      files(installed)
+        .filter((f) => f !== '.vsixmanifest')
+        .sort(),
+      packaged.sort(),
+    );
   });
 
   it('its contributions are live: commands, the log language and grammar, the task file schema', async () => {
@@ -108,11 +126,19 @@ describe('packaging', () => {
     assert.ok(contributed.includes('launchpad.filterLog'));
     assert.ok((await vscode.languages.getLanguages()).includes('launchpad-log'));
     const grammar = (manifest.contributes.grammars as { language: string; path: string }[]).find((g) => g.language === 'launchpad-log')!;
-    assert.ok(JSON.parse(fs.readFileSync(path.join(ext().extensionPath, grammar.path), 'utf8')).patterns.length > 0, 'the grammar is no placeholder');
-    const schema = (manifest.contributes.jsonValidation as { fileMatch: string[]; url: string }[]).find((j) => j.fileMatch.includes('harness-tasks.json'))!;
+    assert.ok(
+      JSON.parse(fs.readFileSync(path.join(ext().extensionPath, grammar.path), 'utf8')).patterns.length > 0,
+      'the grammar is no placeholder',
+    );
+    const schema = (manifest.contributes.jsonValidation as { fileMatch: string[]; url: string }[]).find((j) =>
+      j.fileMatch.includes('harness-tasks.json'),
+    )!;
     assert.ok(fs.existsSync(path.join(ext().extensionPath, schema.url)));
     // A log file opens in the language, coloured by the grammar above.
-    const doc = await vscode.workspace.openTextDocument({ language: 'launchpad-log', content: '[2025-07-01T10:00:00Z] [SESSION-1] INIT ok\n' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'launchpad-log',
+      content: '[2025-07-01T10:00:00Z] [SESSION-1] INIT ok\n',
+    });
     assert.equal(doc.languageId, 'launchpad-log');
   });
 
@@ -133,9 +159,22 @@ describe('packaging', () => {
     const activateMs = span('ActivateExtension');
     const load = os.loadavg()[0]!;
     const cores = os.cpus().length;
-    const figures = { suite: process.env.HOST_TEST_SUITE, vsix: !!vsix, codeLoadMs, activateMs, totalMs: codeLoadMs + activateMs, loadAverage: load, cores, measuredAt: new Date().toISOString() };
+    const figures = {
+      suite: process.env.HOST_TEST_SUITE,
+      vsix: !!vsix,
+      codeLoadMs,
+      activateMs,
+      totalMs: codeLoadMs + activateMs,
+      loadAverage: load,
+      cores,
+      measuredAt: new Date().toISOString(),
+    };
     console.log(`activation: ${JSON.stringify(figures)}`);
-    if (process.env.HOST_TEST_RESULTS) fs.writeFileSync(path.join(path.dirname(process.env.HOST_TEST_RESULTS), 'activation-times.json'), JSON.stringify(figures, null, 2) + '\n');
+    if (process.env.HOST_TEST_RESULTS)
+      fs.writeFileSync(
+        path.join(path.dirname(process.env.HOST_TEST_RESULTS), 'activation-times.json'),
+        JSON.stringify(figures, null, 2) + '\n',
+      );
     assert.ok(codeLoadMs >= 0 && activateMs >= 0, `marks out of order: ${JSON.stringify(figures)}`);
   });
 });

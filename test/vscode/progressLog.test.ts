@@ -5,7 +5,9 @@ import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { FILTER_ITEMS, regexProblem } from '../../src/vscode/progressLog/filterCommand';
 import { requestScreenshot, waitFor } from './host';
 import { loadLogGrammar } from './progressLogGrammar';
@@ -13,7 +15,7 @@ import { loadLogGrammar } from './progressLogGrammar';
 const ID = 'launchpad.launchpad';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Seed 000's example log, then a second session with the types it does not show.
+// The protocol's example log, then a second session with the types it does not show.
 const LOG = [
   '[2025-07-01T10:00:00Z] [SESSION-1] INIT Launchpad runner initialized for project /path/to/project',
   '[2025-07-01T10:00:05Z] [SESSION-1] INIT Environment health check: PASS',
@@ -48,7 +50,13 @@ const ERROR_LINES = [14, 17, 23].map(line);
 const TASKS = {
   version: 3,
   tasks: [
-    { id: 'task-001', title: 'Implement user authentication', status: 'completed', attempts: 1, validation: { command: 'npm test -- --testPathPattern=auth' } },
+    {
+      id: 'task-001',
+      title: 'Implement user authentication',
+      status: 'completed',
+      attempts: 1,
+      validation: { command: 'npm test -- --testPathPattern=auth' },
+    },
     {
       id: 'task-002',
       title: 'Add rate limiting',
@@ -60,7 +68,14 @@ const TASKS = {
       validation: { command: 'npm test -- --testPathPattern=rate-limit' },
     },
     { id: 'task-003', title: 'Document the limits', status: 'pending', depends_on: ['task-002'], validation: { command: 'npm run docs' } },
-    { id: 'task-004', title: 'Fix the import graph', status: 'failed', attempts: 1, error_log: ['[AGENT_FAIL] Sub-agent could not resolve import errors'], validation: { command: 'npm run build' } },
+    {
+      id: 'task-004',
+      title: 'Fix the import graph',
+      status: 'failed',
+      attempts: 1,
+      error_log: ['[AGENT_FAIL] Sub-agent could not resolve import errors'],
+      validation: { command: 'npm run build' },
+    },
   ],
 };
 
@@ -87,7 +102,9 @@ function writeRepeated(file: string, block: string, times: number): Promise<void
     }
     fs.closeSync(fd);`;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script, file, block, String(times)], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } }, (err) => (err ? reject(err) : resolve()));
+    execFile(process.execPath, ['-e', script, file, block, String(times)], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } }, (err) =>
+      err ? reject(err) : resolve(),
+    );
   });
 }
 
@@ -146,7 +163,7 @@ describe('progress log', function () {
     assert.equal(doc.languageId, 'launchpad-log');
   });
 
-  it('colours each event type apart, with the host\'s own TextMate engine', async function () {
+  it("colours each event type apart, with the host's own TextMate engine", async function () {
     const grammar = await loadLogGrammar(vscode.extensions.getExtension(ID)!);
     if (!grammar) return this.skip(); // no vscode-textmate beside this host
     const scopesOf = (text: string, token: string): string => grammar.scopesAt(text, token).join(' ');
@@ -200,9 +217,12 @@ describe('progress log', function () {
         lifecycle: colour(0, 'INIT'),
       };
       const names = Object.keys(groups);
-      for (const a of names) for (const b of names) if (a < b) assert.notEqual(groups[a], groups[b], `${theme}: ${a} and ${b} look alike (${JSON.stringify(groups)})`);
+      for (const a of names)
+        for (const b of names)
+          if (a < b) assert.notEqual(groups[a], groups[b], `${theme}: ${a} and ${b} look alike (${JSON.stringify(groups)})`);
       const warn = colour(22, 'WARN');
-      for (const other of ['plain', 'error', 'success', 'dispatch']) assert.notEqual(warn, groups[other], `${theme}: WARN looks like ${other}`);
+      for (const other of ['plain', 'error', 'success', 'dispatch'])
+        assert.notEqual(warn, groups[other], `${theme}: WARN looks like ${other}`);
       assert.equal(colour(13, 'DISCARD'), groups.rollback);
       assert.equal(colour(9, 'MERGE'), groups.success);
       assert.equal(colour(8, 'PASS'), groups.success, 'result=PASS is a success');
@@ -225,9 +245,17 @@ describe('progress log', function () {
     assert.doesNotMatch(text, /command:launchpad\.revealTask/, 'the id is a link already');
 
     // An id in a message is a task too; a word that is no task id is not.
-    const inList = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, new vscode.Position(3, line(3).indexOf('task-004') + 1));
+    const inList = await vscode.commands.executeCommand<vscode.Hover[]>(
+      'vscode.executeHoverProvider',
+      doc.uri,
+      new vscode.Position(3, line(3).indexOf('task-004') + 1),
+    );
     assert.match(hoverText(inList), /Fix the import graph/);
-    const plain = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, new vscode.Position(3, line(3).indexOf('dispatching') + 1));
+    const plain = await vscode.commands.executeCommand<vscode.Hover[]>(
+      'vscode.executeHoverProvider',
+      doc.uri,
+      new vscode.Position(3, line(3).indexOf('dispatching') + 1),
+    );
     assert.doesNotMatch(hoverText(plain), /attempts/);
   });
 
@@ -254,7 +282,10 @@ describe('progress log', function () {
     const target = vscode.Uri.parse(`command:${command}?${encodeURIComponent(JSON.stringify(['task-001']))}`);
     const subs = [
       vscode.commands.registerCommand(command, (id: unknown) => calls.push(id)),
-      vscode.languages.registerDocumentLinkProvider({ language: 'plaintext' }, { provideDocumentLinks: (d) => (d === doc ? [new vscode.DocumentLink(new vscode.Range(0, 5, 0, 13), target)] : []) }),
+      vscode.languages.registerDocumentLinkProvider(
+        { language: 'plaintext' },
+        { provideDocumentLinks: (d) => (d === doc ? [new vscode.DocumentLink(new vscode.Range(0, 5, 0, 13), target)] : []) },
+      ),
     ];
     try {
       const editor = await vscode.window.showTextDocument(doc);
@@ -334,7 +365,11 @@ describe('progress log', function () {
     const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'no-log-'));
     const file = path.join(dir, 'harness-progress.txt');
     try {
-      const uri = vscode.Uri.from({ scheme: 'launchpad-log', path: '/harness-progress.txt (type ERROR)', query: new URLSearchParams({ file, type: 'ERROR' }).toString() });
+      const uri = vscode.Uri.from({
+        scheme: 'launchpad-log',
+        path: '/harness-progress.txt (type ERROR)',
+        query: new URLSearchParams({ file, type: 'ERROR' }).toString(),
+      });
       const doc = await vscode.workspace.openTextDocument(uri);
       assert.match(doc.getText(), /^# No line of .*harness-progress\.txt matches type ERROR yet\./);
       fs.writeFileSync(file, `${line(0)}\n${line(14)}\n`);
@@ -348,7 +383,8 @@ describe('progress log', function () {
     const uri = await vscode.commands.executeCommand<vscode.Uri>('launchpad.filterLog', { type: 'STATS' });
     let doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())!;
     doc = await vscode.languages.setTextDocumentLanguage(doc, 'plaintext'); // closes and reopens it
-    const stats = '[2025-07-01T12:10:00Z] [SESSION-3] STATS tasks_total=4 completed=2 failed=1 in_batch=0 pending=1 blocked=0 attempts_total=6';
+    const stats =
+      '[2025-07-01T12:10:00Z] [SESSION-3] STATS tasks_total=4 completed=2 failed=1 in_batch=0 pending=1 blocked=0 attempts_total=6';
     fs.appendFileSync(logFile, stats + '\n');
     await waitFor('the appended STATS line', () => doc.getText().endsWith(stats + '\n'));
     assert.equal(doc.getText(), `${line(18)}\n${line(25)}\n${stats}\n`);
@@ -369,7 +405,7 @@ describe('progress log', function () {
     assert.equal(doc.getText(), `${line(8)}\n${line(12)}\n`);
   });
 
-  it('offers seed 000\'s filters in a quick pick and opens the one chosen', async () => {
+  it("offers the protocol's filters in a quick pick and opens the one chosen", async () => {
     const offered = FILTER_ITEMS.map((i) => i.values ?? i.ask);
     assert.deepEqual(offered, [
       { type: 'ERROR' },
@@ -410,7 +446,11 @@ describe('progress log', function () {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === session!.toString())!;
     assert.ok(doc.lineCount > 3);
     assert.ok(
-      doc.getText().trimEnd().split('\n').every((l) => l.includes(`[SESSION-${newest}]`)),
+      doc
+        .getText()
+        .trimEnd()
+        .split('\n')
+        .every((l) => l.includes(`[SESSION-${newest}]`)),
       `only session ${newest}:\n${doc.getText()}`,
     );
   });
@@ -424,19 +464,32 @@ describe('progress log', function () {
       // written by a child process so this extension host stays responsive meanwhile.
       const blocks = Math.ceil(1_000_000 / LOG.length);
       await writeRepeated(big, LOG.join('\n') + '\n', blocks);
-      const uri = vscode.Uri.from({ scheme: 'launchpad-log', path: '/harness-progress.txt (type ERROR)', query: new URLSearchParams({ file: big, type: 'ERROR' }).toString() });
+      const uri = vscode.Uri.from({
+        scheme: 'launchpad-log',
+        path: '/harness-progress.txt (type ERROR)',
+        query: new URLSearchParams({ file: big, type: 'ERROR' }).toString(),
+      });
       const started = Date.now();
       const doc = await vscode.workspace.openTextDocument(uri);
       const openMs = Date.now() - started;
       const errors = blocks * ERROR_LINES.length;
       assert.equal(doc.lineCount, 50_000 + 2, 'a note, the newest 50,000 lines, the final empty line');
-      assert.match(doc.lineAt(0).text, new RegExp(`^# ${(errors - 50_000).toLocaleString('en')} earlier matching lines are not shown here: \`launchpad log --type ERROR\``));
+      assert.match(
+        doc.lineAt(0).text,
+        new RegExp(
+          `^# ${(errors - 50_000).toLocaleString('en')} earlier matching lines are not shown here: \`launchpad log --type ERROR\``,
+        ),
+      );
       assert.equal(doc.lineAt(50_000).text, ERROR_LINES[2]!.replace('SESSION-2', `SESSION-${blocks}`));
       await vscode.window.showTextDocument(doc);
       // Too long for links (VS Code would ask for all of them after each append): the hover has it.
       const links = await vscode.commands.executeCommand<vscode.DocumentLink[]>('vscode.executeLinkProvider', uri);
       assert.equal(links.length, 0);
-      const hover = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, new vscode.Position(1, doc.lineAt(1).text.indexOf('task-') + 1));
+      const hover = await vscode.commands.executeCommand<vscode.Hover[]>(
+        'vscode.executeHoverProvider',
+        uri,
+        new vscode.Position(1, doc.lineAt(1).text.indexOf('task-') + 1),
+      );
       assert.match(hoverText(hover), /\(command:launchpad\.revealTask\?%5B%22task-00[24]%22%5D\)/);
 
       // Appends: the view keeps its size; the note counts the lines it no longer shows; the
@@ -456,7 +509,9 @@ describe('progress log', function () {
         assert.match(doc.lineAt(0).text, new RegExp(`^# ${(errors + k - 50_000).toLocaleString('en')} earlier matching lines`));
       }
       watch.dispose();
-      console.log(`1,000,000-line log: view opened in ${openMs} ms; appends shown in ${times.join(', ')} ms; largest edit ${largestChange} characters`);
+      console.log(
+        `1,000,000-line log: view opened in ${openMs} ms; appends shown in ${times.join(', ')} ms; largest edit ${largestChange} characters`,
+      );
       // How fast is for bench/extensionLogView.mjs; what the test holds is that an append edits
       // the view where it changed instead of replacing it whole.
       assert.ok(largestChange < 1_000, `an append replaced ${largestChange} characters of the view`);
@@ -472,7 +527,10 @@ describe('progress log', function () {
     await vscode.commands.executeCommand('vscode.setEditorLayout', { orientation: 1, groups: [{ size: 0.62 }, { size: 0.38 }] });
     await vscode.commands.executeCommand('workbench.action.focusSecondEditorGroup');
     await vscode.commands.executeCommand('launchpad.filterLog', { type: 'ERROR' });
-    const log = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(logFile), { viewColumn: vscode.ViewColumn.One, preview: false });
+    const log = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(logFile), {
+      viewColumn: vscode.ViewColumn.One,
+      preview: false,
+    });
     const at = new vscode.Position(14, line(14).indexOf('task-002') + 2);
     log.selection = new vscode.Selection(at, at);
     await sleep(1_000);

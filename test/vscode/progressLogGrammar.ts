@@ -3,6 +3,7 @@
 // scopes a token gets. The extension API has no way to read the editor's tokens.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
 
 interface Token {
@@ -30,14 +31,17 @@ export async function loadLogGrammar(ext: vscode.Extension<unknown>): Promise<Lo
   const onig = require(path.join(modules, 'vscode-oniguruma'));
   const wasm = fs.readFileSync(path.join(modules, 'vscode-oniguruma', 'release', 'onig.wasm'));
   await onig.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength)); // a second call reuses the first
-  const contributed = (ext.packageJSON.contributes.grammars as { language: string; scopeName: string; path: string }[]).find((g) => g.language === 'launchpad-log')!;
+  const contributed = (ext.packageJSON.contributes.grammars as { language: string; scopeName: string; path: string }[]).find(
+    (g) => g.language === 'launchpad-log',
+  )!;
   const file = path.join(ext.extensionPath, contributed.path);
   const registry = new tm.Registry({
     onigLib: Promise.resolve({
       createOnigScanner: (patterns: string[]) => new onig.OnigScanner(patterns),
       createOnigString: (s: string) => new onig.OnigString(s),
     }),
-    loadGrammar: async (scope: string) => (scope === contributed.scopeName ? tm.parseRawGrammar(fs.readFileSync(file, 'utf8'), file) : null),
+    loadGrammar: async (scope: string) =>
+      scope === contributed.scopeName ? tm.parseRawGrammar(fs.readFileSync(file, 'utf8'), file) : null,
   });
   const grammar: Grammar = await registry.loadGrammar(contributed.scopeName);
   const offset = (line: string, text: string) => {
@@ -54,7 +58,10 @@ export async function loadLogGrammar(ext: vscode.Extension<unknown>): Promise<Lo
     },
     colourAt(theme, line, text) {
       if (themed !== theme) {
-        registry.setTheme({ name: theme, settings: themeRules(path.join(vscode.env.appRoot, 'extensions', 'theme-defaults', 'themes', `${theme}.json`)) });
+        registry.setTheme({
+          name: theme,
+          settings: themeRules(path.join(vscode.env.appRoot, 'extensions', 'theme-defaults', 'themes', `${theme}.json`)),
+        });
         themed = theme;
       }
       const at = offset(line, text);
@@ -68,7 +75,14 @@ export async function loadLogGrammar(ext: vscode.Extension<unknown>): Promise<Lo
 
 /** A theme's token rules, its `include`s first (JSON with comments and trailing commas). */
 function themeRules(file: string): { scope?: string | string[]; settings: object }[] {
-  const json = JSON.parse(fs.readFileSync(file, 'utf8').replace(/^\s*\/\/.*$/gm, '').replace(/,(\s*[}\]])/g, '$1'));
-  const base = json.include ? themeRules(path.join(path.dirname(file), json.include)) : [{ settings: { foreground: '#000001', background: '#000002' } }];
+  const json = JSON.parse(
+    fs
+      .readFileSync(file, 'utf8')
+      .replace(/^\s*\/\/.*$/gm, '')
+      .replace(/,(\s*[}\]])/g, '$1'),
+  );
+  const base = json.include
+    ? themeRules(path.join(path.dirname(file), json.include))
+    : [{ settings: { foreground: '#000001', background: '#000002' } }];
   return [...base, ...((json.tokenColors ?? []) as { scope?: string | string[]; settings: object }[])];
 }

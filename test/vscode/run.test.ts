@@ -2,14 +2,29 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import type { RunOutcome } from '../../src/core/controller/types';
 import { processIdentity } from '../../src/core/processIdentity';
+import { statusUri } from '../../src/vscode/commands/statusDocument';
 import { COMMANDS, SETTINGS, TASK_TYPE } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
 import { requestScreenshot } from './host';
-import { cli, editTaskFile, eventually, git, launchpad, progressFile, readTaskFile, shownTasks, tooltipText, workspaceRoot } from './launchpad';
+import {
+  answeringPicks,
+  cli,
+  editTaskFile,
+  eventually,
+  git,
+  launchpad,
+  progressFile,
+  readTaskFile,
+  shownTasks,
+  tooltipText,
+  workspaceRoot,
+} from './launchpad';
 
 /** Runs like a person: the command, then waits for the run it started. */
 async function runAndWait(api: LaunchpadApi): Promise<RunOutcome> {
@@ -43,7 +58,13 @@ describe('run', function () {
     const lock = path.join(workspaceRoot(), '.launchpad/session.lock');
     fs.mkdirSync(lock, { recursive: true });
     // A live holder: this very process, with its identity, as the core records one.
-    const holder = { pid: process.pid, identity: processIdentity(process.pid), host: os.hostname(), command: 'launchpad run', acquired_at: new Date().toISOString() };
+    const holder = {
+      pid: process.pid,
+      identity: processIdentity(process.pid),
+      host: os.hostname(),
+      command: 'launchpad run',
+      acquired_at: new Date().toISOString(),
+    };
     fs.writeFileSync(path.join(lock, 'holder.json'), JSON.stringify(holder));
     try {
       await vscode.commands.executeCommand(COMMANDS.run);
@@ -59,7 +80,8 @@ describe('run', function () {
     const agent = config.get<string>(SETTINGS.agentCommand);
     await config.update(SETTINGS.agentCommand, '', vscode.ConfigurationTarget.Workspace);
     try {
-      await vscode.commands.executeCommand(COMMANDS.run);
+      // Run asks which agent (run/agentPick.ts); Esc there starts nothing.
+      await answeringPicks(() => vscode.commands.executeCommand(COMMANDS.run), 'esc');
       assert.equal(api.runs.active, undefined);
     } finally {
       await config.update(SETTINGS.agentCommand, agent, vscode.ConfigurationTarget.Workspace);
@@ -83,6 +105,40 @@ describe('run', function () {
     assert.equal(api.runs.active, undefined);
   });
 
+  it("told the person: the run's end with its counts, and the task that used all its attempts, with buttons that work", async () => {
+    const notices = api.notices();
+    const ended = notices.filter((n) => n.message.startsWith('Launchpad: stopped: nothing left that can run')).at(-1);
+    assert.ok(ended, notices.map((n) => n.message).join('\n'));
+    assert.equal(ended.severity, 'warning');
+    assert.match(ended.message, /\(2\/5 completed, 1 failed, 1 blocked, \d+ pending, 0 in progress\)$/);
+    assert.deepEqual(Object.keys(ended.actions), ['Show Failures', 'Open Log']);
+    const exhausted = notices.find((n) => n.message.startsWith('Launchpad: task-003 '));
+    assert.ok(exhausted, notices.map((n) => n.message).join('\n'));
+    assert.equal(
+      exhausted.message,
+      'Launchpad: task-003 "Parse front matter [fail]" failed its only attempt: [AGENT_FAIL] could not parse the front matter fixture',
+    );
+    assert.deepEqual(Object.keys(exhausted.actions), ['Retry', 'Show Error']);
+    assert.ok(notices.indexOf(exhausted) < notices.indexOf(ended), 'told as it happened, before the end');
+
+    // Show Failures: this session's ERROR lines, task-003's among them.
+    await ended.actions['Show Failures']!();
+    const failures = await eventually('the filtered log of the failures', () => {
+      const doc = vscode.window.activeTextEditor?.document;
+      return doc?.uri.scheme === 'launchpad-log' && /ERROR \[task-003\]/.test(doc.getText()) ? doc : undefined;
+    });
+    assert.match(failures.getText(), /ERROR \[task-003\] \[AGENT_FAIL\] could not parse the front matter fixture/);
+    assert.doesNotMatch(failures.getText(), / (DISPATCH|MERGE|VALIDATE) /);
+    // Show Error: the task's last line in the progress log.
+    await exhausted.actions['Show Error']!();
+    const log = await eventually('the progress log', () =>
+      vscode.window.activeTextEditor?.document.uri.fsPath === progressFile() ? vscode.window.activeTextEditor : undefined,
+    );
+    assert.match(log.document.lineAt(log.selection.active.line).text, /ERROR \[task-003\] \[AGENT_FAIL\]/);
+    // Retry runs a command that exists (clicking it is tested below, through the Tasks view).
+    assert.ok((await vscode.commands.getCommands(true)).includes(COMMANDS.retryTask));
+  });
+
   it('ran each task in one VS Code task and terminal of its own, named after it', async () => {
     // Task events reach the extension host a little after the fact.
     const ours = await eventually('a started VS Code task for each dispatched task', () => {
@@ -90,22 +146,77 @@ describe('run', function () {
       const ids = new Set(list.map((t) => t.definition.taskId as string));
       return ['task-001', 'task-002', 'task-003'].every((id) => ids.has(id)) ? list : undefined;
     });
-    for (const id of ['task-001', 'task-002', 'task-003']) assert.equal(ours.filter((t) => t.definition.taskId === id).length, 1, `one task for ${id}`);
-    assert.ok(ours.some((t) => t.name === 'task-001: Add slugify()'));
+    for (const id of ['task-001', 'task-002', 'task-003'])
+      assert.equal(ours.filter((t) => t.definition.taskId === id).length, 1, `one task for ${id}`);
+    assert.ok(ours.some((t) => t.name === 'Add slugify() · task-001'));
     const names = vscode.window.terminals.map((t) => t.name);
-    for (const id of ['task-001', 'task-002', 'task-003']) assert.ok(names.some((n) => n.includes(`${id}: `)), `a terminal for ${id} in ${names.join(' | ')}`);
+    const expected = ['Add slugify() · task-001', 'Use slugify in page titles · task-002', 'Parse front matter [fail] · task-003'];
+    for (const name of expected) assert.ok(names.includes(name), `a terminal "${name}" in ${names.join(' | ')}`);
+    // The terminal list beside the panel shows a name's first characters: they tell these apart.
+    assert.equal(new Set(expected.map((n) => n.slice(0, 7))).size, expected.length);
   });
 
   it('shows the outcome in the sidebar (screenshot sidebar-after-run)', async () => {
     await vscode.commands.executeCommand('workbench.view.extension.launchpad');
     await vscode.commands.executeCommand('launchpad.tasks.focus');
-    await vscode.commands.executeCommand(COMMANDS.status);
-    const status = vscode.window.activeTextEditor?.document;
-    assert.equal(status?.uri.scheme, 'launchpad-status');
-    assert.match(status!.getText(), /\| task-003 \| Parse front matter \[fail\] \| Failed \(attempts exhausted\) \| 1\/1 \| \[AGENT_FAIL\]/);
+    const uri = await vscode.commands.executeCommand<vscode.Uri>(COMMANDS.status);
+    assert.equal(uri?.toString(), statusUri().toString());
+    // Rendered: the active tab is VS Code's Markdown preview (of the status document).
+    await eventually('the status preview', () => {
+      const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+      return input instanceof vscode.TabInputWebview && input.viewType.includes('markdown.preview');
+    });
+    const status = await vscode.workspace.openTextDocument(statusUri());
+    assert.match(status.getText(), /\| task-003 \| Parse front matter \[fail\] \| Failed \(attempts exhausted\) \| 1\/1 \| \[AGENT_FAIL\]/);
+    // It follows the files: an edit shows without running Status again.
+    const retitle = (title: string) => editTaskFile((f) => void (f.tasks.find((t) => t.id === 'task-005')!.title = title));
+    retitle('Write the docs (edited)');
+    try {
+      await eventually('the edit in the status', () => status.getText().includes('| task-005 | Write the docs (edited) |'));
+    } finally {
+      retitle('Write the docs');
+    }
+    await eventually('the title back in the status', () => status.getText().includes('| task-005 | Write the docs |'));
     await api.views.revealTask('task-003');
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 3000)); // the preview paints, for a person looking at the screenshot
     await requestScreenshot('sidebar-after-run');
+  });
+
+  it('lists the run and each validation command in "Tasks: Run Task"', async () => {
+    const listed = await vscode.tasks.fetchTasks({ type: TASK_TYPE });
+    const byName = new Map(listed.map((t) => [t.name, t]));
+    assert.deepEqual(
+      listed.map((t) => t.name),
+      [
+        'Run',
+        'validate task-001 · Add slugify()',
+        'validate task-002 · Use slugify in page titles',
+        'validate task-003 · Parse front matter [fail]',
+        'validate task-004 · Render the index page',
+      ],
+      'the run, then one per task with a validation command (task-005 has none)',
+    );
+    for (const t of listed) assert.equal(t.source, 'Launchpad');
+    assert.deepEqual(byName.get('Run')!.definition, { type: TASK_TYPE, action: 'run' });
+    assert.deepEqual(byName.get('validate task-001 · Add slugify()')!.definition, {
+      type: TASK_TYPE,
+      action: 'validate',
+      taskId: 'task-001',
+    });
+    // A validation runs in the repository as it is: task-001's work is merged, task-003's is not.
+    const exitOf = async (name: string) => {
+      const ended = new Promise<number | undefined>((resolve) => {
+        const sub = vscode.tasks.onDidEndTaskProcess((e) => {
+          if (e.execution.task.name !== name) return;
+          sub.dispose();
+          resolve(e.exitCode);
+        });
+      });
+      await vscode.tasks.executeTask(byName.get(name)!);
+      return ended;
+    };
+    assert.equal(await exitOf('validate task-001 · Add slugify()'), 0);
+    assert.equal(await exitOf('validate task-003 · Parse front matter [fail]'), 1);
   });
 
   it('hovers a failed task with its error log, output tail and validation command', async () => {
@@ -133,7 +244,11 @@ describe('run', function () {
     );
     const line = editor.document.lineAt(editor.selection.active.line).text;
     assert.match(line, /\] [A-Za-z_]+ \[task-003\]/);
-    const lastMention = editor.document.getText().split('\n').filter((l) => / \[task-003\]/.test(l)).at(-1);
+    const lastMention = editor.document
+      .getText()
+      .split('\n')
+      .filter((l) => / \[task-003\]/.test(l))
+      .at(-1);
     assert.equal(line, lastMention);
   });
 
@@ -180,7 +295,10 @@ describe('run', function () {
     const startedBefore = started.length;
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active!;
-    const terminal = await eventually(`the terminal of ${id}`, () => vscode.window.terminals.find((t) => t.name.includes(`${id}: `)));
+    // Named while it runs: the title first (the terminal list shows the first characters), then the id.
+    const terminal = await eventually(`the terminal of ${id}`, () =>
+      vscode.window.terminals.find((t) => t.name === `Wait for a review [slow] · ${id}`),
+    );
     await eventually(`${id} running`, () => readTaskFile().tasks.find((t) => t.id === id)?.status === 'in_progress');
     await new Promise((r) => setTimeout(r, 500)); // the agent is sleeping now
     const closedAt = Date.now();
@@ -200,6 +318,38 @@ describe('run', function () {
     });
   });
 
+  it('asks before retrying a task whose attempts are used up, in a quick pick; "Run" in Run Task then takes it', async () => {
+    // task-003 failed three times in the run above: its attempts are used up.
+    assert.equal(api.model.snapshot?.byId.get('task-003')?.state, 'failed');
+    const click = (await taskItem(api, 'task-003')).item.command!;
+    const clickIt = () => vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
+    // Esc: nothing changes.
+    await answeringPicks(clickIt, 'esc');
+    assert.equal(readTaskFile().tasks.find((t) => t.id === 'task-003')?.status, 'failed');
+    // Enter on the first item, "Retry": a fresh budget.
+    await answeringPicks(clickIt);
+    let t3 = readTaskFile().tasks.find((t) => t.id === 'task-003')!;
+    assert.deepEqual([t3.status, t3.attempts], ['pending', 0]);
+    const retried = fs.readFileSync(progressFile(), 'utf8').length;
+
+    // The run from "Tasks: Run Task": the same run, in a terminal of its own.
+    const runTask = (await vscode.tasks.fetchTasks({ type: TASK_TYPE })).find((t) => t.definition.action === 'run')!;
+    const ended = new Promise<number | undefined>((resolve) => {
+      const sub = vscode.tasks.onDidEndTaskProcess((e) => {
+        if (e.execution.task.definition.action !== 'run') return;
+        sub.dispose();
+        resolve(e.exitCode);
+      });
+    });
+    await vscode.tasks.executeTask(runTask);
+    const run = await eventually('the run started by the task', () => api.runs.active);
+    const outcome = await run.done;
+    t3 = readTaskFile().tasks.find((t) => t.id === 'task-003')!;
+    assert.ok((t3.attempts as number) >= 1, 'the run took task-003 again');
+    assert.match(fs.readFileSync(progressFile(), 'utf8').slice(retried), /DISPATCH \[task-003\]/);
+    assert.equal(await ended, outcome.exitCode, "the terminal ends with the run's exit code");
+  });
+
   it('stops: agents end, their task stays in progress, the lock is released', async () => {
     const id = cli('add', 'Another review [slow]', '--validate', 'true', '--files', 'src/slow2/').trim();
     await vscode.commands.executeCommand(COMMANDS.run);
@@ -211,6 +361,6 @@ describe('run', function () {
     assert.equal(outcome.reason, 'stopped');
     assert.equal(readTaskFile().tasks.find((t) => t.id === id)?.status, 'in_progress');
     assert.ok(!fs.existsSync(path.join(workspaceRoot(), '.launchpad/session.lock')), 'lock released');
-    assert.match(fs.readFileSync(progressFile(), "utf8"), /STATS .*in_batch=[1-9]/);
+    assert.match(fs.readFileSync(progressFile(), 'utf8'), /STATS .*in_batch=[1-9]/);
   });
 });

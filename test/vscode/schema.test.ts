@@ -3,7 +3,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { taskFileJsonSchema } from '../../src/core/taskFile/jsonSchema';
 import { waitFor } from './host';
 
@@ -23,7 +25,10 @@ const taskFile = (status: string) =>
     2,
   ) + '\n';
 
-const schemaProblems = (uri: vscode.Uri) => vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'json' || /Value is not accepted|Incorrect type|Missing property/.test(d.message));
+const schemaProblems = (uri: vscode.Uri) =>
+  vscode.languages
+    .getDiagnostics(uri)
+    .filter((d) => d.source === 'json' || /Value is not accepted|Incorrect type|Missing property/.test(d.message));
 
 describe('task file schema', () => {
   let dir: string;
@@ -88,6 +93,9 @@ describe('task file schema', () => {
     await waitFor('the broken file to be reported', () => schemaProblems(badDoc.uri).length > 0, 45_000);
     await vscode.window.showTextDocument(goodDoc, { preview: false });
     await new Promise((r) => setTimeout(r, 1_500));
-    assert.deepEqual(vscode.languages.getDiagnostics(goodDoc.uri).map((d) => d.message), []);
+    assert.deepEqual(
+      vscode.languages.getDiagnostics(goodDoc.uri).map((d) => d.message),
+      [],
+    );
   });
 });

@@ -70,12 +70,29 @@ export async function setup(dir: string): Promise<void> {
   write('tools/agent.sh', AGENT, 0o755);
   write(
     '.gitignore',
-    ['harness-tasks.json', 'harness-tasks.json.bak', 'harness-tasks.json.tmp', 'harness-tasks.json.corrupt-*', 'harness-progress.txt', '.harness-active', '.launchpad/', '.vscode/', ''].join('\n'),
+    [
+      'harness-tasks.json',
+      'harness-tasks.json.bak',
+      'harness-tasks.json.tmp',
+      'harness-tasks.json.corrupt-*',
+      'harness-progress.txt',
+      '.harness-active',
+      '.launchpad/',
+      '.vscode/',
+      '',
+    ].join('\n'),
   );
   git('add', '-A');
   git('commit', '-q', '-m', 'fixture');
 
-  write('harness-tasks.json', JSON.stringify({ version: 3, session_config: { max_parallel_agents: 2 }, tasks: SETUP_TASKS, session_count: 0 }, null, 2) + '\n');
+  write(
+    'harness-tasks.json',
+    JSON.stringify(
+      { version: 3, session_config: { max_parallel_agents: 2, retry_backoff_seconds: 0 }, tasks: SETUP_TASKS, session_count: 0 },
+      null,
+      2,
+    ) + '\n',
+  );
   write('harness-progress.txt', '');
   write('.vscode/settings.json', JSON.stringify({ 'launchpad.agent.command': path.join(dir, 'tools/agent.sh') }, null, 2) + '\n');
 }

@@ -1,10 +1,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
-import { eventually, launchpad, progressFile, readTaskFile, tasksFile, workspaceRoot } from './launchpad';
+import { answeringPicks, eventually, launchpad, progressFile, readTaskFile, tasksFile, workspaceRoot } from './launchpad';
 
 describe('task edits from the editor', () => {
   let api: LaunchpadApi;
@@ -23,9 +25,15 @@ describe('task edits from the editor', () => {
     });
     assert.match(id ?? '', /^task-\d{3}$/);
     const t = readTaskFile().tasks.find((x) => x.id === id)!;
-    assert.deepEqual([t.title, t.status, t.priority, t.depends_on, t.files_hint], ['Add a sitemap', 'pending', 'P2', ['task-001'], ['src/sitemap/']]);
+    assert.deepEqual(
+      [t.title, t.status, t.priority, t.depends_on, t.files_hint],
+      ['Add a sitemap', 'pending', 'P2', ['task-001'], ['src/sitemap/']],
+    );
     assert.equal((t.validation as { command: string }).command, 'test -f sitemap.xml');
-    assert.match(fs.readFileSync(progressFile(), 'utf8'), new RegExp(`INIT \\[${id}\\] task added: "Add a sitemap" priority=P2 depends_on=\\[task-001\\]`));
+    assert.match(
+      fs.readFileSync(progressFile(), 'utf8'),
+      new RegExp(`INIT \\[${id}\\] task added: "Add a sitemap" priority=P2 depends_on=\\[task-001\\]`),
+    );
     await eventually(`${id} in the model`, () => api.model.snapshot?.byId.has(id!));
   });
 
@@ -49,10 +57,22 @@ describe('task edits from the editor', () => {
     assert.equal(fs.readFileSync(tasksFile(), 'utf8'), before);
   });
 
+  it("asks in a quick pick before initializing (the welcome view's button); Esc changes nothing", async () => {
+    const names = ['harness-tasks.json', 'harness-progress.txt', '.gitignore', '.harness-active'];
+    const read = () =>
+      names.map((f) => (fs.existsSync(path.join(workspaceRoot(), f)) ? fs.readFileSync(path.join(workspaceRoot(), f), 'utf8') : null));
+    const before = read();
+    await answeringPicks(() => vscode.commands.executeCommand(COMMANDS.init), 'esc');
+    assert.deepEqual(read(), before);
+  });
+
   it('initializes an existing harness without touching it', async () => {
     const files = ['harness-tasks.json', 'harness-progress.txt', '.gitignore'].map((f) => path.join(workspaceRoot(), f));
     const before = files.map((f) => fs.readFileSync(f, 'utf8'));
     await vscode.commands.executeCommand(COMMANDS.init, { gitignore: false });
-    assert.deepEqual(files.map((f) => fs.readFileSync(f, 'utf8')), before);
+    assert.deepEqual(
+      files.map((f) => fs.readFileSync(f, 'utf8')),
+      before,
+    );
   });
 });

@@ -1,11 +1,14 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
 import { PAGE_SIZE } from '../../src/vscode/views/taskTree';
-import { cli, eventually, launchpad, shownTasks, tasksFile, tooltipText, type ShownItem } from './launchpad';
+import { requestScreen } from './host';
+import { cli, eventually, launchpad, type ShownItem, shownTasks, tasksFile, tooltipText } from './launchpad';
 
 const idOf = (s: ShownItem) => (s.node.kind === 'task' ? s.node.taskId : undefined);
 
@@ -26,11 +29,13 @@ describe('tasks view', () => {
       for (const child of g.children) {
         const entry = s.byId.get(idOf(child)!)!;
         assert.equal(g.label, STATE_LABELS[entry.state], `${entry.id} is under the group of its state`);
-        assert.equal(child.label, `${entry.id}: ${entry.title}`);
+        assert.equal(child.label, entry.id);
         assert.match(String(child.item.contextValue), new RegExp(`^task:${entry.state}(:|$)`));
         assert.deepEqual(child.item.command?.arguments, [entry.id]);
         assert.equal(child.item.command?.command, COMMANDS.taskClicked);
-        assert.match(String(child.item.description), /^P[012] · attempts \d+\/\d+/);
+        const description = String(child.item.description);
+        assert.ok(description.startsWith(`${entry.attempts}/${entry.max_attempts} · ${entry.priority} · `), description);
+        assert.ok(description.endsWith(` · ${entry.title}`), description);
       }
     }
     // task-005 has no validation command, whatever else has happened in this workspace.
@@ -48,15 +53,25 @@ describe('tasks view', () => {
     const under = (items: ShownItem[], id: string) => items.find((i) => idOf(i) === id)?.children ?? [];
     const t002 = under(roots, 'task-001').find((c) => idOf(c) === 'task-002');
     assert.ok(t002, 'task-002 is under task-001');
-    assert.ok(t002.children.some((c) => idOf(c) === 'task-004'), 'task-004 is under task-002');
-    assert.ok(under(roots, 'task-003').some((c) => idOf(c) === 'task-004'), 'and under task-003 too');
+    assert.ok(
+      t002.children.some((c) => idOf(c) === 'task-004'),
+      'task-004 is under task-002',
+    );
+    assert.ok(
+      under(roots, 'task-003').some((c) => idOf(c) === 'task-004'),
+      'and under task-003 too',
+    );
     await vscode.commands.executeCommand(COMMANDS.viewByState);
     assert.equal(api.views.tasks.mode, 'state');
   });
 
   it('reveals a task by id (the progress log links to it)', async () => {
     await vscode.commands.executeCommand(COMMANDS.revealTask, 'task-002');
-    await eventually('task-002 selected', () => api.views.tasksView.selection[0]?.kind === 'task' && (api.views.tasksView.selection[0] as { taskId: string }).taskId === 'task-002');
+    await eventually(
+      'task-002 selected',
+      () =>
+        api.views.tasksView.selection[0]?.kind === 'task' && (api.views.tasksView.selection[0] as { taskId: string }).taskId === 'task-002',
+    );
   });
 
   it('follows a task added by the CLI in another process', async () => {
@@ -65,6 +80,84 @@ describe('tasks view', () => {
       const groups = await shownTasks(api);
       return groups.some((g) => g.children.some((c) => idOf(c) === id));
     });
+  });
+
+  it('lays a task row out for a narrow sidebar: id, attempts, priority, then the title (screenshot tasks-default-width)', async () => {
+    const good = fs.readFileSync(tasksFile(), 'utf8');
+    const row = (id: string, title: string, extra: Record<string, unknown>) => ({
+      id,
+      title,
+      status: 'pending',
+      priority: 'P1',
+      depends_on: [],
+      attempts: 0,
+      max_attempts: 3,
+      validation: { command: 'true' },
+      error_log: [],
+      ...extra,
+    });
+    const checkpoint = { step: 2, total: 5, description: 'tokenizer done', timestamp: '2026-01-01T00:00:00Z' };
+    const failed = ['[TEST_FAIL] npm test exited with 1'];
+    const rows = [
+      row('task-011', 'Parse the front matter of every page', { status: 'in_progress', attempts: 1, checkpoints: [checkpoint] }),
+      row('task-012', 'Render the index page', { priority: 'P0' }),
+      row('task-013', 'Add slugify() to src/text', { status: 'failed', attempts: 1, error_log: failed }),
+      row('task-014', 'Use slugify in page titles', { status: 'failed', attempts: 3, priority: 'P2', error_log: failed }),
+      row('task-015', 'Write the docs', { validation: { command: null } }),
+      row('task-016', 'Publish the site', { depends_on: ['task-011'] }),
+      row('task-017', 'Link the pages', { depends_on: ['task-014'] }),
+      row('task-018', 'Set up the repository', { status: 'completed', attempts: 2 }),
+    ];
+    // label, description, group: what a person reads at the default sidebar width, in order.
+    const expected: Array<[string, string, string]> = [
+      ['task-011', '1/3 · P1 · step 2/5 · Parse the front matter of every page', STATE_LABELS.running],
+      ['task-012', '0/3 · P0 · Render the index page', STATE_LABELS.ready],
+      ['task-013', '1/3 · P1 · Add slugify() to src/text', STATE_LABELS.retryable],
+      ['task-014', '3/3 · P2 · Use slugify in page titles', STATE_LABELS.failed],
+      ['task-017', '0/3 · P1 · Link the pages', STATE_LABELS.blocked],
+      ['task-015', '0/3 · P1 · Write the docs', STATE_LABELS.needs_validation],
+      ['task-016', '0/3 · P1 · Publish the site', STATE_LABELS.waiting],
+      ['task-018', '2/3 · P1 · Set up the repository', STATE_LABELS.completed],
+    ];
+    try {
+      fs.writeFileSync(tasksFile(), JSON.stringify({ version: 3, tasks: rows }, null, 2));
+      const groups = await eventually('the rows of the file', async () => {
+        const shown = await shownTasks(api);
+        return shown.some((g) => g.children.some((c) => idOf(c) === 'task-018')) ? shown : undefined;
+      });
+      const seen = groups.flatMap((g) => g.children.map((c): [string, string, string] => [c.label, String(c.item.description), g.label]));
+      assert.deepEqual(seen, expected);
+      const t3 = groups.flatMap((g) => g.children).find((c) => idOf(c) === 'task-013')!;
+      assert.equal(
+        t3.item.accessibilityInformation?.label,
+        'task-013: Add slugify() to src/text, Failed, will be retried, attempts 1 of 3, priority P1',
+      );
+      assert.match(tooltipText(t3.item), /State:.* Failed, will be retried · P1 · attempts 1\/3/);
+
+      // The dependency view has no groups: the state is a word at the front.
+      await vscode.commands.executeCommand(COMMANDS.viewByDependency);
+      const roots = await shownTasks(api, 2);
+      const t4 = roots.find((r) => idOf(r) === 'task-014')!;
+      assert.equal(t4.label, 'task-014');
+      assert.equal(t4.item.description, 'failed · 3/3 · P2 · Use slugify in page titles');
+      assert.equal(t4.children.find((c) => idOf(c) === 'task-017')?.item.description, 'blocked · 0/3 · P1 · Link the pages');
+      await vscode.commands.executeCommand(COMMANDS.viewByState);
+
+      await vscode.commands.executeCommand('workbench.view.extension.launchpad');
+      await api.views.revealTask('task-018');
+      const screen = await requestScreen('tasks-default-width');
+      if (screen) {
+        // Every id is on screen, in the view's order (the text is whole even where the row is cut).
+        const at = expected.map(([id]) => screen.text.sidebar.indexOf(id));
+        assert.ok(
+          at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!)),
+          `the ids in order in:\n${screen.text.sidebar}`,
+        );
+      }
+    } finally {
+      fs.writeFileSync(tasksFile(), good);
+    }
+    await eventually('the tasks back', async () => api.model.snapshot?.byId.has('task-001'));
   });
 
   it('shows the task file error (file and field) instead of an empty tree', async () => {

@@ -1,5 +1,5 @@
 import { AGENT_PRESETS, presetCommand } from '../../core/agents/presets';
-import { probePreset, VERSION_PROBE_TIMEOUT_MS, type PresetProbe } from '../../core/agents/probe';
+import { type PresetProbe, probePreset, VERSION_PROBE_TIMEOUT_MS } from '../../core/agents/probe';
 import { findStateRoot, StatePaths } from '../../core/statePaths';
 import { StateStore } from '../../core/taskFile/store';
 import type { Command, CommandContext } from '../command';
@@ -59,7 +59,7 @@ function presetJson(probe: PresetProbe, command: string): Record<string, unknown
   };
 }
 
-/** session_config.agent_args of the harness here, if there is one that loads. */
+/** session_config.agent_args of the task file here, if there is one that loads. */
 function taskFileAgentArgs(ctx: CommandContext): Record<string, string[]> | undefined {
   const root = findStateRoot(ctx.io.cwd, ctx.dir, ctx.io.env);
   if (!root) return undefined;

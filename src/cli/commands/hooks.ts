@@ -4,7 +4,7 @@ import { AGENT_HOOKS, HOOK_AGENTS, isHookAgent } from '../../core/hooks/agents';
 import { installAgentHooks } from '../../core/hooks/settingsFile';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { harnessRootForInit } from '../harness';
+import { stateRootForInit } from '../stateRoot';
 
 export const hooksCommand: Command = {
   name: 'hooks',
@@ -31,7 +31,7 @@ export const hooksCommand: Command = {
     const prefix = typeof ctx.values.command === 'string' ? ctx.values.command.trim() : 'launchpad';
     if (!prefix) throw new UsageError('--command: expected a command, got ""');
     const remove = ctx.values.remove === true;
-    const root = harnessRootForInit(ctx).root;
+    const root = stateRootForInit(ctx).root;
     for (const agent of new Set(agents.filter(isHookAgent))) {
       const r = installAgentHooks(root, agent, { remove, commandPrefix: prefix });
       const where = relative(ctx.io.cwd, r.file) || r.file;

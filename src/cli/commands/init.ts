@@ -1,7 +1,9 @@
-import { GITIGNORE_ENTRIES, initHarness } from '../../core/init';
+import { Git } from '../../core/git/git';
+import { GITIGNORE_ENTRIES, initStateFiles } from '../../core/init';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
-import { harnessRootForInit } from '../harness';
+import { commandIn } from '../invocation';
+import { stateRootForInit } from '../stateRoot';
 
 export const initCommand: Command = {
   name: 'init',
@@ -9,26 +11,37 @@ export const initCommand: Command = {
   summary: 'Create harness-tasks.json, harness-progress.txt and .harness-active here (or in --dir). Never overwrites an existing file.',
   details:
     'The run artefacts folder (.launchpad/) is always listed in .git/info/exclude. Adding the state files to .gitignore changes a\n' +
-    'tracked file, so it is asked on a terminal and otherwise done only with --gitignore.',
+    'tracked file, so it is asked on a terminal and otherwise done only with --gitignore. Outside a git repository the files\n' +
+    'are created all the same, with a note: "launchpad run" needs a repository with a commit.',
   options: {
     gitignore: { type: 'boolean', help: `add the state files to .gitignore (${GITIGNORE_ENTRIES.length} entries)` },
     'no-gitignore': { type: 'boolean', help: 'do not touch .gitignore and do not ask' },
     'init-script': { type: 'boolean', help: 'also write a harness-init.sh health-check template' },
   },
-  async run({ io, dir, values }) {
+  async run(ctx) {
+    const { io, values } = ctx;
     if (values.gitignore && values['no-gitignore']) throw new UsageError('init: --gitignore and --no-gitignore exclude each other');
-    const paths = harnessRootForInit({ io, dir, values, positionals: [] });
+    const paths = stateRootForInit(ctx);
     let gitignore = values.gitignore === true;
     if (!gitignore && !values['no-gitignore'] && io.interactive && io.ask) {
       const answer = await io.ask('Add the Launchpad state files to .gitignore? [y/N] ');
       gitignore = /^y(es)?$/i.test(answer.trim());
     }
-    const result = await initHarness(paths, { gitignore, initScript: values['init-script'] === true });
+    const result = await initStateFiles(paths, { gitignore, initScript: values['init-script'] === true });
     io.out(`Launchpad state root: ${paths.root}\n`);
     for (const f of result.created) io.out(`  created  ${f}\n`);
     for (const f of result.existing) io.out(`  kept     ${f} (already there)\n`);
     if (result.ignored.length) io.out(`  .gitignore: added ${result.ignored.join(', ')}\n`);
-    if (result.created.includes('harness-tasks.json')) io.out('Next: launchpad add "Title" --validate "npm test" --files src/x/\n');
+    const git = new Git(paths.root);
+    if (!(await git.toplevel())) {
+      io.err(
+        `note: ${paths.root} is not inside a git repository; "launchpad run" needs one with a commit:\n  git init && git add -A && git commit -m "initial commit"\n`,
+      );
+    } else if (!(await git.head())) {
+      io.err('note: the repository has no commit yet; "launchpad run" needs one: git add -A && git commit -m "initial commit"\n');
+    }
+    const launchpad = commandIn(io, paths.root);
+    if (result.created.includes('harness-tasks.json')) io.out(`Next: ${launchpad} add "Title" --validate "npm test" --files src/x/\n`);
     return EXIT.OK;
   },
 };

@@ -1,7 +1,7 @@
 import { ProgressLog } from '../../core/log/progressLog';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
 
 export const restoreBackupCommand: Command = {
   name: 'restore-backup',
@@ -15,14 +15,16 @@ export const restoreBackupCommand: Command = {
   ].join('\n'),
   options: {},
   async run(ctx) {
-    const store = existingHarness(ctx, 'restore-backup');
+    const store = existingStateRoot(ctx, 'restore-backup');
     const { error, corruptCopy, file } = await store.restoreBackup();
     const reason = error.message.split('\n')[0]!.replace(/"/g, "'");
     new ProgressLog(store.paths.progress).append(file.session_count, {
       type: 'RECOVERY',
       message: `action="restored harness-tasks.json from .bak" reason="requested by user (launchpad restore-backup): ${reason}" kept=${corruptCopy}`,
     });
-    ctx.io.out(`restored harness-tasks.json from harness-tasks.json.bak (${file.tasks.length} task${file.tasks.length === 1 ? '' : 's'})\n`);
+    ctx.io.out(
+      `restored harness-tasks.json from harness-tasks.json.bak (${file.tasks.length} task${file.tasks.length === 1 ? '' : 's'})\n`,
+    );
     ctx.io.out(`the broken file is kept as ${corruptCopy}\n`);
     return EXIT.OK;
   },

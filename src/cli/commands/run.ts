@@ -1,21 +1,29 @@
 import { PRESET_NAMES } from '../../core/agents/presets';
+import { findOnPath } from '../../core/agents/probe';
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
-import { resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
+import { maxSessions, resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
+import type { RunOutcome } from '../../core/controller/types';
+import { InputError } from '../../core/inputError';
 import { attachJournal } from '../../core/journal/attach';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
+import { exhaustedTask, type RunNotice, runNotifyCommand } from '../../core/runNotices';
 import type { StatePaths } from '../../core/statePaths';
 import { buildStatus } from '../../core/statusReport';
-import { taskFileSchema } from '../../core/taskFile/schema';
+import { type TaskFile, taskFileSchema } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
-import { numberOption, type Command } from '../command';
-import { harnessRootForInit } from '../harness';
-import { stderrLogger } from '../io';
+import { type Command, type CommandContext, numberOption, shellQuote } from '../command';
+import { commandIn } from '../invocation';
+import { type Io, stderrLogger } from '../io';
 import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
+import { stateRootForInit } from '../stateRoot';
+import { formatSummary, type RunSummary, summarizeRun } from '../ui/runSummary';
+import { RunView } from '../ui/runView';
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--worktree-dir DIR] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
+  usage:
+    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -25,66 +33,153 @@ export const runCommand: Command = {
     'RESULT:SUCCESS or RESULT:FAIL <reason> as its last verdict.',
     `Presets: ${PRESET_NAMES.join(', ')}. Their extra arguments come from --agent-args,`,
     'else session_config.agent_args (e.g. {"claude": ["--model", "sonnet"]}).',
+    '',
+    'examples:',
+    '  launchpad run --agent claude',
+    '  launchpad run --agent claude --agent-args="--model sonnet" --max-tasks 40',
+    '  launchpad run --agent \'aider --yes-always --message-file "$LAUNCHPAD_PROMPT_FILE"\'',
+    '  (a command line in single quotes: each agent expands the variables when it starts, not your shell now)',
+    '',
+    'On a terminal a table of the running tasks stays under the log; every run ends with a summary: each failure with its',
+    'reason, its output file and the command that retries it. Only runs that dispatch something count toward max_sessions.',
+    'Exit codes: 0 all completed, 1 work left, 2 configuration or the machine, 3 locked, 6 session_config.budget_usd reached,',
+    '7 an agent hit a usage or rate limit (the message says when it lifts; --wait-on-limit waits instead).',
     'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
+    '--notify CMD runs CMD (sh -c, in the state root, 30 s at most; its failure is a warning) when the run ends and when a',
+    'task has used all its attempts, with LAUNCHPAD_EVENT (run-ended or attempts-exhausted), LAUNCHPAD_SUMMARY, the counts',
+    '(LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or',
+    'LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR for the task. On a terminal the run rings the bell when it',
+    'ends, unless --no-bell or session_config.bell is false.',
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },
-    'agent-args': { type: 'string', value: 'ARGS', help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")' },
+    'agent-args': {
+      type: 'string',
+      value: 'ARGS',
+      help: 'extra arguments for the preset, as shell words (with =: --agent-args="--model sonnet")',
+    },
     'max-parallel': { type: 'string', value: 'N', help: 'agents at once (default session_config.max_parallel_agents, 3)' },
+    'max-tasks': {
+      type: 'string',
+      value: 'N',
+      help: 'dispatches this run makes before it stops, retries included (default session_config.max_tasks_per_session, 20)',
+    },
+    'agent-timeout': {
+      type: 'string',
+      value: 'S',
+      help: "an agent's time limit in seconds (default session_config.agent_timeout_seconds, 3600)",
+    },
+    'max-sessions': {
+      type: 'string',
+      value: 'N',
+      help: 'refuse to start once this many runs have dispatched something (default session_config.max_sessions, 50)',
+    },
     'worktree-dir': { type: 'string', value: 'DIR', help: 'where task worktrees go (default <repo>/../<repo>.launchpad-worktrees)' },
+    'in-place': {
+      type: 'boolean',
+      help: 'run one task at a time in the main working tree: no worktree, no merge commit; a failure is rolled back',
+    },
+    'wait-on-limit': {
+      type: 'boolean',
+      help: "on an agent's usage or rate limit, wait until it lifts (or back off) and go on, instead of exit 7",
+    },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
-    json: { type: 'boolean', help: 'print nothing while running, then the outcome and the final status as JSON' },
+    json: { type: 'boolean', help: 'print nothing while running, then the outcome, a summary and the final status as JSON' },
+    notify: { type: 'string', value: 'CMD', help: 'run CMD when the run ends and when a task has used all its attempts (see above)' },
+    'no-bell': { type: 'boolean', help: 'no terminal bell at the end' },
     ...SPEC_RUN_OPTIONS,
   },
+  globals: ['dir', 'no-color'],
   async run(ctx) {
     const { io, values } = ctx;
     const json = values.json === true;
-    const paths = harnessRootForInit(ctx);
+    const paths = stateRootForInit(ctx);
     const settings: RunSettings = {
       cliAgent: values.agent as string | undefined,
       cliAgentArgs: values['agent-args'] as string | undefined,
       maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
+      maxTasksPerSession: numberOption('max-tasks', values['max-tasks'], { integer: true, min: 1 }),
+      agentTimeoutSeconds: numberOption('agent-timeout', values['agent-timeout'], { min: 0, above: true }),
+      maxSessions: numberOption('max-sessions', values['max-sessions'], { integer: true, min: 1 }),
       worktreeDir: values['worktree-dir'] as string | undefined,
+      inPlace: values['in-place'] === true,
+      waitOnLimit: values['wait-on-limit'] === true,
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);
     const spec = await prepareSpecRun(ctx, paths, json);
+    const view = json
+      ? undefined
+      : new RunView({
+          paths,
+          colour: ctx.colour,
+          write: io.out,
+          live: io.stdoutTTY,
+          columns: io.columns,
+          verbose: values.verbose === true,
+        });
+    // Warnings go to stderr; on a terminal, around the live table.
+    const errIo = view ? { ...io, err: (text: string) => view.stderr(() => io.err(text)) } : io;
     const controller = new Controller({
       paths,
       settings,
-      logger: stderrLogger(io),
-      terminals: headlessTerminals(
-        values.verbose && !json
-          ? (taskId, _kind, text) => io.out(text.split('\n').filter((l, i, a) => l || i < a.length - 1).map((l) => `  ${taskId} | ${l}\n`).join(''))
-          : undefined,
-      ),
-      onLogLine: json ? undefined : (line) => io.out(line + '\n'),
+      logger: stderrLogger(errIo),
+      terminals: headlessTerminals(view && values.verbose ? (taskId, kind, text) => view.processOutput(taskId, kind, text) : undefined),
+      onLogLine: view ? (line, entry) => view.logLine(line, entry) : undefined,
     });
 
     // The journal (.agent-os/progress/) and the spec's files follow the run from its events.
-    const journal = attachJournal(controller, paths, { logger: stderrLogger(io), spec });
-
+    const journal = attachJournal(controller, paths, { logger: stderrLogger(errIo), spec });
+    const notices = notifier(values.notify as string | undefined, paths, io);
+    controller.onDidChangeTask((e) => e.kind === 'failed' && notices.taskFailed(e.taskId));
+    const started = Date.now();
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       interrupts++;
       if (interrupts > 1) {
         // Exiting now: the first stop's SIGKILL-after-grace timers would die with us.
+        view?.close();
         killAllProcessGroupsNow();
         process.exit(signal === 'SIGINT' ? 130 : 143);
       }
-      if (!json) io.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
+      if (!json) errIo.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
       controller.stop();
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
-      const outcome = await journal.track(controller.run());
-      if (json) {
-        const status = outcome.reason === 'state-unrecoverable' ? null : await buildStatus(new StateStore(paths), 0);
-        io.out(JSON.stringify({ exit_code: outcome.exitCode, reason: outcome.reason, message: outcome.message, session: outcome.session, stats: outcome.stats, status }, null, 2) + '\n');
-      } else {
-        io.out(`\n${outcome.message}\n`);
+      let outcome: RunOutcome;
+      try {
+        outcome = await journal.track(controller.run());
+      } finally {
+        view?.close();
       }
+      const store = new StateStore(paths);
+      const summary = outcome.reason === 'state-unrecoverable' ? undefined : endSummary(ctx, store, outcome, settings);
+      if (json) {
+        const status = summary ? await buildStatus(store) : null;
+        io.out(
+          JSON.stringify(
+            {
+              exit_code: outcome.exitCode,
+              reason: outcome.reason,
+              message: outcome.message,
+              session: outcome.session,
+              stats: outcome.stats,
+              summary: summary ?? null,
+              status,
+            },
+            null,
+            2,
+          ) + '\n',
+        );
+      } else {
+        // On a terminal the run ends with the bell (unless turned off): a person may be elsewhere.
+        const bell = io.interactive && values['no-bell'] !== true && bellWanted(paths) ? '\x07' : '';
+        const text = summary ? formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n') : `\n${outcome.message}`;
+        io.out(`${text}\n${bell}`);
+      }
+      await notices.ended(outcome);
       return outcome.exitCode;
     } finally {
       journal.dispose();
@@ -94,9 +189,50 @@ export const runCommand: Command = {
   },
 };
 
+function endSummary(ctx: CommandContext, store: StateStore, outcome: RunOutcome, settings: RunSettings): RunSummary | undefined {
+  let file;
+  try {
+    file = store.load().file;
+  } catch {
+    return undefined;
+  }
+  const launchpad = commandIn(ctx.io, store.paths.root);
+  return summarizeRun(file, outcome, {
+    paths: store.paths,
+    launchpad,
+    rerun: (extra) => `${launchpad} run${runArgs(ctx.values, extra)}`,
+    maxTasksPerSession: settings.maxTasksPerSession ?? file.session_config.max_tasks_per_session,
+    maxSessions: maxSessions(settings, file),
+    agentMissing: agentMissing(settings, file),
+  });
+}
+
+function agentMissing(settings: RunSettings, file: TaskFile): boolean {
+  try {
+    return resolveAgentSetting(settings, file) === undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** This run's options again as shell words (` --agent claude …`), `extra` replacing its own kind. */
+function runArgs(values: CommandContext['values'], extra?: string): string {
+  const replaced = extra?.split(' ')[0]?.slice(2);
+  const words: string[] = [];
+  for (const name of ['agent', 'agent-args', 'max-parallel', 'max-tasks', 'agent-timeout', 'max-sessions', 'worktree-dir']) {
+    const v = values[name];
+    if (typeof v !== 'string' || name === replaced) continue;
+    words.push(name === 'agent-args' ? `--agent-args=${shellQuote(v)}` : `--${name} ${shellQuote(v)}`);
+  }
+  if (values.verbose) words.push('-v');
+  if (extra) words.push(extra);
+  return words.length ? ' ' + words.join(' ') : '';
+}
+
 /**
  * The agent settings, checked before the run starts so a mistake in them (an unknown preset in
- * agent_args, --agent-args for a command line) exits 2 with nothing changed. A task file that
+ * agent_args, --agent-args for a command line, a preset whose program is not installed) exits
+ * 2 with nothing changed. A task file that
  * does not load is left to the run, which restores its backup or reports it.
  */
 function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
@@ -107,5 +243,52 @@ function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
   } catch {
     return;
   }
-  resolveAgentSetting(settings, file);
+  const agent = resolveAgentSetting(settings, file);
+  // A preset whose program is not installed would fail every attempt of every task.
+  if (agent?.preset && !findOnPath(agent.preset.executable, settings.env ?? process.env)) {
+    throw new InputError(
+      `${agent.source}: the ${agent.preset.name} preset runs "${agent.preset.executable}", which is not on PATH; install ${agent.preset.title}, or choose another agent ("launchpad agents" lists what is installed)`,
+      { field: agent.source },
+    );
+  }
+}
+
+/** session_config.bell: the bell rings unless the task file says false (or cannot be read). */
+function bellWanted(paths: StatePaths): boolean {
+  try {
+    return new StateStore(paths).load().file.session_config.bell !== false;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * --notify: the command runs for each task that has used all its attempts (as it happens, the
+ * run goes on meanwhile) and once at the end, after those. Its failures are warnings.
+ */
+function notifier(command: string | undefined, paths: StatePaths, io: Io) {
+  const pending = new Set<Promise<void>>();
+  const send = (notice: RunNotice) => {
+    if (!command) return;
+    const p = runNotifyCommand(command, paths.root, notice).then((warning) => void (warning && io.err(`warning: ${warning}\n`)));
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
+  return {
+    taskFailed(taskId: string): void {
+      if (!command) return;
+      try {
+        const { file } = new StateStore(paths).load();
+        const task = exhaustedTask(file, taskId);
+        if (task) send({ event: 'attempts-exhausted', task, file });
+      } catch (err) {
+        io.err(`warning: --notify: could not read ${paths.tasks}: ${(err as Error).message}\n`);
+      }
+    },
+    async ended(outcome: RunOutcome): Promise<void> {
+      await Promise.all(pending);
+      send({ event: 'run-ended', outcome });
+      await Promise.all(pending);
+    },
+  };
 }

@@ -1,29 +1,37 @@
-import { buildStatus, type StatusReport, type TaskSummary } from '../../core/statusReport';
+import { escapeControlChars } from '../../core/controlChars';
+import { buildStatus, describeCost, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
-import { existingHarness } from '../harness';
+import { existingStateRoot } from '../stateRoot';
+import { type Colours, colours } from '../ui/colour';
+import { paintLogLine } from '../ui/logLineView';
 
 export const statusCommand: Command = {
   name: 'status',
   usage: 'launchpad status [--json]',
   summary: 'Show the tasks, their states, active worktrees and the last log lines. Read-only: takes no lock.',
+  details:
+    'Under a task, "kept attempts" names the refs (refs/launchpad/attempts/<id>/<attempt>) holding the commits of its failed or interrupted attempts; "launchpad prune-attempts" deletes them.',
   options: {
     json: { type: 'boolean', help: 'print the status as JSON' },
   },
+  globals: ['dir', 'no-color'],
   async run(ctx) {
-    const store = existingHarness(ctx, 'status');
+    const store = existingStateRoot(ctx, 'status');
     let report: StatusReport;
     try {
       report = await buildStatus(store);
     } catch (err) {
       if (err instanceof TaskFileError && store.canRestoreBackup()) {
         const fix = err.where ? `fix ${err.where} by hand, or run` : 'fix the file by hand, or run';
-        ctx.io.err(`note: harness-tasks.json.bak is valid: ${fix} "launchpad restore-backup" to go back to it (the broken file is kept as harness-tasks.json.corrupt-<time>)\n`);
+        ctx.io.err(
+          `note: harness-tasks.json.bak is valid: ${fix} "launchpad restore-backup" to go back to it (the broken file is kept as harness-tasks.json.corrupt-<time>)\n`,
+        );
       }
       throw err;
     }
-    ctx.io.out(ctx.values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatus(report));
+    ctx.io.out(ctx.values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatus(report, ctx.colour));
     return EXIT.OK;
   },
 };
@@ -39,33 +47,47 @@ const STATE_HINT: Record<TaskSummary['state'], string> = {
   completed: '',
 };
 
-export function formatStatus(r: StatusReport): string {
+function statePaint(state: TaskSummary['state'], c: Colours): (text: string) => string {
+  if (state === 'completed') return c.green;
+  if (state === 'failed' || state === 'retryable') return c.red;
+  if (state === 'blocked' || state === 'needs_validation') return c.yellow;
+  if (state === 'running') return c.cyan;
+  return (t) => t;
+}
+
+export function formatStatus(r: StatusReport, c: Colours = colours(false)): string {
   const lines: string[] = [];
-  lines.push(`Launchpad: ${r.root}`);
+  // Titles, errors and log lines come from files anyone can edit: they never drive the terminal.
+  const e = escapeControlChars;
+  lines.push(`Launchpad: ${e(r.root)}`);
   lines.push(
-    `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total})`,
+    `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total}${r.cost_usd !== null ? `, $${r.cost_usd} reported` : ''})`,
   );
   lines.push(`Sessions: ${r.session_count}${r.last_session ? ` (last ${r.last_session})` : ''}`);
-  if (r.active_session) lines.push(`Active run: ${r.active_session.command} (pid=${r.active_session.pid}, since ${r.active_session.acquired_at})`);
+  if (r.active_session)
+    lines.push(`Active run: ${e(r.active_session.command)} (pid=${r.active_session.pid}, since ${e(r.active_session.acquired_at)})`);
   lines.push('');
   for (const t of r.tasks) {
     const shown = t.state === 'blocked' ? 'blocked' : t.status;
-    let line = `[${shown}] ${t.id}: ${t.title} (${t.attempts}/${t.max_attempts})`;
+    let line = `${statePaint(t.state, c)(`[${shown}]`)} ${t.id}: ${e(t.title)} (${t.attempts}/${t.max_attempts})`;
     if (t.status === 'in_progress' && t.agent_id) line += ` [agent=${t.agent_id}]`;
     const hint = STATE_HINT[t.state];
     if (hint && hint !== shown) line += ` - ${hint}`;
-    if (t.state === 'blocked' && t.blocked_reason) line += `: ${t.blocked_reason}`;
-    else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${t.last_error}`;
+    if (t.state === 'blocked' && t.blocked_reason) line += `: ${e(t.blocked_reason)}`;
+    else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${e(t.last_error)}`;
     lines.push(line);
+    if (t.kept_attempts.length) lines.push(`    kept attempts: ${t.kept_attempts.join(', ')}`);
+    if (describeCost(t.cost)) lines.push(`    cost reported: ${describeCost(t.cost)}`);
+    if (t.out_of_scope.length) lines.push(`    merged outside files_hint: ${e(t.out_of_scope.join(', '))}`);
   }
   if (!r.tasks.length) lines.push('(no tasks yet: launchpad add "Title" --validate "CMD")');
   lines.push('');
   lines.push('Worktrees:');
-  if (r.worktrees.length) for (const w of r.worktrees) lines.push(`  ${w.branch}  ${w.path}`);
+  if (r.worktrees.length) for (const w of r.worktrees) lines.push(`  ${e(w.branch)}  ${e(w.path)}`);
   else lines.push('  (none)');
   lines.push('');
   lines.push('Recent log:');
-  for (const l of r.recent_log) lines.push(`  ${l}`);
+  for (const l of r.recent_log) lines.push(`  ${paintLogLine(e(l), c)}`);
   if (!r.recent_log.length) lines.push('  (empty)');
   return lines.join('\n') + '\n';
 }

@@ -1,5 +1,5 @@
 // The demo agent: deterministic stand-in for a coding agent. It reads the environment of
-// SPEC §4, writes the task's files, commits, and prints its verdict. task-002 writes a bug on
+// the agent contract, writes the task's files, commits, and prints its verdict. task-002 writes a bug on
 // its first attempt (the validation fails, the retry's prompt carries the error and it fixes
 // it); task-006 reports RESULT:FAIL on its first attempt.
 import { execFileSync } from 'node:child_process';
@@ -33,7 +33,8 @@ const RECIPES: Record<string, Recipe> = {
   'task-006': {
     firstAttempt: 'gives-up',
     files: {
-      'docs/API.md': '# textkit API\n\n## slugify(text)\nURL-safe lower-case slug.\n\n## wordCount(text)\nNumber of words.\n\n## capitalize(word)\nFirst letter upper-case.\n\n## titleCase(text)\nEvery word capitalized.\n',
+      'docs/API.md':
+        '# textkit API\n\n## slugify(text)\nURL-safe lower-case slug.\n\n## wordCount(text)\nNumber of words.\n\n## capitalize(word)\nFirst letter upper-case.\n\n## titleCase(text)\nEvery word capitalized.\n',
     },
   },
 };

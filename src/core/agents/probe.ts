@@ -4,6 +4,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
+
 import { runProcess } from '../process/runProcess';
 import type { AgentPreset } from './presets';
 
@@ -39,7 +40,11 @@ export async function probePreset(preset: AgentPreset, env: NodeJS.ProcessEnv, t
   const path = findOnPath(preset.executable, env);
   if (!path) return { preset };
   const r = await runProcess({ command: { file: path, args: ['--version'] }, cwd: tmpdir(), env, timeoutMs, captureBytes: 4096 });
-  const firstLine = (text: string) => text.split('\n').map((l) => l.trim()).find(Boolean);
+  const firstLine = (text: string) =>
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find(Boolean);
   const line = firstLine(r.stdout) ?? firstLine(r.stderr);
   if (r.timedOut) return { preset, path, versionError: `no answer to --version within ${timeoutMs / 1000} s` };
   if (r.spawnError) return { preset, path, versionError: `could not start: ${r.spawnError}` };

@@ -2,6 +2,7 @@
 // and the one on-disk form of it: agent.json in the attempt folder. Only what the tool printed
 // is recorded; a field the tool does not report stays absent (never estimated).
 import { readFileSync, writeFileSync } from 'node:fs';
+
 import type { AttemptPaths } from '../statePaths';
 
 export type LimitKind =
@@ -43,7 +44,6 @@ export interface AgentReport {
   /** The last error the tool reported (a run that recovered from it may still have succeeded). */
   error?: string;
 }
-
 
 /** The report as agent.json holds it (snake_case, like the task file). */
 export function agentReportJson(report: AgentReport): Record<string, unknown> {
@@ -93,7 +93,8 @@ export function readAgentReport(files: AttemptPaths): AgentReport | undefined {
   });
   const l = record(o.limit);
   const kind = LIMIT_KINDS.find((k) => k === l.kind);
-  const limit: UsageLimit | undefined = kind && dropUndefined({ kind, message: text(l.message) ?? '', resetsAt: text(l.resets_at), resetText: text(l.reset_text) });
+  const limit: UsageLimit | undefined =
+    kind && dropUndefined({ kind, message: text(l.message) ?? '', resetsAt: text(l.resets_at), resetText: text(l.reset_text) });
   return dropUndefined({
     preset: o.preset,
     costUsd: num(o.cost_usd),

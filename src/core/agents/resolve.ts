@@ -1,7 +1,7 @@
 // From an agent setting to the command line that runs: a bare preset name ("claude") is that
 // preset's command with its extra arguments; anything else is a shell command line, as given.
 import { InputError } from '../inputError';
-import { type AgentPreset, PRESET_NAMES, findPreset, presetCommand } from './presets';
+import { type AgentPreset, findPreset, PRESET_NAMES, presetCommand } from './presets';
 import { splitShellWords } from './shellWords';
 
 export interface ResolvedAgent {
@@ -23,7 +23,10 @@ export interface AgentArgs {
  * The first non-blank candidate, resolved. Extra arguments from the CLI replace those from the
  * task file. Throws InputError (naming the setting) for arguments that cannot apply.
  */
-export function resolveAgent(candidates: Array<[source: string, value: string | undefined]>, args: AgentArgs = {}): ResolvedAgent | undefined {
+export function resolveAgent(
+  candidates: Array<[source: string, value: string | undefined]>,
+  args: AgentArgs = {},
+): ResolvedAgent | undefined {
   checkAgentArgsKeys(args.file);
   const found = candidates.find(([, value]) => value !== undefined && value.trim() !== '');
   const cliArgs = args.cli === undefined ? undefined : splitShellWords(args.cli, '--agent-args');

@@ -5,7 +5,7 @@
 import type { OutputParser, ParsedOutput } from '../agents/parsers/parser';
 import type { AgentReport } from '../agents/report';
 import type { CheckpointStep } from '../tasks/transitions';
-
+import { reasonLine } from './reasonLine';
 
 export type AgentVerdict = { kind: 'success' } | { kind: 'fail'; reason: string } | { kind: 'none' };
 
@@ -104,20 +104,7 @@ export function scanAgentOutput(
   return { verdict, checkpoints, report: scanner.report() };
 }
 
-const ERROR_LINE = /\b[A-Z]?\w*(Error|Exception)\b[^:]*:\s*\S/;
-const TELLING = /\b(error|errors|fail|failed|failure|failing|assert\w*|expected|exception|not found|cannot|denied|missing)\b/i;
-const NOISE = /^(at\s|Node\.js v\d|\^+$|[{}[\]],?$)/;
-
-/**
- * One line that says why some output failed, for an error_log entry: the last `SomeError: …`
- * line, else the last line that names a failure (stack frames and runtime footers skipped),
- * else the last non-empty line.
- */
+/** One line that says why some output failed, for an error_log entry (see reasonLine.ts). */
 export function lastMeaningfulLine(output: string): string | undefined {
-  const lines = output
-    .split('\n')
-    .map((l) => l.replace(/\r$/, '').trim())
-    .filter((l) => l && !NOISE.test(l));
-  const line = lines.findLast((l) => ERROR_LINE.test(l)) ?? lines.findLast((l) => TELLING.test(l)) ?? lines.at(-1);
-  return line?.slice(0, 300);
+  return reasonLine(output);
 }

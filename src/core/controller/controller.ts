@@ -1,37 +1,48 @@
-// The controller loop (seed 000): session start, then batches of independent tasks run in
+// The controller loop: session start, then batches of independent tasks run in
 // parallel worktrees until a stopping condition, then the session's STATS. One core for both
 // front ends; what differs between them is the TerminalFactory.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { relative } from 'node:path';
-import { eligibleTasks, isPermanentlyFailed, selectBatch, tasksMissingValidation } from '../tasks/dag';
+
 import { Emitter } from '../events';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
-import { excludeArtefacts, initHarness } from '../init';
-import { tryAcquireLock, type LockHandle } from '../lock';
-import { logTimestamp, type LogEntry } from '../log/logLine';
-import { silentLogger, type Logger } from '../logger';
+import { excludeArtefacts, initStateFiles } from '../init';
+import { InputError } from '../inputError';
+import { acquireLock, type LockHandle, LockHeldError, tryAcquireLock } from '../lock';
+import { type LogEntry, logTimestamp } from '../log/logLine';
 import { tailLog } from '../log/logReader';
 import { ProgressLog } from '../log/progressLog';
+import { type Logger, silentLogger } from '../logger';
 import { STATE_FILE_NAMES, type StatePaths } from '../statePaths';
-import { computeStats, formatStats, type Stats } from '../tasks/stats';
-import { markDependencyFailures, TaskVanishedError } from '../tasks/transitions';
-import { StateStore } from '../taskFile/store';
-import type { Task, TaskFile } from '../taskFile/schema';
-import { InputError } from '../inputError';
 import { TaskFileError } from '../taskFile/parse';
-import { LockHeldError } from '../lock';
-import { runHealthCheck } from './healthCheck';
+import type { Task, TaskFile } from '../taskFile/schema';
+import { StateStore } from '../taskFile/store';
+import { eligibleTasks, isPermanentlyFailed, nextRetryTime, type RetryClock, selectBatch, tasksMissingValidation } from '../tasks/dag';
+import { computeStats, formatStats, type Stats } from '../tasks/stats';
+import { ClaimLostError, ClaimRefusedError, markDependencyFailures, TaskVanishedError } from '../tasks/transitions';
+import { failOverCost, holdMessage, resumedMessage, waitingMessage } from './budget';
+import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
+import { endUncharged, releaseInterrupted } from './envStop';
 import { headlessTerminals } from './headlessTerminals';
+import { runHealthCheck } from './healthCheck';
+import { runInPlace, runsInPlace } from './inPlaceRun';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
-import { abortInterruptedMerge, endOrphanedProcesses, recoverInProgress, removeOrphanedWorktrees } from './recovery';
-import { resolveRunConfig, type RunSettings } from './runConfig';
+import {
+  abortInterruptedMerge,
+  endOrphanedProcesses,
+  logMissingCompletions,
+  recoverInProgress,
+  removeOrphanedWorktrees,
+  type Resumption,
+} from './recovery';
+import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
 import { TaskDurations } from './taskDurations';
 import { claimTask, runTask } from './taskRun';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
+import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 
 export interface ControllerOptions {
   paths: StatePaths;
@@ -74,24 +85,48 @@ export class Controller {
     const baseBranch = await git.currentBranch();
     if (!baseBranch) throw new RunConfigError('HEAD is detached: check out the branch the tasks should be merged into');
     if ((await git.run(['var', 'GIT_COMMITTER_IDENT'], { allowFail: true })).code !== 0) {
-      throw new RunConfigError('git has no identity for merge commits: set user.name and user.email (git config user.email you@example.com)');
+      throw new RunConfigError(
+        'git has no identity for merge commits: set user.name and user.email (git config user.email you@example.com)',
+      );
     }
 
-    const lock = tryAcquireLock(paths.sessionLock, 'launchpad run');
     const store = new StateStore(paths, 'launchpad run');
+    const env = this.opts.settings?.env ?? process.env;
+    // Concurrent workers hold no session lock: a second run is one more worker, and each
+    // transaction takes the state lock. A file that cannot be read yet is handled under the lock.
+    const mode = peekMode(store);
+    const concurrent = mode.concurrency === 'concurrent';
+    const inPlace = this.opts.settings?.inPlace === true || mode.isolation === 'in-place';
+    if (concurrent && inPlace) {
+      throw new RunConfigError(
+        'harness-tasks.json: in-place runs one task at a time in the main working tree, so it cannot be combined with session_config.concurrency_mode "concurrent" (concurrent workers need worktrees)',
+      );
+    }
+    const lock: LockHandle | undefined = concurrent ? undefined : beforeSession(() => tryAcquireLock(paths.sessionLock, 'launchpad run'));
+    const workerId = workerIdFrom(env);
+    let worker: Worker | undefined;
     const progress = new ProgressLog(paths.progress, this.opts.onLogLine);
     let session: number | undefined;
     try {
-      const interruptedMerge = await abortInterruptedMerge(git);
-      const sub = relative(toplevel, paths.root).split('\\').join('/');
-      const ours = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
-      const dirty = (await git.trackedChanges()).filter((f) => !ours.has(f));
-      if (dirty.length) {
+      // Another worker may be merging right now: its merge is not interrupted, nor its files dirty.
+      const startChecks = async () => {
+        const interrupted = await abortInterruptedMerge(git);
+        const sub = relative(toplevel, paths.root).split('\\').join('/');
+        const ours = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
+        return { interrupted, dirty: (await git.trackedChanges()).filter((f) => !ours.has(f)) };
+      };
+      const { interrupted: interruptedMerge, dirty } = concurrent
+        ? await underMergeLock(paths.artefacts, workerId, startChecks)
+        : await startChecks();
+      // An interrupted in-place attempt's changes are its own: the run resumes it.
+      if (dirty.length && !(inPlace && mode.inPlaceInProgress)) {
         const shown = dirty.slice(0, 10).join(', ') + (dirty.length > 10 ? `, … (${dirty.length} files)` : '');
-        throw new RunConfigError(`the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`);
+        throw new RunConfigError(
+          `the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`,
+        );
       }
 
-      if (!store.exists()) await initHarness(paths, { session: 1 });
+      if (!store.exists()) await initStateFiles(paths, { session: 1 });
       const recovered = store.recover();
       if (recovered.kind === 'unrecoverable') {
         const session = lastLoggedSession(paths.progress);
@@ -100,18 +135,29 @@ export class Controller {
       }
 
       const { file } = store.load();
-      if (file.session_count >= file.session_config.max_sessions) {
+      // A run writes the task file at its first dispatch: a file it may not write is refused now.
+      store.assertWritable();
+      const limit = maxSessions(this.opts.settings ?? {}, file);
+      if (file.session_count >= limit) {
         const stats = computeStats(file.tasks);
         progress.append(
           file.session_count,
-          { type: 'WARN', message: `max_sessions=${file.session_config.max_sessions} reached: no new session started` },
+          { type: 'WARN', message: `max_sessions=${limit} reached: no new session started` },
           { type: 'STATS', message: formatStats(stats) },
         );
-        return this.outcome(1, 'max-sessions', `max_sessions (${file.session_config.max_sessions}) reached; raise session_config.max_sessions to continue`, file.session_count, stats);
+        return this.outcome(
+          1,
+          'max-sessions',
+          `max_sessions (${limit}) reached; raise session_config.max_sessions to continue`,
+          file.session_count,
+          stats,
+        );
       }
 
-      const number = file.session_count + 1;
-      await store.transact((f) => void (f.session_count = number));
+      // The session's number. session_count takes it only when the session dispatches something
+      // (Session.count), so runs that find nothing to do do not use up max_sessions; concurrent
+      // workers take theirs under the lock at once, so each gets a number of its own.
+      const number = concurrent ? await store.transact((f) => (f.session_count += 1)) : file.session_count + 1;
       const config = resolveRunConfig(this.opts.settings ?? {}, file, paths, toplevel);
       const terminals = this.opts.terminals ?? headlessTerminals();
       const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
@@ -120,9 +166,23 @@ export class Controller {
       this.session = s;
       session = number;
       if (this.stopRequested) s.requestStop();
+      s.inPlace = inPlace;
+      // A concurrent worker's number is in session_count already (taken above, under the lock).
+      if (concurrent) s.counted = true;
+      if (concurrent) {
+        worker = new Worker(workerId, file.session_config.lease_seconds ?? DEFAULT_LEASE_SECONDS, () => s);
+        s.worker = worker;
+        worker.start();
+      }
 
-      s.log({ type: 'LOCK', message: `acquired (pid=${process.pid})` });
-      if (lock.reclaimedFrom) s.log({ type: 'WARN', message: `Removed stale lock from pid=${lock.reclaimedFrom.pid} (${lock.reclaimedFrom.command})` });
+      s.log({
+        type: 'LOCK',
+        message: lock
+          ? `acquired (pid=${process.pid})`
+          : `concurrent worker=${workerId} (pid=${process.pid}): no session lock, the state lock per transaction`,
+      });
+      if (lock?.reclaimedFrom)
+        s.log({ type: 'WARN', message: `Removed stale lock from pid=${lock.reclaimedFrom.pid} (${lock.reclaimedFrom.command})` });
       if (recovered.kind === 'restored') {
         s.log({
           type: 'RECOVERY',
@@ -130,20 +190,37 @@ export class Controller {
         });
       }
       if (interruptedMerge) s.log({ type: 'ROLLBACK', message: `git merge --abort (interrupted: ${interruptedMerge})` });
-      writeFileSync(paths.activeMarker, '', { flag: 'a' });
-      await excludeArtefacts(paths);
 
       let reason: StopReason;
       try {
+        writeFileSync(paths.activeMarker, '', { flag: 'a' });
+        await excludeArtefacts(paths);
         reason = await this.runSession(s);
       } catch (err) {
         // Whatever went wrong, the session still ends properly: STATS, marker, lock.
-        logger.error(err instanceof Error ? err : String(err));
-        s.log({ type: 'ERROR', category: 'TASK_EXEC', message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}` });
+        const machine = classifyError(err);
+        if (machine) {
+          s.log({ type: 'ERROR', category: 'ENV_SETUP', message: machine.cause });
+          s.stopForEnvironment(machine);
+        } else {
+          logger.error(err instanceof Error ? err : String(err));
+          s.log({
+            type: 'ERROR',
+            category: 'TASK_EXEC',
+            message: `controller error, session stopped: ${firstLine(err instanceof Error ? err.message : String(err))}`,
+          });
+        }
         reason = 'controller-error';
       }
+      // The machine's failure or an unusable task file outranks how the loop saw the stop.
+      if (s.envFailure) reason = 'environment';
+      else if (s.configFailure) reason = 'config-error';
+      else if (s.setupFailure) reason = 'env-setup-failed';
       return await this.endSession(s, reason);
+    } catch (err) {
+      throw asEnvFailureError(err);
     } finally {
+      worker?.stop();
       this.session = undefined;
       releaseLock(lock, progress, session);
       // A refused run leaves no trace: the artefact folder goes if the lock was all it held.
@@ -152,14 +229,35 @@ export class Controller {
   }
 
   private async runSession(s: Session): Promise<StopReason> {
+    const worker = s.worker;
+    if (worker) {
+      // Other workers' processes and worktrees are live: only what this worker takes over is
+      // recovered, through the same recovery as a session start's, after the health check.
+      const merges = new MergeQueue((id, merge) => worker.mergeGuard(id, merge));
+      if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
+      return this.loop(s, merges);
+    }
     endOrphanedProcesses(s);
+    await logMissingCompletions(s);
     const merges = new MergeQueue();
-    await recoverInProgress(s, merges, process.env.HARNESS_WORKER_ID ?? `${hostname()}:${process.pid}`);
+    // In place, an interrupted attempt is resumed where it stopped; the rest recover as usual.
+    const resumed = s.inPlace ? s.store.load().file.tasks.filter(runsInPlace) : [];
+    for (const task of resumed) await runInPlace(s, task, { resume: true }).catch((err) => this.taskCrashed(s, task, err));
+    const others = resumed.length
+      ? new Set(
+          s.store
+            .load()
+            .file.tasks.filter((t) => t.status === 'in_progress' && !runsInPlace(t))
+            .map((t) => t.id),
+        )
+      : undefined;
+    const resumptions = await recoverInProgress(s, merges, workerIdFrom(process.env), others);
+    // Removals the recovery started in the background end before the clean-up looks for leftovers.
     await s.worktreesRemoved();
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
     if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
-    return this.loop(s, merges);
+    return this.loop(s, merges, resumptions);
   }
 
   /**
@@ -167,7 +265,7 @@ export class Controller {
    * transaction per pass marks dependency failures, orders the eligible pool and claims the
    * batch; a task's slot is free once its result is recorded.
    */
-  private async loop(s: Session, merges: MergeQueue): Promise<StopReason> {
+  private async loop(s: Session, merges: MergeQueue, resumptions: Resumption[] = []): Promise<StopReason> {
     const running = new Map<string, { task: Task; end: Promise<TaskEnd> }>();
     const reportedMissing = new Set<string>();
     const durations = TaskDurations.fromHistory(s.paths, s.store.load().file.tasks);
@@ -175,19 +273,75 @@ export class Controller {
     let stopWake: () => void = () => undefined;
     const stopped = new Promise<void>((resolve) => (stopWake = resolve));
     s.stopSignal.addEventListener('abort', () => stopWake(), { once: true });
+    // Interrupted attempts the recovery chose to resume go first, in the worktrees they left.
+    if (resumptions.length && !s.config.agentCommand) {
+      s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
+      return 'config-error';
+    }
+    for (const { task, resume } of resumptions) {
+      dispatched++;
+      const end = runTask(s, task, merges, resume)
+        .catch((err) => this.taskCrashed(s, task, err))
+        .finally(() => running.delete(task.id));
+      running.set(task.id, { task, end });
+    }
 
     for (;;) {
       if (s.stopping) break;
+      if (s.worker) {
+        const ends = await s.worker.takeOverLapsed(new Set(running.keys()), async (id): Promise<TaskEnd> => {
+          // A lapsed attempt without a verdict is resumed here, by this worker.
+          const [resumption] = await recoverInProgress(s, merges, s.worker!.workerId, new Set([id]));
+          return resumption ? runTask(s, resumption.task, merges, resumption.resume) : 'completed';
+        });
+        for (const [id, end] of ends) {
+          const task = s.store.load().file.tasks.find((t) => t.id === id);
+          if (task) running.set(id, { task, end: end.catch((err) => this.taskCrashed(s, task, err)).finally(() => running.delete(id)) });
+        }
+        // Other workers merge too: new worktrees start from the base branch as it is now.
+        s.head = (await s.git.head()) ?? s.head;
+      }
+      const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
       const budget = s.config.maxTasksPerSession - dispatched;
+      const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
+      // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
+      const hold = s.spending.hold;
       const pool = await s.transact((file) => {
+        const overCost = failOverCost(file, s.config.maxCostUsd);
         const failures = markDependencyFailures(file);
-        const eligible = eligibleTasks(file.tasks, { durations: durations.estimates }).filter((t) => !running.has(t.id));
-        const missing = tasksMissingValidation(file.tasks);
-        const allCompleted = file.tasks.every((t) => t.status === 'completed');
-        const batch = budget > 0 ? selectBatchFor(eligible, running, s.config.maxParallel).slice(0, budget) : [];
-        const claims = s.config.agentCommand ? batch.map((task) => claimTask(s, file, task.id)) : [];
-        return { failures, eligible: eligible.length, missing, allCompleted, noAgent: batch.length > 0 && !s.config.agentCommand, claims };
+        const eligible = eligibleTasks(file.tasks, clock, { durations: durations.estimates }).filter((t) => !running.has(t.id));
+        // Concurrent mode: tasks other workers hold (they count as running for the batch rules).
+        const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
+        let batch =
+          budget > 0 && !hold ? selectBatch(eligible, [...[...running.values()].map((r) => r.task), ...elsewhere], maxParallel).slice(0, budget) : [];
+        if (elsewhere.length) batch = batch.slice(0, Math.max(0, maxParallel - running.size));
+        const noAgent = batch.length > 0 && !s.config.agentCommand;
+        if (noAgent) batch = [];
+        // The batch is claimed in this same transaction, each task as it was before its dispatch
+        // kept for its run; in place, runInPlace dispatches its one task itself.
+        const claims = s.inPlace ? [] : batch.map((task) => claimTask(s, file, task.id));
+        if (batch.length) file.session_count = Math.max(file.session_count, s.number);
+        return {
+          overCost,
+          failures,
+          eligible: eligible.length,
+          // A failed task waiting for its back-off: the loop wakes up for it.
+          retryAt: nextRetryTime(
+            file.tasks.filter((t) => !running.has(t.id)),
+            clock,
+          ),
+          missing: tasksMissingValidation(file.tasks),
+          allCompleted: file.tasks.every((t) => t.status === 'completed'),
+          elsewhere: elsewhere.length,
+          noAgent,
+          batch: claims.length ? claims.map((c) => c.before) : batch,
+          claims,
+        };
       });
+      for (const f of pool.overCost) {
+        s.log({ type: 'ERROR', taskId: f.taskId, category: 'TASK_EXEC', message: f.reason });
+        this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
+      }
       for (const f of pool.failures) {
         s.log({ type: 'ERROR', taskId: f.taskId, category: 'DEPENDENCY', message: f.reason });
         this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
@@ -199,33 +353,63 @@ export class Controller {
       }
 
       if (pool.noAgent) {
-        s.log({ type: 'ERROR', category: 'CONFIG', message: 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command' });
+        s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
         if (!running.size) return 'config-error';
       }
-      if (pool.claims.length) {
-        // Each task as it was before its dispatch, as runTask takes it.
-        const batch = pool.claims.map((c) => c.before);
-        s.log({ type: 'BATCH', message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]` });
+      const batch = pool.batch;
+      if (batch.length) {
+        // The pool's transaction counted the session (session_count).
+        s.counted = true;
+        s.log({
+          type: 'BATCH',
+          message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]`,
+        });
         s.batches++;
-        for (const claimed of pool.claims) {
-          const task = claimed.before;
+        batch.forEach((task, i) => {
+          const claimed = pool.claims[i];
           dispatched++;
           durations.dispatched(task.id);
-          const end = runTask(s, task, merges, claimed)
+          const end = (s.inPlace ? runInPlace(s, task) : runTask(s, task, merges, undefined, claimed))
             .catch((err) => this.taskCrashed(s, task, err))
-            .then((how) => {
+            .then(async (how) => {
+              // Stopped because of the machine's failure elsewhere: not this task's failure either.
+              if (how === 'interrupted' && s.envFailure) await releaseInterrupted(s, task).catch((err) => s.logger.warn(String(err)));
+              // From its dispatch to its recorded result: what the pool's order weighs it by next.
               if (how !== 'interrupted') durations.ended(task.id);
               return how;
             })
             .finally(() => running.delete(task.id));
           running.set(task.id, { task, end });
-        }
+        });
       }
-      if (!running.size) {
+      if (hold && !running.size) {
+        if (hold === 'budget' || !s.config.waitOnLimit) return hold;
+        const pause = s.spending.pause!;
+        s.log({ type: 'WARN', message: waitingMessage(pause) });
+        if (!(await s.spending.waitForResume(s.stopSignal))) break;
+        s.log({ type: 'WARN', message: resumedMessage(pause) });
+        continue;
+      }
+      // A concurrent worker waits while others hold tasks: their ends free dependents, and a
+      // claim that lapses is this worker's to recover. A failed task waiting for its back-off
+      // wakes the loop up too.
+      const othersWorking = pool.elsewhere > 0 && budget > 0 && !hold;
+      const waitForRetry = budget > 0 && !hold && pool.retryAt !== undefined;
+      if (!running.size && !othersWorking && !waitForRetry) {
         if (pool.allCompleted) return 'all-completed';
         return budget <= 0 && pool.eligible ? 'max-tasks-per-session' : 'nothing-runnable';
       }
-      await Promise.race([stopped, ...[...running.values()].map((r) => r.end)]);
+      if (!running.size && waitForRetry) {
+        const at = new Date(pool.retryAt!).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        s.logger.info(`waiting until ${at} to retry a failed task (or until ${s.baseBranch} moves)`);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const retryDue = waitForRetry
+        ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now()))))
+        : undefined;
+      const poll = s.worker ? [sleep(Math.min(2000, (s.worker.leaseSeconds * 1000) / 3))] : [];
+      await Promise.race([stopped, ...poll, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
+      clearTimeout(timer);
     }
     await Promise.allSettled([...running.values()].map((r) => r.end));
     return 'stopped';
@@ -233,14 +417,41 @@ export class Controller {
 
   /** An unexpected error inside one task's run: record it on the task, or stop if we cannot. */
   private async taskCrashed(s: Session, task: Task, err: unknown): Promise<TaskEnd> {
+    // Not the task's failure (the machine's, or its configuration): nothing is charged.
+    try {
+      const uncharged = endUncharged(s, task, err);
+      if (uncharged) return await uncharged;
+    } catch (second) {
+      // Recording that failed too (the task file became unusable, the disk is full): that is
+      // what stops the session now.
+      s.logger.error(second instanceof Error ? second : String(second));
+      const machine = classifyError(second) ?? classifyError(err);
+      if (machine) {
+        s.stopForEnvironment(machine);
+        return 'interrupted';
+      }
+      err = second;
+    }
     if (err instanceof TaskVanishedError) {
-      s.log({ type: 'WARN', taskId: task.id, message: 'the task was removed from harness-tasks.json while it ran; its worktree was discarded' });
-      await s.removeWorktree(task.id).catch(() => undefined);
+      s.log({
+        type: 'WARN',
+        taskId: task.id,
+        message: 'the task was removed from harness-tasks.json while it ran; its worktree was discarded',
+      });
+      await s.discardWorktree(task.id, task.attempts + 1).catch(() => undefined);
       return 'failed';
     }
+    if (err instanceof ClaimRefusedError) return 'interrupted';
+    if (err instanceof ClaimLostError && s.worker) return s.worker.discardLost(err);
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof TaskFileError || err instanceof LockHeldError) {
-      s.log({ type: 'ERROR', taskId: task.id, category: 'CONFIG', message: `cannot update harness-tasks.json, stopping: ${firstLine(message)}` });
+      s.log({
+        type: 'ERROR',
+        taskId: task.id,
+        category: 'CONFIG',
+        message: `cannot update harness-tasks.json, stopping: ${firstLine(message)}`,
+      });
+      s.configFailure ??= message;
       s.requestStop();
       return 'interrupted';
     }
@@ -259,33 +470,91 @@ export class Controller {
     let file: TaskFile;
     try {
       file = await s.transact((f) => {
-        f.last_session = logTimestamp();
+        if (s.counted) f.last_session = logTimestamp();
         return structuredClone(f);
       });
     } catch {
       file = s.store.load().file;
     }
     const stats = computeStats(file.tasks);
+    const machine = reason === 'environment' ? s.envFailure : undefined;
+    const charged = [...s.envUnrecorded];
+    const notCharged = charged.length
+      ? `the attempts of ${charged.join(', ')} stay counted: harness-tasks.json could not be written`
+      : 'no attempt was charged';
+    if (machine)
+      s.log({
+        type: 'ERROR',
+        category: 'ENV_SETUP',
+        message: `session stopped (${notCharged}). To fix: ${machine.advice}; then run again`,
+      });
     s.log({ type: 'STATS', message: formatStats(stats, { batches_dispatched: s.batches }) });
     const workLeft = file.tasks.some((t) => t.status !== 'completed' && !isPermanentlyFailed(t));
-    if (workLeft) writeFileSync(s.paths.activeMarker, '', { flag: 'a' });
-    else if (existsSync(s.paths.activeMarker)) rmSync(s.paths.activeMarker);
+    try {
+      if (workLeft) writeFileSync(s.paths.activeMarker, '', { flag: 'a' });
+      else if (existsSync(s.paths.activeMarker)) rmSync(s.paths.activeMarker);
+    } catch (err) {
+      s.logger.warn(`could not update ${s.paths.activeMarker}: ${(err as Error).message}`);
+    }
+    rmdirIfEmpty(s.config.worktreeRoot);
 
-    const exit = reason === 'config-error' ? 2 : stats.completed === stats.tasks_total ? 0 : 1;
-    return this.outcome(exit, exit === 0 ? 'all-completed' : reason, describe(exit === 0 ? 'all-completed' : reason, stats), s.number, stats);
+    const exit =
+      reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : (HOLD_EXIT[reason] ?? 1);
+    const shown = exit === 0 ? 'all-completed' : reason;
+    const message = machine
+      ? describeEnvStop(machine, notCharged, stats)
+      : shown === 'budget' || shown === 'usage-limit'
+        ? `${holdMessage(s, shown)} (${counts(stats)})`
+        : describe(shown, stats, s.setupFailure);
+    return this.outcome(exit, shown, message, s.number, stats);
   }
 
-  private outcome(exitCode: 0 | 1 | 2, reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
+  private outcome(exitCode: RunOutcome['exitCode'], reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
     return { exitCode, reason, message, session, stats };
   }
 }
 
-function selectBatchFor(eligible: Task[], running: Map<string, { task: Task }>, maxParallel: number): Task[] {
-  return selectBatch(eligible, [...running.values()].map((r) => r.task), maxParallel);
+/** A run stopped by its budget (6) or a tool's usage limit (7): neither is the tasks' failure. */
+const HOLD_EXIT: Partial<Record<StopReason, RunOutcome['exitCode']>> = { budget: 6, 'usage-limit': 7 };
+
+const NO_AGENT_COMMAND = 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command';
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }
 
-function describe(reason: StopReason, st: Stats): string {
-  const left = `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress`;
+/** The run's modes, read before any lock: an unreadable file is left to the locked start. */
+function peekMode(store: StateStore): {
+  concurrency?: string | undefined;
+  isolation?: string | null | undefined;
+  inPlaceInProgress?: boolean;
+} {
+  try {
+    if (!store.exists()) return {};
+    const { file } = store.load();
+    const cfg = file.session_config;
+    return { concurrency: cfg.concurrency_mode, isolation: cfg.isolation, inPlaceInProgress: file.tasks.some(runsInPlace) };
+  } catch {
+    return {};
+  }
+}
+
+async function underMergeLock<T>(artefacts: string, workerId: string, work: () => Promise<T>): Promise<T> {
+  const lock = await acquireLock(mergeLockPath(artefacts), `launchpad run (worker ${workerId} starting)`, 30 * 60_000);
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
+}
+
+function counts(st: Stats): string {
+  const cost = st.cost_usd !== undefined ? `, $${st.cost_usd} reported` : '';
+  return `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress${cost}`;
+}
+
+function describe(reason: StopReason, st: Stats, setupFailure?: string): string {
+  const left = counts(st);
   switch (reason) {
     case 'all-completed':
       return st.tasks_total ? `all ${st.tasks_total} tasks completed` : 'no tasks yet: add some with "launchpad add"';
@@ -296,7 +565,7 @@ function describe(reason: StopReason, st: Stats): string {
     case 'stopped':
       return `stopped by request (${left}); the next run recovers tasks in progress`;
     case 'env-setup-failed':
-      return `stopped: harness-init.sh failed twice (${left})`;
+      return `stopped: ${setupFailure ?? 'harness-init.sh failed twice'} (${left})`;
     case 'config-error':
       return `stopped: configuration error, see the log (${left})`;
     case 'controller-error':
@@ -306,11 +575,39 @@ function describe(reason: StopReason, st: Stats): string {
   }
 }
 
-function releaseLock(lock: LockHandle, progress: ProgressLog, session: number | undefined): void {
-  if (session !== undefined) progress.append(session, { type: 'LOCK', message: 'released' });
-  lock.release();
+function releaseLock(lock: LockHandle | undefined, progress: ProgressLog, session: number | undefined): void {
+  try {
+    if (session !== undefined) progress.append(session, { type: 'LOCK', message: lock ? 'released' : 'worker done' });
+  } catch {
+    // The log cannot be written (the session already said why): the lock goes all the same.
+  } finally {
+    lock?.release();
+  }
 }
 
+/** The outcome's message when the machine stopped the session: the cause, then what to do. */
+function describeEnvStop(failure: EnvFailure, notCharged: string, st: Stats): string {
+  const left = `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress`;
+  return `stopped by the environment, not by the tasks (${notCharged}): ${failure.cause}\nto fix: ${failure.advice}; then run launchpad again (${left})`;
+}
+
+/**
+ * A step before the session exists (the lock, the first writes of the state files): the
+ * machine's failure there ends the run with its cause and what to do (exit 2), not a stack trace.
+ */
+function beforeSession<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    throw asEnvFailureError(err);
+  }
+}
+
+function asEnvFailureError(err: unknown): unknown {
+  if (err instanceof EnvFailureError) return err;
+  const machine = classifyError(err);
+  return machine ? new EnvFailureError(machine) : err;
+}
 
 function lastLoggedSession(file: string): number {
   const m = /\[SESSION-(\d+)\]/.exec(tailLog(file, 1)[0] ?? '');
@@ -322,5 +619,5 @@ function firstLine(text: string): string {
 }
 
 function emptyStats(): Stats {
-  return { tasks_total: 0, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0 };
+  return { tasks_total: 0, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0, checkpoints: 0 };
 }

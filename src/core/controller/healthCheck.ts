@@ -1,6 +1,8 @@
-// harness-init.sh at every session start (seed 000 step 6). A failure is ENV_SETUP: it runs once
+// harness-init.sh at every session start (step 6 of session start). A failure is ENV_SETUP: it runs once
 // more, and a second failure stops the session.
 import { accessSync, constants, existsSync } from 'node:fs';
+
+import { escapedMessage } from '../process/runProcess';
 import { lastMeaningfulLine } from './agentOutput';
 import type { Session } from './session';
 
@@ -20,14 +22,21 @@ export async function runHealthCheck(s: Session): Promise<boolean> {
         captureBytes: 16 * 1024,
         record: { records: s.records, name: 'harness-init', label: 'harness-init.sh' },
       });
+      if (r.escaped) s.log({ type: 'WARN', message: escapedMessage('harness-init.sh', r.escaped) });
       if (r.code === 0) {
         s.log({ type: 'INIT', message: 'Environment health check: PASS' });
         return true;
       }
       if (s.stopping) return false;
-      const why = r.timedOut ? `timed out after ${s.config.healthCheckTimeoutMs / 1000}s` : r.spawnError ?? `exited with ${r.code ?? r.signal}`;
+      const why = r.timedOut
+        ? `timed out after ${s.config.healthCheckTimeoutMs / 1000}s`
+        : (r.spawnError ?? `exited with ${r.code ?? r.signal}`);
       const last = lastMeaningfulLine(r.tail);
-      s.log({ type: 'ERROR', category: 'ENV_SETUP', message: `harness-init.sh ${why}${last ? `: ${last}` : ''}${round === 1 ? ' (running it once more)' : ''}` });
+      s.log({
+        type: 'ERROR',
+        category: 'ENV_SETUP',
+        message: `harness-init.sh ${why}${last ? `: ${last}` : ''}${round === 1 ? ' (running it once more)' : ''}`,
+      });
     }
     s.log({ type: 'INIT', message: 'Environment health check: FAIL' });
     return false;

@@ -1,5 +1,5 @@
 // Merges happen one at a time; when several tasks are ready together, the lowest task id goes
-// first (seed 000: "merge them one at a time in task-id order").
+// first (one at a time, in task-id order).
 import { compareIds } from '../ids';
 
 interface Waiting {
@@ -9,13 +9,19 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
+/** Wraps each merge: a concurrent worker's merge lock and fencing check. */
+export type MergeGuard = <T>(id: string, merge: () => Promise<T>) => Promise<T>;
+
 export class MergeQueue {
   private waiting: Waiting[] = [];
   private busy = false;
 
+  constructor(private readonly guard?: MergeGuard) {}
+
   enqueue<T>(id: string, run: () => Promise<T>): Promise<T> {
+    const guarded = this.guard ? () => this.guard!(id, run) : run;
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ id, run, resolve: resolve as (v: unknown) => void, reject });
+      this.waiting.push({ id, run: guarded, resolve: resolve as (v: unknown) => void, reject });
       void this.pump();
     });
   }

@@ -1,15 +1,35 @@
-// The worker prompt: seed 000's sub-agent template, with the previous attempts' errors on a
-// retry. The agent works in its worktree, so that is the project root it is given.
-import type { Task } from '../taskFile/schema';
+// The worker prompt: the worker template, with the previous attempts' errors on a retry, and
+// what an interrupted attempt left when it is resumed. The agent works in its worktree, so that
+// is the project root it is given.
+import type { Checkpoint, Task } from '../taskFile/schema';
 
 export interface PromptContext {
   worktree: string;
   branch: string;
   /** The branch the controller merges into. */
   baseBranch: string;
+  /** The task runs in the main working tree (in-place mode), not a worktree of its own. */
+  inPlace?: boolean;
 }
 
-export function buildPrompt(task: Task, ctx: PromptContext): string {
+/** What an interrupted attempt left in its worktree, for the agent that resumes it. */
+export interface ResumeContext {
+  /** The number of the interrupted attempt. */
+  interruptedAttempt: number;
+  /** Its commits beyond the base, oldest first (`abc1234 subject`). */
+  commits: string[];
+  /** Files it left uncommitted (still in the worktree as they were). */
+  uncommitted: string[];
+  /** The ref holding a copy of those uncommitted changes. */
+  snapshotRef?: string | undefined;
+  /** The end of what it printed. */
+  outputTail?: string | undefined;
+}
+
+/** Checkpoints and listed files shown at most, newest kept. */
+const MAX_RESUME_ITEMS = 20;
+
+export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeContext): string {
   const hints = task.files_hint.length ? task.files_hint.join(', ') : '(no hint: keep changes small and focused)';
   const validation = task.validation?.command ?? '(none)';
   const lines = [
@@ -32,6 +52,11 @@ export function buildPrompt(task: Task, ctx: PromptContext): string {
     '',
     "If validation fails, fix the issues and re-run until it passes or you've exhausted your attempts.",
     '',
+    '## Progress',
+    'Whenever you finish a step of your plan, print one line on its own, e.g. `CHECKPOINT step=2/5 "tests written"`:',
+    '`CHECKPOINT step=M/N "what is done"`, M the steps done so far, N your estimate of all steps. The person',
+    'watching the run sees the last one live, and it is kept with the task if the run is interrupted.',
+    '',
     '## Completion',
     `- Commit all changes with message: "[${task.id}] ${task.title}"`,
     '- Your last message must clearly state either:',
@@ -40,8 +65,15 @@ export function buildPrompt(task: Task, ctx: PromptContext): string {
     '',
     '## Context',
     `- Project root: ${ctx.worktree}`,
-    `- Current branch: ${ctx.branch} (the controller merges it into ${ctx.baseBranch})`,
-    '- You are working in an isolated git worktree — your changes will be merged by the controller.',
+    ...(ctx.inPlace
+      ? [
+          `- Current branch: ${ctx.baseBranch}`,
+          '- You are working in the main working tree: commit on this branch; a failed attempt is rolled back to where it started.',
+        ]
+      : [
+          `- Current branch: ${ctx.branch} (the controller merges it into ${ctx.baseBranch})`,
+          '- You are working in an isolated git worktree — your changes will be merged by the controller.',
+        ]),
   ];
   if (task.error_log.length) {
     lines.push(
@@ -54,5 +86,44 @@ export function buildPrompt(task: Task, ctx: PromptContext): string {
     if (task.error_tail) lines.push('', 'Output of the last failure (tail):', '```', task.error_tail.trimEnd(), '```');
     lines.push('', 'Avoid repeating the same mistakes. Consider a different approach.');
   }
+  if (resume) lines.push('', ...resumeSection(task, ctx, resume));
   return lines.join('\n') + '\n';
+}
+
+function resumeSection(task: Task, ctx: PromptContext, r: ResumeContext): string[] {
+  const lines = [
+    '## Resuming an Interrupted Attempt',
+    `Attempt ${r.interruptedAttempt} of this task was interrupted before it reported a result (the controller stopped: a crash, a reboot or a person's stop).`,
+    `This worktree holds its partial work: you continue it, you do not start over. Check what is already done, finish the rest, then validate, commit and report as above.`,
+  ];
+  if (r.commits.length) {
+    lines.push('', `Commits it made on ${ctx.branch} (oldest first):`, ...bounded(r.commits).map((c) => `- ${c}`));
+  } else {
+    lines.push('', 'It made no commits.');
+  }
+  if (r.uncommitted.length) {
+    lines.push(
+      '',
+      `Changes it left uncommitted, still in the worktree as they were${r.snapshotRef ? ` (a copy is kept at ${r.snapshotRef})` : ''}:`,
+      ...bounded(r.uncommitted).map((f) => `- ${f}`),
+    );
+  }
+  const checkpoints = task.checkpoints ?? [];
+  if (checkpoints.length) {
+    lines.push('', 'Its last checkpoints (and those of earlier attempts):', ...bounded(checkpoints).map(describeCheckpoint));
+  } else {
+    lines.push('', 'It reported no checkpoints.');
+  }
+  const tail = r.outputTail?.trimEnd();
+  if (tail) lines.push('', 'The last of what it printed:', '```', tail, '```');
+  return lines;
+}
+
+function bounded<T>(items: readonly T[]): Array<T | string> {
+  return items.length > MAX_RESUME_ITEMS ? [`… ${items.length - MAX_RESUME_ITEMS} earlier`, ...items.slice(-MAX_RESUME_ITEMS)] : [...items];
+}
+
+function describeCheckpoint(c: Checkpoint | string): string {
+  if (typeof c === 'string') return `- ${c}`;
+  return `- ${c.attempt ? `attempt ${c.attempt}, ` : ''}step ${c.step}/${c.total}: "${c.description}" (${c.timestamp})`;
 }

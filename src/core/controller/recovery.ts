@@ -1,22 +1,33 @@
 // What a session does about the last one before it starts new work: ends the processes a dead
-// controller left running, aborts its interrupted merge, applies seed 000's Context Window
-// Recovery Protocol to every in_progress task, and removes orphaned worktrees and branches.
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+// controller left running, aborts its interrupted merge, writes the log lines a crash kept from
+// the log, recovers every in_progress task (the README's "Recovery" table: resumed, merged only
+// with a verdict of success, failed, or started afresh), and removes orphaned worktrees and
+// branches, keeping their commits.
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
 import type { Git } from '../git/git';
-import { branchFor, taskIdOfBranch } from '../ids';
+import { branchFor, compareIds, taskIdOfBranch } from '../ids';
+import { type LogType, parseLogLine } from '../log/logLine';
+import { readLogLines } from '../log/logReader';
+import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
+import { ERROR_TAIL_CHARS, restartTask } from '../tasks/transitions';
+import { discardAttempt } from './discard';
+import { endUncharged } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
 import type { Session } from './session';
-import { inspectWork } from './taskRun';
+import { inspectWork, type Resume } from './taskRun';
 import { validateTask } from './validate';
-import { discardAttempt } from './discard';
 
 /** Ends agents and validations that a killed controller left behind. Returns their labels. */
 export function endOrphanedProcesses(s: Session): void {
-  for (const label of s.records.killAll()) {
-    s.log({ type: 'RECOVERY', message: `action="ended orphaned process" reason="${label} outlived its controller"` });
+  for (const { label, escaped } of s.records.endAll()) {
+    s.log({
+      type: 'RECOVERY',
+      message: `action="ended orphaned process" reason="${label} outlived its controller"${escaped ? ` escaped=${escaped}` : ''}`,
+    });
   }
 }
 
@@ -39,31 +50,70 @@ async function abortInterruptedRebase(git: Git, worktree: string): Promise<void>
   }
 }
 
-export async function recoverInProgress(s: Session, merges: MergeQueue, workerId: string): Promise<void> {
+/** An in_progress task the recovery decided to resume: the session's loop starts it first. */
+export interface Resumption {
+  task: Task;
+  resume: Resume;
+}
+
+/**
+ * The recovery of every in_progress task a dead (or stopped) session left, by the table in the
+ * README ("Recovery"): an attempt is merged only when its agent's recorded verdict says success;
+ * a recorded failure is recorded; an attempt without a verdict is resumed when it left any
+ * progress, started afresh when it left none, and failed when its attempts are used up. Returns
+ * the attempts to resume (their RECOVERY lines written, their uncommitted work kept at a ref).
+ * `only`: the tasks a concurrent worker took over (all in-progress tasks when absent).
+ */
+export async function recoverInProgress(
+  s: Session,
+  merges: MergeQueue,
+  workerId: string,
+  only?: ReadonlySet<string>,
+): Promise<Resumption[]> {
   const { file } = s.store.load();
-  const tasks = file.tasks.filter((t) => t.status === 'in_progress');
-  if (!tasks.length) return;
+  const tasks = file.tasks.filter((t) => t.status === 'in_progress' && (!only || only.has(t.id)));
+  if (!tasks.length) return [];
   const worktrees = await s.git.listWorktrees();
-  const work: Array<Promise<TaskEnd>> = [];
+  const work: Array<Promise<unknown>> = [];
+  const resumptions: Resumption[] = [];
   for (const task of tasks) {
     if (heldByAnotherWorker(task, file.session_config.concurrency_mode, workerId)) {
       s.log({ type: 'WARN', taskId: task.id, message: `left alone: claimed by ${task.claimed_by} until ${task.lease_expires_at}` });
       continue;
     }
+    const recovery = (action: string, reason: string, kept?: string) =>
+      s.log({ type: 'RECOVERY', taskId: task.id, message: `action="${action}" reason="${reason}"${kept ? ` kept=${kept}` : ''}` });
     const branch = branchFor(task.id);
     const wt =
       worktrees.find((w) => w.branch === `refs/heads/${branch}`) ??
       // In the middle of a rebase (a crash inside the merge protocol) it shows as detached.
       worktrees.find((w) => w.detached && w.path === s.worktreePath(task.id));
-    const recover = async (): Promise<TaskEnd> => {
-      if (!wt && !(await s.git.branchExists(branch))) {
-        s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked failed" reason="no worktree or branch found"' });
-        await s.failTask(task, 'SESSION_TIMEOUT', 'No worktree or branch found', undefined, 'no worktree or branch found');
+    const recorded = s.verdictOf(task.id, task.agent_id);
+    const exhausted = task.attempts >= task.max_attempts;
+
+    const recover = async (): Promise<TaskEnd | 'restarted' | Resume> => {
+      if (recorded?.verdict.kind === 'fail') {
+        const { category, reason } = recorded.verdict;
+        recovery('recorded failure', 'the agent ended with a failure; the controller stopped before recording it');
+        await s.failTask(task, category, reason, readTail(recorded.attempt.transcript, ERROR_TAIL_CHARS), 'agent reported failure');
         return 'failed';
+      }
+      if (!wt && !(await s.git.branchExists(branch))) {
+        if (exhausted) {
+          recovery('marked failed', 'no worktree or branch found');
+          await s.failTask(task, 'SESSION_TIMEOUT', 'No worktree or branch found', undefined, 'no worktree or branch found');
+          return 'failed';
+        }
+        recovery('started afresh', 'no worktree or branch found');
+        await s.transact((f) => void restartTask(f, task.id));
+        return 'restarted';
       }
       const worktree = wt?.path ?? s.worktreePath(task.id);
       if (wt) await abortInterruptedRebase(s.git, worktree);
       else await s.git.addWorktreeForBranch(worktree, branch);
+      // Its processes are gone (endOrphanedProcesses): a lock a killed git left is stale.
+      const locks = await s.git.removeStaleLocks(worktree, branch);
+      if (locks.length) recovery('removed stale git lock', `${locks.join(', ')} left by a git command killed half-way`);
 
       const base = await baseOf(s, task, branch);
       // Merged already (the controller died between `git merge` and recording the task): done.
@@ -71,44 +121,120 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
       // build output) was never part of that merge, and committing it would make the merged
       // branch look unmerged, so it would be validated and merged a second time.
       if ((await s.git.countCommits(`${base}..${branch}`)) > 0 && (await s.git.isAncestor(branch, 'HEAD'))) {
-        s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked completed" reason="its branch was already merged"' });
-        await s.completeTask(task, undefined);
+        const merge = (await mergedBy(s.git, branch))?.merge.slice(0, 7);
+        recovery('marked completed', `its branch was already merged${merge ? ` (merge ${merge})` : ''}`);
+        await s.completeTask(task, merge);
         return 'completed';
       }
-      // Uncommitted files are the agent's unfinished work, unless its work was already committed
-      // (then they are what the validation left behind, and must not reach the base branch).
-      const commitLeftovers = !s.workCommitted(task.id, task.agent_id);
-      const problem = await inspectWork(s, task, worktree, base, { commitLeftovers, warnIfEmpty: false });
-      const ahead = await s.git.countCommits(`${base}..${branch}`);
-      if (ahead === 0) {
-        s.log({ type: 'RECOVERY', taskId: task.id, message: `action="removed empty ${wt ? 'worktree' : 'branch'}" reason="no sub-agent progress"` });
+      if (recorded?.verdict.kind === 'success' || s.workCommitted(task.id, task.agent_id)) {
+        return validateAndMerge(s, task, merges, worktree, base, wt ? 'worktree' : 'branch', recorded?.attempt);
+      }
+
+      // No verdict: the attempt was interrupted. What did it leave?
+      const folder = s.attemptOf(task.id, task.agent_id);
+      // Its number: after a person's stop refunded it, the task's count is one below it.
+      const interruptedAttempt = folder?.number || task.attempts;
+      const commits = await s.git.commitSubjects(`${base}..${branch}`);
+      const uncommitted = await s.git.anyChanges(worktree);
+      const checkpoints = (task.checkpoints ?? []).filter((c) => c.agent_id && c.agent_id === task.agent_id);
+      let kept: string | undefined;
+      if (uncommitted.length) {
+        const snapshot = await s.git.snapshotChanges(
+          worktree,
+          `[launchpad] uncommitted work of ${task.id} attempt ${interruptedAttempt}, kept by a recovery`,
+        );
+        if (snapshot) kept = await s.keepAttempt(task.id, interruptedAttempt, snapshot);
+      }
+      const progress = commits.length + uncommitted.length + checkpoints.length > 0;
+      const left = `${commits.length} commit(s), ${uncommitted.length} uncommitted change(s), ${checkpoints.length} checkpoint(s)`;
+      if (exhausted && !progress) {
+        recovery(`removed empty ${wt ? 'worktree' : 'branch'}`, 'no sub-agent progress');
         await s.failTask(task, 'SESSION_TIMEOUT', 'Sub-agent work incomplete', undefined, 'no sub-agent progress');
         return 'failed';
       }
-      s.log({ type: 'RECOVERY', taskId: task.id, message: `action="validated orphaned ${wt ? 'worktree' : 'branch'}" reason="controller session timeout"` });
-      const terminal = s.terminals.open(task, worktree);
-      if (problem) return discardAttempt(s, task, worktree, terminal, { category: 'AGENT_FAIL', reason: problem, discardReason: 'agent reported failure' });
-      const attempt = s.createAttempt(task.id, task.attempts);
-      const v = await validateTask(s, task, worktree, terminal, attempt);
-      if (v.kind === 'interrupted') return 'interrupted';
-      if (v.kind === 'fail') return discardAttempt(s, task, worktree, terminal, { ...v, discardReason: 'validation failed' });
-      return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, attempt));
+      if (exhausted) {
+        recovery(
+          'marked failed',
+          `interrupted without a verdict (${left}), attempts exhausted (${task.attempts}/${task.max_attempts})`,
+          kept,
+        );
+        await s.failTask(
+          task,
+          'SESSION_TIMEOUT',
+          `Interrupted without a verdict with attempts exhausted; its work is kept (${left})`,
+          undefined,
+          'interrupted, attempts exhausted',
+        );
+        return 'failed';
+      }
+      if (!progress) {
+        recovery('started afresh', 'interrupted before any progress');
+        await s.transact((f) => void restartTask(f, task.id));
+        await s.removeWorktree(task.id);
+        return 'restarted';
+      }
+      recovery('resumed agent', `interrupted without a verdict: ${left}`, kept);
+      const outputTail = folder && readTail(folder.transcript, RESUME_TAIL_CHARS);
+      return { worktree, base, interruptedAttempt, commits, uncommitted, snapshotRef: kept, outputTail };
     };
     work.push(
-      recover().catch(async (err: unknown): Promise<TaskEnd> => {
-        // One task's recovery failing must not stop the others, nor the session.
-        const reason = `recovery failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
-        try {
-          await s.failTask(task, 'TASK_EXEC', reason, undefined, 'recovery failed');
-          return 'failed';
-        } catch {
-          s.log({ type: 'ERROR', taskId: task.id, category: 'TASK_EXEC', message: `${reason}; left in progress for the next run` });
-          return 'interrupted';
-        }
-      }),
+      recover()
+        .then((r) => {
+          if (typeof r === 'string') return r;
+          resumptions.push({ task, resume: r });
+          return 'resumed';
+        })
+        .catch(async (err: unknown): Promise<TaskEnd | 'resumed'> => {
+          // Not the task's failure (the machine's, or its configuration): nothing is charged.
+          const uncharged = endUncharged(s, task, err);
+          if (uncharged) return uncharged;
+          // One task's recovery failing must not stop the others, nor the session.
+          const reason = `recovery failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
+          try {
+            await s.failTask(task, 'TASK_EXEC', reason, undefined, 'recovery failed');
+            return 'failed';
+          } catch {
+            s.log({ type: 'ERROR', taskId: task.id, category: 'TASK_EXEC', message: `${reason}; left in progress for the next run` });
+            return 'interrupted';
+          }
+        }),
     );
   }
   await Promise.all(work);
+  return resumptions.sort((a, b) => compareIds(a.task.id, b.task.id));
+}
+
+/** An attempt whose agent reported success: its work validated in the worktree, then merged or discarded. */
+async function validateAndMerge(
+  s: Session,
+  task: Task,
+  merges: MergeQueue,
+  worktree: string,
+  base: string,
+  kind: 'worktree' | 'branch',
+  attempt: AttemptPaths | undefined,
+): Promise<TaskEnd> {
+  // Uncommitted files are the agent's unfinished work, unless its work was already committed
+  // (then they are what the validation left behind, and must not reach the base branch).
+  const commitLeftovers = !s.workCommitted(task.id, task.agent_id);
+  const problem = await inspectWork(s, task, worktree, base, { commitLeftovers, warnIfEmpty: false });
+  s.log({
+    type: 'RECOVERY',
+    taskId: task.id,
+    message: `action="validated orphaned ${kind}" reason="the agent reported success; the controller stopped before the merge"`,
+  });
+  const terminal = s.terminals.open(task, worktree);
+  if (problem)
+    return discardAttempt(s, task, worktree, terminal, {
+      category: 'AGENT_FAIL',
+      reason: problem,
+      discardReason: 'agent reported failure',
+    });
+  const files = attempt ?? s.createAttempt(task.id, task.attempts);
+  const v = await validateTask(s, task, worktree, terminal, files);
+  if (v.kind === 'interrupted') return 'interrupted';
+  if (v.kind === 'fail') return discardAttempt(s, task, worktree, terminal, { ...v, discardReason: 'validation failed' });
+  return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, files));
 }
 
 /**
@@ -118,20 +244,82 @@ export async function recoverInProgress(s: Session, merges: MergeQueue, workerId
  */
 async function baseOf(s: Session, task: Task, branch: string): Promise<string> {
   if (task.started_at_commit && (await s.git.commitExists(task.started_at_commit))) return task.started_at_commit;
-  const r = await s.git.run(['merge-base', (await mergedBy(s.git, branch)) ?? 'HEAD', branch], { allowFail: true });
+  const r = await s.git.run(['merge-base', (await mergedBy(s.git, branch))?.firstParent ?? 'HEAD', branch], { allowFail: true });
   return r.code === 0 ? r.stdout.trim() : 'HEAD';
 }
 
-/** The first parent of the merge commit on HEAD's first-parent line that merged `branch`'s tip. */
-async function mergedBy(git: Git, branch: string): Promise<string | undefined> {
+/** The merge commit on HEAD's first-parent line that merged `branch`'s tip, and its first parent. */
+async function mergedBy(git: Git, branch: string): Promise<{ merge: string; firstParent: string } | undefined> {
   if (!(await git.isAncestor(branch, 'HEAD'))) return undefined;
   const tip = (await git.run(['rev-parse', '--verify', '-q', `refs/heads/${branch}`])).stdout.trim();
   const merges = (await git.run(['rev-list', '--first-parent', '--merges', '--parents', 'HEAD'])).stdout;
   for (const line of merges.split('\n')) {
-    const [, first, second] = line.split(' ');
-    if (second === tip) return first;
+    const [merge, first, second] = line.split(' ');
+    if (second === tip) return { merge: merge!, firstParent: first! };
   }
   return undefined;
+}
+
+/**
+ * A crash between a task's completion in the task file and its log lines leaves a completed task
+ * whose last DISPATCH has no Completed after it: write the missing lines (a RECOVERY line saying
+ * so, the MERGE line when that is missing too and the merge is found on the base branch's
+ * first-parent line, and the Completed line), so the log and the task file agree again.
+ */
+export async function logMissingCompletions(s: Session): Promise<void> {
+  const { file } = s.store.load();
+  const completed = new Set(file.tasks.filter((t) => t.status === 'completed').map((t) => t.id));
+  if (!completed.size) return;
+  const lastDispatch = lastLineOf(s, 'DISPATCH', completed);
+  const lastMerge = lastLineOf(s, 'MERGE', completed);
+  const lastCompleted = lastLineOf(s, 'Completed', completed);
+  const after = (a: LogPosition | undefined, b: LogPosition) => a !== undefined && compareLogPositions(a, b) >= 0;
+  const missing = [...lastDispatch].filter(([id, dispatch]) => !after(lastCompleted.get(id), dispatch)).map(([id]) => id);
+  if (!missing.length) return;
+  const merges = await mergesOnBase(s);
+  for (const id of missing.sort(compareIds)) {
+    const merge = merges.get(id)?.slice(0, 7);
+    s.log({
+      type: 'RECOVERY',
+      taskId: id,
+      message: `action="logged completion" reason="task file says completed${merge ? ` (merge ${merge})` : ''} but the log had no Completed line"`,
+    });
+    if (merge && !after(lastMerge.get(id), lastDispatch.get(id)!)) {
+      s.log({ type: 'MERGE', taskId: id, message: `branch=${branchFor(id)} into=${s.baseBranch} (commit ${merge})` });
+    }
+    s.log({ type: 'Completed', taskId: id, message: merge ? `(commit ${merge})` : '' });
+  }
+}
+
+/** Where a line is in the log: its session, then its time (both only grow as the log is appended). */
+type LogPosition = [session: number, timestamp: string];
+
+function compareLogPositions(a: LogPosition, b: LogPosition): number {
+  return a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+}
+
+/** The position of the last line of `type` for each of `ids`. */
+function lastLineOf(s: Session, type: LogType, ids: ReadonlySet<string>): Map<string, LogPosition> {
+  const last = new Map<string, LogPosition>();
+  readLogLines(s.paths.progress, { type }, (lines) => {
+    for (const line of lines) {
+      const e = parseLogLine(line);
+      if (e?.taskId && ids.has(e.taskId)) last.set(e.taskId, [e.session, e.timestamp]);
+    }
+  });
+  return last;
+}
+
+/** The newest `Merge [id] …` commit on the base branch's first-parent line, by task id. */
+async function mergesOnBase(s: Session): Promise<Map<string, string>> {
+  const out = (await s.git.run(['log', '--first-parent', '--merges', '--format=%H%x09%s', `refs/heads/${s.baseBranch}`])).stdout;
+  const found = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const [hash, subject] = line.split('\t');
+    const id = /^Merge \[([^\]]+)\] /.exec(subject ?? '')?.[1];
+    if (id && hash && !found.has(id)) found.set(id, hash);
+  }
+  return found;
 }
 
 function heldByAnotherWorker(task: Task, mode: string | undefined, workerId: string): boolean {
@@ -141,11 +329,13 @@ function heldByAnotherWorker(task: Task, mode: string | undefined, workerId: str
 
 /**
  * Worktrees and branches named harness-<id> for a task that is not in progress are leftovers
- * of a crash between a task's end and its clean-up: remove them. Other branches are not ours.
+ * of a crash between a task's end and its clean-up: remove them, keeping their commits under
+ * refs/launchpad/attempts/ first. Other branches are not ours.
  */
 export async function removeOrphanedWorktrees(s: Session): Promise<void> {
   const { file } = s.store.load();
   const status = new Map(file.tasks.map((t) => [t.id, t.status]));
+  const attempts = new Map(file.tasks.map((t) => [t.id, t.attempts]));
   const orphan = (id: string | undefined): id is string => id !== undefined && status.has(id) && status.get(id) !== 'in_progress';
   const removed = new Set<string>();
 
@@ -158,8 +348,23 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
     if (orphan(id)) removed.add(id);
   }
   for (const id of removed) {
+    let kept: string | undefined;
+    try {
+      kept = await s.keepAttempt(id, attempts.get(id) ?? 0);
+    } catch (err) {
+      s.log({
+        type: 'WARN',
+        taskId: id,
+        message: `orphaned worktree left in place: could not keep its commits (${(err as Error).message.split('\n')[0]})`,
+      });
+      continue;
+    }
     await s.removeWorktree(id);
-    s.log({ type: 'RECOVERY', taskId: id, message: `action="removed orphaned worktree" reason="task is ${status.get(id)}"` });
+    s.log({
+      type: 'RECOVERY',
+      taskId: id,
+      message: `action="removed orphaned worktree" reason="task is ${status.get(id)}"${kept ? ` kept=${kept}` : ''}`,
+    });
   }
   // Directories left in our worktree folder without git knowing them (a crash inside `worktree add`).
   await s.git.run(['worktree', 'prune'], { allowFail: true });
@@ -167,6 +372,28 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
   for (const name of listDir(s.config.worktreeRoot)) {
     const path = join(s.config.worktreeRoot, name);
     if (orphan(name) && !registered.has(path)) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** What a resumed agent is shown of the interrupted one's output (characters). */
+const RESUME_TAIL_CHARS = 2000;
+
+/** The last `chars` characters of a transcript, reading only its end; undefined when empty or missing. */
+function readTail(path: string, chars: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, chars * 4);
+    const buf = Buffer.alloc(length);
+    readSync(fd, buf, 0, length, size - length);
+    return buf.toString('utf8').slice(-chars) || undefined;
+  } finally {
+    closeSync(fd);
   }
 }
 

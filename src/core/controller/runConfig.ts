@@ -1,10 +1,12 @@
 // The settings a run uses, resolved in one place from the front end (CLI flags, environment,
 // editor settings) and the task file, in that order of precedence.
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { type ResolvedAgent, resolveAgent } from '../agents/resolve';
+
+import { resolveAgent, type ResolvedAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
+import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
 /** What a front end knows; each field undefined when not given there. */
 export interface RunSettings {
@@ -12,12 +14,24 @@ export interface RunSettings {
   cliAgent?: string | undefined;
   /** CLI --agent-args: extra arguments (shell words) for the chosen preset. */
   cliAgentArgs?: string | undefined;
-  /** VS Code's launchpad.agent.command. */
+  /** VS Code's launchpad.agent.command (or launchpad.agent.preset). */
   editorAgent?: string | undefined;
+  /** The editor setting editorAgent came from, for messages (default launchpad.agent.command). */
+  editorAgentSource?: string | undefined;
   /** CLI --max-parallel or the editor's launchpad.maxParallelAgents. */
   maxParallel?: number | undefined;
   /** CLI --worktree-dir or the editor's launchpad.worktree.location. */
   worktreeDir?: string | undefined;
+  /** CLI --in-place: tasks run one at a time in the main working tree. */
+  inPlace?: boolean | undefined;
+  /** CLI --max-tasks: session_config.max_tasks_per_session for this run. */
+  maxTasksPerSession?: number | undefined;
+  /** CLI --max-sessions: session_config.max_sessions for this run. */
+  maxSessions?: number | undefined;
+  /** CLI --agent-timeout: session_config.agent_timeout_seconds for this run. */
+  agentTimeoutSeconds?: number | undefined;
+  /** CLI --wait-on-limit: a usage or rate limit pauses the run until it lifts instead of ending it. */
+  waitOnLimit?: boolean | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
 
@@ -37,7 +51,36 @@ export interface RunConfig {
   /** harness-init.sh's time limit. */
   healthCheckTimeoutMs: number;
   worktreeRoot: string;
+  /** A failed task's first back-off before a retry on an unchanged base (0: none). */
+  retryBackoffSeconds: number;
+  /** What a merge does with files changed outside files_hint. */
+  scope: 'warn' | 'reject';
+  /** session_config.budget_usd: dollars this run's agents may report before no new one starts. */
+  budgetUsd: number | undefined;
+  /** session_config.max_cost_usd: dollars one task's agents may report over all its attempts. */
+  maxCostUsd: number | undefined;
+  waitOnLimit: boolean;
+  /** The first wait after a limit with no reset time; doubled for each one in a row, at most LIMIT_BACKOFF_CAP_MS. */
+  limitBackoffMs: number;
+  /** session_config.worktree_setup: run in each new worktree before the agent. */
+  worktreeSetup: string | undefined;
+  worktreeSetupTimeoutMs: number;
+  /** Prepared worktrees kept for reuse (0: every task gets a new one). */
+  worktreePool: number;
+  /** Ports per running task (LAUNCHPAD_PORT_BASE …). */
+  portBlockSize: number;
 }
+
+/** The first back-off after a usage or rate limit whose reset time the tool did not print. */
+export const DEFAULT_LIMIT_BACKOFF_MS = 60_000;
+/** The longest such back-off. */
+export const LIMIT_BACKOFF_CAP_MS = 30 * 60_000;
+
+/** session_config.retry_backoff_seconds when absent. */
+export const DEFAULT_RETRY_BACKOFF_S = 30;
+
+/** session_config.worktree_setup_timeout_seconds when absent. */
+export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
 
 /** Validation time limit when a task gives none. */
 export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
@@ -52,13 +95,28 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     agentSource: agent?.source,
     agent,
     maxParallel: settings.maxParallel ?? cfg.max_parallel_agents,
-    maxTasksPerSession: cfg.max_tasks_per_session,
-    maxSessions: cfg.max_sessions,
-    agentTimeoutMs: cfg.agent_timeout_seconds * 1000,
+    maxTasksPerSession: settings.maxTasksPerSession ?? cfg.max_tasks_per_session,
+    maxSessions: maxSessions(settings, file),
+    agentTimeoutMs: (settings.agentTimeoutSeconds ?? cfg.agent_timeout_seconds) * 1000,
     cleanupTimeoutMs: cfg.cleanup_timeout_seconds * 1000,
     healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
+    retryBackoffSeconds: cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
+    scope: cfg.scope ?? 'warn',
+    budgetUsd: cfg.budget_usd ?? undefined,
+    maxCostUsd: cfg.max_cost_usd ?? undefined,
+    waitOnLimit: settings.waitOnLimit ?? false,
+    limitBackoffMs: limitBackoffMs(env),
     worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
+    worktreeSetup: cfg.worktree_setup?.trim() || undefined,
+    worktreeSetupTimeoutMs: (cfg.worktree_setup_timeout_seconds ?? DEFAULT_WORKTREE_SETUP_TIMEOUT_S) * 1000,
+    worktreePool: cfg.worktree_pool ?? 0,
+    portBlockSize: cfg.port_block_size ?? DEFAULT_PORT_BLOCK_SIZE,
   };
+}
+
+/** How many sessions (runs that dispatched something) the task file may count. */
+export function maxSessions(settings: RunSettings, file: TaskFile): number {
+  return settings.maxSessions ?? file.session_config.max_sessions;
 }
 
 /**
@@ -71,17 +129,29 @@ export function resolveAgentSetting(settings: RunSettings, file: TaskFile): Reso
   const env = settings.env ?? process.env;
   const cfg = file.session_config;
   if (nonBlank(cfg.agent) && nonBlank(cfg.agent_command)) {
-    throw new InputError('harness-tasks.json: session_config.agent and session_config.agent_command are both set (they are one setting); keep one');
+    throw new InputError(
+      'harness-tasks.json: session_config.agent and session_config.agent_command are both set (they are one setting); keep one',
+    );
   }
   return resolveAgent(
     [
       ['--agent', settings.cliAgent],
       ['LAUNCHPAD_AGENT', env.LAUNCHPAD_AGENT],
-      ['launchpad.agent.command', settings.editorAgent],
-      nonBlank(cfg.agent) ? ['session_config.agent', cfg.agent ?? undefined] : ['session_config.agent_command', cfg.agent_command ?? undefined],
+      [settings.editorAgentSource ?? 'launchpad.agent.command', settings.editorAgent],
+      nonBlank(cfg.agent)
+        ? ['session_config.agent', cfg.agent ?? undefined]
+        : ['session_config.agent_command', cfg.agent_command ?? undefined],
     ],
     { cli: settings.cliAgentArgs, file: cfg.agent_args },
   );
+}
+
+/** LAUNCHPAD_LIMIT_BACKOFF_SECONDS (a positive number; tests use a fraction of a second), else one minute. */
+function limitBackoffMs(env: NodeJS.ProcessEnv): number {
+  const v = Number(env.LAUNCHPAD_LIMIT_BACKOFF_SECONDS);
+  return env.LAUNCHPAD_LIMIT_BACKOFF_SECONDS && Number.isFinite(v) && v > 0
+    ? Math.min(v * 1000, LIMIT_BACKOFF_CAP_MS)
+    : DEFAULT_LIMIT_BACKOFF_MS;
 }
 
 function nonBlank(value: string | null | undefined): boolean {

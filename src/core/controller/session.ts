@@ -5,19 +5,26 @@
 // worktree and branch are removed after it returns, so its slot is free at once.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
+
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
+import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
+import type { LogEvent, ProgressLog } from '../log/progressLog';
 import type { Logger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
-import type { LogEvent, ProgressLog } from '../log/progressLog';
-import type { AttemptPaths, StatePaths } from '../statePaths';
-import type { StateStore } from '../taskFile/store';
+import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
-import { completeTask, failTask } from '../tasks/transitions';
+import type { StateStore } from '../taskFile/store';
+import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
+import { returnToPool } from '../worktrees/pool';
+import { PortBlocks } from '../worktrees/ports';
+import { RunSpending } from './budget';
+import { classifyError, type EnvFailure, writeFailure } from './envFailure';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
+import type { Worker } from './workers';
 
 /** What a session works with: everything but its own number and state. */
 export interface SessionContext {
@@ -49,7 +56,25 @@ export class Session implements SessionContext {
   head = '';
   /** BATCH lines logged this session, for STATS. */
   batches = 0;
+  /** session_count holds this session: it dispatched something (count()). */
+  counted = false;
   readonly taskEvents = new Emitter<TaskEvent>();
+  /** The machine's failure that stopped the session (the first one), if any. */
+  envFailure: EnvFailure | undefined;
+  /** Tasks whose attempt could not be un-charged after such a failure (the task file could not be written). */
+  readonly envUnrecorded = new Set<string>();
+  /** A configuration error that stopped the session (harness-tasks.json became unusable). */
+  configFailure: string | undefined;
+  /** Concurrent mode: this process's worker (claims, leases, the fencing check). */
+  worker: Worker | undefined;
+  /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
+  inPlace = false;
+  /** What this run's agents reported spending, its budget, and a usage limit's pause (budget.ts). */
+  readonly spending: RunSpending;
+  /** The port blocks of the running tasks (LAUNCHPAD_PORT_BASE). */
+  readonly ports: PortBlocks;
+  /** Why a task's worktree could not be set up, when that stopped the session (ENV_SETUP). */
+  setupFailure: string | undefined;
   private readonly stopController = new AbortController();
   /** Worktree removals started by a task's end and not finished yet, by task id. */
   private readonly removals = new Map<string, Promise<void>>();
@@ -68,6 +93,8 @@ export class Session implements SessionContext {
     this.baseBranch = ctx.baseBranch;
     this.terminals = ctx.terminals;
     this.records = new ProcessRecords(this.paths.processRecords);
+    this.spending = new RunSpending(this.config);
+    this.ports = new PortBlocks(this.config.portBlockSize, this.paths.root);
   }
 
   /** Aborted when a person stops the run: every agent, validation and cleanup ends. */
@@ -80,9 +107,40 @@ export class Session implements SessionContext {
   requestStop(): void {
     this.stopController.abort();
   }
+  /** The machine cannot set up worktrees: the session stops and says why (the first cause). */
+  stopForSetup(cause: string): void {
+    this.setupFailure ??= cause;
+    this.requestStop();
+  }
 
+  /** The session stops because of the machine (ENV_SETUP): the first failure is the one reported. */
+  stopForEnvironment(failure: EnvFailure): void {
+    this.envFailure ??= failure;
+    this.requestStop();
+  }
+
+  /**
+   * Counts the session in session_count, once, before its first dispatch: only sessions that
+   * dispatch something count toward max_sessions. A session that does not keeps its number
+   * for its log lines, and the next session takes the same number.
+   */
+  async count(): Promise<void> {
+    if (this.counted) return;
+    await this.transact((file) => void (file.session_count = Math.max(file.session_count, this.number)));
+    this.counted = true;
+  }
+
+  /**
+   * Appends to the progress log. A log that cannot be written (a full disk, a read-only folder)
+   * stops the session as the machine's failure instead of throwing out of whatever step logged.
+   */
   log(...events: LogEvent[]): void {
-    this.progress.append(this.number, ...events);
+    try {
+      this.progress.append(this.number, ...events);
+    } catch (err) {
+      this.logger.error(err instanceof Error ? err : String(err));
+      this.stopForEnvironment(classifyError(err) ?? writeFailure(this.progress.file, err instanceof Error ? err.message : String(err)));
+    }
   }
 
   transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
@@ -100,9 +158,14 @@ export class Session implements SessionContext {
     return existsSync(dir) ? dir : worktree;
   }
 
-  /** A fresh folder for one attempt's prompt and transcripts. */
-  createAttempt(taskId: string, attempt: number): AttemptPaths {
-    return this.paths.createAttempt(taskId, attempt, this.number);
+  /** A fresh folder for one attempt's prompt and transcripts (of agent `agentId`, when one runs). */
+  createAttempt(taskId: string, attempt: number, agentId?: string): AttemptPaths {
+    return this.paths.createAttempt(taskId, attempt, this.number, agentId);
+  }
+
+  /** The folder of the attempt agent `agentId` ran, if it got that far. */
+  attemptOf(taskId: string, agentId: string | null | undefined): AttemptPaths | undefined {
+    return agentId ? this.paths.attemptsOf(taskId).findLast((a) => a.agent() === agentId) : undefined;
   }
 
   /** Whether agent `agentId`'s work was committed in one of the task's attempts. */
@@ -110,25 +173,86 @@ export class Session implements SessionContext {
     return !!agentId && this.paths.attemptsOf(taskId).some((a) => a.workCommittedBy() === agentId);
   }
 
+  /** The verdict agent `agentId` recorded for the task, and the attempt folder holding it. */
+  verdictOf(taskId: string, agentId: string | null | undefined): { verdict: AttemptVerdict; attempt: AttemptPaths } | undefined {
+    if (!agentId) return undefined;
+    for (const attempt of this.paths.attemptsOf(taskId).reverse()) {
+      const v = attempt.verdict();
+      if (v?.agentId === agentId) return { verdict: v, attempt };
+    }
+    return undefined;
+  }
+
+  /**
+   * Keeps the task's work before its branch goes: `snapshot` (of its uncommitted work) or
+   * else the branch's tip, under refs/launchpad/attempts/<id>/<attempt> (the task's current
+   * attempt count when not given), when it holds commits the base branch does not. Returns the
+   * ref, or undefined when there was nothing to keep.
+   */
+  async keepAttempt(taskId: string, attempt?: number, snapshot?: string): Promise<string | undefined> {
+    const tip = snapshot ?? (await this.git.resolve(`refs/heads/${branchFor(taskId)}`));
+    if (!tip) return undefined;
+    const n = attempt ?? this.store.load().file.tasks.find((t) => t.id === taskId)?.attempts ?? 0;
+    return keepAttempt(this.git, taskId, n, tip, `refs/heads/${this.baseBranch}`, { snapshot: snapshot !== undefined });
+  }
+
+  /** Keeps the task's work (keepAttempt), then removes its worktree and branch. Returns the kept ref. */
+  async discardWorktree(taskId: string, attempt?: number): Promise<string | undefined> {
+    const kept = await this.keepAttempt(taskId, attempt);
+    await this.removeWorktree(taskId);
+    return kept;
+  }
+
+  /** A person's stop interrupted agent `agentId`: its attempt is not charged (transitions.refundAttempt). */
+  async refundAttempt(taskId: string, agentId: string): Promise<void> {
+    await this.transact((file) => refundAttempt(file, taskId, agentId));
+  }
+
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
-    await this.transact((file) => void completeTask(file, task.id));
+    await this.transact((file) => {
+      this.worker?.fence(file, task.id);
+      completeTask(file, task.id);
+    });
+    this.worker?.release(task.id);
     const merged = mergeCommit
-      ? [{ type: 'MERGE' as const, taskId: task.id, message: `branch=${branchFor(task.id)} into=${this.baseBranch} (commit ${mergeCommit})` }]
+      ? [
+          {
+            type: 'MERGE' as const,
+            taskId: task.id,
+            message: `branch=${branchFor(task.id)} into=${this.baseBranch} (commit ${mergeCommit})`,
+          },
+        ]
       : [];
     this.log(...extra, ...merged, { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' });
     this.taskEvents.fire({ taskId: task.id, kind: 'completed' });
     this.removeWorktreeSoon(task.id);
   }
 
-  /** Records a failed attempt (transitions.failTask), then discards the worktree. */
+  /**
+   * Records a failed attempt (transitions.failTask), keeps its commits under a ref of ours
+   * (keepAttempt), then discards the worktree.
+   */
   async failTask(task: Task, category: Category, reason: string, tail: string | undefined, discardReason: string): Promise<void> {
-    const entry = await this.transact((file) => failTask(file, task.id, { category, reason, tail }));
+    const { entry, attempt } = await this.transact((file) => {
+      this.worker?.fence(file, task.id);
+      return { entry: failTask(file, task.id, { category, reason, tail }), attempt: mustFind(file, task.id).attempts };
+    });
+    this.worker?.release(task.id);
+    const kept = await this.keepAttempt(task.id, attempt).catch((err: Error) => err);
+    const keptNote = typeof kept === 'string' ? ` kept=${kept}` : '';
     this.log(
-      { type: 'DISCARD', taskId: task.id, message: `worktree=${branchFor(task.id)} reason="${discardReason}"` },
+      { type: 'DISCARD', taskId: task.id, message: `worktree=${branchFor(task.id)} reason="${discardReason}"${keptNote}` },
       { type: 'ERROR', taskId: task.id, category, message: entry.reason },
     );
     this.taskEvents.fire({ taskId: task.id, kind: 'failed' });
-    this.removeWorktreeSoon(task.id);
+    // Its commits could not be kept: the branch stays, and the next run's clean-up tries again.
+    if (kept instanceof Error)
+      this.log({
+        type: 'WARN',
+        taskId: task.id,
+        message: `could not keep its commits (${kept.message.split('\n')[0]}); branch ${branchFor(task.id)} left in place`,
+      });
+    else this.removeWorktreeSoon(task.id);
   }
 
   /**
@@ -170,7 +294,7 @@ export class Session implements SessionContext {
     await this.removals.get(taskId);
     const branch = branchFor(taskId);
     const own = this.worktreePath(taskId);
-    if (existsSync(own)) await this.git.removeWorktree(own);
+    if (existsSync(own) && !(await returnToPool(this, own))) await this.git.removeWorktree(own);
     if (await this.git.deleteBranch(branch)) return;
     const ref = `refs/heads/${branch}`;
     for (const w of await this.git.listWorktrees()) if (w.branch === ref) await this.git.removeWorktree(w.path);

@@ -1,22 +1,42 @@
 // One task from dispatch to its end: claim it, give it a worktree on harness-<id> from the base
-// branch's head, run the agent with the prompt, read its verdict, validate in the worktree, and
-// merge (through the merge queue) or discard.
+// branch's head, run the agent with the prompt, record its verdict, validate in the worktree, and
+// merge (through the merge queue) or discard. A resumed attempt (recovery.ts decides) skips the
+// worktree: the agent continues in the one the interrupted attempt left.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+
 import { branchFor } from '../ids';
+import type { Category } from '../log/logLine';
+import type { ProcessResult } from '../process/runProcess';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
-import { describeReport, writeAgentReport } from '../agents/report';
-import { dispatchTask, recordCheckpoint, type CheckpointStep } from '../tasks/transitions';
-import { AgentOutputScanner } from './agentOutput';
+import { type CheckpointStep, type ClaimToken, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
+import { readIncludeRules } from '../worktrees/include';
+import { takeFromPool } from '../worktrees/pool';
+import { prepareWorktree } from '../worktrees/prepare';
+import { worktreeSetupFailed } from '../worktrees/setup';
+import type { AgentVerdict } from './agentOutput';
+import { runAgent } from './agentRun';
+import { limitThatEnded, stopForLimit } from './budget';
 import { discardAttempt } from './discard';
+import { classifyExit, diskSpaceNote, programProblem, startFailure, worktreeFailure, writeFailure } from './envFailure';
+import { endUncharged, stopForEnvironment } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
-import { buildPrompt } from './prompt';
+import { checkProgram } from './programCheck';
+import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
-import { CAPTURE_BYTES, validateTask } from './validate';
+import { validateTask } from './validate';
+
+/** An interrupted attempt to take over, as recovery found it. */
+export interface Resume extends ResumeContext {
+  /** The worktree it left (kept, with its commits and uncommitted changes). */
+  worktree: string;
+  /** The base branch's commit its branch started from. */
+  base: string;
+}
 
 /** A dispatched attempt (transitions.dispatchTask): who runs it, from which base commit. */
 export interface ClaimedTask {
@@ -25,98 +45,192 @@ export interface ClaimedTask {
   /** The task as it was before the dispatch. */
   before: Task;
   attempt: number;
+  /** Concurrent mode: the worker's claim on it. */
+  token?: ClaimToken | undefined;
 }
 
 /** Dispatches the task inside the caller's transaction: the run loop claims a batch with its pool. */
 export function claimTask(s: Session, file: TaskFile, taskId: string): ClaimedTask {
-  const agentId = `agent_${randomBytes(4).toString('hex')}`;
+  const agentId = newAgentId();
   const base = s.head;
-  const { before, attempt } = dispatchTask(file, taskId, { agentId, branch: branchFor(taskId), baseCommit: base });
-  return { agentId, base, before, attempt };
+  const claim = dispatchTask(file, taskId, { agentId, branch: branchFor(taskId), baseCommit: base, worker: s.worker });
+  return { agentId, base, ...claim };
 }
 
-/** One attempt of the task, from its dispatch (`claimed`: already recorded) to its end. */
-export async function runTask(s: Session, task: Task, merges: MergeQueue, claimed?: ClaimedTask): Promise<TaskEnd> {
-  const { agentId, base, before, attempt } = claimed ?? (await s.transact((file) => claimTask(s, file, task.id)));
+/** Takes over an interrupted attempt inside the caller's transaction (transitions.resumeTask). */
+function resumeClaim(file: TaskFile, taskId: string, resume: Resume): ClaimedTask {
+  const agentId = newAgentId();
+  return { agentId, base: resume.base, ...resumeTask(file, taskId, agentId) };
+}
+
+function newAgentId(): string {
+  return `agent_${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * One attempt of the task, from its dispatch to its end: `claimed` when the dispatch is already
+ * recorded (the run loop claims its batch with the pool), `resume` for an interrupted attempt.
+ */
+export async function runTask(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
+  try {
+    return await runAttempt(s, task, merges, resume, claimed);
+  } finally {
+    // The task's port block is free again once its run has ended, whichever way.
+    s.ports.releaseTask(task.id);
+  }
+}
+
+async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
   const branch = branchFor(task.id);
-  const worktree = s.worktreePath(task.id);
-  s.log({ type: 'DISPATCH', taskId: task.id, message: `agent=${agentId} worktree=${branch}` });
+  const worktree = resume?.worktree ?? s.worktreePath(task.id);
+  const { agentId, base, before, attempt, token } =
+    claimed ?? (await s.transact((file) => (resume ? resumeClaim(file, task.id, resume) : claimTask(s, file, task.id))));
+  s.worker?.hold(token);
+  const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : '';
+  s.log({
+    type: 'DISPATCH',
+    taskId: task.id,
+    message: `agent=${agentId} worktree=${branch}${token ? ` ${claimText(s, token.generation)}` : ''}${resumed}`,
+  });
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
   const terminal = s.terminals.open(task, worktree);
-  const fail = (category: 'TASK_EXEC' | 'AGENT_FAIL' | 'TIMEOUT', reason: string, discardReason: string, tail?: string) =>
+  const fail = (category: Category, reason: string, discardReason: string, tail?: string) =>
     discardAttempt(s, before, worktree, terminal, { category, reason, tail, discardReason });
+  // A person's stop before the agent gave its verdict: the attempt is not charged.
+  const stopped = async () => {
+    await s
+      .refundAttempt(task.id, agentId)
+      .catch((err: Error) => s.logger.warn(`could not refund the attempt of ${task.id}: ${err.message}`));
+    return interrupted(terminal);
+  };
 
+  let reused: boolean;
   try {
-    await createWorktree(s, task.id, worktree, branch, base);
+    // A resumed attempt continues in the worktree it left, set up already.
+    reused = resume ? true : await createWorktree(s, task.id, worktree, branch, base);
   } catch (err) {
-    return fail('TASK_EXEC', `could not create worktree ${worktree}: ${(err as Error).message}`, 'worktree creation failed');
+    return stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, {
+      agentRan: false,
+    });
   }
-  if (s.stopping) return interrupted(terminal);
+  if (s.stopping) return stopped();
 
-  const files = s.createAttempt(task.id, attempt);
-  const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch });
+  const files = s.createAttempt(task.id, attempt, agentId);
+  const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
   writeFileSync(files.prompt, prompt);
+  const ready = await prepareWorktree(s, before, worktree, terminal, files, { reused });
+  if (ready.kind === 'interrupted') return stopped();
+  if (ready.kind === 'failed') return worktreeSetupFailed(s, before, terminal, ready.failure);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
-  // A preset's parser reads the tool's own output format (RESULT lines inside its JSON, cost).
-  const parser = s.config.agent?.preset?.createParser({ now: () => new Date() });
-  const scanner = new AgentOutputScanner((c) => void checkpoint(s, task.id, c), parser);
-  const agent = await terminal.run('agent', {
-    command: s.config.agentCommand!,
-    cwd: s.projectDirIn(worktree),
-    env: {
-      ...process.env,
-      LAUNCHPAD_TASK_ID: task.id,
-      LAUNCHPAD_TASK_TITLE: task.title,
-      LAUNCHPAD_PROMPT_FILE: files.prompt,
-      LAUNCHPAD_WORKTREE: worktree,
-      LAUNCHPAD_BRANCH: branch,
-      LAUNCHPAD_ATTEMPT: String(attempt),
-    },
-    stdin: prompt,
-    timeoutMs: s.config.agentTimeoutMs,
-    signal: s.stopSignal,
-    transcript: files.transcript,
-    captureBytes: CAPTURE_BYTES,
-    record: { records: s.records, name: `${task.id}.agent`, label: `agent of ${task.id}` },
-    onOutput: (text) => scanner.push(text),
-  });
-  const verdict = scanner.finish();
-  const report = scanner.report();
-  if (report) {
-    try {
-      writeAgentReport(files, report);
-    } catch (err) {
-      s.logger.warn(`could not write the agent report of ${task.id}: ${(err as Error).message}`);
+  const agentCwd = s.projectDirIn(worktree);
+  const agentEnv = {
+    ...process.env,
+    ...ready.env,
+    LAUNCHPAD_TASK_ID: task.id,
+    LAUNCHPAD_TASK_TITLE: task.title,
+    LAUNCHPAD_PROMPT_FILE: files.prompt,
+    LAUNCHPAD_WORKTREE: worktree,
+    LAUNCHPAD_BRANCH: branch,
+    LAUNCHPAD_ATTEMPT: String(attempt),
+  };
+  const missing = await checkProgram(s.config.agentCommand!, agentCwd, agentEnv);
+  if (missing)
+    return stopForEnvironment(s, before, programProblem('agent command', missing.program, missing.problem), terminal, { agentRan: false });
+  const { agent, verdict, report } = await runAgent(s, task, terminal, files, { cwd: agentCwd, env: agentEnv, prompt });
+  if (agent.aborted && s.stopping) return stopped();
+  // Before the machine's faults: a tool out of quota often exits non-zero with no work done.
+  const limit = limitThatEnded(report, verdict.kind);
+  if (limit) return stopForLimit(s, before, report!.preset, limit, terminal);
+  s.spending.noLimit();
+  const machine = agent.transcriptError
+    ? writeFailure(files.transcript, agent.transcriptError)
+    : agent.spawnError
+      ? startFailure('agent command', agent.spawnError, agentCwd)
+      : verdict.kind === 'none' && (await noWork(s, worktree, base, branch))
+        ? classifyExit(agent.code, agent.tail, 'agent command')
+        : undefined;
+  const end = agentEnd(verdict, agent, s.config.agentTimeoutMs);
+  if (machine) {
+    // The agent said it succeeded before the machine failed: that verdict is kept (when it can
+    // be written), so the next run validates and merges its work instead of running it again.
+    if (end.kind === 'success') {
+      try {
+        files.recordVerdict(agentId, end);
+      } catch {
+        // Not written: the next run resumes the agent instead.
+      }
     }
-    if (describeReport(report)) terminal.write(`[launchpad] ${task.id} ${report.preset} reported: ${describeReport(report)}\r\n`);
+    return stopForEnvironment(s, before, machine, terminal);
   }
-  if (agent.aborted && s.stopping) return interrupted(terminal);
 
-  const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;
-  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${success ? 'success' : 'error'}` });
+  // The verdict is recorded before anything else: a recovery merges only what it says succeeded.
+  files.recordVerdict(agentId, end.kind === 'success' ? end : { kind: 'fail', category: end.category, reason: end.reason });
+  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${end.kind === 'success' ? 'success' : 'error'}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
-  if (agent.timedOut) {
-    return fail('TIMEOUT', `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`, 'agent timed out', agent.tail);
-  }
-  if (agent.spawnError) return fail('AGENT_FAIL', `could not start the agent: ${agent.spawnError}`, 'agent reported failure');
-  if (verdict.kind === 'fail') return fail('AGENT_FAIL', verdict.reason, 'agent reported failure', agent.tail);
-  if (verdict.kind === 'none') {
-    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
-    return fail('AGENT_FAIL', `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, 'agent reported failure', agent.tail);
-  }
+  if (end.kind === 'fail') return fail(end.category, end.reason, end.discardReason, end.tail);
 
   const problem = await inspectWork(s, before, worktree, base, { commitLeftovers: true, warnIfEmpty: true });
   if (problem) return fail('AGENT_FAIL', problem, 'agent reported failure');
   files.markWorkCommitted(agentId);
 
-  const validation = await validateTask(s, before, worktree, terminal, files);
+  let validation;
+  try {
+    validation = await validateTask(s, before, worktree, terminal, files);
+  } catch (err) {
+    const end = endUncharged(s, before, err, terminal);
+    if (end) return end;
+    throw err;
+  }
   if (validation.kind === 'interrupted') return interrupted(terminal);
   if (validation.kind === 'fail') {
     return discardAttempt(s, before, worktree, terminal, { ...validation, discardReason: 'validation failed' });
   }
   return merges.enqueue(task.id, () => mergeTask(s, before, worktree, terminal, files));
+}
+
+type AgentEnd = { kind: 'success' } | { kind: 'fail'; category: Category; reason: string; discardReason: string; tail?: string };
+
+/** How the agent ended: its RESULT line, unless it timed out or never started. */
+function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number): AgentEnd {
+  if (agent.timedOut)
+    return {
+      kind: 'fail',
+      category: 'TIMEOUT',
+      reason: `Agent timed out after ${timeoutMs / 1000}s`,
+      discardReason: 'agent timed out',
+      tail: agent.tail,
+    };
+  if (agent.spawnError)
+    return {
+      kind: 'fail',
+      category: 'AGENT_FAIL',
+      reason: `could not start the agent: ${agent.spawnError}`,
+      discardReason: 'agent reported failure',
+    };
+  if (verdict.kind === 'fail')
+    return { kind: 'fail', category: 'AGENT_FAIL', reason: verdict.reason, discardReason: 'agent reported failure', tail: agent.tail };
+  if (verdict.kind === 'none') {
+    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
+    return {
+      kind: 'fail',
+      category: 'AGENT_FAIL',
+      reason: `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`,
+      discardReason: 'agent reported failure',
+      tail: agent.tail,
+    };
+  }
+  return { kind: 'success' };
+}
+
+/** Nothing done in the worktree: no commit on its branch since `base`, no change left in it. */
+async function noWork(s: Session, worktree: string, base: string, branch: string): Promise<boolean> {
+  try {
+    return (await s.git.countCommits(`${base}..refs/heads/${branch}`)) === 0 && !(await s.git.anyChanges(worktree)).length;
+  } catch {
+    return false;
+  }
 }
 
 function interrupted(terminal: TaskTerminal): TaskEnd {
@@ -125,16 +239,21 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
   return 'interrupted';
 }
 
-/** A worktree on a new branch from `base`; leftovers of an earlier attempt are removed first. */
-export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<void> {
+/**
+ * A worktree on a new branch from `base`: one from the pool when there is one (true), else a new
+ * one (false); leftovers of an earlier attempt are removed first.
+ */
+export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<boolean> {
   // The last attempt's worktree may still be being removed (Session.removeWorktreeSoon).
   await s.removalOf(taskId);
+  if (await takeFromPool(s, worktree, branch, base, readIncludeRules(s.toplevel))) return true;
   try {
     await s.git.addWorktree(worktree, branch, base);
   } catch {
-    await s.removeWorktree(taskId);
+    await s.discardWorktree(taskId);
     await s.git.addWorktree(worktree, branch, base);
   }
+  return false;
 }
 
 /**
@@ -158,13 +277,23 @@ export async function inspectWork(
   const stateFiles = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
   const touched = changed.filter((f) => stateFiles.has(f));
   if (touched.length) return `agent modified the controller's state files: ${touched.join(', ')}`;
-  if (!changed.length && opts.warnIfEmpty) s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });
+  if (!changed.length && opts.warnIfEmpty)
+    s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });
   return undefined;
 }
 
-async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
+/** A concurrent worker's claim as a DISPATCH line shows it. */
+export function claimText(s: Session, generation: number): string {
+  return `worker=${s.worker!.workerId} claim=${generation}`;
+}
+
+/** A CHECKPOINT of the running agent: recorded (renewing a concurrent worker's lease), then logged. */
+export async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
   try {
-    await s.transact((file) => void recordCheckpoint(file, taskId, c));
+    await s.transact((file) => {
+      recordCheckpoint(file, taskId, c);
+      s.worker?.renewIn(file, taskId);
+    });
     s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
     s.taskEvents.fire({ taskId, kind: 'checkpoint' });
   } catch (err) {

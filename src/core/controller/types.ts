@@ -13,11 +13,18 @@ export type StopReason =
   | 'env-setup-failed'
   | 'state-unrecoverable'
   | 'config-error'
-  | 'controller-error';
+  | 'environment'
+  | 'controller-error'
+  | 'budget'
+  | 'usage-limit';
 
 export interface RunOutcome {
-  /** SPEC §5: 0 every task completed, 1 stopped with work left, 2 configuration or bad input. */
-  exitCode: 0 | 1 | 2;
+  /**
+   * Exit codes: 0 every task completed, 1 stopped with work left, 2 configuration, bad input or
+   * the machine's failure (environment), 6 session_config.budget_usd reached, 7 an agent's usage
+   * or rate limit (without run --wait-on-limit).
+   */
+  exitCode: 0 | 1 | 2 | 6 | 7;
   reason: StopReason;
   /** One line for a person. */
   message: string;
@@ -25,7 +32,7 @@ export interface RunOutcome {
   stats: Stats;
 }
 
-export type ProcessKind = 'agent' | 'validation' | 'cleanup' | 'health-check';
+export type ProcessKind = 'setup' | 'agent' | 'validation' | 'cleanup' | 'health-check';
 
 /** One task's view while it runs: everything it starts goes through here, in order. */
 export interface TaskTerminal {

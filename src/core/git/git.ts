@@ -2,7 +2,11 @@
 // shell: a valid ref name is not shell-safe). A thin wrapper over runProcess rather than a git
 // library: the controller runs about ten git commands per task and the overhead budget is
 // measured against the same commands typed by hand.
-import { runProcess, type ProcessResult } from '../process/runProcess';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { type ProcessResult, runProcess } from '../process/runProcess';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
 
 export class GitError extends Error {
@@ -14,6 +18,16 @@ export class GitError extends Error {
     super(`git ${args.join(' ')} failed${result.timedOut ? ' (timed out)' : ` (exit ${result.code})`}: ${detail}`);
     this.name = 'GitError';
   }
+}
+
+export interface RefInfo {
+  ref: string;
+  commit: string;
+  /** The commit's committer date, ISO 8601. */
+  committedAt: string;
+  tree: string;
+  /** Its parents, space-separated. */
+  parents: string;
 }
 
 export interface MergeOutcome {
@@ -40,11 +54,14 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
 export class Git {
   constructor(readonly cwd: string) {}
 
-  async run(args: string[], opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number } = {}): Promise<ProcessResult> {
+  async run(
+    args: string[],
+    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  ): Promise<ProcessResult> {
     const result = await runProcess({
       command: { file: 'git', args },
       cwd: opts.cwd ?? this.cwd,
-      env: gitEnv(),
+      env: { ...gitEnv(), ...opts.env },
       timeoutMs: opts.timeoutMs ?? GIT_TIMEOUT_MS,
     });
     if (!opts.allowFail && result.code !== 0) throw new GitError(args, result);
@@ -130,6 +147,12 @@ export class Git {
     return Number(await this.text(['rev-list', '--count', range]));
   }
 
+  /** `abc1234 subject` of each commit in `range`, oldest first. */
+  async commitSubjects(range: string): Promise<string[]> {
+    const out = await this.text(['log', '--reverse', '--format=%h %s', range]);
+    return out ? out.split('\n') : [];
+  }
+
   async isAncestor(commit: string, of: string): Promise<boolean> {
     return (await this.run(['merge-base', '--is-ancestor', commit, of], { allowFail: true })).code === 0;
   }
@@ -166,6 +189,82 @@ export class Git {
     await this.run(['merge', '--abort'], { allowFail: true });
   }
 
+  /** The commit a ref (or any revision) names, or undefined. */
+  async resolve(rev: string): Promise<string | undefined> {
+    const r = await this.run(['rev-parse', '--verify', '-q', `${rev}^{commit}`], { allowFail: true });
+    return r.code === 0 ? r.stdout.trim() : undefined;
+  }
+
+  /** Creates `ref` at `commit`; false (and nothing changed) when the ref exists already. */
+  async createRef(ref: string, commit: string): Promise<boolean> {
+    return (await this.run(['update-ref', '--no-deref', ref, commit, ''], { allowFail: true })).code === 0;
+  }
+
+  /** Deletes `ref` if it still names `expected`; true when it was deleted. */
+  async deleteRef(ref: string, expected: string): Promise<boolean> {
+    return (await this.run(['update-ref', '--no-deref', '-d', ref, expected], { allowFail: true })).code === 0;
+  }
+
+  /** Refs under `prefix` (e.g. `refs/launchpad/`): the commit each names, its date, tree and parents. */
+  async refsUnder(prefix: string, opts: { containing?: string } = {}): Promise<RefInfo[]> {
+    const args = ['for-each-ref', '--format=%(refname)%09%(objectname)%09%(committerdate:iso-strict)%09%(tree)%09%(parent)'];
+    if (opts.containing) args.push(`--contains=${opts.containing}`);
+    const out = await this.text([...args, prefix]);
+    return out
+      ? out.split('\n').map((l) => {
+          const [ref, commit, committedAt, tree, parents] = l.split('\t');
+          return { ref: ref!, commit: commit!, committedAt: committedAt ?? '', tree: tree ?? '', parents: parents ?? '' };
+        })
+      : [];
+  }
+
+  /** A commit's tree and parents (space-separated), as refsUnder reports them. */
+  async treeAndParents(commit: string): Promise<{ tree: string; parents: string }> {
+    const [tree = '', parents = ''] = (await this.text(['show', '-s', '--format=%T%x09%P', commit])).split('\t');
+    return { tree, parents };
+  }
+
+  /**
+   * Everything uncommitted in a worktree (untracked files too) as a commit on top of its HEAD,
+   * made through a private index: the worktree, its index and its branch are left as they are.
+   * Undefined when there is nothing uncommitted.
+   */
+  async snapshotChanges(worktree: string, message: string): Promise<string | undefined> {
+    const dir = mkdtempSync(join(tmpdir(), 'launchpad-snapshot-'));
+    try {
+      const index = join(dir, 'index');
+      const own = await this.gitPath('index', worktree);
+      // The worktree's own index as the start: the add then only hashes what changed.
+      if (existsSync(own)) copyFileSync(own, index);
+      const env = { GIT_INDEX_FILE: index };
+      await this.run(['add', '-A'], { cwd: worktree, env });
+      const tree = (await this.run(['write-tree'], { cwd: worktree, env })).stdout.trim();
+      const head = await this.head(worktree);
+      if (head && (await this.text(['rev-parse', `${head}^{tree}`], worktree)) === tree) return undefined;
+      const parent = head ? ['-p', head] : [];
+      return (await this.run(['commit-tree', tree, ...parent, '-m', message], { cwd: worktree })).stdout.trim();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Lock files a git command killed half-way leaves in a worktree (`index.lock`, `HEAD.lock`)
+   * and on its branch; each would make every later git command there fail. Only for a worktree
+   * whose processes are known to be gone. Returns the names removed.
+   */
+  async removeStaleLocks(worktree: string, branch: string): Promise<string[]> {
+    const removed: string[] = [];
+    for (const name of ['index.lock', 'HEAD.lock', `refs/heads/${branch}.lock`]) {
+      const path = await this.gitPath(name, worktree);
+      if (existsSync(path)) {
+        rmSync(path, { force: true });
+        removed.push(name);
+      }
+    }
+    return removed;
+  }
+
   /** Rebases the branch checked out in `cwd` onto `onto`; aborts and returns false on conflict. */
   async rebase(cwd: string, onto: string): Promise<boolean> {
     const r = await this.run(['rebase', onto], { cwd, allowFail: true });
@@ -191,5 +290,10 @@ export function parsePorcelainPaths(out: string): string[] {
 /** "Your local changes to the following files would be overwritten by merge:" and its list. */
 function overwrittenFiles(stderr: string): string[] {
   const m = /would be overwritten by merge:\n((?:\t.*\n?)+)/.exec(stderr);
-  return m ? m[1]!.split('\n').map((l) => l.trim()).filter(Boolean) : [];
+  return m
+    ? m[1]!
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+    : [];
 }

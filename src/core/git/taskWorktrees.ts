@@ -20,7 +20,7 @@ export function taskWorktreesOf(all: readonly WorktreeInfo[]): TaskWorktree[] {
 }
 
 /** The repository's task worktrees; none outside git. */
-export async function harnessWorktrees(root: string): Promise<TaskWorktree[]> {
+export async function listTaskWorktrees(root: string): Promise<TaskWorktree[]> {
   const git = new Git(root);
   if (!(await git.toplevel())) return [];
   return taskWorktreesOf(await git.listWorktrees());

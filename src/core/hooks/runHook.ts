@@ -13,9 +13,9 @@ import { tailLog } from '../log/logReader';
 import { findStateRoot, StatePaths } from '../statePaths';
 import { StateStore } from '../taskFile/store';
 import { AGENT_HOOKS, type HookAgent, type HookEvent } from './agents';
-import type { HarnessSnapshot } from './harnessView';
 import { parseHookInput } from './input';
 import { sessionStartContext } from './sessionContext';
+import type { StateSnapshot } from './stateView';
 import { decideStop, type StopMemory } from './stopDecision';
 
 export interface HookCall {
@@ -61,9 +61,9 @@ export function runHook(call: HookCall): HookResult {
     : { stdout: '', note: `stop allowed: ${outcome.decision.why}` };
 }
 
-export function readSnapshot(paths: StatePaths, env: NodeJS.ProcessEnv): HarnessSnapshot {
+export function readSnapshot(paths: StatePaths, env: NodeJS.ProcessEnv): StateSnapshot {
   let text = '';
-  let file: HarnessSnapshot['file'];
+  let file: StateSnapshot['file'];
   let fileError: string | undefined;
   try {
     const loaded = new StateStore(paths).load();

@@ -2,7 +2,7 @@
 // task list: the current task with its checkpoints and last error, the next eligible tasks and
 // the last lines of the log. Pure: tested on literal strings.
 import { computeStats } from '../tasks/stats';
-import { describeTask, focusOf, type HarnessSnapshot, validatedSinceStart } from './harnessView';
+import { describeTask, focusOf, type StateSnapshot, validatedSinceStart } from './stateView';
 
 /** Agents cap injected context (Claude Code at 10,000 characters); stay well under. */
 const MAX_CHARS = 8000;
@@ -12,7 +12,7 @@ const SHOWN_LOG_LINES = 10;
 const MAX_LINE = 300;
 const MAX_CONTEXT = 1200;
 
-export function sessionStartContext(snap: HarnessSnapshot, source?: string): string {
+export function sessionStartContext(snap: StateSnapshot, source?: string): string {
   const lines = [`Launchpad harness in ${snap.root}${source ? ` (session ${source})` : ''}: .harness-active is present, so work remains.`];
   if (snap.run) {
     lines.push(`${snap.run.command} (pid=${snap.run.pid}) is working this task list now: do not work its tasks by hand as well.`);

@@ -5,8 +5,8 @@
 // continuing because of our refusal and neither harness-tasks.json nor harness-progress.txt
 // changed since: asking again with nothing new would only repeat the same instruction.
 // Pure: (input, snapshot, memory of our last refusal) → decision and the memory to keep.
-import { describeTask, focusOf, type HarnessSnapshot, validatedSinceStart } from './harnessView';
 import type { HookInput } from './input';
+import { describeTask, focusOf, type StateSnapshot, validatedSinceStart } from './stateView';
 
 /** What the hook remembers of its last refusal in one agent session. */
 export interface StopMemory {
@@ -21,7 +21,7 @@ export interface StopOutcome {
   memory: StopMemory | null;
 }
 
-export function decideStop(input: HookInput, snap: HarnessSnapshot, memory: StopMemory | undefined): StopOutcome {
+export function decideStop(input: HookInput, snap: StateSnapshot, memory: StopMemory | undefined): StopOutcome {
   const allow = (why: string): StopOutcome => ({ decision: { kind: 'allow', why }, memory: null });
   if (input.interrupted) return allow('the turn was interrupted');
   if (snap.run) return allow(`${snap.run.command} (pid=${snap.run.pid}) is working the task list`);
@@ -37,7 +37,7 @@ export function decideStop(input: HookInput, snap: HarnessSnapshot, memory: Stop
 const CLOSING =
   'If the work cannot go on without a person, say why and stop: you will not be asked again while harness-tasks.json and harness-progress.txt stay unchanged.';
 
-function workReason(snap: HarnessSnapshot): string | undefined {
+function workReason(snap: StateSnapshot): string | undefined {
   const { current, inProgress, next } = focusOf(snap.file!, snap.workerId);
   if (!current) return undefined;
   const validation = current.validation?.command?.trim();

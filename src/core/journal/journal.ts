@@ -17,7 +17,7 @@ import { JOURNAL_FILE, type JournalPaths } from './journalPaths';
 export class JournalEntryError extends InputError {
   constructor(
     readonly type: string,
-    readonly field: string,
+    override readonly field: string,
     problem: string,
   ) {
     super(`journal entry ${type}: ${field}: ${problem}`);

@@ -1,14 +1,14 @@
 // Step 6 of session start-up: which task the session works on, the question a person answers,
 // and what confirming does: a session_started entry, and for a spec, the chosen parent tasks'
 // subtasks imported into harness-tasks.json (so `launchpad run` works on them).
-import { initHarness } from '../init';
+import { initStateFiles } from '../init';
 import { InputError } from '../inputError';
 import { readTasksMd } from '../specTasks/specFiles';
 import { type ImportResult, importSpecTasks, unfinishedParents } from '../specTasks/specImport';
 import type { MdTask } from '../specTasks/tasksMd';
 import { StatePaths } from '../statePaths';
-import { eligibleTasks } from '../tasks/dag';
 import { StateStore } from '../taskFile/store';
+import { eligibleTasks } from '../tasks/dag';
 import type { JournalEntry } from './entrySchema';
 import { Journal } from './journal';
 import { JournalPaths } from './journalPaths';
@@ -112,7 +112,7 @@ export async function confirmSession(
   let imported: ImportResult | undefined;
   if (summary.spec) {
     const store = new StateStore(paths, command);
-    if (!store.exists()) await initHarness(paths);
+    if (!store.exists()) await initStateFiles(paths);
     imported = await importSpecTasks(
       store,
       summary.spec,

@@ -1,10 +1,10 @@
 // A progress-log filter as a person writes it (`launchpad log --type error --grep …`, or the
 // editor's Filter Progress Log): named string values, checked and turned into the core's
 // LogFilter. One parser, so the CLI and the extension accept and refuse the same filters.
-import { CATEGORIES, LOG_TYPES } from './logLine';
-import type { LogFilter } from './logReader';
 import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
+import { CATEGORIES, LOG_TYPES } from './logLine';
+import type { LogFilter } from './logReader';
 
 /** The filter options by name, as the CLI parses them (a flag without a value is `true`). */
 export type LogFilterValues = Partial<Record<'type' | 'category' | 'task' | 'session' | 'grep', string | boolean | undefined>>;
@@ -16,7 +16,7 @@ export class LogFilterError extends InputError {
     /** What is wrong, without the option's name. */
     readonly reason: string,
   ) {
-    super(`--${option}: ${reason}`);
+    super(`--${option}: ${reason}`, { field: `--${option}` });
     this.name = 'LogFilterError';
   }
 }
@@ -25,10 +25,15 @@ export class LogFilterError extends InputError {
 export function parseLogFilter(values: LogFilterValues): LogFilter {
   const filter: LogFilter = {};
   if (typeof values.type === 'string') {
-    const want = values.type.toLowerCase();
-    const type = LOG_TYPES.find((t) => t.toLowerCase() === want);
-    if (!type) throw new LogFilterError('type', `unknown type "${values.type}"; one of ${LOG_TYPES.join(', ')}`);
-    filter.type = type;
+    // A comma list (ERROR,WARN) matches any of its types.
+    const types = values.type.split(',').map((one) => {
+      const want = one.trim().toLowerCase();
+      const type = LOG_TYPES.find((t) => t.toLowerCase() === want);
+      if (!type)
+        throw new LogFilterError('type', `unknown type "${one.trim()}"; one of ${LOG_TYPES.join(', ')} (or several, comma-separated)`);
+      return type;
+    });
+    filter.type = types.length === 1 ? types[0] : [...new Set(types)];
   }
   if (typeof values.category === 'string') {
     const want = values.category.toLowerCase();

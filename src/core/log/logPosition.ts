@@ -2,6 +2,7 @@
 // the file is scanned backwards in chunks for the line, then its newlines before it are
 // counted (a Buffer scan, no decoding). No vscode import: tested in node.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+
 import { parseLogLine } from './logLine';
 
 const CHUNK = 1 << 20;
@@ -58,7 +59,7 @@ export function lastLineOfTask(file: string, taskId: string): LogPosition | unde
 function countNewlines(fd: number, upTo: number): number {
   const buf = Buffer.alloc(Math.min(CHUNK, upTo));
   let count = 0;
-  for (let pos = 0; pos < upTo; ) {
+  for (let pos = 0; pos < upTo;) {
     const n = readSync(fd, buf, 0, Math.min(buf.length, upTo - pos), pos);
     if (n <= 0) break;
     for (let i = buf.indexOf(10, 0); i >= 0 && i < n; i = buf.indexOf(10, i + 1)) count++;

@@ -2,10 +2,12 @@
 // without decoding lines that cannot match; and incremental reads from a byte offset so a
 // live view or `log --follow` reads only what was appended.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { parseLogLine, type Category, type LogType } from './logLine';
+
+import { type Category, type LogType, parseLogLine } from './logLine';
 
 export interface LogFilter {
-  type?: LogType | undefined;
+  /** One type, or any of several. */
+  type?: LogType | readonly LogType[] | undefined;
   taskId?: string | undefined;
   session?: number | undefined;
   category?: Category | undefined;
@@ -24,17 +26,17 @@ interface Matcher {
 }
 
 export function isEmptyFilter(f: LogFilter): boolean {
-  return !f.type && !f.taskId && f.session === undefined && !f.category && !f.regex;
+  return !f.type?.length && !f.taskId && f.session === undefined && !f.category && !f.regex;
 }
 
 /** Whether one line passes the filter. The slow path, and the reference for the fast ones. */
 export function lineMatches(line: string, f: LogFilter): boolean {
   if (f.regex && !testRegex(f.regex, line)) return false;
-  if (!f.type && !f.taskId && f.session === undefined && !f.category) return true;
+  if (!f.type?.length && !f.taskId && f.session === undefined && !f.category) return true;
   const entry = parseLogLine(line);
   if (!entry) return false;
   return (
-    (!f.type || entry.type === f.type) &&
+    (!f.type?.length || (typeof f.type === 'string' ? entry.type === f.type : f.type.includes(entry.type))) &&
     (!f.taskId || entry.taskId === f.taskId) &&
     (f.session === undefined || entry.session === f.session) &&
     (!f.category || entry.category === f.category)
@@ -52,7 +54,9 @@ function compile(f: LogFilter): Matcher {
   if (f.taskId) return { needle: Buffer.from(`[${f.taskId}]`), test };
   if (f.category) return { needle: Buffer.from(`[${f.category}]`), test };
   if (f.session !== undefined) return { needle: Buffer.from(`[SESSION-${f.session}] `), test };
-  if (f.type) return { needle: Buffer.from(`] ${f.type}`), test };
+  if (typeof f.type === 'string' || f.type?.length === 1)
+    return { needle: Buffer.from(`] ${typeof f.type === 'string' ? f.type : f.type[0]}`), test };
+  if (f.type?.length) return { chunkRegex: new RegExp(`\\] (?:${f.type.join('|')})(?: |$)`, 'gm'), test };
   if (f.regex) {
     const literal = plainLiteral(f.regex);
     if (literal !== undefined) return { needle: Buffer.from(literal), test };

@@ -1,7 +1,10 @@
 // Appending to harness-progress.txt: never truncated, never rewritten. Each call is one
 // O_APPEND write, so lines from the controller and a concurrent `add` never interleave.
+// Messages carry titles and agents' output: their control characters are escaped.
 import { appendFileSync } from 'node:fs';
-import { formatLogLine, logTimestamp, type LogEntry, type LogEvent } from './logLine';
+
+import { escapeControlChars } from '../controlChars';
+import { formatLogLine, type LogEntry, type LogEvent, logTimestamp } from './logLine';
 
 export type { LogEvent } from './logLine';
 
@@ -14,9 +17,13 @@ export class ProgressLog {
 
   append(session: number, ...events: LogEvent[]): void {
     const timestamp = logTimestamp();
-    const entries = events.map((e): LogEntry => ({ timestamp, session, ...e }));
+    const entries = events.map((e): LogEntry => ({ timestamp, session, ...e, message: escapeControlChars(e.message) }));
     const lines = entries.map(formatLogLine);
-    appendFileSync(this.file, lines.join('\n') + '\n');
-    if (this.onLine) entries.forEach((entry, i) => this.onLine!(lines[i]!, entry));
+    try {
+      appendFileSync(this.file, lines.join('\n') + '\n');
+    } finally {
+      // Shown even when the file could not take it (a full disk): a person still sees what happened.
+      if (this.onLine) entries.forEach((entry, i) => this.onLine!(lines[i]!, entry));
+    }
   }
 }

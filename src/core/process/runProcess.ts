@@ -1,12 +1,29 @@
 // Every process Launchpad starts goes through here. Each runs in its own process group, and
 // a timeout, an abort or the leader's exit ends the whole group (SIGTERM, then SIGKILL after a
 // grace period), so no grandchild outlives the step that started it.
+// A task's process (one with a record) is followed further: it runs in a cgroup of its own
+// where one can be made, and carries an environment marker, so the processes that leave its
+// group (setsid, a shell's job control) end with it too; and a watchdog outside the controller
+// enforces its time limit should the controller die.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+
+import {
+  AWAIT_CGROUP_AND_EXEC,
+  createRunCgroup,
+  moveIntoCgroup,
+  removeCgroup,
+  removeCgroupWhenEmpty,
+  removeCgroupWhenEmptySync,
+} from './cgroup';
+import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
+import { ProcessTree } from './processTree';
+import { startWatchdog, type Watchdog } from './watchdog';
 
 export interface ProcessSpec {
   /** A shell command line (run by /bin/sh -c), or a program and its arguments (no shell). */
@@ -22,7 +39,12 @@ export interface ProcessSpec {
   transcript?: string;
   /** How much of stdout and stderr to keep in memory each (the tail). Default: all. */
   captureBytes?: number;
-  /** Record the group while it runs, so a later session can end it after a crash. */
+  /**
+   * A task's process: recorded while it runs, so a later session can end it after a crash, and
+   * followed beyond its process group (cgroup or _LAUNCHPAD_PROC environment marker), with a
+   * watchdog for its time limit. Run this way, a program that cannot be found is reported by
+   * the shell (exit 127) rather than as spawnError.
+   */
   record?: { records: ProcessRecords; name: string; label: string };
   /** Between SIGTERM and SIGKILL. */
   graceMs?: number;
@@ -40,35 +62,59 @@ export interface ProcessResult {
   tail: string;
   /** Set when the process could not be started at all (missing cwd, missing program). */
   spawnError?: string;
+  /** Set when writing the transcript failed (a full disk): the output is incomplete there. */
+  transcriptError?: string;
   durationMs: number;
+  /** Processes of a recorded run that had left its process group and were ended with it. */
+  escaped: number;
 }
 
 const DEFAULT_GRACE_MS = 2000;
 
-/** Groups started here that have not been ended yet (for an exit that cannot wait for them). */
-const liveGroups = new Set<number>();
+/** The WARN message for a run whose processes outside its process group were ended with it. */
+export function escapedMessage(what: string, count: number): string {
+  return `${what}: ended ${count} process${count === 1 ? '' : 'es'} that had left its process group`;
+}
+
+/** Runs started here that have not been ended yet (for an exit that cannot wait for them). */
+const liveRuns = new Map<number, { tree?: ProcessTree | undefined; watchdog?: Watchdog | undefined; cgroup?: string | undefined }>();
 
 /**
- * SIGKILLs every group still running, at once: for a process about to exit without waiting
- * (a second Ctrl-C), whose grace-period timers would never fire.
+ * SIGKILLs every run still going, at once, with what left its group: for a process about to
+ * exit without waiting (a second Ctrl-C), whose grace-period timers would never fire.
  */
 export function killAllProcessGroupsNow(): void {
-  for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
-  liveGroups.clear();
+  for (const [pgid, run] of liveRuns) {
+    killGroup(pgid, 'SIGKILL');
+    run.tree?.killEscaped();
+    run.watchdog?.stop();
+  }
+  // The records stay for the next session; the cgroups need not.
+  for (const run of liveRuns.values()) if (run.cgroup) removeCgroupWhenEmptySync(run.cgroup);
+  liveRuns.clear();
 }
 
 export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const started = Date.now();
-  const { file, args } =
-    typeof spec.command === 'string' ? { file: '/bin/sh', args: ['-c', spec.command] } : spec.command;
+  const command = typeof spec.command === 'string' ? { file: '/bin/sh', args: ['-c', spec.command] } : spec.command;
+  const token = spec.record ? newMarkerToken() : undefined;
+  let cgroup = spec.record ? createRunCgroup() : undefined;
+  // With a cgroup, a shell waits to be moved into it and then becomes the command.
+  const { file, args } = cgroup
+    ? { file: '/bin/sh', args: ['-c', AWAIT_CGROUP_AND_EXEC, 'launchpad-task', command.file, ...command.args] }
+    : command;
+  const env = spec.env ?? process.env;
   const limit = spec.captureBytes ?? Infinity;
   const grace = spec.graceMs ?? DEFAULT_GRACE_MS;
 
   return new Promise((resolve) => {
     let transcript: WriteStream | undefined;
+    let transcriptError: string | undefined;
     if (spec.transcript) {
       mkdirSync(dirname(spec.transcript), { recursive: true });
       transcript = createWriteStream(spec.transcript, { flags: 'a' });
+      // A write that fails (ENOSPC) is reported in the result; unhandled, it would end the process.
+      transcript.on('error', (e) => void (transcriptError ??= e.message));
     }
     const out = new Capture(limit);
     const err = new Capture(limit);
@@ -80,17 +126,27 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
 
     const child = spawn(file, args, {
       cwd: spec.cwd,
-      env: spec.env ?? process.env,
+      env: token ? { ...env, [MARKER_VAR]: markerValue(env[MARKER_VAR], token) } : env,
       detached: true,
-      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(cgroup ? (['pipe'] as const) : [])],
     });
     const pid = child.pid;
+    if (cgroup && pid !== undefined && !moveIntoCgroup(cgroup, pid)) {
+      // Not movable after all: the marker alone finds what leaves the group.
+      removeCgroup(cgroup);
+      cgroup = undefined;
+    }
+    const tree = pid !== undefined && token ? new ProcessTree(pid, token, cgroup) : undefined;
+    let watchdog: Watchdog | undefined;
 
     const endGroup = () => {
       if (pid === undefined) return;
-      if (!killGroup(pid, 'SIGTERM')) return;
+      const group = killGroup(pid, 'SIGTERM');
+      const escaped = tree ? tree.signalEscaped('SIGTERM') : 0;
+      if (!group && !escaped) return;
       const t = setTimeout(() => {
         if (groupAlive(pid)) killGroup(pid, 'SIGKILL');
+        tree?.killEscaped();
       }, grace);
       t.unref();
       timers.push(t);
@@ -106,7 +162,9 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       timers.forEach(clearTimeout);
       // The leader is gone; anything of its group still here has had its SIGTERM.
       if (pid !== undefined && groupAlive(pid)) killGroup(pid, 'SIGKILL');
-      if (pid !== undefined) liveGroups.delete(pid);
+      tree?.killEscaped();
+      watchdog?.stop();
+      if (pid !== undefined) liveRuns.delete(pid);
       spec.signal?.removeEventListener('abort', onAbort);
       if (spec.record) spec.record.records.remove(spec.record.name);
       const result: ProcessResult = {
@@ -118,17 +176,31 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         stderr: err.text,
         tail: tail.text,
         durationMs: Date.now() - started,
+        escaped: tree?.escapedCount ?? 0,
         ...(spawnError ? { spawnError } : {}),
       };
-      if (transcript) transcript.end(() => resolve(result));
-      else resolve(result);
+      const resolveNow = () => resolve(transcriptError ? { ...result, transcriptError } : result);
+      const done = () => (transcript ? transcript.end(resolveNow) : resolveNow());
+      if (cgroup) void removeCgroupWhenEmpty(cgroup).then(done);
+      else done();
     };
 
     child.on('error', (e) => finish(null, null, e.message));
     if (pid === undefined) return;
-    liveGroups.add(pid);
+    if (tree && spec.timeoutMs !== undefined)
+      watchdog = startWatchdog({ pgid: pid, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
+    liveRuns.set(pid, { tree, watchdog, cgroup });
     spec.onSpawn?.(pid);
-    if (spec.record) spec.record.records.add(spec.record.name, pid, spec.record.label);
+    if (spec.record) {
+      const tracking = { marker: token!, cgroup, watchdog: watchdog && { pid: watchdog.pid, identity: watchdog.identity } };
+      spec.record.records.add(spec.record.name, pid, spec.record.label, tracking);
+    }
+    // Moved, recorded and watched: the command may start.
+    if (child.stdio[3]) {
+      const go = child.stdio[3] as Writable;
+      go.on('error', () => undefined);
+      go.end('\n');
+    }
 
     const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];
     const onData = (which: 0 | 1) => (chunk: Buffer) => {

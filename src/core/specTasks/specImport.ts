@@ -15,9 +15,10 @@ import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
+import { markDoneByHand, reopenTask } from '../tasks/transitions';
 import { type MdTask, subtasksOf } from './tasksMd';
 
-/** The field of a harness task that links it to its spec subtask. */
+/** The field of a harness-tasks.json task that links it to its spec subtask. */
 export const SPEC_TASK_FIELD = 'spec_task';
 
 export interface SpecTaskRef {
@@ -48,9 +49,9 @@ export function unfinishedParents(md: readonly MdTask[]): MdTask[] {
 }
 
 export interface ImportResult {
-  /** Harness task ids of the parents in scope, in tasks.md order. */
+  /** Task ids (in harness-tasks.json) of the parents in scope, in tasks.md order. */
   imported: string[];
-  /** Harness task ids taken out (out of scope, or no longer in tasks.md). */
+  /** Task ids (in harness-tasks.json) taken out (out of scope, or no longer in tasks.md). */
   removed: string[];
   /** Subtasks in scope with no validation command anywhere. */
   withoutValidation: string[];
@@ -125,14 +126,9 @@ export function importSpecTasks(store: StateStore, spec: string, md: readonly Md
       if (sub.files ?? parent.files) task.files_hint = sub.files ?? parent.files ?? [];
       task.validation = { ...task.validation, command: validate ?? null };
       (task as Record<string, unknown>)[SPEC_TASK_FIELD] = { spec, id: sub.id };
-      if (sub.checked && task.status !== 'completed') {
-        task.status = 'completed';
-      } else if (!sub.checked && task.status === 'completed') {
-        // A person emptied the box: the task is to be done again.
-        task.status = 'pending';
-        task.attempts = 0;
-        task.completed_at = null;
-      }
+      // A person's tick is the task done; an emptied box, the task to be done again.
+      if (sub.checked) markDoneByHand(file, id);
+      else reopenTask(file, id);
       result.imported.push(id);
       if (!validate) result.withoutValidation.push(sub.id);
     }

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+
 import { taskFileSchema } from './schema';
 
 /** JSON Schema for harness-tasks.json, contributed to the editor through `jsonValidation`. */

@@ -36,7 +36,10 @@ export function locateJsonSyntaxError(text: string): JsonSyntaxError | undefined
       return ch === undefined ? undefined : (notJson(i) ?? at(i, `unexpected ${describe(ch)} after the end of the JSON value`));
     }
     if (ch === undefined) {
-      return at(i, stack.length ? `the file ends inside ${stack.at(-1) === '{' ? 'an object' : 'an array'}: it looks truncated` : 'no JSON value');
+      return at(
+        i,
+        stack.length ? `the file ends inside ${stack.at(-1) === '{' ? 'an object' : 'an array'}: it looks truncated` : 'no JSON value',
+      );
     }
 
     if (expect === 'colon') {

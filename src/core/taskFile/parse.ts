@@ -1,9 +1,10 @@
 // Parsing and writing harness-tasks.json as text. Pure: no I/O, so every malformed shape is
 // testable on literal strings. Errors name the file and the JSON path of the bad field.
 import type * as z from 'zod/mini';
+
 import { ExpectedError } from '../expectedErrors';
 import { lineColumn, locateJsonPath, locateJsonSyntaxError, pathAtOffset } from './jsonSyntax';
-import { taskFileSchema, taskSchema, type Task, type TaskFile } from './schema';
+import { type Task, type TaskFile, taskFileSchema, taskSchema } from './schema';
 import { decodeUtf8 } from './utf8';
 
 /** Larger task files are refused rather than parsed: a multi-gigabyte file is a mistake. */
@@ -91,7 +92,12 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
   } catch (err) {
     const where = locateJsonSyntaxError(text);
     if (where) {
-      const error = new TaskFileError(fileLabel, '', [`invalid JSON at line ${where.line}, column ${where.column}: ${where.message}`], where);
+      const error = new TaskFileError(
+        fileLabel,
+        '',
+        [`invalid JSON at line ${where.line}, column ${where.column}: ${where.message}`],
+        where,
+      );
       return { ok: false, error };
     }
     // Valid syntax that JSON.parse still refused (nesting too deep for the engine).
@@ -110,14 +116,18 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
   const parsed = taskFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues;
-    const shown = issues.slice(0, 5).map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue, raw)}`);
+    // The path as the field has it, then the problem, then which task (`tasks[5].priority: … (in task-006)`).
+    const shown = issues.slice(0, 5).map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue, raw)}${taskOf(issue.path, raw)}`);
     if (issues.length > shown.length) shown.push(`… and ${issues.length - shown.length} more problem(s)`);
     return fail(record(issues[0]!.path), ...shown);
   }
   // After the schema, whose errors say more about a known field nested wrongly.
   if (shape.tooDeep) {
     const field = record(shape.tooDeep);
-    return fail(field, `${field}: nested deeper than ${MAX_NESTING} levels of objects and arrays; Launchpad refuses a file nested this deep`);
+    return fail(
+      field,
+      `${field}: nested deeper than ${MAX_NESTING} levels of objects and arrays; Launchpad refuses a file nested this deep`,
+    );
   }
   return { ok: true, file: parsed.data };
 
@@ -150,7 +160,8 @@ function inspectShape(root: unknown, at: PropertyKey[] = []): { proto?: Property
     // Pushed in reverse so the first problem in document order is found first.
     for (let k = entries.length - 1; k >= 0; k--) {
       const [key, child] = entries[k]!;
-      if (child !== null && typeof child === 'object') stack.push({ value: child, path: [...path, Array.isArray(value) ? Number(key) : key] });
+      if (child !== null && typeof child === 'object')
+        stack.push({ value: child, path: [...path, Array.isArray(value) ? Number(key) : key] });
     }
   }
   return out;
@@ -243,6 +254,14 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return out || '(root)';
 }
 
+/** ` (in task-006)` for a problem inside a task that has a plain id (and is not about the id). */
+function taskOf(path: ReadonlyArray<PropertyKey>, raw: unknown): string {
+  const index = path[1];
+  if (path[0] !== 'tasks' || typeof index !== 'number' || path.length < 3 || path[2] === 'id') return '';
+  const id = valueAt(raw, ['tasks', index, 'id']);
+  return typeof id === 'string' && /^[\x21-\x7e]{1,64}$/.test(id) ? ` (in ${id})` : '';
+}
+
 function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
   switch (issue.code) {
     case 'invalid_type': {
@@ -268,7 +287,8 @@ function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
       return `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}, got ${JSON.stringify(valueAt(raw, issue.path))}`;
     case 'too_big': {
       const value = valueAt(raw, issue.path);
-      if (issue.origin === 'string' && typeof value === 'string') return `must be at most ${String(issue.maximum)} characters long, got ${value.length}`;
+      if (issue.origin === 'string' && typeof value === 'string')
+        return `must be at most ${String(issue.maximum)} characters long, got ${value.length}`;
       return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${String(issue.maximum)}, got ${JSON.stringify(value)}`;
     }
     case 'invalid_format':

@@ -26,11 +26,12 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  type Stats,
   statSync,
   writeFileSync,
   writeSync,
-  type Stats,
 } from 'node:fs';
+
 import { ExpectedError } from '../expectedErrors';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { InputError } from '../inputError';
@@ -130,6 +131,12 @@ export class StateStore {
    */
   peek(): TaskFile {
     return this.snapshotOf(this.readBytes(readBuffer)).frozen();
+  }
+
+  /** Refuses (TaskFileError) a task file Launchpad may not replace: read-only, or not a regular file. */
+  assertWritable(): void {
+    const target = this.writeTarget();
+    assertWritable(target, target !== this.paths.tasks);
   }
 
   /**
@@ -292,7 +299,8 @@ export class StateStore {
           if (!(err instanceof TaskFileError)) throw err;
           error = err;
         }
-        if (!error) throw new InputError(`${TASKS_FILE} is valid: nothing to restore (restore-backup only replaces a file that cannot be read)`);
+        if (!error)
+          throw new InputError(`${TASKS_FILE} is valid: nothing to restore (restore-backup only replaces a file that cannot be read)`);
         // A FIFO, a device, a directory: nothing to copy aside or to write over.
         if (!isRegularFile(this.paths.tasks)) throw error;
         const label = `${TASKS_FILE}.bak`;
@@ -306,7 +314,12 @@ export class StateStore {
         const backup = parseTaskFileBytes(bytes, label);
         if (!backup.ok) {
           const { field, problems, position } = backup.error;
-          throw new TaskFileError(label, field, [...problems, 'the backup is not a valid task file either: nothing was restored, both files were left as they are'], position);
+          throw new TaskFileError(
+            label,
+            field,
+            [...problems, 'the backup is not a valid task file either: nothing was restored, both files were left as they are'],
+            position,
+          );
         }
         const target = this.writeTarget();
         assertWritable(target, target !== this.paths.tasks);
@@ -590,4 +603,3 @@ function writeDurably(path: string, text: string | Buffer, mode?: number): void 
     closeSync(fd);
   }
 }
-

@@ -4,18 +4,10 @@
 import { compareIds } from '../ids';
 import type { Category } from '../log/logLine';
 import type { Task } from '../taskFile/schema';
-import { formatErrorEntry, parseErrorEntry } from './errorEntry';
+import { formatErrorEntry, isCostLimitEntry, parseErrorEntry } from './errorEntry';
 
 /** What a person sees for a task; `status` plus what the dependency rules say about it. */
-export type TaskState =
-  | 'running'
-  | 'ready'
-  | 'waiting'
-  | 'needs_validation'
-  | 'retryable'
-  | 'failed'
-  | 'blocked'
-  | 'completed';
+export type TaskState = 'running' | 'ready' | 'waiting' | 'needs_validation' | 'retryable' | 'failed' | 'blocked' | 'completed';
 
 /** A failure the dependency rules put on a task: `entry` goes to its error_log. */
 export interface DependencyFailure {
@@ -40,7 +32,7 @@ export function lastFailureCategory(task: Task): Category | undefined {
 }
 
 /**
- * Failed by the dependency rules (cycle, unknown or failed dependency). Seed 000 says an
+ * Failed by the dependency rules (cycle, unknown or failed dependency). The protocol says an
  * error_log that *contains* a [DEPENDENCY] entry; we look at the last entry, so a task that
  * was unblocked by a retry and later failed on its own stays retryable.
  */
@@ -50,7 +42,9 @@ export function isDependencyFailure(task: Task): boolean {
 
 /** Failed and will never be retried without a person's `retry`. */
 export function isPermanentlyFailed(task: Task): boolean {
-  return task.status === 'failed' && (task.attempts >= task.max_attempts || isDependencyFailure(task));
+  return (
+    task.status === 'failed' && (task.attempts >= task.max_attempts || isDependencyFailure(task) || isCostLimitEntry(task.error_log.at(-1)))
+  );
 }
 
 export function isRetryable(task: Task): boolean {
@@ -61,7 +55,7 @@ export function hasValidationCommand(task: Task): boolean {
   return !!task.validation?.command?.trim();
 }
 
-/** Seed 000: an empty files_hint may touch anything; a merge conflict retries alone. */
+/** An empty files_hint may touch anything; a merge conflict retries alone. */
 export function runsSolo(task: Task): boolean {
   return task.files_hint.length === 0 || lastFailureCategory(task) === 'MERGE_CONFLICT';
 }
@@ -270,16 +264,66 @@ export interface PoolOrderHints {
   durations?: ReadonlyMap<string, number>;
 }
 
+/** What the retry rule needs besides the tasks: the base branch's head, the time, the back-off. */
+export interface RetryClock {
+  /** The base branch's commit now. */
+  head: string;
+  /** Milliseconds since the epoch. */
+  now: number;
+  /** session_config.retry_backoff_seconds: the first back-off; 0 retries at once. */
+  backoffSeconds: number;
+}
+
+/** The longest back-off between two attempts on an unchanged base (unless the first is longer). */
+export const MAX_RETRY_BACKOFF_S = 600;
+
+/** The back-off after `attempts` attempts: the first one, doubled per further attempt, capped. */
+export function retryBackoffSeconds(attempts: number, backoffSeconds: number): number {
+  const doubled = backoffSeconds * 2 ** Math.max(0, Math.min(attempts - 1, 30));
+  return Math.min(doubled, Math.max(MAX_RETRY_BACKOFF_S, backoffSeconds));
+}
+
 /**
- * The eligible pool: pending and retryable failed tasks whose dependencies are all completed,
- * in the order they should start (poolOrder). A task without a validation command is never
- * eligible: nothing could prove it done.
+ * The retry rule: a failed task is retried once the base branch has moved since its failed
+ * attempt started (its started_at_commit is no longer the head: what it may have needed could be
+ * there now), or once its back-off since failed_at has passed, whichever comes first. Returns
+ * when it may start (ms), or undefined when it may start now. A task without a recorded base or
+ * failure time is not held back.
  */
-export function eligibleTasks(tasks: readonly Task[], hints: PoolOrderHints = {}): Task[] {
+export function retryNotBefore(task: Task, clock: RetryClock): number | undefined {
+  if (clock.backoffSeconds <= 0 || !task.started_at_commit || task.started_at_commit !== clock.head) return undefined;
+  const failedAt = Date.parse(task.failed_at ?? '');
+  if (!Number.isFinite(failedAt)) return undefined;
+  const at = failedAt + retryBackoffSeconds(task.attempts, clock.backoffSeconds) * 1000;
+  return at > clock.now ? at : undefined;
+}
+
+/**
+ * The earliest time a retryable task held back by retryNotBefore may start (ms), or undefined
+ * when none is held back: when the run loop wakes up for it.
+ */
+export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number | undefined {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  let next: number | undefined;
+  for (const t of tasks) {
+    if (!isRetryable(t) || !hasValidationCommand(t) || !allDepsCompleted(t, byId)) continue;
+    const at = retryNotBefore(t, clock);
+    if (at !== undefined && (next === undefined || at < next)) next = at;
+  }
+  return next;
+}
+
+/**
+ * The eligible pool: pending tasks whose dependencies are all completed, and retryable failed
+ * ones that the retry rule (retryNotBefore, given a clock) lets start now, in the order they
+ * should start (poolOrder). A task without a validation command is never eligible: nothing
+ * could prove it done.
+ */
+export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints: PoolOrderHints = {}): Task[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, byId);
   const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
-  const retry = tasks.filter((t) => isRetryable(t) && ready(t));
+  const retry = tasks.filter((t) => isRetryable(t) && ready(t) && (!clock || retryNotBefore(t, clock) === undefined));
   return poolOrder(tasks, [...pending, ...retry], hints);
 }
 
@@ -357,13 +401,11 @@ function median(values: number[]): number {
 /** Tasks that would be eligible but have no validation command (logged once per run). */
 export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
-  return tasks.filter(
-    (t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, byId),
-  );
+  return tasks.filter((t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, byId));
 }
 
 /**
- * The next tasks to start, given those already running: seed 000's batch construction applied
+ * The next tasks to start, given those already running: batch construction applied
  * to free slots. No dependency between any two, no overlapping files_hint, solo tasks alone.
  * When the first eligible task must run solo and others are running, nothing starts: it waits
  * for the running ones to finish rather than being overtaken.
@@ -404,7 +446,10 @@ export function normalizeHint(hint: string): string {
   let h = hint.trim().replace(/\\/g, '/');
   const wildcard = h.search(/[*?[{]/);
   if (wildcard >= 0) h = h.slice(0, h.lastIndexOf('/', wildcard) + 1);
-  h = h.replace(/\/{2,}/g, '/').replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  h = h
+    .replace(/\/{2,}/g, '/')
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+$/, '');
   return h === '.' ? '' : h;
 }
 

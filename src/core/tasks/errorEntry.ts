@@ -1,6 +1,6 @@
 // An error_log entry, `[CATEGORY] reason`: what a person reads in the task file, the hover and
 // the next attempt's prompt. Its one formatter and its one parser.
-import { isCategory, type Category } from '../log/logLine';
+import { type Category, isCategory } from '../log/logLine';
 
 export interface ErrorEntry {
   category: Category;
@@ -22,5 +22,19 @@ export function parseErrorEntry(entry: string | undefined): ErrorEntry | undefin
 
 /** A failure's reason as an entry holds it: one line, bounded. */
 export function oneLineReason(reason: string): string {
-  return reason.replace(/\s*\n\s*/g, ' ').trim().slice(0, MAX_REASON_CHARS);
+  return reason
+    .replace(/\s*\n\s*/g, ' ')
+    .trim()
+    .slice(0, MAX_REASON_CHARS);
+}
+
+/**
+ * The reason a task fails with once its agents' reported cost reached session_config.max_cost_usd
+ * (`[TASK_EXEC] cost limit reached: …`): a failure no retry of the controller's can fix.
+ */
+export const COST_LIMIT_REASON = 'cost limit reached';
+
+export function isCostLimitEntry(entry: string | undefined): boolean {
+  const e = parseErrorEntry(entry);
+  return e?.category === 'TASK_EXEC' && e.reason.startsWith(COST_LIMIT_REASON);
 }

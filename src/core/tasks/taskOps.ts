@@ -1,10 +1,11 @@
-// Adding a task, as a person asks for it: mutates a loaded task file in place (inside a
-// StateStore transaction) and returns the task, or throws InputError. A retry is a change of
-// state: transitions.ts.
+// A person's changes to the task list: add, edit and remove, as functions that mutate a loaded
+// task file in place (inside a StateStore transaction) and return what they did, or throw
+// InputError changing nothing. A change of state (retry, unblock) is transitions.ts's.
 import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
 import { formatPath } from '../taskFile/parse';
-import { PRIORITIES, taskSchema, type Priority, type Task, type TaskFile } from '../taskFile/schema';
+import { PRIORITIES, type Priority, type Task, type TaskFile, taskSchema } from '../taskFile/schema';
+import { unblockDependents } from './transitions';
 
 export interface NewTask {
   title: string;
@@ -15,6 +16,26 @@ export interface NewTask {
   validate?: string | undefined;
   timeoutSeconds?: number | undefined;
   maxAttempts?: number | undefined;
+}
+
+/** What `edit` changes: a field left undefined stays; null clears it (back to its default). */
+export interface TaskChanges {
+  title?: string | undefined;
+  context?: string | null | undefined;
+  priority?: string | undefined;
+  dependsOn?: string[] | undefined;
+  files?: string[] | undefined;
+  validate?: string | null | undefined;
+  timeoutSeconds?: number | null | undefined;
+  maxAttempts?: number | undefined;
+}
+
+/** One field an edit changed, as the task file names it, with its values before and after. */
+export interface FieldChange {
+  field:
+    'title' | 'context' | 'priority' | 'depends_on' | 'files_hint' | 'validation.command' | 'validation.timeout_seconds' | 'max_attempts';
+  before: unknown;
+  after: unknown;
 }
 
 /**
@@ -45,25 +66,16 @@ const OPTION_OF: Record<string, string> = {
 };
 
 export function addTask(file: TaskFile, input: NewTask, issued = 0): Task {
-  if (!input.title.trim()) throw new InputError('title: must not be empty');
-  const priority = (input.priority ?? 'P1') as Priority;
-  if (!PRIORITIES.includes(priority)) throw new InputError(`--priority: expected P0, P1 or P2, got "${input.priority}"`);
-  const dependsOn = [...new Set(input.dependsOn ?? [])];
-  for (const dep of dependsOn) {
-    if (!isValidTaskId(dep)) throw new InputError(`--depends-on: "${dep}" is not a valid task id`);
-    if (!file.tasks.some((t) => t.id === dep)) throw new InputError(`--depends-on: no task "${dep}" in harness-tasks.json`);
-  }
-  if (input.timeoutSeconds !== undefined && !(input.timeoutSeconds > 0)) {
-    throw new InputError(`--timeout: expected a number of seconds above 0, got "${input.timeoutSeconds}"`);
-  }
-  if (input.maxAttempts !== undefined && !(Number.isInteger(input.maxAttempts) && input.maxAttempts >= 1)) {
-    throw new InputError(`--max-attempts: expected a whole number of at least 1, got "${input.maxAttempts}"`);
-  }
+  const title = checkTitle(input.title);
+  const priority = checkPriority(input.priority ?? 'P1');
+  const dependsOn = checkDependsOn(file, input.dependsOn ?? [], undefined);
+  checkTimeout(input.timeoutSeconds);
+  checkMaxAttempts(input.maxAttempts);
 
   const number = nextTaskNumber(file, issued);
   const task: Task = {
     id: `task-${String(number).padStart(3, '0')}`,
-    title: input.title.trim(),
+    title,
     status: 'pending',
     priority,
     depends_on: dependsOn,
@@ -96,4 +108,135 @@ export function addTask(file: TaskFile, input: NewTask, issued = 0): Task {
   file.tasks.push(task);
   file.last_task_number = number;
   return task;
+}
+
+/**
+ * Changes fields of a task that is not running (an agent works from the task as it was given).
+ * Returns the task and the fields whose value changed.
+ */
+export function editTask(file: TaskFile, id: string, changes: TaskChanges): { task: Task; changed: FieldChange[] } {
+  const task = findTask(file, id);
+  if (task.status === 'in_progress') {
+    throw new InputError(`task "${id}" is in progress: an agent works from it as it was; edit it once the run has ended that attempt`);
+  }
+  const title = changes.title === undefined ? undefined : checkTitle(changes.title);
+  const priority = changes.priority === undefined ? undefined : checkPriority(changes.priority);
+  const dependsOn = changes.dependsOn === undefined ? undefined : checkDependsOn(file, changes.dependsOn, id);
+  if (changes.timeoutSeconds !== null) checkTimeout(changes.timeoutSeconds);
+  checkMaxAttempts(changes.maxAttempts);
+
+  const changed: FieldChange[] = [];
+  const set = <K extends FieldChange['field']>(field: K, before: unknown, after: unknown, apply: () => void) => {
+    if (after === undefined || JSON.stringify(before ?? null) === JSON.stringify(after)) return;
+    apply();
+    changed.push({ field, before: before ?? null, after });
+  };
+  set('title', task.title, title, () => (task.title = title!));
+  set('context', task.context, changes.context, () => (task.context = changes.context!));
+  set('priority', task.priority, priority, () => (task.priority = priority!));
+  set('depends_on', task.depends_on, dependsOn, () => (task.depends_on = dependsOn!));
+  set('files_hint', task.files_hint, changes.files, () => (task.files_hint = changes.files!));
+  set(
+    'validation.command',
+    task.validation?.command,
+    changes.validate,
+    () => (task.validation = { ...task.validation, command: changes.validate! }),
+  );
+  set('validation.timeout_seconds', task.validation?.timeout_seconds, changes.timeoutSeconds, () => {
+    task.validation = { command: null, ...task.validation, timeout_seconds: changes.timeoutSeconds! };
+  });
+  set('max_attempts', task.max_attempts, changes.maxAttempts, () => (task.max_attempts = changes.maxAttempts!));
+  return { task, changed };
+}
+
+/**
+ * Removes a task that is not running. Tasks that depend on it keep it from going, unless
+ * `force`: then it is taken out of their depends_on, and those a run had marked failed because
+ * of it go back to pending. Returns the task, the ids whose depends_on changed and those unblocked.
+ */
+export function removeTask(
+  file: TaskFile,
+  id: string,
+  opts: { force?: boolean } = {},
+): { task: Task; detached: string[]; unblocked: string[] } {
+  const task = findTask(file, id);
+  if (task.status === 'in_progress') {
+    throw new InputError(`task "${id}" is in progress: remove it once the run has ended that attempt`);
+  }
+  const dependents = file.tasks.filter((t) => t.id !== id && t.depends_on.includes(id));
+  if (dependents.length && !opts.force) {
+    const ids = dependents.map((t) => t.id).join(', ');
+    const one = dependents.length === 1;
+    throw new InputError(
+      `${ids} ${one ? 'depends' : 'depend'} on "${id}": remove or edit ${one ? 'it' : 'them'} first, or use --force to take "${id}" out of ${one ? 'its' : 'their'} depends_on`,
+    );
+  }
+  const unblocked = unblockDependents(file, id).map((t) => t.id);
+  for (const t of dependents) t.depends_on = t.depends_on.filter((d) => d !== id);
+  file.tasks.splice(file.tasks.indexOf(task), 1);
+  return { task, detached: dependents.map((t) => t.id), unblocked };
+}
+
+function findTask(file: TaskFile, id: string): Task {
+  const task = file.tasks.find((t) => t.id === id);
+  if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
+  return task;
+}
+
+export function checkTitle(title: string): string {
+  if (!title.trim()) throw new InputError('title: must not be empty', { field: 'title' });
+  return title.trim();
+}
+
+export function checkPriority(value: string): Priority {
+  if (!PRIORITIES.includes(value as Priority))
+    throw new InputError(`--priority: expected P0, P1 or P2, got "${value}"`, { field: '--priority' });
+  return value as Priority;
+}
+
+/** The dependencies, deduplicated: known ids, not the task itself, no cycle through `self`. */
+export function checkDependsOn(file: TaskFile, ids: string[], self: string | undefined): string[] {
+  const deps = [...new Set(ids)];
+  for (const dep of deps) {
+    if (!isValidTaskId(dep)) throw new InputError(`--depends-on: "${dep}" is not a valid task id`, { field: '--depends-on' });
+    if (!file.tasks.some((t) => t.id === dep))
+      throw new InputError(`--depends-on: no task "${dep}" in harness-tasks.json`, { field: '--depends-on' });
+    if (dep === self) throw new InputError(`--depends-on: a task cannot depend on itself ("${dep}")`, { field: '--depends-on' });
+  }
+  if (self !== undefined) {
+    const path = pathTo(file, deps, self);
+    if (path) throw new InputError(`--depends-on: would make a cycle: ${[self, ...path].join(' -> ')}`, { field: '--depends-on' });
+  }
+  return deps;
+}
+
+/** A dependency path from one of `from` to `target` (`from` first, `target` last), if there is one. */
+function pathTo(file: TaskFile, from: string[], target: string): string[] | undefined {
+  const byId = new Map(file.tasks.map((t) => [t.id, t]));
+  const parent = new Map<string, string | undefined>(from.map((id) => [id, undefined]));
+  const queue = [...from];
+  for (let i = 0; i < queue.length; i++) {
+    const id = queue[i]!;
+    if (id === target) {
+      const path: string[] = [];
+      for (let cur: string | undefined = id; cur !== undefined; cur = parent.get(cur)) path.unshift(cur);
+      return path;
+    }
+    for (const d of byId.get(id)?.depends_on ?? []) {
+      if (parent.has(d)) continue;
+      parent.set(d, id);
+      queue.push(d);
+    }
+  }
+  return undefined;
+}
+
+export function checkTimeout(seconds: number | undefined): void {
+  if (seconds !== undefined && !(seconds > 0))
+    throw new InputError(`--timeout: expected a number of seconds above 0, got "${seconds}"`, { field: '--timeout' });
+}
+
+export function checkMaxAttempts(n: number | undefined): void {
+  if (n !== undefined && !(Number.isInteger(n) && n >= 1))
+    throw new InputError(`--max-attempts: expected a whole number of at least 1, got "${n}"`, { field: '--max-attempts' });
 }

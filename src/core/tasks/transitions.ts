@@ -1,13 +1,17 @@
 // Every change of a task's state, as functions over the loaded task file (run inside a
-// StateStore transaction): dispatch, checkpoint, complete, fail, dependency failure, retry.
+// StateStore transaction): dispatch, resume, refund, restart, checkpoint, complete, fail,
+// dependency failure, retry, and a concurrent worker's claims (lease renewal, take-over of a
+// lapsed claim, the fencing check).
 // Nothing else writes `status` or the fields that go with it; every timestamp they write is
 // logTimestamp's (UTC, seconds). A recovery ends a task through complete or fail like any run.
+import { addUsd } from '../agents/parsers/parser';
+import type { AgentReport } from '../agents/report';
 import { compareIds } from '../ids';
 import { InputError } from '../inputError';
-import { logTimestamp, type Category } from '../log/logLine';
+import { type Category, logTimestamp } from '../log/logLine';
 import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
-import { blockedDependents, findDependencyFailures, type DependencyFailure } from './dag';
-import { formatErrorEntry, oneLineReason, type ErrorEntry } from './errorEntry';
+import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures } from './dag';
+import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
 
 /** How much failing output an error_tail keeps (characters): enough for a hover, bounded. */
 export const ERROR_TAIL_CHARS = 4000;
@@ -29,32 +33,229 @@ export class TaskVanishedError extends Error {
 
 export interface Claim {
   agentId: string;
-  branch: string;
-  /** The base branch's commit the task's worktree starts from. */
+  /** The task's branch; null when it runs in the main working tree (in-place). */
+  branch: string | null;
+  /** The commit the task's work starts from (its worktree's base, or HEAD in place). */
   baseCommit: string;
+  /** Concurrent mode: the worker taking it, with a lease. */
+  worker?: WorkerLease | undefined;
+}
+
+/** A concurrent worker's identity and how long its claims live without a renewal. */
+export interface WorkerLease {
+  workerId: string;
+  leaseSeconds: number;
+}
+
+/** What a worker holds: the claim is its own while the task's claim_generation is unchanged. */
+export interface ClaimToken {
+  taskId: string;
+  workerId: string;
+  generation: number;
+}
+
+/** The task was claimed (or ended) by another worker between choosing it and claiming it. */
+export class ClaimRefusedError extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} was claimed by another worker first`);
+    this.name = 'ClaimRefusedError';
+  }
+}
+
+/** This worker's claim was taken over (its lease lapsed): it must not write or merge the task. */
+export class ClaimLostError extends Error {
+  constructor(
+    readonly token: ClaimToken,
+    readonly holder: string | null | undefined,
+  ) {
+    super(
+      `the claim of ${token.workerId} on ${token.taskId} (generation ${token.generation}) was taken over${holder ? ` by ${holder}` : ''}`,
+    );
+    this.name = 'ClaimLostError';
+  }
 }
 
 /**
  * An agent takes the task: in_progress, one more attempt counted (at dispatch, so a task that
- * crashes its controller still runs out of attempts), who runs it where, checkpoints cleared.
+ * crashes its controller still runs out of attempts), who runs it where. Checkpoints are kept
+ * (each says which attempt made it): they are what a resumed or retried agent learns from.
  * Returns the task as it was before, and the attempt's number.
  */
-export function dispatchTask(file: TaskFile, id: string, claim: Claim): { before: Task; attempt: number } {
+export function dispatchTask(
+  file: TaskFile,
+  id: string,
+  claim: Claim,
+  now = new Date(),
+): { before: Task; attempt: number; token?: ClaimToken | undefined } {
   const t = mustFind(file, id);
+  // A concurrent worker chose the task in an earlier transaction: the claim is the real gate.
+  if (claim.worker && !eligibleTasks(file.tasks).some((e) => e.id === id)) throw new ClaimRefusedError(id);
   const before = structuredClone(t);
   t.status = 'in_progress';
   t.attempts += 1;
   t.agent_id = claim.agentId;
   t.worktree_branch = claim.branch;
   t.started_at_commit = claim.baseCommit;
-  t.checkpoints = [];
+  const token = claim.worker ? takeClaim(t, claim.worker, now) : undefined;
+  return { before, attempt: t.attempts, token };
+}
+
+function takeClaim(t: Task, worker: WorkerLease, now: Date): ClaimToken {
+  t.claimed_by = worker.workerId;
+  t.lease_expires_at = leaseEnd(now, worker.leaseSeconds);
+  t.claim_generation = (t.claim_generation ?? 0) + 1;
+  return { taskId: t.id, workerId: worker.workerId, generation: t.claim_generation };
+}
+
+function leaseEnd(now: Date, seconds: number): string {
+  return logTimestamp(new Date(now.getTime() + seconds * 1000));
+}
+
+/** Whether `token` is still the task's claim (in progress, same worker, same generation). */
+export function holdsClaim(t: Task | undefined, token: ClaimToken): boolean {
+  return !!t && t.status === 'in_progress' && t.claimed_by === token.workerId && (t.claim_generation ?? 0) === token.generation;
+}
+
+/** The fencing check before a worker writes or merges its task: throws ClaimLostError when it lost it. */
+export function assertClaim(file: TaskFile, token: ClaimToken): void {
+  const t = file.tasks.find((x) => x.id === token.taskId);
+  if (!holdsClaim(t, token)) throw new ClaimLostError(token, t?.claimed_by);
+}
+
+/** A heartbeat or checkpoint of the holder: the lease runs `leaseSeconds` from now again. */
+export function renewLease(file: TaskFile, token: ClaimToken, leaseSeconds: number, now = new Date()): 'renewed' | 'lost' {
+  const t = file.tasks.find((x) => x.id === token.taskId);
+  if (!holdsClaim(t, token)) return 'lost';
+  t!.lease_expires_at = leaseEnd(now, leaseSeconds);
+  return 'renewed';
+}
+
+/** Whether a concurrent worker may take over the in-progress task: its lease lapsed, or it has none. */
+export function claimLapsed(t: Task, now = new Date()): boolean {
+  if (t.status !== 'in_progress') return false;
+  if (!t.claimed_by || !t.lease_expires_at) return true;
+  const end = Date.parse(t.lease_expires_at);
+  return !Number.isFinite(end) || end <= now.getTime();
+}
+
+/**
+ * A worker takes over an in-progress task whose claim lapsed (its holder died or stalled), or
+ * one its own earlier process held: a new claim generation, so the old holder's fencing check
+ * fails. Returns the new token and the claim it replaced, or undefined when the task is not
+ * its to take (not in progress, or another worker's lease is live).
+ */
+export function takeOverClaim(
+  file: TaskFile,
+  id: string,
+  worker: WorkerLease,
+  now = new Date(),
+): { token: ClaimToken; previous: { claimedBy: string | null; leaseExpiresAt: string | null; generation: number } } | undefined {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'in_progress') return undefined;
+  if (t.claimed_by !== worker.workerId && !claimLapsed(t, now)) return undefined;
+  const previous = { claimedBy: t.claimed_by ?? null, leaseExpiresAt: t.lease_expires_at ?? null, generation: t.claim_generation ?? 0 };
+  return { token: takeClaim(t, worker, now), previous };
+}
+
+function releaseClaim(t: Task): void {
+  t.agent_id = null;
+  t.worktree_branch = null;
+  if (t.claimed_by !== undefined) t.claimed_by = null;
+  if (t.lease_expires_at !== undefined) t.lease_expires_at = null;
+}
+
+/**
+ * A new agent takes over an interrupted attempt in the worktree it left (its branch and base
+ * commit stay): one more attempt counted, like any dispatch, so a crash loop still ends.
+ * Returns the task as it was before, and the new attempt's number.
+ */
+export function resumeTask(file: TaskFile, id: string, agentId: string): { before: Task; attempt: number; token?: ClaimToken | undefined } {
+  const t = mustFind(file, id);
+  const before = structuredClone(t);
+  t.status = 'in_progress';
+  t.attempts += 1;
+  t.agent_id = agentId;
   return { before, attempt: t.attempts };
 }
 
-/** A CHECKPOINT line of the running agent, kept with the time it was seen. */
+/**
+ * A person stopped the run while agent `agentId` worked: its attempt is given back (the task
+ * stays in_progress, agent_id kept so the next run finds its checkpoints, and the resume that
+ * run makes counts as the attempt). Only while that agent holds the task. Returns whether it
+ * refunded.
+ */
+export function refundAttempt(file: TaskFile, id: string, agentId: string): boolean {
+  const t = mustFind(file, id);
+  if (t.status !== 'in_progress' || t.agent_id !== agentId || t.attempts === 0) return false;
+  t.attempts -= 1;
+  return true;
+}
+
+/**
+ * An interrupted attempt that left nothing (no commit, no change, no checkpoint): the task goes
+ * back to pending to start afresh, with no error recorded (a fault of the machine is not the
+ * task's); the attempt stays counted, so a crash loop still ends.
+ */
+export function restartTask(file: TaskFile, id: string): Task {
+  const t = mustFind(file, id);
+  t.status = 'pending';
+  releaseClaim(t);
+  return t;
+}
+
+/**
+ * The attempt failed for the machine's reason (ENV_SETUP) or a configuration error, not the
+ * task's: it is not charged. `before` is the task as dispatchTask found it. By default the task
+ * returns to that state: status, attempts, claim, base commit and checkpoints as they were. With
+ * `keepWork` (the agent's work is committed on its branch and kept for the next run's recovery
+ * to validate and merge) it stays in_progress with its claim, and only its attempts go back.
+ */
+export function undoDispatch(file: TaskFile, id: string, before: Task, opts: { keepWork?: boolean } = {}): Task {
+  const t = mustFind(file, id);
+  t.attempts = before.attempts;
+  if (opts.keepWork) return t;
+  // The fields dispatchTask writes, each as it was (absent when it was absent).
+  for (const key of ['status', 'agent_id', 'worktree_branch', 'started_at_commit', 'checkpoints'] as const) {
+    if (key in before) (t as Record<string, unknown>)[key] = structuredClone(before[key]);
+    else delete t[key];
+  }
+  return t;
+}
+
+/**
+ * Files a merged attempt changed outside the task's files_hint, kept on the task so `status`
+ * and the editor can show them (replaced by each merged attempt; an empty list clears it).
+ */
+export function recordOutOfScope(file: TaskFile, id: string, files: readonly string[]): Task {
+  const t = mustFind(file, id);
+  if (files.length) t.out_of_scope = [...files];
+  else delete t.out_of_scope;
+  return t;
+}
+
+/**
+ * What an attempt's agent reported it spent, added to the task's `cost` (dollars and tokens
+ * summed, attempts_reported + 1). A report with neither cost nor tokens changes nothing: a tool
+ * that reports nothing shows nothing, never an estimate. Returns whether it recorded.
+ */
+export function recordCost(file: TaskFile, id: string, report: Pick<AgentReport, 'costUsd' | 'tokens'>): boolean {
+  const input = report.tokens?.input;
+  const output = report.tokens?.output;
+  if (report.costUsd === undefined && input === undefined && output === undefined) return false;
+  const t = mustFind(file, id);
+  const cost = (t.cost ??= { attempts_reported: 0 });
+  if (report.costUsd !== undefined) cost.usd = addUsd(cost.usd, report.costUsd);
+  if (input !== undefined) cost.input_tokens = (cost.input_tokens ?? 0) + input;
+  if (output !== undefined) cost.output_tokens = (cost.output_tokens ?? 0) + output;
+  cost.attempts_reported = (cost.attempts_reported ?? 0) + 1;
+  return true;
+}
+
+/** A CHECKPOINT line of the running agent, kept with the time it was seen and who made it. */
 export function recordCheckpoint(file: TaskFile, id: string, step: CheckpointStep, now = logTimestamp()): Checkpoint {
-  const checkpoint = { ...step, timestamp: now };
-  (mustFind(file, id).checkpoints ??= []).push(checkpoint);
+  const t = mustFind(file, id);
+  const checkpoint: Checkpoint = { ...step, timestamp: now, attempt: t.attempts, agent_id: t.agent_id ?? null };
+  (t.checkpoints ??= []).push(checkpoint);
   return checkpoint;
 }
 
@@ -65,8 +266,7 @@ export function completeTask(file: TaskFile, id: string, now = logTimestamp()): 
   const t = mustFind(file, id);
   t.status = 'completed';
   t.completed_at = now;
-  t.agent_id = null;
-  t.worktree_branch = null;
+  releaseClaim(t);
   t.error_tail = null;
   return t;
 }
@@ -77,6 +277,8 @@ export interface Failure {
   reason: string;
   /** The failing output; its last ERROR_TAIL_CHARS are kept. */
   tail?: string | undefined;
+  /** No retry can help (the attempt's base commit is gone): attempts set to max_attempts. */
+  final?: boolean | undefined;
 }
 
 /**
@@ -90,8 +292,8 @@ export function failTask(file: TaskFile, id: string, failure: Failure, now = log
   t.error_log.push(formatErrorEntry(entry.category, entry.reason));
   t.error_tail = failure.tail ? failure.tail.slice(-ERROR_TAIL_CHARS) : null;
   t.failed_at = now;
-  t.agent_id = null;
-  t.worktree_branch = null;
+  if (failure.final) t.attempts = Math.max(t.attempts, t.max_attempts);
+  releaseClaim(t);
   return entry;
 }
 
@@ -108,10 +310,14 @@ export function markDependencyFailures(file: TaskFile, now = logTimestamp()): De
     t.status = 'failed';
     t.error_log.push(f.entry);
     t.failed_at = now;
-    t.agent_id = null;
-    t.worktree_branch = null;
+    releaseClaim(t);
   }
   return failures;
+}
+
+/** Whether `retry` accepts the task: every failed one, whatever its attempts or its reason. */
+export function canRetry(task: Task): boolean {
+  return task.status === 'failed';
 }
 
 /**
@@ -121,16 +327,80 @@ export function markDependencyFailures(file: TaskFile, now = logTimestamp()): De
  * it reset, by id; throws InputError (changing nothing) for an unknown or not failed task.
  */
 export function retryTask(file: TaskFile, id: string): Task[] {
-  const task = file.tasks.find((t) => t.id === id);
-  if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
-  if (task.status !== 'failed') {
-    throw new InputError(`task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task can be retried`);
+  return retryTasks(file, [id]);
+}
+
+/**
+ * retryTask for several tasks at once, all or nothing: every id must name a failed task. A task
+ * in the list that an earlier one unblocked gets its budget restored too.
+ */
+export function retryTasks(file: TaskFile, ids: readonly string[]): Task[] {
+  const tasks = ids.map((id) => {
+    const task = file.tasks.find((t) => t.id === id);
+    if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
+    if (!canRetry(task)) {
+      throw new InputError(`task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task can be retried`);
+    }
+    return task;
+  });
+  const reset = new Map<string, Task>();
+  for (const task of tasks) {
+    task.attempts = 0;
+    for (const t of [task, ...unblockDependents(file, task.id)]) {
+      t.status = 'pending';
+      t.failed_at = null;
+      reset.set(t.id, t);
+    }
   }
+  return [...reset.values()].sort((a, b) => compareIds(a.id, b.id));
+}
+
+/**
+ * The tasks a run marked failed because of `id` (directly or through another blocked task) go
+ * back to pending with their own attempts: `id` is being retried or removed. Returns them.
+ */
+export function unblockDependents(file: TaskFile, id: string): Task[] {
   const unblocked = blockedDependents(file.tasks, id);
-  task.attempts = 0;
-  for (const t of [task, ...unblocked]) {
+  for (const t of unblocked) {
     t.status = 'pending';
     t.failed_at = null;
   }
-  return [task, ...unblocked].sort((a, b) => compareIds(a.id, b.id));
+  return unblocked;
+}
+
+/**
+ * A spec's box a person ticked by hand: the task it imports as is done (no attempt, no merge of
+ * Launchpad's). Returns whether it changed.
+ */
+export function markDoneByHand(file: TaskFile, id: string): boolean {
+  const t = mustFind(file, id);
+  if (t.status === 'completed') return false;
+  t.status = 'completed';
+  return true;
+}
+
+/** A spec's box a person emptied: the completed task is to be done again, with a fresh budget. */
+export function reopenTask(file: TaskFile, id: string): boolean {
+  const t = mustFind(file, id);
+  if (t.status !== 'completed') return false;
+  t.status = 'pending';
+  t.attempts = 0;
+  t.completed_at = null;
+  return true;
+}
+
+/**
+ * A failure that was not the task's after all (a usage limit the tool hit, found only once the
+ * attempt was recorded as failed): pending again, the attempt and its error entry given back.
+ * Returns whether it changed.
+ */
+export function unfailTask(file: TaskFile, id: string): boolean {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'failed') return false;
+  t.status = 'pending';
+  t.attempts = Math.max(0, t.attempts - 1);
+  t.error_log.pop();
+  t.error_tail = null;
+  t.failed_at = null;
+  return true;
 }

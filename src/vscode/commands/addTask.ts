@@ -3,14 +3,15 @@
 // does (addTaskLogged: under the state lock, with its INIT line in the log). Called with a
 // NewTask-like object (another extension, a keybinding) it adds that without asking.
 import * as vscode from 'vscode';
+
 import type { NewTask } from '../../core/tasks/taskOps';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
-import type { HarnessSnapshot } from '../model/harnessModel';
+import type { StateSnapshot } from '../model/stateModel';
+import { offer } from '../notify';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
-import { offer } from '../notify';
 
 const STEPS = 5;
 
@@ -23,7 +24,9 @@ async function addTask({ model, views, logger }: CommandDeps, arg: unknown): Pro
   const paths = model.stateRoot();
   const s = await model.refresh();
   if (!paths || !s.exists) {
-    offer('error', 'Launchpad: there is no harness-tasks.json here yet.', { Initialize: () => vscode.commands.executeCommand(COMMANDS.init) });
+    offer('error', 'Launchpad: there is no harness-tasks.json here yet.', {
+      Initialize: () => vscode.commands.executeCommand(COMMANDS.init),
+    });
     return undefined;
   }
   if (s.error) {
@@ -51,7 +54,7 @@ function isNewTask(arg: unknown): arg is NewTask {
 }
 
 /** The quick-input steps; undefined as soon as one is cancelled. */
-async function askForTask(s: HarnessSnapshot): Promise<NewTask | undefined> {
+async function askForTask(s: StateSnapshot): Promise<NewTask | undefined> {
   const title = await vscode.window.showInputBox({
     title: `Add Task (1/${STEPS})`,
     prompt: 'What should the agent do? (the task title)',
@@ -81,7 +84,13 @@ async function askForTask(s: HarnessSnapshot): Promise<NewTask | undefined> {
   if (s.tasks.length) {
     const picked = await vscode.window.showQuickPick(
       s.tasks.map((t) => ({ label: t.id, description: t.title, detail: t.status })),
-      { title: `Add Task (4/${STEPS})`, placeHolder: 'Tasks it depends on (none selected: none)', canPickMany: true, ignoreFocusOut: true, matchOnDescription: true },
+      {
+        title: `Add Task (4/${STEPS})`,
+        placeHolder: 'Tasks it depends on (none selected: none)',
+        canPickMany: true,
+        ignoreFocusOut: true,
+        matchOnDescription: true,
+      },
     );
     if (picked === undefined) return undefined;
     dependsOn = picked.map((p) => p.label);

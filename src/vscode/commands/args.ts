@@ -1,7 +1,7 @@
 // Commands get a task as a tree element (menus), an id (links, clicks, other extensions) or
 // nothing (the palette); worktree commands get a worktree element or a task with a worktree.
 import type { TaskWorktree } from '../../core/git/taskWorktrees';
-import type { HarnessSnapshot } from '../model/harnessModel';
+import type { StateSnapshot } from '../model/stateModel';
 
 /** The task id a command argument names, if any. */
 export function taskIdOf(arg: unknown): string | undefined {
@@ -20,7 +20,7 @@ export function toWorktree({ path, branch, task }: TaskWorktree): Worktree {
 }
 
 /** The worktree a command argument names: a Worktrees view element, or a task that has one. */
-export function worktreeOf(arg: unknown, s: HarnessSnapshot | undefined): Worktree | undefined {
+export function worktreeOf(arg: unknown, s: StateSnapshot | undefined): Worktree | undefined {
   if (!s) return undefined;
   if (arg && typeof arg === 'object' && 'kind' in arg && arg.kind === 'worktree' && 'path' in arg && typeof arg.path === 'string') {
     const found = s.worktrees.find((w) => w.path === arg.path);

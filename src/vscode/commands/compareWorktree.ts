@@ -4,9 +4,11 @@
 // multi-file diff (`vscode.changes`), or one file at a time through a pick where that is missing.
 // The base side is read with `git show` through a read-only content provider.
 import { join } from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { Git } from '../../core/git/git';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import type { Worktree } from './args';
 
 export const BASE_SCHEME = 'launchpad-base';
@@ -33,7 +35,7 @@ function baseUri(ref: BaseRef): vscode.Uri {
   return vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${ref.path}`, query: JSON.stringify(ref) });
 }
 
-export async function compareWorktree(model: HarnessModel, wt: Worktree): Promise<void> {
+export async function compareWorktree(model: StateModel, wt: Worktree): Promise<void> {
   const git = new Git(wt.path);
   const base = await baseCommit(model, wt, git);
   if (!base) {
@@ -62,12 +64,16 @@ export async function compareWorktree(model: HarnessModel, wt: Worktree): Promis
     );
     if (!picked) return;
     const [file, left, right] = resources[picked.i]!;
-    const empty = vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${changes[picked.i]!.path}`, query: JSON.stringify({ repo: wt.path, commit: base, path: '' }) });
+    const empty = vscode.Uri.from({
+      scheme: BASE_SCHEME,
+      path: `/${changes[picked.i]!.path}`,
+      query: JSON.stringify({ repo: wt.path, commit: base, path: '' }),
+    });
     await vscode.commands.executeCommand('vscode.diff', left ?? empty, right ?? left ?? file, `${changes[picked.i]!.path} (${title})`);
   }
 }
 
-async function baseCommit(model: HarnessModel, wt: Worktree, git: Git): Promise<string | undefined> {
+async function baseCommit(model: StateModel, wt: Worktree, git: Git): Promise<string | undefined> {
   const started = model.snapshot?.byId.get(wt.taskId)?.task.started_at_commit ?? undefined;
   if (started && (await git.commitExists(started))) return started;
   const main = model.stateRoot();

@@ -3,6 +3,7 @@
 // Which errors those are is the core's one rule (core/expectedErrors.ts, a brand that module can
 // check without loading the error classes, which load on first use: coreLoader.ts).
 import * as vscode from 'vscode';
+
 import { isExpectedError } from '../../core/expectedErrors';
 import type { Logger } from '../../core/logger';
 

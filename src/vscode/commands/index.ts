@@ -2,12 +2,13 @@
 // (or a handler for an id that is not in contributions.ts) does not compile. The progress log's
 // filterLog is registered by progressLog/.
 import * as vscode from 'vscode';
-import { registerBaseContent } from './compareWorktree';
+
 import { addTaskCommands } from './addTask';
 import { agentHookCommands } from './agentHooks';
+import { registerBaseContent } from './compareWorktree';
 import type { CommandDeps, Handlers } from './deps';
-import { harnessCommands } from './harnessCommands';
 import { runCommands } from './runCommands';
+import { setupCommands } from './setupCommands';
 import { registerSessionDocument, startSessionCommands } from './startSession';
 import { registerStatusDocument } from './statusDocument';
 import { taskCommands } from './taskCommands';
@@ -20,7 +21,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     ...runCommands(deps),
     ...addTaskCommands(deps),
     ...taskCommands(deps),
-    ...harnessCommands(deps),
+    ...setupCommands(deps),
     ...worktreeCommands(deps),
     ...agentHookCommands(deps),
     ...startSessionCommands(deps),

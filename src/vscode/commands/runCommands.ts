@@ -1,13 +1,17 @@
 // Launchpad: Run, Stop, Status. Run starts without questions when it can; otherwise it says
-// exactly why not (file and field of a bad task file, who holds the lock, where to set the agent).
+// exactly why not (file and field of a bad task file, who holds the lock); with no agent set
+// anywhere it asks for one (run/agentPick.ts).
 import * as vscode from 'vscode';
+
 import { resolveRunConfig } from '../../core/controller/runConfig';
-import { LockHeldError, liveLockHolder } from '../../core/lock';
+import { liveLockHolder, LockHeldError } from '../../core/lock';
 import { readSettings, toRunSettings } from '../config';
-import { COMMANDS, SETTINGS } from '../contributions';
+import { COMMANDS } from '../contributions';
+import { offer } from '../notify';
+import { pickAgent } from '../run/agentPick';
+import type { ActiveRun } from '../run/runManager';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
-import { offer } from '../notify';
 import { showStatus } from './statusDocument';
 
 export function runCommands(deps: CommandDeps): Handlers<typeof COMMANDS.run | typeof COMMANDS.stop | typeof COMMANDS.status> {
@@ -18,7 +22,8 @@ export function runCommands(deps: CommandDeps): Handlers<typeof COMMANDS.run | t
   };
 }
 
-async function run({ model, runs }: CommandDeps): Promise<void> {
+/** Starts a run; returns it, or undefined (after saying why) when none started. */
+async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined> {
   if (!requireTrust('Run')) return;
   if (runs.active) {
     void vscode.window.showInformationMessage('Launchpad: a run is already going in this window.');
@@ -31,7 +36,9 @@ async function run({ model, runs }: CommandDeps): Promise<void> {
   }
   const s = await model.refresh();
   if (!s.exists) {
-    offer('error', `Launchpad: there is no harness-tasks.json in ${paths.root}.`, { Initialize: () => vscode.commands.executeCommand(COMMANDS.init) });
+    offer('error', `Launchpad: there is no harness-tasks.json in ${paths.root}.`, {
+      Initialize: () => vscode.commands.executeCommand(COMMANDS.init),
+    });
     return;
   }
   if (s.error || !s.file) {
@@ -49,24 +56,31 @@ async function run({ model, runs }: CommandDeps): Promise<void> {
   if (problems.length) offer('warning', `Launchpad: ignoring invalid settings: ${problems.join('; ')}`);
   const runSettings = toRunSettings(settings);
   if (!resolveRunConfig(runSettings, s.file, paths, paths.root).agentCommand) {
-    offer(
-      'error',
-      'Launchpad: no agent command. Set "launchpad.agent.command", the LAUNCHPAD_AGENT environment variable, or session_config.agent_command in harness-tasks.json.',
-      { 'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', SETTINGS.agentCommand) },
-    );
-    return;
+    // No agent anywhere: ask (Esc starts nothing).
+    const choice = await pickAgent(runSettings.env);
+    if (!choice) {
+      offer('info', 'Launchpad: no agent chosen; nothing started.', {
+        'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', 'launchpad.agent'),
+      });
+      return;
+    }
+    runSettings.editorAgent = choice.agent;
+    runSettings.editorAgentSource = choice.remembered ?? 'the agent chosen for this run';
   }
   // The outcome, or why the core refused after all, is announced by run/runProgress.ts.
   try {
-    await runs.start(paths, runSettings);
+    return await runs.start(paths, runSettings);
   } catch (err) {
     offer('info', `Launchpad: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
   }
 }
 
 function stop({ model, runs }: CommandDeps): void {
   if (runs.stop()) {
-    void vscode.window.showInformationMessage('Launchpad: stopping. Running agents are being ended; their tasks stay in progress for the next run to recover.');
+    void vscode.window.showInformationMessage(
+      'Launchpad: stopping. Running agents are being ended; their tasks stay in progress for the next run to recover.',
+    );
     return;
   }
   const holder = model.snapshot?.activeSession;

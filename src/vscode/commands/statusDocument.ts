@@ -1,18 +1,19 @@
-// Launchpad: Status as a read-only Markdown document that follows the model: the same fields
+// Launchpad: Status as a rendered, read-only Markdown document that follows the model: the same fields
 // as `launchpad status` (counts, sessions, the active run, every task with its state, worktrees,
 // the last log lines), read from the snapshot the views use. Read-only: no lock, no git here.
 import * as vscode from 'vscode';
+
 import { tailLog } from '../../core/log/logReader';
 import { computeStats } from '../../core/tasks/stats';
 import { fencedBlock } from '../markdown';
-import type { HarnessModel, HarnessSnapshot } from '../model/harnessModel';
+import type { StateModel, StateSnapshot } from '../model/stateModel';
 import { STATE_LABELS } from '../views/taskPresentation';
 
 export const STATUS_SCHEME = 'launchpad-status';
-const statusUri = () => vscode.Uri.from({ scheme: STATUS_SCHEME, path: '/Launchpad Status.md' });
+export const statusUri = (): vscode.Uri => vscode.Uri.from({ scheme: STATUS_SCHEME, path: '/Launchpad Status.md' });
 const RECENT_LOG_LINES = 10;
 
-export function registerStatusDocument(model: HarnessModel): vscode.Disposable {
+export function registerStatusDocument(model: StateModel): vscode.Disposable {
   const changed = new vscode.EventEmitter<vscode.Uri>();
   const provider: vscode.TextDocumentContentProvider = {
     onDidChange: changed.event,
@@ -25,16 +26,29 @@ export function registerStatusDocument(model: HarnessModel): vscode.Disposable {
   );
 }
 
-export async function showStatus(model: HarnessModel): Promise<void> {
+/**
+ * Shows the status rendered: VS Code's Markdown preview of the document, which follows it as the
+ * model changes (the document itself where the Markdown extension is missing). Returns its URI.
+ */
+export async function showStatus(model: StateModel): Promise<vscode.Uri> {
   await model.refresh();
-  const doc = await vscode.workspace.openTextDocument(statusUri());
-  await vscode.window.showTextDocument(doc, { preview: true });
+  const uri = statusUri();
+  // Opened here first: the provider's change events reach only documents open in this
+  // extension host, and the preview reads the document from wherever it opened it.
+  const doc = await vscode.workspace.openTextDocument(uri);
+  try {
+    await vscode.commands.executeCommand('markdown.showPreview', uri);
+  } catch {
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+  return uri;
 }
 
-export function renderStatus(s: HarnessSnapshot): string {
+export function renderStatus(s: StateSnapshot): string {
   const out: string[] = ['# Launchpad status', '', `State root: \`${s.paths.root}\``, ''];
   if (!s.exists) return [...out, 'No `harness-tasks.json` here yet: run **Launchpad: Initialize**.', ''].join('\n');
-  if (s.error || !s.file) return [...out, '**harness-tasks.json is not valid:**', '', fencedBlock(s.error?.message ?? 'unreadable'), ''].join('\n');
+  if (s.error || !s.file)
+    return [...out, '**harness-tasks.json is not valid:**', '', fencedBlock(s.error?.message ?? 'unreadable'), ''].join('\n');
 
   const st = computeStats(s.file.tasks);
   out.push(

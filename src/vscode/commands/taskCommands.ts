@@ -1,15 +1,19 @@
 // Commands on one task: retry (menu, palette, a click on a failed task), reveal it in the Tasks
 // view, show its latest transcript, reveal its last line in the progress log.
 import { existsSync } from 'node:fs';
+
 import * as vscode from 'vscode';
+
+import { lastLineOfTask } from '../../core/log/logPosition';
+import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
-import type { TaskEntry } from '../model/harnessModel';
+import type { TaskEntry } from '../model/stateModel';
+import { terminalOfTask } from '../run/taskTerminals';
 import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
-import { lastLineOfTask } from '../../core/log/logPosition';
 
 type TaskCommand =
   | typeof COMMANDS.retryTask
@@ -24,7 +28,8 @@ export function taskCommands(deps: CommandDeps): Handlers<TaskCommand> {
     [COMMANDS.taskClicked]: (arg) => taskClicked(deps, taskIdOf(arg)),
     [COMMANDS.revealTask]: async (arg) => {
       const id = taskIdOf(arg);
-      if (id && !(await deps.views.revealTask(id))) void vscode.window.showInformationMessage(`Launchpad: no task "${id}" in harness-tasks.json.`);
+      if (id && !(await deps.views.revealTask(id)))
+        void vscode.window.showInformationMessage(`Launchpad: no task "${id}" in harness-tasks.json.`);
     },
     [COMMANDS.showTranscript]: (arg) => showTranscript(deps, taskIdOf(arg)),
     [COMMANDS.revealInLog]: (arg) => revealInLog(deps, taskIdOf(arg)),
@@ -39,25 +44,25 @@ async function retryFromMenu(deps: CommandDeps, arg: unknown): Promise<void> {
 }
 
 /**
- * A click: a failed task is retried (asking first when its attempts are used up); a running
+ * A click: a failed task is retried (asking first, in a quick pick, when its attempts are used up); a running
  * one shows its terminal; anything else only selects the item.
  */
 async function taskClicked(deps: CommandDeps, id: string | undefined): Promise<void> {
   const entry = id ? deps.model.snapshot?.byId.get(id) : undefined;
   if (!entry) return;
   if (entry.state === 'running') {
-    vscode.window.terminals.find((t) => t.name.includes(`${entry.id}: `))?.show(true);
+    terminalOfTask(entry.id)?.show(true);
     return;
   }
   if (entry.state !== 'retryable' && entry.state !== 'failed') return;
   if (!requireTrust('Retry Task')) return;
   if (entry.state === 'failed') {
-    const choice = await vscode.window.showWarningMessage(
-      `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
-      { modal: true, detail: `Retrying gives it a fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.\n\n${entry.last_error ?? ''}` },
-      'Retry',
-    );
-    if (choice !== 'Retry') return;
+    const retry = await confirm({
+      title: `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
+      action: 'Retry',
+      detail: `A fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.${entry.last_error ? ` Last: ${entry.last_error}` : ''}`,
+    });
+    if (!retry) return;
   }
   await retry(deps, entry.id);
 }

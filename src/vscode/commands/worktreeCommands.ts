@@ -1,20 +1,19 @@
 // Commands on a task's worktree: open it in a new window, open a terminal there, compare it with
 // its base, remove it. All need a trusted workspace (they start git, a shell, or a window on it).
 import * as vscode from 'vscode';
+
 import { Git } from '../../core/git/git';
+import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
-import type { HarnessSnapshot } from '../model/harnessModel';
+import type { StateSnapshot } from '../model/stateModel';
 import { requireTrust } from '../trust';
-import { toWorktree, worktreeOf, type Worktree } from './args';
+import { toWorktree, type Worktree, worktreeOf } from './args';
 import { compareWorktree } from './compareWorktree';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
 
 type WorktreeCommand =
-  | typeof COMMANDS.openWorktree
-  | typeof COMMANDS.openWorktreeTerminal
-  | typeof COMMANDS.compareWorktree
-  | typeof COMMANDS.removeWorktree;
+  typeof COMMANDS.openWorktree | typeof COMMANDS.openWorktreeTerminal | typeof COMMANDS.compareWorktree | typeof COMMANDS.removeWorktree;
 
 export function worktreeCommands(deps: CommandDeps): Handlers<WorktreeCommand> {
   const withWorktree = (action: string, body: (wt: Worktree) => unknown) => async (arg: unknown) => {
@@ -39,7 +38,7 @@ export function worktreeCommands(deps: CommandDeps): Handlers<WorktreeCommand> {
   };
 }
 
-async function pickWorktree(s: HarnessSnapshot): Promise<Worktree | undefined> {
+async function pickWorktree(s: StateSnapshot): Promise<Worktree | undefined> {
   if (!s.worktrees.length) {
     void vscode.window.showInformationMessage('Launchpad: no task worktrees.');
     return undefined;
@@ -52,22 +51,18 @@ async function pickWorktree(s: HarnessSnapshot): Promise<Worktree | undefined> {
 }
 
 /**
- * Asks first; asks again when the worktree may be in use (a run here or elsewhere, or its task
+ * Asks first (a quick pick); asks again when the worktree may be in use (a run here or elsewhere, or its task
  * in progress). The branch and its commits stay: a later run's recovery picks them up.
  */
 async function removeWorktree({ model, runs, logger }: CommandDeps, wt: Worktree): Promise<void> {
   const s = model.snapshot;
   const entry = s?.byId.get(wt.taskId);
-  const remove = 'Remove';
-  const first = await vscode.window.showWarningMessage(
-    `Remove the worktree of ${wt.taskId}?`,
-    {
-      modal: true,
-      detail: `${wt.path}\n\nUncommitted changes in it are lost. Its commits stay on branch ${wt.branch}.`,
-    },
-    remove,
-  );
-  if (first !== remove) return;
+  const remove = await confirm({
+    title: `Remove the worktree of ${wt.taskId}?`,
+    action: 'Remove',
+    detail: `${wt.path}: uncommitted changes in it are lost. Its commits stay on branch ${wt.branch}.`,
+  });
+  if (!remove) return;
 
   const inUse = entry?.status === 'in_progress' || runs.active !== undefined || s?.activeSession !== undefined;
   if (inUse) {
@@ -75,12 +70,12 @@ async function removeWorktree({ model, runs, logger }: CommandDeps, wt: Worktree
       entry?.status === 'in_progress'
         ? `${wt.taskId} is in progress: an agent or its validation may be working in this worktree right now`
         : 'a Launchpad run is going';
-    const again = await vscode.window.showWarningMessage(
-      `${why}. Remove it anyway?`,
-      { modal: true, detail: 'The running attempt fails, or the next run recovers the task from its branch.' },
-      'Remove Anyway',
-    );
-    if (again !== 'Remove Anyway') return;
+    const again = await confirm({
+      title: `${why}. Remove it anyway?`,
+      action: 'Remove Anyway',
+      detail: 'The running attempt fails, or the next run recovers the task from its branch.',
+    });
+    if (!again) return;
   }
   try {
     await new Git(model.stateRoot()?.root ?? wt.path).removeWorktree(wt.path);

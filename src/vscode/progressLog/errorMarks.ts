@@ -2,6 +2,7 @@
 // one), so a long log shows where things went wrong. Appends rescan only the new lines. Past
 // MAX_MARKS marks the ruler would be solid colour (a view of errors only): none are drawn.
 import * as vscode from 'vscode';
+
 import { parseLogLine } from '../../core/log/logLine';
 import { LOG_LANGUAGE_ID } from '../contributions';
 
@@ -58,10 +59,13 @@ export class ErrorMarks implements vscode.Disposable {
       for (const line of marks.lines.keys()) if (line >= marks.scanned) marks.lines.delete(line);
     }
     clearTimeout(this.timers.get(key));
-    this.timers.set(key, setTimeout(() => {
-      this.timers.delete(key);
-      this.paint(e.document);
-    }, DEBOUNCE_MS));
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        this.paint(e.document);
+      }, DEBOUNCE_MS),
+    );
   }
 
   private paint(doc: vscode.TextDocument): void {

@@ -4,10 +4,11 @@
 // Called with filter values (`{ type: 'ERROR' }`, as `launchpad log` takes them) it skips the
 // pick: other commands and tests open a view that way. Returns the document's URI.
 import * as vscode from 'vscode';
+
 import { LogFilterError, parseLogFilter } from '../../core/log/logFilterSpec';
 import { parseLogLine } from '../../core/log/logLine';
 import { tailLog } from '../../core/log/logReader';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import { filterUri, type FilterValues } from './filterUri';
 
 interface FilterItem extends vscode.QuickPickItem {
@@ -28,7 +29,7 @@ export const FILTER_ITEMS: FilterItem[] = [
   { label: '$(regex) Regular expression…', description: 'JavaScript, as launchpad log --grep', ask: 'grep' },
 ];
 
-export async function filterProgressLog(model: HarnessModel, arg?: unknown): Promise<vscode.Uri | undefined> {
+export async function filterProgressLog(model: StateModel, arg?: unknown): Promise<vscode.Uri | undefined> {
   const file = model.stateRoot()?.progress;
   if (!file) {
     void vscode.window.showErrorMessage('Launchpad: open a folder to filter its harness-progress.txt.');
@@ -54,12 +55,16 @@ function asFilterValues(arg: unknown): FilterValues | undefined {
   if (!arg || typeof arg !== 'object' || Array.isArray(arg)) return undefined;
   const keys = ['type', 'category', 'task', 'session', 'grep'];
   const entries = Object.entries(arg as Record<string, unknown>);
-  if (entries.length === 0 || !entries.every(([k, v]) => keys.includes(k) && (typeof v === 'string' || typeof v === 'number'))) return undefined;
+  if (entries.length === 0 || !entries.every(([k, v]) => keys.includes(k) && (typeof v === 'string' || typeof v === 'number')))
+    return undefined;
   return Object.fromEntries(entries.map(([k, v]) => [k, String(v)])) as FilterValues;
 }
 
-async function pickFilter(model: HarnessModel, file: string): Promise<FilterValues | undefined> {
-  const item = await vscode.window.showQuickPick(FILTER_ITEMS, { title: 'Filter Progress Log', placeHolder: 'Lines to show from harness-progress.txt' });
+async function pickFilter(model: StateModel, file: string): Promise<FilterValues | undefined> {
+  const item = await vscode.window.showQuickPick(FILTER_ITEMS, {
+    title: 'Filter Progress Log',
+    placeHolder: 'Lines to show from harness-progress.txt',
+  });
   if (!item) return undefined;
   if (item.values) return item.values;
   if (item.ask === 'session') return pickSession(model, file);
@@ -85,7 +90,7 @@ export function regexProblem(text: string): string | undefined {
 }
 
 /** Sessions 1 … the newest (from the task file's count or the log's last line), newest first. */
-async function pickSession(model: HarnessModel, file: string): Promise<FilterValues | undefined> {
+async function pickSession(model: StateModel, file: string): Promise<FilterValues | undefined> {
   const lastLogged = parseLogLine(tailLog(file, 1)[0] ?? '')?.session ?? 0;
   const newest = Math.max(model.snapshot?.file?.session_count ?? 0, lastLogged);
   const items = Array.from({ length: Math.min(newest, 1000) }, (_, i) => ({ label: `SESSION-${newest - i}`, session: newest - i }));
@@ -97,7 +102,7 @@ async function pickSession(model: HarnessModel, file: string): Promise<FilterVal
   return pick ? { session: String(pick.session) } : undefined;
 }
 
-async function pickTask(model: HarnessModel): Promise<FilterValues | undefined> {
+async function pickTask(model: StateModel): Promise<FilterValues | undefined> {
   const tasks = model.snapshot?.tasks ?? [];
   if (tasks.length === 0) {
     void vscode.window.showInformationMessage('Launchpad: harness-tasks.json has no tasks.');

@@ -4,6 +4,7 @@
 // makes the document a `launchpad-log` one (coloured, hovers, links); the query holds the log
 // file and the filter values as `launchpad log` takes them.
 import * as vscode from 'vscode';
+
 import type { LogFilterValues } from '../../core/log/logFilterSpec';
 import { PROGRESS_FILE } from '../../core/statePaths';
 

@@ -5,7 +5,7 @@
 // its first line, a note, says how many earlier lines are left to `launchpad log`.
 // Lines are numbered in the order they matched (0, 1, …), so a caller that knows which lines
 // it shows can turn an append into edits (drop from the head, add at the end, a new note).
-import { LogFollower, readLogLines, type LogFilter } from '../../core/log/logReader';
+import { type LogFilter, LogFollower, readLogLines } from '../../core/log/logReader';
 
 export const MAX_VIEW_LINES = 50_000;
 
@@ -59,7 +59,8 @@ export class FilteredLog {
     const first = Math.max(this.dropped, end - this.maxLines);
     let note: string | undefined;
     if (end === 0) note = `# No line of ${this.file} matches ${this.describe.filter} yet. Matching lines appear here as they are appended.`;
-    else if (first > 0) note = `# ${first.toLocaleString('en')} earlier matching lines are not shown here: \`${this.describe.command}\` prints them all.`;
+    else if (first > 0)
+      note = `# ${first.toLocaleString('en')} earlier matching lines are not shown here: \`${this.describe.command}\` prints them all.`;
     return { note, first, end };
   }
 

@@ -10,7 +10,9 @@
 // the cost of an append is then the appended lines, not the view. If an edit is refused, the
 // ordinary refresh is the fallback.
 import { basename, dirname } from 'node:path';
+
 import * as vscode from 'vscode';
+
 import { LogFilterError, parseLogFilter } from '../../core/log/logFilterSpec';
 import { FilteredLog, type ViewState } from './filteredLog';
 import { cliCommand, describeFilter, FILTER_SCHEME, parseFilterUri } from './filterUri';
@@ -89,7 +91,7 @@ export class FilteredLogDocuments implements vscode.TextDocumentContentProvider,
       if (err instanceof LogFilterError) return `# Not a usable filter: ${err.reason}\n`;
       throw err;
     }
-    if (!file) return '# No progress log named in this document\'s address.\n';
+    if (!file) return "# No progress log named in this document's address.\n";
     const view: View = {
       log: new FilteredLog(file, filter, { filter: describeFilter(values), command: cliCommand(values) }),
       shown: undefined,

@@ -3,8 +3,9 @@
 // the Tasks view, its ERROR lines are marked in the overview ruler, and Filter Progress Log
 // opens filtered views of it that follow appends.
 import * as vscode from 'vscode';
+
 import { COMMANDS, LOG_LANGUAGE_ID } from '../contributions';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import { ErrorMarks } from './errorMarks';
 import { filterProgressLog } from './filterCommand';
 import { FilteredLogDocuments } from './filteredLogDocuments';
@@ -17,7 +18,7 @@ export interface ProgressLog {
   views: FilteredLogDocuments;
 }
 
-export function registerProgressLog(context: vscode.ExtensionContext, model: HarnessModel): ProgressLog {
+export function registerProgressLog(context: vscode.ExtensionContext, model: StateModel): ProgressLog {
   const views = new FilteredLogDocuments();
   const selector: vscode.DocumentSelector = { language: LOG_LANGUAGE_ID };
   context.subscriptions.push(

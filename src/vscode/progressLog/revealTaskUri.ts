@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../contributions';
 
 /** A `command:` link revealing a task in the Tasks view (document links and hovers). */

@@ -1,10 +1,11 @@
 // Hovering a task id in the progress log shows that task as the task file has it now: title,
 // state, attempts, the last error (with the tail of the failing output), the validation command.
 import * as vscode from 'vscode';
+
 import { parseLogLine } from '../../core/log/logLine';
 import type { TaskState } from '../../core/tasks/dag';
 import { COMMANDS } from '../contributions';
-import type { HarnessModel, TaskEntry } from '../model/harnessModel';
+import type { StateModel, TaskEntry } from '../model/stateModel';
 import { revealTaskUri } from './revealTaskUri';
 import { MAX_LINK_LINES } from './taskLinks';
 import { TASK_TOKEN } from './taskTokens';
@@ -22,7 +23,7 @@ const STATE_ICONS: Record<TaskState, string> = {
 const TAIL_LINES = 8;
 
 export class TaskHoverProvider implements vscode.HoverProvider {
-  constructor(private readonly model: HarnessModel) {}
+  constructor(private readonly model: StateModel) {}
 
   provideHover(doc: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
     const range = doc.getWordRangeAtPosition(position, new RegExp(TASK_TOKEN.source));
@@ -43,7 +44,9 @@ export function taskMarkdown(t: TaskEntry, withLink = true): vscode.MarkdownStri
   const md = new vscode.MarkdownString('', true);
   md.isTrusted = { enabledCommands: [COMMANDS.revealTask] };
   md.appendMarkdown('**').appendText(t.id).appendMarkdown('** — ').appendText(t.title).appendMarkdown('\n\n');
-  md.appendMarkdown(`$(${STATE_ICONS[t.state]}) `).appendText(`${t.state.replace('_', ' ')} · attempts ${t.attempts}/${t.max_attempts} · ${t.priority}`);
+  md.appendMarkdown(`$(${STATE_ICONS[t.state]}) `).appendText(
+    `${t.state.replace('_', ' ')} · attempts ${t.attempts}/${t.max_attempts} · ${t.priority}`,
+  );
   if (t.depends_on.length) md.appendText(` · depends on ${t.depends_on.join(', ')}`);
   md.appendMarkdown('\n\n');
   if (t.blocked_reason) md.appendText(`Blocked: ${t.blocked_reason}`).appendMarkdown('\n\n');
@@ -52,6 +55,7 @@ export function taskMarkdown(t: TaskEntry, withLink = true): vscode.MarkdownStri
     const tail = t.task.error_tail?.trimEnd().split('\n').slice(-TAIL_LINES).join('\n');
     if (tail) md.appendCodeblock(tail, 'text');
   }
+  if (t.out_of_scope.length) md.appendText(`Merged outside files_hint: ${t.out_of_scope.join(', ')}`).appendMarkdown('\n\n');
   md.appendText(`Validation: ${t.validation_command ?? '(none: the task cannot complete until it has one)'}`);
   if (withLink) md.appendMarkdown(`\n\n[Reveal in Tasks view](${revealTaskUri(t.id).toString()})`);
   return md;

@@ -4,14 +4,15 @@
 // the same link): VS Code asks for the links of the whole document after every change, which
 // would make each append to a long log cost the whole log.
 import * as vscode from 'vscode';
-import type { HarnessModel } from '../model/harnessModel';
+
+import type { StateModel } from '../model/stateModel';
 import { revealTaskUri } from './revealTaskUri';
 import { knownTaskTokens } from './taskTokens';
 
 export const MAX_LINK_LINES = 10_000;
 
 export class TaskLinkProvider implements vscode.DocumentLinkProvider {
-  constructor(private readonly model: HarnessModel) {}
+  constructor(private readonly model: StateModel) {}
 
   provideDocumentLinks(doc: vscode.TextDocument, token: vscode.CancellationToken): vscode.DocumentLink[] {
     const byId = this.model.snapshot?.byId;

@@ -2,13 +2,15 @@
 // and the VS Code task terminals, stops it, says when it starts and ends. What a person sees of
 // a run (notification, status bar, outcome message) lives in runProgress.ts.
 import * as vscode from 'vscode';
+
 import type { RunSettings } from '../../core/controller/runConfig';
 import type { RunOutcome } from '../../core/controller/types';
 import type { Logger } from '../../core/logger';
+import type { ExhaustedTask } from '../../core/runNotices';
 import type { StatePaths } from '../../core/statePaths';
 import { CONTEXT_KEYS } from '../contributions';
-import { loadCore, type Core } from '../coreLoader';
-import type { HarnessModel } from '../model/harnessModel';
+import { type Core, loadCore } from '../coreLoader';
+import type { StateModel } from '../model/stateModel';
 import { vscodeTaskTerminals } from './taskTerminals';
 
 export interface ActiveRun {
@@ -17,16 +19,23 @@ export interface ActiveRun {
   readonly done: Promise<RunOutcome>;
 }
 
-export type RunEvent = { kind: 'started'; run: ActiveRun } | { kind: 'ended'; run: ActiveRun; outcome?: RunOutcome; error?: unknown };
+export type RunEvent =
+  | { kind: 'started'; run: ActiveRun }
+  | { kind: 'ended'; run: ActiveRun; outcome?: RunOutcome; error?: unknown }
+  /** A task of the run has used all its attempts; `summary` says which, and its last error. */
+  | { kind: 'attempts-exhausted'; run: ActiveRun; task: ExhaustedTask; summary: string };
 
 export class RunManager implements vscode.Disposable {
   private readonly events = new vscode.EventEmitter<RunEvent>();
   readonly onDidChange = this.events.event;
+  private readonly lines = new vscode.EventEmitter<string>();
+  /** Every progress log line the run writes, as it writes it. */
+  readonly onLogLine = this.lines.event;
   private current: { run: ActiveRun; controller: InstanceType<Core['Controller']> } | undefined;
   private starting = false;
 
   constructor(
-    readonly model: HarnessModel,
+    readonly model: StateModel,
     readonly logger: Logger,
   ) {}
 
@@ -53,7 +62,10 @@ export class RunManager implements vscode.Disposable {
       paths,
       settings,
       logger: this.logger,
-      onLogLine: (line) => this.logger.info(line),
+      onLogLine: (line) => {
+        this.logger.info(line);
+        this.lines.fire(line);
+      },
       terminals: vscodeTaskTerminals({
         logger: this.logger,
         scope: folder ?? vscode.TaskScope.Workspace,
@@ -61,7 +73,11 @@ export class RunManager implements vscode.Disposable {
         onProcessStart: () => this.model.scheduleRefresh(),
       }),
     });
-    controller.onDidChangeTask(() => this.model.scheduleRefresh());
+    controller.onDidChangeTask((e) => {
+      this.model.scheduleRefresh();
+      const run = this.current?.run;
+      if (e.kind === 'failed' && run) void this.checkExhausted(run, e.taskId);
+    });
     // The journal (.agent-os/progress/) and a spec's task files follow the run, as with the CLI.
     const journal = attachJournal(controller, paths, { logger: this.logger, command: 'launchpad run (VS Code)' });
     const done = journal.track(controller.run());
@@ -78,6 +94,17 @@ export class RunManager implements vscode.Disposable {
       (error: unknown) => this.finish(run, { error }),
     );
     return run;
+  }
+
+  /** Tells when a task that just failed has no attempt left (read from the task file as written). */
+  private async checkExhausted(run: ActiveRun, taskId: string): Promise<void> {
+    try {
+      const { StateStore, exhaustedTask, describeExhausted } = await loadCore();
+      const task = exhaustedTask(new StateStore(run.paths).load().file, taskId);
+      if (task) this.events.fire({ kind: 'attempts-exhausted', run, task, summary: describeExhausted(task) });
+    } catch (err) {
+      this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} failed: ${(err as Error).message}`);
+    }
   }
 
   /** Running agents end; their tasks stay in progress for the next run's recovery. */
@@ -100,5 +127,6 @@ export class RunManager implements vscode.Disposable {
     // The window is closing: end the agents (their tasks are recovered by the next run).
     this.current?.controller.stop();
     this.events.dispose();
+    this.lines.dispose();
   }
 }

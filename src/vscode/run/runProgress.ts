@@ -1,18 +1,22 @@
 // What a person sees of a run: a progress notification with the task counts while it runs, a
 // status-bar item with the same counts that stays for the run and shows its outcome afterwards,
-// and one message with the outcome (or why the run could not start).
+// one message with the outcome and its counts (or why the run could not start), and one for each
+// task that uses all its attempts. Messages are never modal: each button runs a command.
 import * as vscode from 'vscode';
+
 import type { RunOutcome } from '../../core/controller/types';
 import { isExpectedError } from '../../core/expectedErrors';
 import type { Logger } from '../../core/logger';
 import { computeStats, type Stats } from '../../core/tasks/stats';
 import { COMMANDS } from '../contributions';
+import type { StateModel } from '../model/stateModel';
 import { offer } from '../notify';
-import type { HarnessModel } from '../model/harnessModel';
 import type { ActiveRun, RunManager } from './runManager';
 
-export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: HarnessModel, logger: Logger): void {
+export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: StateModel, logger: Logger): void {
   let item: vscode.StatusBarItem | undefined;
+  // The tasks' reported cost when the run started: the status bar shows what this run added.
+  let costAtStart: number | undefined;
   const statusItem = () => {
     if (!item) {
       item = vscode.window.createStatusBarItem('launchpad.run', vscode.StatusBarAlignment.Left, 50);
@@ -25,8 +29,13 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
   context.subscriptions.push(
     runs.onDidChange((e) => {
       if (e.kind === 'started') {
-        showRunning(statusItem(), model);
+        costAtStart = currentStats(model)?.cost_usd;
+        showRunning(statusItem(), model, costAtStart);
         void notify(e.run, model);
+        return;
+      }
+      if (e.kind === 'attempts-exhausted') {
+        announceExhausted(e.task.id, e.summary);
         return;
       }
       if (e.outcome) showOutcome(statusItem(), e.outcome);
@@ -34,7 +43,7 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
       announce(e.outcome, e.error, logger);
     }),
     model.onDidChange(() => {
-      if (runs.active && item) showRunning(item, model);
+      if (runs.active && item) showRunning(item, model, costAtStart);
     }),
   );
 }
@@ -48,14 +57,21 @@ export function formatCounts(st: Stats): string {
   return parts.join(' · ');
 }
 
-function currentStats(model: HarnessModel): Stats | undefined {
+function currentStats(model: StateModel): Stats | undefined {
   const file = model.snapshot?.file;
   return file ? computeStats(file.tasks) : undefined;
 }
 
-function showRunning(item: vscode.StatusBarItem, model: HarnessModel): void {
+/** Dollars the run's agents reported so far: `$0.0842`; '' until one reported any. */
+export function runCost(now: number | undefined, atStart: number | undefined): string {
+  if (now === undefined || now === atStart) return '';
+  return `$${Number((now - (atStart ?? 0)).toFixed(10))}`;
+}
+
+function showRunning(item: vscode.StatusBarItem, model: StateModel, costAtStart: number | undefined): void {
   const st = currentStats(model);
-  item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}`;
+  const cost = runCost(st?.cost_usd, costAtStart);
+  item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}${cost ? ` · ${cost}` : ''}`;
   item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop" ends them.';
   item.command = 'workbench.view.extension.launchpad';
   item.backgroundColor = undefined;
@@ -71,7 +87,7 @@ function showOutcome(item: vscode.StatusBarItem, outcome: RunOutcome): void {
   item.show();
 }
 
-async function notify(run: ActiveRun, model: HarnessModel): Promise<void> {
+async function notify(run: ActiveRun, model: StateModel): Promise<void> {
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Launchpad' }, async (progress) => {
     const report = () => {
       const st = currentStats(model);
@@ -97,8 +113,22 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
     });
     return;
   }
-  offer(outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 ? 'warning' : 'error', `Launchpad: ${outcome.message}`, {
-    'Show Status': () => vscode.commands.executeCommand(COMMANDS.status),
-    'Show Progress Log': () => vscode.commands.executeCommand(COMMANDS.revealInLog),
+  const st = outcome.stats;
+  // (The outcome's message has the counts.) The failures of this run: its session's ERROR lines, in a filtered view of the log.
+  const actions: Record<string, () => unknown> = {};
+  if (st.failed || st.blocked)
+    actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
+  actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
+  // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an error.
+  const level =
+    outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 || outcome.exitCode === 6 || outcome.exitCode === 7 ? 'warning' : 'error';
+  offer(level, `Launchpad: ${outcome.message}`, actions);
+}
+
+/** A task has used all its attempts: retry it, or see its error where the log records it. */
+function announceExhausted(taskId: string, summary: string): void {
+  offer('warning', `Launchpad: ${summary}`, {
+    Retry: () => vscode.commands.executeCommand(COMMANDS.retryTask, taskId),
+    'Show Error': () => vscode.commands.executeCommand(COMMANDS.revealInLog, taskId),
   });
 }

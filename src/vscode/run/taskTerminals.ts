@@ -4,16 +4,13 @@
 // still run through runProcess (process groups, timeouts); the terminal displays and relays. A
 // person closing the terminal ends that task's processes; the core records the failure.
 import * as vscode from 'vscode';
+
 import type { ProcessKind, TaskTerminal, TerminalFactory } from '../../core/controller/types';
 import type { Logger } from '../../core/logger';
 import { runProcess } from '../../core/process/runProcess';
 import { TASK_TYPE } from '../contributions';
+import type { LaunchpadTaskDefinition } from './taskProvider';
 import { TaskPseudoterminal } from './taskPseudoterminal';
-
-export interface LaunchpadTaskDefinition extends vscode.TaskDefinition {
-  type: typeof TASK_TYPE;
-  taskId: string;
-}
 
 const EXIT_CODES = { completed: 0, failed: 1, interrupted: 130 } as const;
 /** How long after its end a task's VS Code task may take to report it before the next one starts anyway. */
@@ -71,7 +68,12 @@ function taskTerminal(taskId: string, pty: TaskPseudoterminal, userSignal: Abort
 }
 
 /** Starts the VS Code task showing `pty`; resolves when that task has ended (or could not start). */
-function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: TaskPseudoterminal, opts: TaskTerminalsOptions): Promise<void> {
+function startVsCodeTask(
+  task: { id: string; title: string },
+  cwd: string,
+  pty: TaskPseudoterminal,
+  opts: TaskTerminalsOptions,
+): Promise<void> {
   const definition: LaunchpadTaskDefinition = { type: TASK_TYPE, taskId: task.id };
   let handedOut = false;
   const execution = new vscode.CustomExecution(async () => {
@@ -80,7 +82,9 @@ function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: 
     handedOut = true;
     return pty;
   });
-  const vsTask = new vscode.Task(definition, opts.scope, `${task.id}: ${task.title}`, 'Launchpad', execution);
+  const name = taskTerminalName(task);
+  terminalNames.set(task.id, name);
+  const vsTask = new vscode.Task(definition, opts.scope, name, 'Launchpad', execution);
   vsTask.detail = cwd;
   vsTask.presentationOptions = {
     reveal: vscode.TaskRevealKind.Silent,
@@ -95,7 +99,8 @@ function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: 
     // Ours: the execution VS Code gave back, or (should that arrive after the end) the only
     // active task with this definition, since executions of one task id never overlap.
     const listener = vscode.tasks.onDidEndTask((e) => {
-      const ours = e.execution === started || (e.execution.task.definition.type === TASK_TYPE && e.execution.task.definition.taskId === task.id);
+      const d = e.execution.task.definition as LaunchpadTaskDefinition;
+      const ours = e.execution === started || (d.type === TASK_TYPE && d.action === undefined && d.taskId === task.id);
       if (!ours) return;
       listener.dispose();
       resolve();
@@ -104,7 +109,9 @@ function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: 
       (execution) => (started = execution),
       (err: unknown) => {
         // The processes run regardless; only the live view is missing.
-        opts.logger.warn(`${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`);
+        opts.logger.warn(
+          `${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`,
+        );
         listener.dispose();
         resolve();
       },
@@ -112,6 +119,29 @@ function startVsCodeTask(task: { id: string; title: string }, cwd: string, pty: 
     // Never hold the next attempt's terminal back for long if VS Code did not report the end.
     void pty.whenEnded.then(() => setTimeout(() => (listener.dispose(), resolve()), ORPHAN_END_MS));
   });
+}
+
+/** Longest title shown in a terminal's name; the hover and the Tasks view have the whole. */
+const NAME_TITLE_CHARS = 32;
+
+/**
+ * `Parse front matter · task-003`. The terminal list beside the panel shows the first seven or
+ * so characters of each name: ids share their beginning (`task-0…`), titles seldom do, so the
+ * title comes first and the id, which the log and the Tasks view use, after it.
+ */
+export function taskTerminalName(task: { id: string; title: string }): string {
+  const title = task.title.replace(/\s+/g, ' ').trim();
+  const short = title.length > NAME_TITLE_CHARS ? `${title.slice(0, NAME_TITLE_CHARS - 1).trimEnd()}…` : title;
+  return short ? `${short} · ${task.id}` : task.id;
+}
+
+/** The name each task's terminal got when it last opened (the title may change since). */
+const terminalNames = new Map<string, string>();
+
+/** The terminal showing a task's latest attempt in this window, if it is still open. */
+export function terminalOfTask(taskId: string): vscode.Terminal | undefined {
+  const name = terminalNames.get(taskId);
+  return name === undefined ? undefined : vscode.window.terminals.findLast((t) => t.name === name);
 }
 
 function describeExit(r: { code: number | null; signal: string | null; timedOut: boolean; aborted: boolean; spawnError?: string }): string {
@@ -128,7 +158,9 @@ function rerunNotice(taskId: string): vscode.Pseudoterminal {
     onDidWrite: write.event,
     onDidClose: close.event,
     open() {
-      write.fire(`This terminal shows Launchpad's work on ${taskId}; it cannot be run on its own.\r\nUse "Launchpad: Run" or "Launchpad: Retry Task".\r\n`);
+      write.fire(
+        `This terminal shows Launchpad's work on ${taskId}; it cannot be run on its own.\r\nUse "Launchpad: Run" or "Launchpad: Retry Task".\r\n`,
+      );
       close.fire(0);
     },
     close() {

@@ -1,11 +1,12 @@
 // The two tree views and what commands need from them: reveal a task, switch the Tasks view's
 // mode, page a long list. The mode is remembered per workspace.
 import * as vscode from 'vscode';
+
 import { CONTEXT_KEYS, VIEWS } from '../contributions';
-import type { HarnessModel } from '../model/harnessModel';
+import type { StateModel } from '../model/stateModel';
 import { TasksProvider } from './tasksProvider';
 import type { TaskNode, TasksViewMode } from './taskTree';
-import { WorktreesProvider, type WorktreeNode } from './worktreesProvider';
+import { type WorktreeNode, WorktreesProvider } from './worktreesProvider';
 
 const MODE_KEY = 'launchpad.tasksViewMode';
 
@@ -19,7 +20,7 @@ export interface Views {
   setMode(mode: TasksViewMode): void;
 }
 
-export function registerViews(context: vscode.ExtensionContext, model: HarnessModel): Views {
+export function registerViews(context: vscode.ExtensionContext, model: StateModel): Views {
   const saved = context.workspaceState.get<TasksViewMode>(MODE_KEY);
   const mode: TasksViewMode = saved === 'dependency' ? 'dependency' : 'state';
   const tasks = new TasksProvider(model, mode);

@@ -1,14 +1,23 @@
 // The shape of the Tasks view, as plain data: which nodes exist, under which parent, in what
 // order, paged. No vscode import: the rules are tested in node. States come from the core
 // (analyzeTasks via TaskSummary.state); nothing here decides what a task's state is.
-import type { TaskState } from '../../core/tasks/dag';
 import { compareIds } from '../../core/ids';
+import type { TaskState } from '../../core/tasks/dag';
 
 /** Children shown per parent before a "show more" item (a parent with thousands of children stays quick to open). */
 export const PAGE_SIZE = 200;
 
 /** Group order in the state view: what moves first, then what needs a person, then what waits. */
-export const STATE_ORDER: readonly TaskState[] = ['running', 'ready', 'retryable', 'failed', 'blocked', 'needs_validation', 'waiting', 'completed'];
+export const STATE_ORDER: readonly TaskState[] = [
+  'running',
+  'ready',
+  'retryable',
+  'failed',
+  'blocked',
+  'needs_validation',
+  'waiting',
+  'completed',
+];
 
 export type TasksViewMode = 'state' | 'dependency';
 

@@ -2,24 +2,25 @@
 // provider: every call reads the model's current snapshot; the only state kept here is the
 // view's own (the mode, how far long lists are paged).
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
-import type { HarnessModel, HarnessSnapshot, TaskEntry } from '../model/harnessModel';
-import { describeTask, STATE_LABELS, stateIcon, taskTooltip } from './taskPresentation';
+import type { StateModel, StateSnapshot, TaskEntry } from '../model/stateModel';
+import { STATE_LABELS, stateIcon, taskRow, taskTooltip } from './taskPresentation';
 import {
+  type DependencyIndex,
   dependencyIndex,
   groupByState,
   groupKey,
+  type GroupNode,
   limitShowing,
   page,
   PAGE_SIZE,
   pathOf,
   pathTo,
   ROOT_KEY,
-  taskKey,
-  type DependencyIndex,
-  type GroupNode,
   type TaskItemNode,
+  taskKey,
   type TaskNode,
   type TasksViewMode,
 } from './taskTree';
@@ -28,17 +29,28 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
   private readonly changed = new vscode.EventEmitter<TaskNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscription: vscode.Disposable;
-  /** How many children each list shows (view state, not harness state). */
+  /** How many children each list shows (view state, not task state). */
   private readonly limits = new Map<string, number>();
   /** Derived per snapshot, dropped with it. */
-  private readonly groups = new WeakMap<HarnessSnapshot, ReturnType<typeof groupByState>>();
-  private readonly indexes = new WeakMap<HarnessSnapshot, DependencyIndex>();
+  private readonly groups = new WeakMap<StateSnapshot, ReturnType<typeof groupByState>>();
+  private readonly indexes = new WeakMap<StateSnapshot, DependencyIndex>();
+  private lastKey: string | undefined;
 
   constructor(
-    private readonly model: HarnessModel,
+    private readonly model: StateModel,
     private viewMode: TasksViewMode,
   ) {
-    this.subscription = model.onDidChange(() => this.changed.fire(undefined));
+    this.subscription = model.onDidChange((s) => {
+      // Only a change the view shows refreshes it. A refresh drops every row VS Code knows; a
+      // request for the children of a group already shown, arriving meanwhile, gets nothing,
+      // and the group stays empty until the next refresh (which, in a quiet workspace, never
+      // comes). The first snapshot is what the view's first request waits for: nothing to redo.
+      const key = shownKey(s);
+      const first = this.lastKey === undefined;
+      if (key === this.lastKey) return;
+      this.lastKey = key;
+      if (!first) this.changed.fire(undefined);
+    });
   }
 
   get mode(): TasksViewMode {
@@ -111,12 +123,16 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     const s = this.model.snapshot;
     const t = s?.byId.get(node.taskId);
     const collapsible = node.expandable ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None;
-    const item = new vscode.TreeItem(t ? `${t.id}: ${t.title}` : node.taskId, collapsible);
+    if (!s || !t) {
+      const bare = new vscode.TreeItem(node.taskId, collapsible);
+      bare.id = node.key;
+      return bare;
+    }
+    const row = taskRow(t, { stateWord: this.viewMode === 'dependency', cycle: node.cycle });
+    const item = new vscode.TreeItem(row.label, collapsible);
     item.id = node.key;
-    if (!s || !t) return item;
-    const description = describeTask(t);
-    item.description =
-      this.viewMode === 'dependency' ? [STATE_LABELS[t.state].toLowerCase(), description, node.cycle ? 'cycle' : ''].filter(Boolean).join(' · ') : description;
+    item.description = row.description;
+    item.accessibilityInformation = { label: row.accessible };
     item.iconPath = stateIcon(t.state);
     item.tooltip = taskTooltip(t);
     item.contextValue = taskContextValue(t, s);
@@ -170,7 +186,7 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     return nodes;
   }
 
-  private depNode(s: HarnessSnapshot, path: string[], parent: TaskItemNode | undefined): TaskItemNode {
+  private depNode(s: StateSnapshot, path: string[], parent: TaskItemNode | undefined): TaskItemNode {
     const id = path.at(-1)!;
     const cycle = path.indexOf(id) < path.length - 1;
     const expandable = !cycle && (this.indexOf(s).dependents.get(id)?.length ?? 0) > 0;
@@ -181,13 +197,13 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     return this.limits.get(listKey) ?? PAGE_SIZE;
   }
 
-  private groupsOf(s: HarnessSnapshot) {
+  private groupsOf(s: StateSnapshot) {
     let g = this.groups.get(s);
     if (!g) this.groups.set(s, (g = groupByState(s.tasks)));
     return g;
   }
 
-  private indexOf(s: HarnessSnapshot): DependencyIndex {
+  private indexOf(s: StateSnapshot): DependencyIndex {
     let i = this.indexes.get(s);
     if (!i) this.indexes.set(s, (i = dependencyIndex(s.tasks)));
     return i;
@@ -199,12 +215,17 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
   }
 }
 
+/** What of a snapshot the Tasks view shows: equal keys, equal rows. */
+function shownKey(s: StateSnapshot): string {
+  return JSON.stringify([s.paths.root, s.exists, s.error?.message, s.fileText, s.worktrees.map((w) => w.task), [...s.withAttempts]]);
+}
+
 function stateNode(id: string, group: GroupNode): TaskItemNode {
   return { kind: 'task', key: taskKey('state', [id]), taskId: id, parent: group, cycle: false, expandable: false };
 }
 
 /** `task:<state>`, plus `:worktree` and `:transcript` when it has them (package.json menus match these). */
-export function taskContextValue(t: TaskEntry, s: HarnessSnapshot): string {
+export function taskContextValue(t: TaskEntry, s: StateSnapshot): string {
   let value = `task:${t.state}`;
   if (s.worktrees.some((w) => w.task === t.id)) value += ':worktree';
   if (s.withAttempts.has(t.id)) value += ':transcript';
@@ -216,7 +237,9 @@ function errorItem(message: string, tasksFile: string | undefined): vscode.TreeI
   const item = new vscode.TreeItem(first, vscode.TreeItemCollapsibleState.None);
   item.id = 'error';
   item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('list.errorForeground'));
-  item.tooltip = new vscode.MarkdownString(fencedBlock(message)).appendMarkdown('\nClick to open the file. When `harness-tasks.json.bak` is valid, the next run restores it and keeps the broken file beside it.');
+  item.tooltip = new vscode.MarkdownString(fencedBlock(message)).appendMarkdown(
+    "\nClick to open the file and fix it. A run never replaces a file a person changed: to go back to the version before Launchpad's last write instead, run `launchpad restore-backup` in a terminal (the broken file is kept as `harness-tasks.json.corrupt-<time>`).",
+  );
   item.contextValue = 'taskFileError';
   if (tasksFile) item.command = { command: 'vscode.open', title: 'Open harness-tasks.json', arguments: [vscode.Uri.file(tasksFile)] };
   return item;

@@ -1,9 +1,10 @@
 // The Worktrees view: the repository's task worktrees (git worktree list, branches harness-<id>),
 // the task each serves and that task's state. Read from the model's snapshot on every call.
 import * as vscode from 'vscode';
-import { escapeMarkdown } from '../markdown';
+
 import { toWorktree, type Worktree } from '../commands/args';
-import type { HarnessModel } from '../model/harnessModel';
+import { escapeMarkdown } from '../markdown';
+import type { StateModel } from '../model/stateModel';
 import { STATE_LABELS, stateIcon } from './taskPresentation';
 
 /** A row of the view; commands get it as their argument (commands/args.ts). */
@@ -16,8 +17,16 @@ export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>,
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscription: vscode.Disposable;
 
-  constructor(private readonly model: HarnessModel) {
-    this.subscription = model.onDidChange(() => this.changed.fire(undefined));
+  constructor(private readonly model: StateModel) {
+    // As the Tasks view does: refreshed only when what it shows changed (tasksProvider.ts says why).
+    let lastKey: string | undefined;
+    this.subscription = model.onDidChange((s) => {
+      const key = JSON.stringify(s.worktrees.map((w) => [w.path, w.branch, w.task, s.byId.get(w.task)?.state, s.byId.get(w.task)?.title]));
+      const first = lastKey === undefined;
+      if (key === lastKey) return;
+      lastKey = key;
+      if (!first) this.changed.fire(undefined);
+    });
   }
 
   async getChildren(node?: WorktreeNode): Promise<WorktreeNode[]> {
@@ -35,7 +44,11 @@ export class WorktreesProvider implements vscode.TreeDataProvider<WorktreeNode>,
     item.iconPath = entry ? stateIcon(entry.state) : new vscode.ThemeIcon('git-branch');
     const task = entry ? `${entry.id}: ${entry.title} (${state})` : `${node.taskId} (${state})`;
     item.tooltip = new vscode.MarkdownString(
-      [`**Worktree:** ${escapeMarkdown(node.path)}`, `**Branch:** ${escapeMarkdown(node.branch)}`, `**Task:** ${escapeMarkdown(task)}`].join('\n\n'),
+      [
+        `**Worktree:** ${escapeMarkdown(node.path)}`,
+        `**Branch:** ${escapeMarkdown(node.branch)}`,
+        `**Task:** ${escapeMarkdown(task)}`,
+      ].join('\n\n'),
     );
     item.contextValue = `worktree:${entry?.state ?? 'orphaned'}`;
     return item;

@@ -1,6 +1,7 @@
 // `launchpad agents`: the presets, which are installed (found on PATH, with their --version,
 // a probe that does not answer cut off), and the exact command each would run.
 import assert from 'node:assert/strict';
+
 import { AGENT_PRESETS, presetCommand } from '../../../src/core/agents/presets';
 import { harness, launchpad, show, tempDir } from '../controller/support';
 import { installFake } from './fakeAgents';
@@ -28,11 +29,17 @@ describe('launchpad agents', function () {
     const r = await launchpad(cwd, ['agents', '--json'], { PATH: bin });
     assert.equal(r.code, 0, show(r));
     const rows = (JSON.parse(r.stdout) as { agents: Row[] }).agents;
-    assert.deepEqual(rows.map((a) => a.name), AGENT_PRESETS.map((p) => p.name));
+    assert.deepEqual(
+      rows.map((a) => a.name),
+      AGENT_PRESETS.map((p) => p.name),
+    );
     const by = (name: string) => rows.find((a) => a.name === name)!;
 
     const claude = by('claude');
-    assert.deepEqual([claude.installed, claude.path, claude.version, claude.version_error], [true, `${bin}/claude`, '2.1.140 (Claude Code)', null]);
+    assert.deepEqual(
+      [claude.installed, claude.path, claude.version, claude.version_error],
+      [true, `${bin}/claude`, '2.1.140 (Claude Code)', null],
+    );
     assert.equal(by('aider').version, 'aider 0.86.1');
     assert.equal(by('gemini').installed, true);
     assert.equal(by('gemini').version, null);
@@ -43,7 +50,10 @@ describe('launchpad agents', function () {
     }
     assert.equal(by('claude').command, 'claude -p --output-format stream-json --verbose --dangerously-skip-permissions');
     assert.equal(by('codex').command, 'codex exec --json --dangerously-bypass-approvals-and-sandbox -');
-    assert.equal(by('copilot').command, 'copilot --allow-all-tools --allow-all-paths --no-ask-user --output-format json -p "$(cat "$LAUNCHPAD_PROMPT_FILE")" </dev/null');
+    assert.equal(
+      by('copilot').command,
+      'copilot --allow-all-tools --allow-all-paths --no-ask-user --output-format json -p "$(cat "$LAUNCHPAD_PROMPT_FILE")" </dev/null',
+    );
     for (const row of rows) assert.ok(row.docs.length > 0 && row.docs.every((u) => u.startsWith('https://')), row.name);
     assert.equal(r.stderr, '');
   });
@@ -54,7 +64,13 @@ describe('launchpad agents', function () {
     const root = harness({ tasks: [], sessionConfig: { agent_args: { codex: ['--model', 'o3 mini'] } } });
     const json = await launchpad(root, ['agents', '--json'], { PATH: bin });
     const codex = (JSON.parse(json.stdout) as { agents: Row[] }).agents.find((a) => a.name === 'codex')!;
-    assert.equal(codex.command, presetCommand(AGENT_PRESETS.find((p) => p.name === 'codex')!, ['--model', 'o3 mini']));
+    assert.equal(
+      codex.command,
+      presetCommand(
+        AGENT_PRESETS.find((p) => p.name === 'codex')!,
+        ['--model', 'o3 mini'],
+      ),
+    );
     assert.equal(codex.command, "codex exec --json --dangerously-bypass-approvals-and-sandbox --model 'o3 mini' -");
 
     const text = await launchpad(root, ['agents'], { PATH: bin });

@@ -14,6 +14,13 @@ export interface FakeOptions {
   hangOnVersion?: boolean;
   /** Write src/<task>/done.txt and commit it (default true). */
   work?: boolean;
+  /**
+   * What it prints on its first run (counted in $FAKE_AGENT_LOG), doing no work then: a limit
+   * message, say. `__RESET_EPOCH__` in it becomes the epoch second 2 s from now.
+   */
+  firstOutput?: string;
+  /** Before printing, when running this task, waits (at most 60 s) until `file` contains `text`. */
+  waitFor?: { task: string; file: string; text: string };
 }
 
 export interface FakeRecord {
@@ -45,6 +52,19 @@ if (args[0] === '--version') {
   const id = process.env.LAUNCHPAD_TASK_ID;
   const record = { argv: args, stdin, cwd: process.cwd(), env, messageFile: mf >= 0 ? fs.readFileSync(args[mf + 1], 'utf8') : null };
   fs.writeFileSync(path.join(process.env.FAKE_AGENT_LOG, NAME + '.' + id + '.' + process.env.LAUNCHPAD_ATTEMPT + '.json'), JSON.stringify(record, null, 2));
+  const runs = path.join(process.env.FAKE_AGENT_LOG, NAME + '.runs');
+  const first = !fs.existsSync(runs);
+  fs.appendFileSync(runs, id + '\\n');
+  const firstOutput = ${JSON.stringify(opts.firstOutput ?? null)};
+  if (first && firstOutput !== null) {
+    process.stdout.write(firstOutput.replace(/__RESET_EPOCH__/g, String(Math.floor(Date.now() / 1000) + 2)));
+    process.exitCode = 1;
+  } else {
+  const waitFor = ${JSON.stringify(opts.waitFor ?? null)};
+  if (waitFor && waitFor.task === id) {
+    const end = Date.now() + 60000;
+    while (Date.now() < end && !(fs.existsSync(waitFor.file) && fs.readFileSync(waitFor.file, 'utf8').includes(waitFor.text))) cp.execFileSync('sleep', ['0.1']);
+  }
   if (${opts.work !== false}) {
     fs.mkdirSync(path.join('src', id), { recursive: true });
     fs.writeFileSync(path.join('src', id, 'done.txt'), 'done by ' + NAME + '\\n');
@@ -52,6 +72,7 @@ if (args[0] === '--version') {
     cp.execFileSync('git', ['commit', '-q', '-m', '[' + id + '] by ' + NAME]);
   }
   process.stdout.write(${JSON.stringify(opts.output)});
+  }
 }
 `;
   writeFileSync(path, script);

@@ -2,12 +2,13 @@
 // final message (never from a command's output or the echoed prompt), checkpoints once each,
 // the cost and tokens the tool reported (and nothing it did not), and limit signals.
 import assert from 'node:assert/strict';
+
 import { findPreset } from '../../../src/core/agents/presets';
 import { readAgentReport, writeAgentReport } from '../../../src/core/agents/report';
+import { AgentOutputScanner, scanAgentOutput } from '../../../src/core/controller/agentOutput';
 import { AttemptPaths } from '../../../src/core/statePaths';
-import { tempDir } from '../helpers/tmp';
-import { AgentOutputScanner, scanAgentOutput, } from '../../../src/core/controller/agentOutput';
 import type { CheckpointStep } from '../../../src/core/tasks/transitions';
+import { tempDir } from '../helpers/tmp';
 import * as T from './transcripts';
 
 const NOW = new Date('2026-08-20T12:00:00.000Z');
@@ -33,7 +34,11 @@ describe('agent output parsers', () => {
       const r = parse('claude', T.CLAUDE_SUCCESS);
       assert.deepEqual(r.verdict, { kind: 'success' });
       assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'wrote done.txt' }]);
-      assert.deepEqual(r.report, { preset: 'claude', costUsd: 0.0421, tokens: { input: 1200, output: 340, cacheRead: 20012, cacheWrite: 5000 } });
+      assert.deepEqual(r.report, {
+        preset: 'claude',
+        costUsd: 0.0421,
+        tokens: { input: 1200, output: 340, cacheRead: 20012, cacheWrite: 5000 },
+      });
       assert.deepEqual(parseInChunks('claude', T.CLAUDE_SUCCESS, 7), r);
     });
 
@@ -54,11 +59,14 @@ describe('agent output parsers', () => {
     });
 
     it('the verdict from the result when no message text came before it', () => {
-      const r = parse('claude', '{"type":"result","subtype":"success","is_error":false,"result":"ok\\nRESULT:FAIL tests do not pass","total_cost_usd":0.01}\n');
+      const r = parse(
+        'claude',
+        '{"type":"result","subtype":"success","is_error":false,"result":"ok\\nRESULT:FAIL tests do not pass","total_cost_usd":0.01}\n',
+      );
       assert.deepEqual(r.verdict, { kind: 'fail', reason: 'tests do not pass' });
     });
 
-    it('usage limit: the rate_limit_event\'s reset time, the message\'s words, the verdict says why', () => {
+    it("usage limit: the rate_limit_event's reset time, the message's words, the verdict says why", () => {
       const r = parse('claude', T.CLAUDE_USAGE_LIMIT);
       assert.deepEqual(r.verdict, { kind: 'fail', reason: "claude: You've hit your limit · resets 3pm (Europe/Berlin) (HTTP 429)" });
       assert.deepEqual(r.report!.limit, {
@@ -113,7 +121,7 @@ describe('agent output parsers', () => {
   });
 
   describe('gemini (stream-json)', () => {
-    it('joins the assistant\'s deltas; the echoed prompt and tool output are not scanned', () => {
+    it("joins the assistant's deltas; the echoed prompt and tool output are not scanned", () => {
       const r = parse('gemini', T.GEMINI_SUCCESS);
       assert.deepEqual(r.verdict, { kind: 'success' });
       assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'read the code' }]);
@@ -176,7 +184,10 @@ describe('agent output parsers', () => {
     });
 
     it('an error on stderr (not JSON) is still read for a limit', () => {
-      const r = parse('cursor-agent', "You've hit your usage limit · you saved $312 on API model usage. Usage will reset when your monthly cycle ends on 9/23/2026.\n");
+      const r = parse(
+        'cursor-agent',
+        "You've hit your usage limit · you saved $312 on API model usage. Usage will reset when your monthly cycle ends on 9/23/2026.\n",
+      );
       assert.equal(r.report!.limit!.kind, 'usage-limit');
     });
   });
@@ -193,8 +204,11 @@ describe('agent output parsers', () => {
       });
     });
 
-    it('a subagent\'s message is not the verdict', () => {
-      const r = parse('copilot', '{"type":"assistant.message","agentId":"explore-1","data":{"messageId":"s","content":"RESULT:SUCCESS"}}\n');
+    it("a subagent's message is not the verdict", () => {
+      const r = parse(
+        'copilot',
+        '{"type":"assistant.message","agentId":"explore-1","data":{"messageId":"s","content":"RESULT:SUCCESS"}}\n',
+      );
       assert.deepEqual(r.verdict, { kind: 'none' });
     });
 

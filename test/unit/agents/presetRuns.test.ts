@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { AttemptPaths } from '../../../src/core/statePaths';
 import { assertUnchanged, snapshot } from '../cli/util';
-import { harness, launchpad, linesOf, show, taskById, tempDir, type Result } from '../controller/support';
-import { installFake, readRecord, type FakeOptions } from './fakeAgents';
+import { harness, launchpad, linesOf, type Result, show, taskById, tempDir } from '../controller/support';
+import { type FakeOptions, installFake, readRecord } from './fakeAgents';
 import * as T from './transcripts';
 
 interface Case {
@@ -49,7 +50,15 @@ const CASES: Case[] = [
   {
     preset: 'aider',
     fake: { output: T.AIDER_SUCCESS },
-    argv: (_prompt, file) => ['--yes-always', '--no-pretty', '--no-check-update', '--no-show-release-notes', '--no-analytics', '--message-file', file],
+    argv: (_prompt, file) => [
+      '--yes-always',
+      '--no-pretty',
+      '--no-check-update',
+      '--no-show-release-notes',
+      '--no-analytics',
+      '--message-file',
+      file,
+    ],
     stdin: 'prompt',
     checkpoint: 'editing done.txt',
     report: { preset: 'aider', cost_usd: 0.02 },
@@ -74,7 +83,15 @@ const CASES: Case[] = [
   {
     preset: 'copilot',
     fake: { output: T.COPILOT_SUCCESS },
-    argv: (prompt) => ['--allow-all-tools', '--allow-all-paths', '--no-ask-user', '--output-format', 'json', '-p', prompt.replace(/\n+$/, '')],
+    argv: (prompt) => [
+      '--allow-all-tools',
+      '--allow-all-paths',
+      '--no-ask-user',
+      '--output-format',
+      'json',
+      '-p',
+      prompt.replace(/\n+$/, ''),
+    ],
     stdin: 'nothing',
     checkpoint: 'edited',
     report: { preset: 'copilot', tokens: { input: 3900, output: 130, cache_read: 2900, cache_write: 0 }, premium_requests: 1 },
@@ -83,7 +100,10 @@ const CASES: Case[] = [
 
 /** A harness with one task, fakes of `presets` first on PATH, and where they record. */
 function setup(fakes: Array<[string, FakeOptions]>, opts: { sessionConfig?: Record<string, unknown>; maxAttempts?: number } = {}) {
-  const root = harness({ tasks: [{ id: 'task-001', ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}) }], sessionConfig: opts.sessionConfig });
+  const root = harness({
+    tasks: [{ id: 'task-001', ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}) }],
+    sessionConfig: opts.sessionConfig,
+  });
   const bin = tempDir('launchpad-fake-bin-');
   const log = tempDir('launchpad-fake-log-');
   for (const [name, fake] of fakes) installFake(bin, name, fake);
@@ -116,7 +136,7 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
       const rec = readRecord(log, c.preset);
       const promptFile = join(attemptDir(root), 'prompt.md');
       const prompt = readFileSync(promptFile, 'utf8');
-      assert.ok(prompt.includes('task-001'), 'the prompt is the task\'s');
+      assert.ok(prompt.includes('task-001'), "the prompt is the task's");
       assert.deepEqual(rec.argv, c.argv(prompt, promptFile));
       assert.equal(rec.stdin, c.stdin === 'prompt' ? prompt : '');
       if (c.preset === 'aider') assert.equal(rec.messageFile, prompt);
@@ -128,7 +148,11 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
 
       assert.deepEqual(agentJson(root), c.report);
       const task = taskById(root, 'task-001');
-      assert.deepEqual(task.checkpoints?.map((x) => x.description), [c.checkpoint], 'each checkpoint once, from the agent\'s own message');
+      assert.deepEqual(
+        task.checkpoints?.map((x) => x.description),
+        [c.checkpoint],
+        "each checkpoint once, from the agent's own message",
+      );
       assert.equal(linesOf(root, 'CHECKPOINT', 'task-001').length, 1);
       // The transcript keeps the tool's own output as it printed it.
       assert.ok(readFileSync(join(attemptDir(root), 'transcript.log'), 'utf8').includes(c.fake.output.split('\n')[0]!));
@@ -137,9 +161,21 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
 
   it('LAUNCHPAD_AGENT=codex with --agent-args: the arguments go before the prompt\'s "-", quoted as given', async () => {
     const { root, log, env } = setup([['codex', { output: T.CODEX_SUCCESS }]]);
-    const r = await launchpad(root, ['run', `--agent-args=--model 'o3 mini' -c model_reasoning_effort=high`], { ...env, LAUNCHPAD_AGENT: 'codex' });
+    const r = await launchpad(root, ['run', `--agent-args=--model 'o3 mini' -c model_reasoning_effort=high`], {
+      ...env,
+      LAUNCHPAD_AGENT: 'codex',
+    });
     assertCompleted(r, root);
-    assert.deepEqual(readRecord(log, 'codex').argv, ['exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--model', 'o3 mini', '-c', 'model_reasoning_effort=high', '-']);
+    assert.deepEqual(readRecord(log, 'codex').argv, [
+      'exec',
+      '--json',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--model',
+      'o3 mini',
+      '-c',
+      'model_reasoning_effort=high',
+      '-',
+    ]);
   });
 
   it('session_config.agent "gemini" with session_config.agent_args', async () => {
@@ -148,16 +184,26 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
     });
     const r = await launchpad(root, ['run'], env);
     assertCompleted(r, root);
-    assert.deepEqual(readRecord(log, 'gemini').argv, ['--output-format', 'stream-json', '--approval-mode', 'yolo', '--model', 'gemini-2.5-flash']);
+    assert.deepEqual(readRecord(log, 'gemini').argv, [
+      '--output-format',
+      'stream-json',
+      '--approval-mode',
+      'yolo',
+      '--model',
+      'gemini-2.5-flash',
+    ]);
   });
 
-  it('a usage limit: no verdict, so AGENT_FAIL with the tool\'s words; the limit and its reset time in agent.json', async () => {
+  it("a usage limit: not the task's failure (exit 7, the attempt given back, the tool's reset words shown); the limit and its reset time in agent.json", async () => {
     const { root, env } = setup([['claude', { output: T.CLAUDE_USAGE_LIMIT, work: false }]], { maxAttempts: 1 });
     const r = await launchpad(root, ['run', '--agent', 'claude'], env);
-    assert.equal(r.code, 1, show(r, root));
+    assert.equal(r.code, 7, show(r, root));
     const task = taskById(root, 'task-001');
-    assert.equal(task.status, 'failed');
-    assert.equal(task.error_log.at(-1), "[AGENT_FAIL] claude: You've hit your limit · resets 3pm (Europe/Berlin) (HTTP 429)");
+    assert.equal(task.status, 'pending');
+    assert.equal(task.attempts, 0);
+    assert.deepEqual(task.error_log, []);
+    // The tool's reset time, or its words once that time has passed.
+    assert.match(r.stdout, /usage limit of claude .*(it lifts at 2026-01-01T16:00:00Z|the tool said it resets 3pm \(Europe\/Berlin\))/);
     assert.deepEqual(agentJson(root).limit, {
       kind: 'usage-limit',
       message: "You've hit your limit · resets 3pm (Europe/Berlin)",
@@ -175,9 +221,24 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
   });
 
   for (const [what, args, sessionConfig, message] of [
-    ['--agent-args with a command line', ['run', '--agent', './agent.sh', '--agent-args=--model x'], {}, /--agent-args: extra arguments go to an agent preset/],
-    ['agent_args naming no preset', ['run', '--agent', 'claude'], { agent_args: { claud: ['--model', 'x'] } }, /harness-tasks.json: session_config.agent_args: "claud" is not an agent preset/],
-    ['both agent and agent_command', ['run'], { agent: 'claude', agent_command: './agent.sh' }, /session_config.agent and session_config.agent_command are both set/],
+    [
+      '--agent-args with a command line',
+      ['run', '--agent', './agent.sh', '--agent-args=--model x'],
+      {},
+      /--agent-args: extra arguments go to an agent preset/,
+    ],
+    [
+      'agent_args naming no preset',
+      ['run', '--agent', 'claude'],
+      { agent_args: { claud: ['--model', 'x'] } },
+      /harness-tasks.json: session_config.agent_args: "claud" is not an agent preset/,
+    ],
+    [
+      'both agent and agent_command',
+      ['run'],
+      { agent: 'claude', agent_command: './agent.sh' },
+      /session_config.agent and session_config.agent_command are both set/,
+    ],
   ] as const) {
     it(`bad agent settings (${what}) exit 2 naming the setting, and change nothing`, async () => {
       const { root, env } = setup([], { sessionConfig });

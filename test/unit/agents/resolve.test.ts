@@ -2,10 +2,11 @@
 // line as given; a preset's extra arguments from --agent-args or session_config.agent_args;
 // mistakes named with their setting.
 import assert from 'node:assert/strict';
+
+import { detectLimit, parseDuration } from '../../../src/core/agents/limits';
 import { findPreset, presetCommand } from '../../../src/core/agents/presets';
 import { resolveAgent } from '../../../src/core/agents/resolve';
 import { shellQuote, splitShellWords } from '../../../src/core/agents/shellWords';
-import { detectLimit, parseDuration } from '../../../src/core/agents/limits';
 import { resolveAgentSetting } from '../../../src/core/controller/runConfig';
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
 import { taskFileSchema } from '../../../src/core/taskFile/schema';
@@ -29,7 +30,10 @@ describe('agent resolution', () => {
 
   it('the first source found wins: --agent, LAUNCHPAD_AGENT, the editor, the task file', () => {
     const f = file({ agent: 'aider' });
-    assert.equal(resolveAgentSetting({ cliAgent: 'codex', env: { LAUNCHPAD_AGENT: 'gemini' }, editorAgent: 'claude' }, f)!.preset!.name, 'codex');
+    assert.equal(
+      resolveAgentSetting({ cliAgent: 'codex', env: { LAUNCHPAD_AGENT: 'gemini' }, editorAgent: 'claude' }, f)!.preset!.name,
+      'codex',
+    );
     assert.equal(resolveAgentSetting({ env: { LAUNCHPAD_AGENT: 'gemini' }, editorAgent: 'claude' }, f)!.preset!.name, 'gemini');
     assert.equal(resolveAgentSetting({ env: {}, editorAgent: 'claude' }, f)!.preset!.name, 'claude');
     assert.equal(resolveAgentSetting({ env: { LAUNCHPAD_AGENT: '  ' } }, f)!.preset!.name, 'aider', 'blank is not set');
@@ -37,9 +41,18 @@ describe('agent resolution', () => {
 
   it('extra arguments: session_config.agent_args per preset, quoted; --agent-args replaces them; before the prompt', () => {
     const f = file({ agent: 'codex', agent_args: { codex: ['--model', 'o3 mini'], claude: ['--model', 'sonnet'] } });
-    assert.equal(resolveAgentSetting({ env: {} }, f)!.command, "codex exec --json --dangerously-bypass-approvals-and-sandbox --model 'o3 mini' -");
-    assert.equal(resolveAgentSetting({ env: {}, cliAgentArgs: '--model "gpt-5 codex" -c x=1' }, f)!.command, "codex exec --json --dangerously-bypass-approvals-and-sandbox --model 'gpt-5 codex' -c x=1 -");
-    assert.equal(resolveAgentSetting({ env: {}, cliAgentArgs: '' }, f)!.command, 'codex exec --json --dangerously-bypass-approvals-and-sandbox -');
+    assert.equal(
+      resolveAgentSetting({ env: {} }, f)!.command,
+      "codex exec --json --dangerously-bypass-approvals-and-sandbox --model 'o3 mini' -",
+    );
+    assert.equal(
+      resolveAgentSetting({ env: {}, cliAgentArgs: '--model "gpt-5 codex" -c x=1' }, f)!.command,
+      "codex exec --json --dangerously-bypass-approvals-and-sandbox --model 'gpt-5 codex' -c x=1 -",
+    );
+    assert.equal(
+      resolveAgentSetting({ env: {}, cliAgentArgs: '' }, f)!.command,
+      'codex exec --json --dangerously-bypass-approvals-and-sandbox -',
+    );
     assert.equal(
       resolveAgentSetting({ cliAgent: 'cursor-agent', cliAgentArgs: '--model gpt-5' }, f)!.command,
       'cursor-agent -p --force --trust --output-format stream-json --model gpt-5 "$(cat "$LAUNCHPAD_PROMPT_FILE")" </dev/null',
@@ -49,10 +62,22 @@ describe('agent resolution', () => {
   });
 
   it('mistakes name their setting', () => {
-    assert.throws(() => resolveAgentSetting({ cliAgent: './my-agent.sh', cliAgentArgs: '--model x' }, file()), /--agent-args: extra arguments go to an agent preset.*--agent is a command line/);
-    assert.throws(() => resolveAgentSetting({ cliAgent: 'claude' }, file({ agent_args: { claud: [] } })), /harness-tasks.json: session_config.agent_args: "claud" is not an agent preset \(claude, codex/);
-    assert.throws(() => resolveAgentSetting({ env: {} }, file({ agent: 'claude', agent_command: 'codex' })), /session_config.agent and session_config.agent_command are both set/);
-    assert.throws(() => resolveAgentSetting({ cliAgent: 'claude', cliAgentArgs: '--model "sonnet' }, file()), /--agent-args: unterminated " quote/);
+    assert.throws(
+      () => resolveAgentSetting({ cliAgent: './my-agent.sh', cliAgentArgs: '--model x' }, file()),
+      /--agent-args: extra arguments go to an agent preset.*--agent is a command line/,
+    );
+    assert.throws(
+      () => resolveAgentSetting({ cliAgent: 'claude' }, file({ agent_args: { claud: [] } })),
+      /harness-tasks.json: session_config.agent_args: "claud" is not an agent preset \(claude, codex/,
+    );
+    assert.throws(
+      () => resolveAgentSetting({ env: {} }, file({ agent: 'claude', agent_command: 'codex' })),
+      /session_config.agent and session_config.agent_command are both set/,
+    );
+    assert.throws(
+      () => resolveAgentSetting({ cliAgent: 'claude', cliAgentArgs: '--model "sonnet' }, file()),
+      /--agent-args: unterminated " quote/,
+    );
     const parsed = parseTaskFile(JSON.stringify({ tasks: [], session_config: { agent_args: { claude: '--model sonnet' } } }));
     assert.ok(!parsed.ok);
     assert.match(parsed.error.message, /session_config\.agent_args\.claude/);
@@ -65,7 +90,14 @@ describe('agent resolution', () => {
 
 describe('shell words', () => {
   it('splits like /bin/sh (quotes and backslashes, no expansion) and quotes back', () => {
-    assert.deepEqual(splitShellWords(`  --model "a b" 'c "d"' e\\ f "x\\"y" $HOME  `, 'x'), ['--model', 'a b', 'c "d"', 'e f', 'x"y', '$HOME']);
+    assert.deepEqual(splitShellWords(`  --model "a b" 'c "d"' e\\ f "x\\"y" $HOME  `, 'x'), [
+      '--model',
+      'a b',
+      'c "d"',
+      'e f',
+      'x"y',
+      '$HOME',
+    ]);
     assert.deepEqual(splitShellWords('', 'x'), []);
     assert.deepEqual(splitShellWords(`''`, 'x'), ['']);
     for (const w of ['plain', 'a b', "it's", '$(rm -rf /)', '', 'x;y']) {
@@ -80,7 +112,10 @@ describe('limit messages', () => {
 
   it('tells a usage limit from a rate limit from an overload, and nothing from other errors', () => {
     assert.equal(detectLimit('Quota exceeded. Check your plan and billing details.', now)!.kind, 'usage-limit');
-    assert.equal(detectLimit("Sorry, you've exceeded your 5 hour session limits. Please retry after 2733 seconds.", now)!.resetsAt, '2026-08-20T12:45:33.000Z');
+    assert.equal(
+      detectLimit("Sorry, you've exceeded your 5 hour session limits. Please retry after 2733 seconds.", now)!.resetsAt,
+      '2026-08-20T12:45:33.000Z',
+    );
     assert.equal(detectLimit('exceeded retry limit, last status: 429 Too Many Requests', now)!.kind, 'rate-limit');
     assert.equal(detectLimit('Bad gateway', now, 429)!.kind, 'rate-limit');
     assert.equal(detectLimit("We're currently experiencing high demand, which may cause temporary errors.", now)!.kind, 'overloaded');
@@ -98,8 +133,14 @@ describe('limit messages', () => {
       message: 'Claude usage limit reached. Your limit will reset at 9am (America/Chicago).',
       resetText: '9am (America/Chicago)',
     });
-    assert.equal(detectLimit("You've hit your limit · resets Apr 23 at 4pm (America/Recife)", now)!.resetText, 'Apr 23 at 4pm (America/Recife)');
-    assert.equal(detectLimit("You've hit your usage limit. Try again at Aug 18th, 2026 12:30 PM.", now)!.resetText, 'Aug 18th, 2026 12:30 PM');
+    assert.equal(
+      detectLimit("You've hit your limit · resets Apr 23 at 4pm (America/Recife)", now)!.resetText,
+      'Apr 23 at 4pm (America/Recife)',
+    );
+    assert.equal(
+      detectLimit("You've hit your usage limit. Try again at Aug 18th, 2026 12:30 PM.", now)!.resetText,
+      'Aug 18th, 2026 12:30 PM',
+    );
     assert.equal(detectLimit("You've hit your usage limit. Try again later.", now)!.resetText, undefined);
   });
 });

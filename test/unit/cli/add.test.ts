@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { startCli } from '../helpers/cli';
 import { makeRepo } from '../helpers/gitRepo';
 import { tempDir } from '../helpers/tmp';
@@ -41,11 +42,28 @@ describe('launchpad add', () => {
     assert.equal(cli(['add', 'x'], { cwd: dir }).stdout, 'task-1000\n');
   });
 
-  it('stores every option in the task, with the SPEC defaults for the rest', () => {
+  it('stores every option in the task, with the documented defaults for the rest', () => {
     const dir = initialized();
     cli(['add', 'base', '--validate', 'true'], { cwd: dir });
     cli(
-      ['add', '  Add OAuth providers  ', '--context', 'use passport.js', '--priority', 'P0', '--depends-on', ' task-001 ,', '--files', 'src/auth/oauth/,src/x.ts', '--validate', 'npm test -- oauth', '--timeout', '180', '--max-attempts', '5'],
+      [
+        'add',
+        '  Add OAuth providers  ',
+        '--context',
+        'use passport.js',
+        '--priority',
+        'P0',
+        '--depends-on',
+        ' task-001 ,',
+        '--files',
+        'src/auth/oauth/,src/x.ts',
+        '--validate',
+        'npm test -- oauth',
+        '--timeout',
+        '180',
+        '--max-attempts',
+        '5',
+      ],
       { cwd: dir },
     );
     const t = taskById(dir, 'task-002');
@@ -67,7 +85,7 @@ describe('launchpad add', () => {
     assert.deepEqual(d.files_hint, []);
   });
 
-  it('logs exactly one INIT line naming the new task, in the SPEC §2 grammar', () => {
+  it('logs exactly one INIT line naming the new task, in the log grammar', () => {
     const dir = initialized();
     const before = progressLines(dir);
     cli(['add', 'Add rate limiting', '--priority', 'P2', '--validate', 'npm test'], { cwd: dir });
@@ -200,8 +218,28 @@ describe('launchpad add', () => {
     assert.deepEqual(printed, expected);
     const tasks = readTasks(dir).tasks;
     assert.deepEqual(tasks.map((t) => t.id).sort(), expected);
-    assert.deepEqual(tasks.map((t) => t.title).sort(), Array.from({ length: 8 }, (_, i) => `parallel ${i}`));
+    assert.deepEqual(
+      tasks.map((t) => t.title).sort(),
+      Array.from({ length: 8 }, (_, i) => `parallel ${i}`),
+    );
     const inits = progressEntries(dir).filter((e) => e.type === 'INIT' && e.taskId);
     assert.deepEqual(inits.map((e) => e.taskId).sort(), expected);
+  });
+
+  it('a title that starts with "-" is added after "--"; without it the error says how', () => {
+    const dir = initialized();
+    assert.equal(cli(['add', '--validate', 'true', '--', '-v prints the version'], { cwd: dir }).stdout, 'task-001\n');
+    assert.equal(taskById(dir, 'task-001').title, '-v prints the version');
+    const before = snapshot(dir);
+    const r = cli(['add', '-v prints the version'], { cwd: dir }, 2);
+    assert.match(
+      r.stderr,
+      /add: Unknown option '-v' \(an argument that starts with "-" goes after "--": launchpad add -- '-v prints the version'\)/,
+    );
+    assertUnchanged(before, dir, 'add -v…');
+    assert.match(
+      cli(['add', 'x', '--prio', 'P0'], { cwd: dir }, 2).stderr,
+      /Unknown option '--prio' \(launchpad add --help lists the options\)/,
+    );
   });
 });

@@ -1,11 +1,12 @@
 // The bad-input corpus (test/fixtures/bad-task-files/): every malformed task file through both
 // `status` and `add`, exit 2 naming the file and the field, the file left byte for byte. Beside it:
-// what is NOT a schema error (a cycle, an unknown dependency), the seeds' own examples, unknown
+// what is NOT a schema error (a cycle, an unknown dependency), the protocols' own examples, unknown
 // fields kept on write, and a file over the size limit.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { tempDir } from '../helpers/tmp';
 import { assertUnchanged, cli, FIXTURES, PROGRESS, progressEntries, rawTask, readTasks, snapshot, stateRoot, TASKS } from './util';
 
@@ -68,8 +69,13 @@ describe('malformed task files (the bad-input corpus)', () => {
         for (const e of c.expect) assert.ok(r.stderr.includes(e), `stderr lacks ${JSON.stringify(e)}:\n${r.stderr}`);
         assert.equal(r.stdout, '');
         assertUnchanged(before, dir, 'status');
-        // --json does not turn an error into JSON on stdout.
-        assert.equal(cli(['status', '--json'], { cwd: dir }, 2).stdout, '');
+        // --json: the same error as a JSON object on stdout, naming the file.
+        const json = JSON.parse(cli(['status', '--json'], { cwd: dir }, 2).stdout) as {
+          error: { code: number; message: string; file: string };
+        };
+        assert.equal(json.error.code, 2);
+        assert.equal(json.error.file, 'harness-tasks.json');
+        assert.equal(`launchpad: ${json.error.message}\n`, r.stderr);
       });
 
       it('add: exit 2 naming harness-tasks.json and the field; the file byte for byte, no .bak/.tmp, no log line', () => {
@@ -136,7 +142,12 @@ describe('malformed task files (the bad-input corpus)', () => {
     it('a cycle and an unknown dependency load: status exits 0 and shows them blocked with the reason', () => {
       const file = {
         version: 3,
-        tasks: [rawTask('a', { depends_on: ['b'] }), rawTask('b', { depends_on: ['a'] }), rawTask('c', { depends_on: ['x'] }), rawTask('d', { depends_on: ['c'] })],
+        tasks: [
+          rawTask('a', { depends_on: ['b'] }),
+          rawTask('b', { depends_on: ['a'] }),
+          rawTask('c', { depends_on: ['x'] }),
+          rawTask('d', { depends_on: ['c'] }),
+        ],
       };
       const dir = stateRoot(file);
       const text = readFileSync(join(dir, TASKS), 'utf8');
@@ -166,12 +177,12 @@ describe('malformed task files (the bad-input corpus)', () => {
     });
   });
 
-  describe('the seeds\' example task files (test/fixtures/seed-*.harness-tasks.json)', () => {
-    const seeds: Array<[string, number, string]> = [
-      ['seed-000-v3.harness-tasks.json', 3, '2025-07-01T10:12:03Z'],
-      ['seed-002-v2.harness-tasks.json', 2, '2025-07-01T10:20:02Z'],
+  describe("the protocols' example task files (test/fixtures/example-*.harness-tasks.json)", () => {
+    const examples: Array<[string, number, string]> = [
+      ['example-v3.harness-tasks.json', 3, '2025-07-01T10:12:03Z'],
+      ['example-v2.harness-tasks.json', 2, '2025-07-01T10:20:02Z'],
     ];
-    for (const [name, version, last] of seeds) {
+    for (const [name, version, last] of examples) {
       it(`${name} (version ${version}) loads: status shows its three tasks`, () => {
         const dir = tempDir();
         copyFileSync(join(FIXTURES, name), join(dir, TASKS));
@@ -186,7 +197,10 @@ describe('malformed task files (the bad-input corpus)', () => {
             ['task-003', 'pending', 'ready', 0, 3],
           ],
         );
-        assert.deepEqual([s.tasks_total, s.completed, s.failed, s.pending, s.blocked, s.session_count, s.last_session], [3, 1, 1, 1, 0, 1, last]);
+        assert.deepEqual(
+          [s.tasks_total, s.completed, s.failed, s.pending, s.blocked, s.session_count, s.last_session],
+          [3, 1, 1, 1, 0, 1, last],
+        );
       });
 
       it(`${name}: add keeps the version and every field it had`, () => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+
+import { EXIT, exitFor, UsageError } from '../../../src/cli/exit';
 import { InputError } from '../../../src/core/inputError';
 import { LockHeldError } from '../../../src/core/lock';
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
 import { TaskFileMissingError } from '../../../src/core/taskFile/store';
-import { EXIT, exitFor, UsageError } from '../../../src/cli/exit';
 
 describe('cli/exit', () => {
   it('a held lock exits 3 with its message', () => {
@@ -14,7 +15,12 @@ describe('cli/exit', () => {
   it('expected errors exit 2 with their message alone', () => {
     const parsed = parseTaskFile('[]', 'harness-tasks.json');
     assert.ok(!parsed.ok);
-    for (const err of [new InputError('bad input'), new UsageError('run: bad flag'), new TaskFileMissingError('/r/harness-tasks.json'), parsed.error]) {
+    for (const err of [
+      new InputError('bad input'),
+      new UsageError('run: bad flag'),
+      new TaskFileMissingError('/r/harness-tasks.json'),
+      parsed.error,
+    ]) {
       assert.deepEqual(exitFor(err), { code: EXIT.USAGE, message: err.message }, err.name);
     }
   });

@@ -1,11 +1,12 @@
 // --help on every command, and the usage errors of the command line itself (exit 2).
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
+
 import { runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
 import { cli } from './util';
 
-/** SPEC §5: every option each command must show. */
+/** Every option each command must show. */
 const OPTIONS: Record<string, string[]> = {
   init: ['--gitignore', '--no-gitignore', '--init-script'],
   add: ['--context', '--priority', '--depends-on', '--files', '--validate', '--timeout', '--max-attempts'],
@@ -23,10 +24,15 @@ describe('launchpad --help and usage errors', () => {
 
   for (const [command, options] of Object.entries(OPTIONS)) {
     it(`${command} --help prints its usage and every option, exit 0, without a harness and touching nothing`, () => {
-      for (const args of [[command, '--help'], [command, '-h'], ['help', command]]) {
+      for (const args of [
+        [command, '--help'],
+        [command, '-h'],
+        ['help', command],
+      ]) {
         const r = cli(args, { cwd: empty });
         assert.match(r.stdout, new RegExp(`^usage: launchpad ${command}\\b`), args.join(' '));
-        for (const option of [...options, '--dir', '--help']) assert.ok(r.stdout.includes(option), `${args.join(' ')} lacks ${option}:\n${r.stdout}`);
+        for (const option of [...options, '--dir', '--help'])
+          assert.ok(r.stdout.includes(option), `${args.join(' ')} lacks ${option}:\n${r.stdout}`);
         assert.equal(r.stderr, '');
       }
       assert.deepEqual(readdirSync(empty), []);
@@ -99,4 +105,11 @@ describe('launchpad --help and usage errors', () => {
       assert.deepEqual(readdirSync(empty), []);
     });
   }
+
+  it('a mistyped command gets the command it was probably meant to be', () => {
+    const r = runCli(['stauts'], { cwd: empty });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown command "stauts"; did you mean "status"\?\ncommands: init, add, edit, remove, run/);
+    assert.doesNotMatch(runCli(['frobnicate'], { cwd: empty }).stderr, /did you mean/);
+  });
 });

@@ -1,11 +1,13 @@
 // launchpad init: the state files, .git/info/exclude, --gitignore; idempotent, never clobbers.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { GITIGNORE_ENTRIES } from '../../../src/core/init';
 import { git, makeRepo } from '../helpers/gitRepo';
 import { tempDir } from '../helpers/tmp';
-import { cli, PROGRESS, progressEntries, readTasks, snapshot, assertUnchanged, TASKS } from './util';
+import { assertUnchanged, cli, PROGRESS, progressEntries, readTasks, snapshot, TASKS } from './util';
 
 const count = (text: string, line: string) => text.split(/\r?\n/).filter((l) => l === line).length;
 
@@ -21,7 +23,14 @@ describe('launchpad init', () => {
     assert.equal(file.version, 3);
     assert.deepEqual(file.tasks, []);
     assert.equal(file.session_count, 0);
-    assert.deepEqual(file.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600, cleanup_timeout_seconds: 300, health_check_timeout_seconds: 600 });
+    assert.deepEqual(file.session_config, {
+      max_tasks_per_session: 20,
+      max_sessions: 50,
+      max_parallel_agents: 3,
+      agent_timeout_seconds: 3600,
+      cleanup_timeout_seconds: 300,
+      health_check_timeout_seconds: 600,
+    });
     assert.match(String(file.created), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 
     const entries = progressEntries(repo);
@@ -156,5 +165,28 @@ describe('launchpad init', () => {
     cli(['init'], { cwd, env: { HARNESS_STATE_ROOT: c } });
     for (const d of [a, b, c]) assert.equal(readTasks(d).version, 3, d);
     assert.ok(!existsSync(join(cwd, TASKS)));
+  });
+
+  it('outside a git repository: the files are made, and a note says at once that run needs a repository', () => {
+    const dir = tempDir();
+    const r = cli(['init'], { cwd: dir });
+    assert.match(r.stdout, /created {2}harness-tasks\.json/);
+    assert.match(
+      r.stderr,
+      /^note: .* is not inside a git repository; "launchpad run" needs one with a commit:\n {2}git init && git add -A && git commit -m "initial commit"\n$/,
+    );
+    const inRepo = cli(['init'], { cwd: makeRepo() });
+    assert.equal(inRepo.stderr, '');
+    const empty = tempDir();
+    git(empty, 'init', '-q');
+    assert.match(cli(['init'], { cwd: empty }).stderr, /no commit yet; "launchpad run" needs one/);
+  });
+
+  it('its "Next:" command works as printed', () => {
+    const repo = makeRepo();
+    const next = /^Next: (.*)$/m.exec(cli(['init'], { cwd: repo }).stdout)![1]!;
+    const r = spawnSync('sh', ['-c', next], { cwd: repo, encoding: 'utf8', env: { ...process.env, HARNESS_STATE_ROOT: '' } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, 'task-001\n');
   });
 });

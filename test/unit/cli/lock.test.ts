@@ -5,12 +5,28 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+
 import { startCli } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
-import { assertUnchanged, cli, holdLock, liveHolder, progressLines, rawTask, readTasks, sleep, snapshot, stateRoot, taskById } from './util';
+import {
+  assertUnchanged,
+  cli,
+  holdLock,
+  liveHolder,
+  progressLines,
+  rawTask,
+  readTasks,
+  sleep,
+  snapshot,
+  stateRoot,
+  taskById,
+} from './util';
 
 function root(): string {
-  return stateRoot({ version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3, error_log: ['[TEST_FAIL] boom'] })] }, tempDir());
+  return stateRoot(
+    { version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3, error_log: ['[TEST_FAIL] boom'] })] },
+    tempDir(),
+  );
 }
 
 /** The pid of a process that has exited. */
@@ -29,7 +45,7 @@ describe('the state lock from the CLI', () => {
     // Give it time to start and find the lock held (a pause, not an assertion on timing).
     await sleep(1500);
     assert.equal(readTasks(dir).tasks.length, 1, 'add wrote while the lock was held');
-    assert.equal(readFileSync(join(lockDir, 'holder.json'), 'utf8'), holderText, 'add took over a live holder\'s lock');
+    assert.equal(readFileSync(join(lockDir, 'holder.json'), 'utf8'), holderText, "add took over a live holder's lock");
     rmSync(lockDir, { recursive: true });
     const r = await add.done;
     assert.equal(r.code, 0, r.stderr);
@@ -73,8 +89,14 @@ describe('the state lock from the CLI', () => {
   });
 
   const stale: Array<[string, () => Parameters<typeof holdLock>[1]]> = [
-    ['a dead pid', () => ({ pid: deadPid(), identity: 'whatever', host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:10Z' })],
-    ['a dead pid without an identity (seed 002 style)', () => ({ pid: deadPid(), host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:10Z' })],
+    [
+      'a dead pid',
+      () => ({ pid: deadPid(), identity: 'whatever', host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:10Z' }),
+    ],
+    [
+      'a dead pid without an identity (harness protocol style)',
+      () => ({ pid: deadPid(), host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:10Z' }),
+    ],
     ['a live pid whose identity differs (the pid was reused)', () => ({ ...liveHolder(), identity: 'boot:1' })],
   ];
   for (const [what, holder] of stale) {

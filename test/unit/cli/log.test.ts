@@ -1,11 +1,12 @@
-// launchpad log: each filter alone and combined over a hand-written SPEC §2 log, and --follow.
+// launchpad log: each filter alone and combined over a hand-written log, and --follow.
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startCli } from '../helpers/cli';
-import { assertUnchanged, cli, PROGRESS, sleep, snapshot, stateRoot, waitFor } from './util';
 
-// Seed 000's example, a second and a tenth session, a category without a task, a free-text line a
+import { startCli } from '../helpers/cli';
+import { assertUnchanged, cli, PROGRESS, rawTask, sleep, snapshot, stateRoot, waitFor } from './util';
+
+// The protocol's example, a second and a tenth session, a category without a task, a free-text line a
 // person added, and messages that mention other tasks' ids and bracketed words.
 const LOG = [
   '[2025-07-01T10:00:00Z] [SESSION-1] INIT Launchpad runner initialized for project /path/to/project',
@@ -31,7 +32,11 @@ const LOG = [
 const L = (...indexes: number[]) => indexes.map((i) => LOG[i]!);
 
 function harness(lines = LOG): string {
-  const dir = stateRoot({ version: 3, tasks: [] });
+  // The tasks the lines name, and task-01 (a task with no line of its own).
+  const dir = stateRoot({
+    version: 3,
+    tasks: ['task-001', 'task-002', 'task-003', 'task-004', 'task-010', 'task-01'].map((id) => rawTask(id)),
+  });
   writeFileSync(join(dir, PROGRESS), lines.join('\n') + '\n');
   return dir;
 }
@@ -126,6 +131,25 @@ describe('launchpad log', () => {
       assert.equal(r.stdout, '');
     });
   }
+
+  it('--task naming no task (not in harness-tasks.json, on no line): exit 2 saying so, not an empty success', () => {
+    const dir = harness();
+    const r = cli(['log', '--task', 'task-999'], { cwd: dir }, 2);
+    assert.match(r.stderr, /--task: no task "task-999" in harness-tasks\.json, and no line of harness-progress\.txt names it/);
+    assert.equal(r.stdout, '');
+    // A task that exists but has no lines yet, and one that was removed but has lines, are fine.
+    assert.deepEqual(log(dir, '--task', 'task-01'), []);
+    const removed = stateRoot({ version: 3, tasks: [] });
+    writeFileSync(join(removed, PROGRESS), LOG.join('\n') + '\n');
+    assert.deepEqual(log(removed, '--task', 'task-001'), L(3, 5, 6, 7));
+  });
+
+  it('--type takes a comma list: lines of any of the types, in file order', () => {
+    assert.deepEqual(log(harness(), '--type', 'validate,Completed'), L(5, 7, 8));
+    assert.deepEqual(log(harness(), '--type', 'ERROR, WARN', '--task', 'task-002'), L(9, 15, 17, 18));
+    const r = cli(['log', '--type', 'ERROR,EROR'], { cwd: harness() }, 2);
+    assert.match(r.stderr, /--type: unknown type "EROR"/);
+  });
 
   it('--dir without a harness: exit 2 (not an empty log)', () => {
     const dir = harness();

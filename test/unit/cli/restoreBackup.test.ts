@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { StatePaths } from '../../../src/core/statePaths';
 import { recordWrite } from '../../../src/core/taskFile/store';
 import { makeRepo } from '../helpers/gitRepo';
@@ -25,8 +26,16 @@ describe('a broken harness-tasks.json and its backup', function () {
   this.timeout(60_000);
 
   const edits: Array<[string, (text: string) => string, RegExp]> = [
-    ['a syntax error (a trailing comma)', (t) => t.replace(/("title": "Second",)/, '$1,'), /harness-tasks\.json: invalid JSON at line (\d+), column (\d+): /],
-    ['a schema error ("priority": "high")', (t) => t.replace(/("id": "task-002",[\s\S]*?"priority": )"P1"/, '$1"high"'), /harness-tasks\.json: tasks\[1\]\.priority: expected one of "P0", "P1", "P2", got "high"/],
+    [
+      'a syntax error (a trailing comma)',
+      (t) => t.replace(/("title": "Second",)/, '$1,'),
+      /harness-tasks\.json: invalid JSON at line (\d+), column (\d+): /,
+    ],
+    [
+      'a schema error ("priority": "high")',
+      (t) => t.replace(/("id": "task-002",[\s\S]*?"priority": )"P1"/, '$1"high"'),
+      /harness-tasks\.json: tasks\[1\]\.priority: expected one of "P0", "P1", "P2", got "high"/,
+    ],
   ];
   for (const [what, edit, problem] of edits) {
     it(`${what} made by hand: run exits 2 naming file, line, column and field; both files byte for byte; ids not reused`, () => {
@@ -66,11 +75,17 @@ describe('a broken harness-tasks.json and its backup', function () {
       assert.ok(bytes(repo, TASKS).equals(bak));
       const recovery = progressEntries(repo).at(-1)!;
       assert.equal(recovery.type, 'RECOVERY');
-      assert.match(recovery.message, /^action="restored harness-tasks\.json from \.bak" reason="requested by user \(launchpad restore-backup\): harness-tasks\.json: .*" kept=.*\.corrupt-/);
+      assert.match(
+        recovery.message,
+        /^action="restored harness-tasks\.json from \.bak" reason="requested by user \(launchpad restore-backup\): harness-tasks\.json: .*" kept=.*\.corrupt-/,
+      );
 
       // task-002 was handed out once (the log says so): the next add gives task-003.
       assert.equal(cli(['add', 'Third'], { cwd: repo }).stdout, 'task-003\n');
-      assert.deepEqual(readTasks(repo).tasks.map((t) => t.id), ['task-001', 'task-003']);
+      assert.deepEqual(
+        readTasks(repo).tasks.map((t) => t.id),
+        ['task-001', 'task-003'],
+      );
     });
   }
 
@@ -85,7 +100,10 @@ describe('a broken harness-tasks.json and its backup', function () {
     recordWrite(new StatePaths(repo), broken);
 
     const r = cli(['run'], { cwd: repo });
-    assert.match(r.stdout, /RECOVERY action="restored harness-tasks\.json from \.bak" reason="harness-tasks\.json: tasks\[0\]\.title: must be at most 500 characters long, got 600" kept=/);
+    assert.match(
+      r.stdout,
+      /RECOVERY action="restored harness-tasks\.json from \.bak" reason="harness-tasks\.json: tasks\[0\]\.title: must be at most 500 characters long, got 600 \(in task-001\)" kept=/,
+    );
     const [copy] = corruptCopies(repo);
     assert.equal(readFileSync(join(repo, copy!), 'utf8'), broken);
     assert.equal(readTasks(repo).tasks.length, 0, 'the backup (before the add) is in place');

@@ -1,8 +1,10 @@
 // launchpad retry ID: a failed task becomes pending with its budget restored, the tasks a run
 // marked failed because of it come back too; anything else is exit 2 and changes nothing.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { runCli } from '../helpers/cli';
 import { assertUnchanged, cli, PROGRESS, progressEntries, rawTask, snapshot, stateRoot, taskById } from './util';
 
 const blockedBy = (id: string) => `[DEPENDENCY] Blocked by failed ${id}`;
@@ -14,7 +16,13 @@ function afterARun(): string {
     session_count: 2,
     tasks: [
       rawTask('base', { status: 'completed', attempts: 1 }),
-      rawTask('flaky', { status: 'failed', attempts: 3, max_attempts: 3, failed_at: '2025-07-01T10:10:03Z', error_log: ['[TEST_FAIL] one', '[TEST_FAIL] two', '[TEST_FAIL] three'] }),
+      rawTask('flaky', {
+        status: 'failed',
+        attempts: 3,
+        max_attempts: 3,
+        failed_at: '2025-07-01T10:10:03Z',
+        error_log: ['[TEST_FAIL] one', '[TEST_FAIL] two', '[TEST_FAIL] three'],
+      }),
       rawTask('child', { status: 'failed', depends_on: ['flaky'], error_log: [blockedBy('flaky')] }),
       rawTask('grandchild', { status: 'failed', depends_on: ['child', 'base'], error_log: [blockedBy('child')] }),
       // Failed on its own after an earlier unblock: not retried along with flaky.
@@ -33,7 +41,10 @@ describe('launchpad retry', () => {
   it('resets an exhausted task and unblocks the chain it failed, keeping the error log', () => {
     const dir = afterARun();
     const r = cli(['retry', 'flaky'], { cwd: dir });
-    assert.equal(r.stdout, 'child: pending (was blocked by flaky)\nflaky: pending (attempts 0/3)\ngrandchild: pending (was blocked by flaky)\n');
+    assert.equal(
+      r.stdout,
+      'child: pending (was blocked by flaky)\nflaky: pending (attempts 0/3)\ngrandchild: pending (was blocked by flaky)\n',
+    );
 
     const flaky = taskById(dir, 'flaky');
     assert.equal(flaky.status, 'pending');
@@ -112,4 +123,56 @@ describe('launchpad retry', () => {
     cli(['retry', 'flaky'], { cwd: dir }, 2);
     assertUnchanged(before, dir, 'second retry');
   });
+
+  it('several ids at once: each reset, the chain of each unblocked, all in one transaction', () => {
+    const dir = afterARun();
+    const r = cli(['retry', 'flaky', 'retryable'], { cwd: dir });
+    assert.equal(
+      r.stdout,
+      'child: pending (was blocked by flaky)\nflaky: pending (attempts 0/3)\ngrandchild: pending (was blocked by flaky)\nretryable: pending (attempts 0/3)\n',
+    );
+    const actions = progressEntries(dir)
+      .slice(1)
+      .map((e) => `${e.taskId} ${e.message}`);
+    assert.deepEqual(actions, [
+      'child action="unblocked" reason="retry of flaky"',
+      'flaky action="retry" reason="requested by user" attempts_before=3',
+      'grandchild action="unblocked" reason="retry of flaky"',
+      'retryable action="retry" reason="requested by user" attempts_before=1',
+    ]);
+  });
+
+  it('several ids, one of them not failed: exit 2 and nothing changes (all or none)', () => {
+    const dir = afterARun();
+    const before = snapshot(dir);
+    const r = cli(['retry', 'flaky', 'waiting'], { cwd: dir }, 2);
+    assert.match(r.stderr, /task "waiting" is pending, not failed/);
+    for (const file of ['harness-tasks.json', PROGRESS]) assert.equal(snapshot(dir).get(file), before.get(file), file);
+  });
+
+  it('--failed retries every failed task, blocked ones included; then there is nothing left to retry', () => {
+    const dir = afterARun();
+    cli(['retry', '--failed'], { cwd: dir });
+    for (const id of ['flaky', 'child', 'grandchild', 'own-failure', 'unrelated', 'retryable'])
+      assert.equal(taskById(dir, id).status, 'pending', id);
+    assert.equal(taskById(dir, 'base').status, 'completed');
+    assert.equal(taskById(dir, 'running').status, 'in_progress');
+    assert.equal(cli(['retry', '--failed'], { cwd: dir }).stdout, 'no failed task: nothing to retry\n');
+    cli(['retry', '--failed', 'flaky'], { cwd: dir }, 2);
+  });
+
+  it('status --json calls a task retryable exactly when retry accepts it (every failed task, exhausted or blocked too)', () => {
+    const dir = afterARun();
+    const s = JSON.parse(cli(['status', '--json'], { cwd: dir }).stdout) as { tasks: Array<{ id: string; retryable: boolean }> };
+    for (const t of s.tasks) {
+      const accepted = runCliCode(dir, t.id) === 0;
+      assert.equal(t.retryable, accepted, `${t.id}: retryable=${t.retryable}, retry ${accepted ? 'accepts' : 'refuses'} it`);
+    }
+  });
 });
+
+/** Whether `retry ID` is accepted, on a fresh copy of the state (so one retry does not change the next). */
+function runCliCode(dir: string, id: string): number | null {
+  const copy = stateRoot(readFileSync(join(dir, 'harness-tasks.json'), 'utf8'));
+  return runCli(['retry', id], { cwd: copy }).code;
+}

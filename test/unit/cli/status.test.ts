@@ -1,8 +1,9 @@
-// launchpad status [--json]: the counts and tasks of SPEC §5, blocked chains, cycles and unknown
+// launchpad status [--json]: the documented counts and tasks, blocked chains, cycles and unknown
 // dependencies, worktrees, the active run; read-only.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { git, makeRepo } from '../helpers/gitRepo';
 import { tempDir } from '../helpers/tmp';
 import { assertUnchanged, cli, holdLock, liveHolder, PROGRESS, rawTask, snapshot, stateRoot } from './util';
@@ -47,7 +48,7 @@ const MIXED = {
 };
 
 describe('launchpad status', () => {
-  it('--json: the SPEC §5 counts and per-task fields', () => {
+  it('--json: the documented counts and per-task fields', () => {
     const dir = stateRoot(MIXED);
     const s = statusJson(dir);
     assert.equal(s.tasks_total, 14);
@@ -72,7 +73,11 @@ describe('launchpad status', () => {
     }
     const byId = new Map(s.tasks.map((t) => [t.id, t]));
     assert.deepEqual(
-      { status: byId.get('exhausted')!.status, attempts: byId.get('exhausted')!.attempts, max_attempts: byId.get('exhausted')!.max_attempts },
+      {
+        status: byId.get('exhausted')!.status,
+        attempts: byId.get('exhausted')!.attempts,
+        max_attempts: byId.get('exhausted')!.max_attempts,
+      },
       { status: 'failed', attempts: 3, max_attempts: 3 },
     );
     assert.equal(byId.get('ready')!.max_attempts, 3, 'the default max_attempts');
@@ -161,7 +166,14 @@ describe('launchpad status', () => {
     const lines = Array.from({ length: 8 }, (_, i) => `[2025-07-01T10:00:0${i}Z] [SESSION-1] WARN line ${i}`);
     writeFileSync(join(dir, PROGRESS), lines.join('\n') + '\n');
     assert.deepEqual(statusJson(dir).recent_log, lines.slice(3));
-    assert.ok(cli(['status'], { cwd: dir }).stdout.endsWith(`Recent log:\n${lines.slice(3).map((l) => `  ${l}\n`).join('')}`));
+    assert.ok(
+      cli(['status'], { cwd: dir }).stdout.endsWith(
+        `Recent log:\n${lines
+          .slice(3)
+          .map((l) => `  ${l}\n`)
+          .join('')}`,
+      ),
+    );
   });
 
   it('lists the worktrees of harness branches (and only those)', () => {
@@ -184,11 +196,14 @@ describe('launchpad status', () => {
     const dir = stateRoot({ version: 3, tasks: [] });
     const lockDir = holdLock(dir, liveHolder('launchpad run'), 'session.lock');
     const s = statusJson(dir);
-    assert.deepEqual(
-      (({ pid, command }) => ({ pid, command }))(s.active_session as { pid: number; command: string }),
-      { pid: process.pid, command: 'launchpad run' },
+    assert.deepEqual((({ pid, command }) => ({ pid, command }))(s.active_session as { pid: number; command: string }), {
+      pid: process.pid,
+      command: 'launchpad run',
+    });
+    assert.match(
+      cli(['status'], { cwd: dir }).stdout,
+      new RegExp(`^Active run: launchpad run \\(pid=${process.pid}, since 2025-07-01T10:00:10Z\\)$`, 'm'),
     );
-    assert.match(cli(['status'], { cwd: dir }).stdout, new RegExp(`^Active run: launchpad run \\(pid=${process.pid}, since 2025-07-01T10:00:10Z\\)$`, 'm'));
     writeFileSync(join(lockDir, 'holder.json'), JSON.stringify({ ...liveHolder(), identity: 'reused' }));
     assert.equal(statusJson(dir).active_session, null);
     assert.doesNotMatch(cli(['status'], { cwd: dir }).stdout, /Active run/);

@@ -3,24 +3,46 @@
 // nothing changed). Real repositories, the built CLI: add, retry, run and status.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { makeRepo } from '../helpers/gitRepo';
+
 import { runCli } from '../helpers/cli';
+import { makeRepo } from '../helpers/gitRepo';
 import { tempDir } from '../helpers/tmp';
 import { cli, FIXTURES, rawTask, readTasks, TASKS } from './util';
 
 const CORPUS = join(FIXTURES, 'bad-task-files');
 
 /** A repository whose task file has one failed task (so retry has something to do) and one pending. */
-function repoWith(file: unknown = { version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3, error_log: ['[TEST_FAIL] x'] }), rawTask('task-002')] }): string {
+function repoWith(
+  file: unknown = {
+    version: 3,
+    tasks: [rawTask('task-001', { status: 'failed', attempts: 3, error_log: ['[TEST_FAIL] x'] }), rawTask('task-002')],
+  },
+): string {
   const repo = makeRepo();
   writeFileSync(join(repo, TASKS), typeof file === 'string' ? file : JSON.stringify(file, null, 2) + '\n');
   return repo;
 }
 
 /** What each command does to a file it must refuse: exit 2, `expect` in its output, the bytes kept. */
-function refusedByAll(repo: string, expect: RegExp[], commands: string[][] = [['status'], ['add', 'x'], ['retry', 'task-001'], ['run']]): void {
+function refusedByAll(
+  repo: string,
+  expect: RegExp[],
+  commands: string[][] = [['status'], ['add', 'x'], ['retry', 'task-001'], ['run']],
+): void {
   const path = join(repo, TASKS);
   const before = lstatSync(path).isFile() ? readFileSync(path) : undefined;
   for (const args of commands) {
@@ -50,18 +72,28 @@ describe('what the task file must not be silently rewritten into, or read foreve
 
   it('a key spelled "\\u005f_proto__" is refused by add, retry, run and status, whatever its escape', () => {
     for (const spelling of ['\\u005f_proto__', '__proto\\u005F_']) {
-      const text = JSON.stringify({ version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3 }), rawTask('task-002', { x: { keep: 1 } })] }, null, 2).replace('"keep"', `"${spelling}"`);
+      const text = JSON.stringify(
+        { version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3 }), rawTask('task-002', { x: { keep: 1 } })] },
+        null,
+        2,
+      ).replace('"keep"', `"${spelling}"`);
       refusedByAll(repoWith(text), [/harness-tasks\.json: tasks\[1\]\.x\.__proto__: the field name "__proto__" cannot be kept/]);
     }
   });
 
   it('5,000 levels of nesting in an unknown field: refused with the path, no RangeError', () => {
-    const text = JSON.stringify({ version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3 })] }, null, 2).replace(/\}\s*$/, `, "x_deep": ${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}\n`);
+    const text = JSON.stringify({ version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3 })] }, null, 2).replace(
+      /\}\s*$/,
+      `, "x_deep": ${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}\n`,
+    );
     refusedByAll(repoWith(text), [/harness-tasks\.json: x_deep(\.a){63}: nested deeper than 64 levels/]);
   });
 
   it('a 1 MiB title (generated): refused by add, retry, run and status, not a spawn E2BIG later', () => {
-    const repo = repoWith({ version: 3, tasks: [rawTask('task-001', { status: 'failed', attempts: 3 }), rawTask('task-002', { title: 't'.repeat(1 << 20) })] });
+    const repo = repoWith({
+      version: 3,
+      tasks: [rawTask('task-001', { status: 'failed', attempts: 3 }), rawTask('task-002', { title: 't'.repeat(1 << 20) })],
+    });
     refusedByAll(repo, [/harness-tasks\.json: tasks\[1\]\.title: must be at most 500 characters long, got 1048576/]);
   });
 
@@ -94,7 +126,8 @@ describe('what the task file must not be silently rewritten into, or read foreve
     symlinkSync(elsewhere, join(repo, TASKS));
     assert.equal(cli(['add', 'third', '--validate', 'true'], { cwd: repo }).stdout, 'task-003\n');
     cli(['retry', 'task-001'], { cwd: repo });
-    // Nothing the run can start (no agent needed): it still counts a session, through the link.
+    // Nothing the run can start (no agent needed): it reads through the link and leaves it a link
+    // (a run that dispatches nothing does not count a session, so it writes nothing).
     const t = readTasks(repo);
     t.tasks = t.tasks.map((x) => ({ ...x, status: 'completed' }));
     writeFileSync(elsewhere, JSON.stringify(t, null, 2));
@@ -102,8 +135,11 @@ describe('what the task file must not be silently rewritten into, or read foreve
     assert.ok(lstatSync(join(repo, TASKS)).isSymbolicLink(), 'the link was replaced by a file');
     assert.equal(readlinkSync(join(repo, TASKS)), elsewhere);
     const real = JSON.parse(readFileSync(elsewhere, 'utf8')) as { session_count: number; tasks: Array<{ id: string }> };
-    assert.deepEqual(real.tasks.map((x) => x.id), ['task-001', 'task-002', 'task-003']);
-    assert.equal(real.session_count, 1);
+    assert.deepEqual(
+      real.tasks.map((x) => x.id),
+      ['task-001', 'task-002', 'task-003'],
+    );
+    assert.equal(real.session_count, 0);
     assert.ok(!existsSync(`${elsewhere}.tmp`));
   });
 
@@ -112,7 +148,11 @@ describe('what the task file must not be silently rewritten into, or read foreve
     const path = join(repo, TASKS);
     chmodSync(path, 0o444);
     const { ino } = statSync(path);
-    refusedByAll(repo, [/harness-tasks\.json: has no write permission, so Launchpad does not replace it; nothing was changed/], [['add', 'x'], ['retry', 'task-001'], ['run']]);
+    refusedByAll(
+      repo,
+      [/harness-tasks\.json: has no write permission, so Launchpad does not replace it; nothing was changed/],
+      [['add', 'x'], ['retry', 'task-001'], ['run']],
+    );
     assert.equal(statSync(path).ino, ino);
     assert.equal(statSync(path).mode & 0o777, 0o444);
     assert.ok(!existsSync(join(repo, `${TASKS}.bak`)));
@@ -133,7 +173,11 @@ describe('what the task file must not be silently rewritten into, or read foreve
   it('a symbolic link to /dev/zero is refused before any read (fstat says 0 bytes), the link kept', () => {
     const repo = makeRepo();
     symlinkSync('/dev/zero', join(repo, TASKS));
-    refusedByAll(repo, [/harness-tasks\.json: is a symbolic link to \/dev\/zero, a character device, not a regular file/], [['status'], ['add', 'x'], ['run']]);
+    refusedByAll(
+      repo,
+      [/harness-tasks\.json: is a symbolic link to \/dev\/zero, a character device, not a regular file/],
+      [['status'], ['add', 'x'], ['run']],
+    );
     assert.ok(lstatSync(join(repo, TASKS)).isSymbolicLink());
   });
 

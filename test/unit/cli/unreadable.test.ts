@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
 

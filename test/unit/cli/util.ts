@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { parseLogLine, type LogEntry } from '../../../src/core/log/logLine';
+
+import { type LogEntry, parseLogLine } from '../../../src/core/log/logLine';
 import { processIdentity } from '../../../src/core/processIdentity';
-import { runCli, type CliResult } from '../helpers/cli';
+import { type CliResult, runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
 
 /** test/fixtures, from out/test/unit/cli (fixtures are not copied to out/). */
@@ -41,11 +42,11 @@ export function progressLines(dir: string): string[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean);
 }
 
-/** Every line of the log parsed by the SPEC §2 grammar; fails on a line outside it. */
+/** Every line of the log parsed by the log grammar; fails on a line outside it. */
 export function progressEntries(dir: string): LogEntry[] {
   return progressLines(dir).map((line) => {
     const entry = parseLogLine(line);
-    assert.ok(entry, `not a SPEC §2 log line: ${line}`);
+    assert.ok(entry, `not a log line of the grammar: ${line}`);
     return entry;
   });
 }
@@ -78,7 +79,11 @@ export function assertUnchanged(before: Map<string, string>, dir: string, what: 
 /** runCli with the exit code checked, showing the output when it differs. */
 export function cli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }, expectCode = 0): CliResult {
   const r = runCli(args, opts);
-  assert.equal(r.code, expectCode, `launchpad ${args.join(' ')} exited ${r.code}, expected ${expectCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  assert.equal(
+    r.code,
+    expectCode,
+    `launchpad ${args.join(' ')} exited ${r.code}, expected ${expectCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`,
+  );
   return r;
 }
 

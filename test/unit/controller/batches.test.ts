@@ -1,4 +1,4 @@
-// Batch selection and dispatch (seed 000 "Batch Selection Algorithm", "Sub-agent Dispatch
+// Batch selection and dispatch ("Batch Selection Algorithm", "Sub-agent Dispatch
 // Protocol"): dependency validation first, the eligible pool's order, batch rules (no
 // dependency inside, no files_hint overlap, empty hint solo), rolling refills up to
 // max_parallel_agents, agents really concurrent, each in its own worktree from the base head,
@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   batches,
@@ -68,7 +69,7 @@ function at(root: string, type: string, task: string): number {
 describe('controller: batches and dispatch', function () {
   this.timeout(120_000);
 
-  it('dependency validation first: cycles (and self-references) fail with the seed\'s message, failures propagate as blocked', async () => {
+  it("dependency validation first: cycles (and self-references) fail with the protocol's message, failures propagate as blocked", async () => {
     const root = harness({
       tasks: [
         { id: 'task-a', dependsOn: ['task-b'] },
@@ -115,17 +116,24 @@ describe('controller: batches and dispatch', function () {
     assert.deepEqual(batches(root), [['task-001', 'task-002', 'task-003']]);
     const list = intervals(times);
     assert.equal(list.length, 3);
-    for (const a of list) for (const b of list) if (a !== b) assert.ok(a.start < b.end && b.start < a.end, `${a.id} and ${b.id} did not overlap`);
+    for (const a of list)
+      for (const b of list) if (a !== b) assert.ok(a.start < b.end && b.start < a.end, `${a.id} and ${b.id} did not overlap`);
   });
 
   it('no more than max_parallel_agents (--max-parallel) at once; free slots are refilled, each refill a BATCH line', async () => {
     const times = join(tempDir(), 'times');
-    const root = harness({ tasks: ['task-001', 'task-002', 'task-003', 'task-004'].map((id) => ({ id })), sessionConfig: { max_parallel_agents: 3 } });
+    const root = harness({
+      tasks: ['task-001', 'task-002', 'task-003', 'task-004'].map((id) => ({ id })),
+      sessionConfig: { max_parallel_agents: 3 },
+    });
     const r = await run(root, agentCmd('records-times.sh'), ['--max-parallel', '2'], { AGENT_TIMES: times, AGENT_BARRIER: '2' });
     assert.equal(r.code, 0, show(r, root));
     const b = batches(root);
     assert.deepEqual(b[0], ['task-001', 'task-002']);
-    assert.ok(b.every((x) => x.length <= 2), JSON.stringify(b));
+    assert.ok(
+      b.every((x) => x.length <= 2),
+      JSON.stringify(b),
+    );
     assert.deepEqual(b.flat().sort(), ['task-001', 'task-002', 'task-003', 'task-004']);
     assert.ok(b.length >= 2, 'no refill BATCH line');
     assert.equal(maxConcurrency(intervals(times)), 2);
@@ -182,20 +190,30 @@ describe('controller: batches and dispatch', function () {
   it('the agent gets the env contract and the prompt on stdin (= prompt.md); its output is the transcript', async () => {
     const echo = tempDir();
     const root = harness({
-      tasks: [{ id: 'task-001', title: 'Add rate limiting', context: 'Redis-backed, 100 req/min per IP', files: ['src/task-001/', 'src/mw.ts'] }],
+      tasks: [
+        { id: 'task-001', title: 'Add rate limiting', context: 'Redis-backed, 100 req/min per IP', files: ['src/task-001/', 'src/mw.ts'] },
+      ],
     });
     const r = await run(root, agentCmd('echoes-env.sh'), [], { ECHO_DIR: echo });
     assert.equal(r.code, 0, show(r, root));
     const attempt = join(root, '.launchpad/runs/task-001/attempt-1');
     const worktree = join(defaultWorktreeRoot(root), 'task-001');
-    assert.deepEqual(read(join(echo, 'task-001.1.env')).trim().split('\n'), [
-      'LAUNCHPAD_ATTEMPT=1',
-      'LAUNCHPAD_BRANCH=harness-task-001',
-      `LAUNCHPAD_PROMPT_FILE=${join(attempt, 'prompt.md')}`,
-      'LAUNCHPAD_TASK_ID=task-001',
-      'LAUNCHPAD_TASK_TITLE=Add rate limiting',
-      `LAUNCHPAD_WORKTREE=${worktree}`,
-    ]);
+    const env = read(join(echo, 'task-001.1.env')).trim().split('\n');
+    // The task's port block (its base depends on the state root and on which ports are free).
+    const ports = env.filter((l) => l.startsWith('LAUNCHPAD_PORT_'));
+    assert.match(ports[0] ?? '', /^LAUNCHPAD_PORT_BASE=(2\d{4}|3[01]\d{3})$/);
+    assert.deepEqual(ports.slice(1), ['LAUNCHPAD_PORT_COUNT=10']);
+    assert.deepEqual(
+      env.filter((l) => !l.startsWith('LAUNCHPAD_PORT_')),
+      [
+        'LAUNCHPAD_ATTEMPT=1',
+        'LAUNCHPAD_BRANCH=harness-task-001',
+        `LAUNCHPAD_PROMPT_FILE=${join(attempt, 'prompt.md')}`,
+        'LAUNCHPAD_TASK_ID=task-001',
+        'LAUNCHPAD_TASK_TITLE=Add rate limiting',
+        `LAUNCHPAD_WORKTREE=${worktree}`,
+      ],
+    );
     const prompt = read(join(attempt, 'prompt.md'));
     assert.equal(read(join(echo, 'task-001.1.stdin')), prompt);
     assert.match(prompt, /^You are a worker agent executing a single task for a Launchpad-managed project\.$/m);

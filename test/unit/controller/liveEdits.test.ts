@@ -2,7 +2,22 @@
 // made eligible again by `launchpad retry`, is picked up by that same run.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { agentCmd, batches, byTask, gates, harness, launchpad, linesOf, read, show, startRun, taskById, waitFor, waitForLog } from './support';
+
+import {
+  agentCmd,
+  batches,
+  byTask,
+  gates,
+  harness,
+  launchpad,
+  linesOf,
+  read,
+  show,
+  startRun,
+  taskById,
+  waitFor,
+  waitForLog,
+} from './support';
 
 describe('controller: edits while a run goes on', function () {
   this.timeout(120_000);

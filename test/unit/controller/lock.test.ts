@@ -1,4 +1,4 @@
-// One controller at a time (seed 000 "Concurrency Control"): of two runs started together
+// One controller at a time : of two runs started together
 // exactly one runs, the other exits 3 naming the holder; a stale lock (dead holder, or a pid now
 // used by another process) is reclaimed with a WARN line.
 import assert from 'node:assert/strict';
@@ -6,12 +6,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { agentCmd, gates, harness, linesOf, read, run, show, startRun, taskById, waitFor, waitForLog, type Result } from './support';
+
+import { agentCmd, gates, harness, linesOf, read, type Result, run, show, startRun, taskById, waitFor, waitForLog } from './support';
 
 function staleLock(root: string, pid: number, identity: string): void {
   const dir = join(root, '.launchpad/session.lock');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'holder.json'), JSON.stringify({ pid, identity, host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:00Z' }));
+  writeFileSync(
+    join(dir, 'holder.json'),
+    JSON.stringify({ pid, identity, host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:00Z' }),
+  );
   writeFileSync(join(dir, 'pid'), `${pid}\n`);
 }
 

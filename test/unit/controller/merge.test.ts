@@ -1,4 +1,4 @@
-// Seed 000's Merge Protocol: a conflict outside the task's files_hint is discarded
+// The merge protocol: a conflict outside the task's files_hint is discarded
 // (MERGE_CONFLICT "Out-of-scope file conflict"); inside it, merge --abort, rebase the branch,
 // validate again and merge; a rebase that fails is MERGE_CONFLICT; a MERGE_CONFLICT retry runs
 // solo. Merges are one at a time, lowest task id first among those ready.
@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   assertOrder,
@@ -17,6 +18,7 @@ import {
   git,
   harness,
   harnessBranches,
+  launchpadRefs,
   linesOf,
   merges,
   patchTask,
@@ -25,6 +27,7 @@ import {
   shq,
   startRun,
   taskById,
+  unreachableAgentCommits,
   waitForLog,
 } from './support';
 
@@ -81,15 +84,31 @@ describe('controller: merge protocol', function () {
     assert.equal(b.status, 'completed');
     assert.equal(b.attempts, 2);
     assert.deepEqual(b.error_log, ['[MERGE_CONFLICT] Out-of-scope file conflict: shared.txt']);
-    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed"');
+    // The discarded attempt's commits are kept under our ref, not lost.
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-b')[0]!.message,
+      'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1',
+    );
+    assert.equal(git(root, 'log', '-1', '--format=%s', 'refs/launchpad/attempts/task-b/1'), '[task-b] Task task-b');
     assert.match(linesOf(root, 'ROLLBACK', 'task-b')[0]!.message, /^git merge --abort \(conflicts: shared\.txt\)$/);
-    assert.equal(linesOf(root, 'WARN', 'task-b').length, 0, 'an out-of-scope conflict was rebased');
+    // (The one WARN line of task-b is the report of the out-of-scope file its retry merged.)
+    assert.equal(
+      linesOf(root, 'WARN', 'task-b').filter((l) => /rebased/.test(l.message)).length,
+      0,
+      'an out-of-scope conflict was rebased',
+    );
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-b').map((l) => l.message),
+      ['out-of-scope files merged: shared.txt'],
+    );
     assertOrder(root, 'task-b', ['DISPATCH', 'VALIDATE', 'ROLLBACK', 'DISCARD', 'ERROR', 'DISPATCH', 'VALIDATE', 'MERGE', 'Completed']);
     // The retry is alone in its batch: it was eligible beside task-c's retry but not taken with it.
     assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-c'], ['task-b']]);
     assert.equal(read(join(root, 'shared.txt')), 'task-b\n');
     assert.deepEqual(
-      merges(root).map((m) => m.subject).reverse(),
+      merges(root)
+        .map((m) => m.subject)
+        .reverse(),
       ['Merge [task-a] Task task-a', 'Merge [task-c] Task task-c', 'Merge [task-b] Task task-b'],
     );
     assert.equal(git(root, 'status', '--porcelain', '--untracked-files=no'), '', 'the aborted merge left changes behind');
@@ -98,7 +117,7 @@ describe('controller: merge protocol', function () {
   it('an in-scope conflict that a rebase resolves: merge --abort, rebase, validate again, merge', async () => {
     // git merge conflicts (base "orig", main "shared", branch "task-b") while git rebase drops
     // the branch's first commit as already upstream (same patch as task-a's) and replays the
-    // second cleanly: a case where the seed's rebase retry really helps.
+    // second cleanly: a case where the rebase retry really helps.
     const root = harness({
       files: { 'README.md': '# p\n', 'src/b/f.txt': 'orig\n' },
       tasks: [{ id: 'task-a' }, { id: 'task-b', files: ['src/task-b/', 'src/b/'] }, { id: 'task-c' }],
@@ -113,13 +132,21 @@ describe('controller: merge protocol', function () {
     assert.equal(b.attempts, 1);
     assert.deepEqual(b.error_log, []);
     assert.equal(linesOf(root, 'ROLLBACK', 'task-b')[0]!.message, 'git merge --abort (conflicts: src/b/f.txt)');
-    assert.equal(linesOf(root, 'WARN', 'task-b')[0]!.message, 'merge conflicted in src/b/f.txt; rebased harness-task-b onto main, validating again');
+    assert.equal(
+      linesOf(root, 'WARN', 'task-b')[0]!.message,
+      'merge conflicted in src/b/f.txt; rebased harness-task-b onto main, validating again',
+    );
     assertOrder(root, 'task-b', ['AGENT_DONE', 'VALIDATE', 'ROLLBACK', 'WARN', 'VALIDATE', 'MERGE', 'Completed']);
     assert.equal(linesOf(root, 'VALIDATE', 'task-b').length, 2);
     assert.equal(read(join(root, 'src/b/f.txt')), 'task-b\n');
     // The rebase really happened: task-b's copy of the shared commit was dropped, and its
     // remaining commit sits on top of task-a's merge.
-    assert.equal(git(root, 'log', '--format=%s', 'main').split('\n').filter((s) => s.endsWith('shared change')).length, 1);
+    assert.equal(
+      git(root, 'log', '--format=%s', 'main')
+        .split('\n')
+        .filter((s) => s.endsWith('shared change')).length,
+      1,
+    );
     const [mergeB, mergeA] = git(root, 'log', '--first-parent', '--merges', '--format=%H', 'main').split('\n');
     assert.equal(git(root, 'rev-parse', `${mergeB}^2~1`), mergeA);
     assert.deepEqual(harnessBranches(root), []);
@@ -131,7 +158,12 @@ describe('controller: merge protocol', function () {
       tasks: [
         { id: 'task-a' },
         // Passes on its own branch, fails once task-a's work is under it.
-        { id: 'task-b', files: ['src/task-b/', 'src/b/'], validate: 'test -f src/task-b/done.txt && test ! -f src/task-a/done.txt', maxAttempts: 1 },
+        {
+          id: 'task-b',
+          files: ['src/task-b/', 'src/b/'],
+          validate: 'test -f src/task-b/done.txt && test ! -f src/task-a/done.txt',
+          maxAttempts: 1,
+        },
       ],
     });
     const { g, started } = await rebaseScenario(root);
@@ -148,7 +180,13 @@ describe('controller: merge protocol', function () {
       linesOf(root, 'VALIDATE', 'task-b').map((l) => l.message.replace(/^.*result=/, '')),
       ['PASS', 'FAIL'],
     );
-    assert.equal(linesOf(root, 'DISCARD', 'task-b')[0]!.message, 'worktree=harness-task-b reason="merge failed"');
+    // Kept twice: the agent's commits before the rebase rewrote them, and the rebased ones.
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-b')[0]!.message,
+      'worktree=harness-task-b reason="merge failed" kept=refs/launchpad/attempts/task-b/1.2',
+    );
+    assert.deepEqual(launchpadRefs(root), ['refs/launchpad/attempts/task-b/1', 'refs/launchpad/attempts/task-b/1.2']);
+    assert.deepEqual(unreachableAgentCommits(root), []);
     assert.equal(git(root, 'rev-parse', 'HEAD'), headAfterA, 'something was merged after a failed re-validation');
     assert.deepEqual(harnessBranches(root), []);
   });
@@ -158,10 +196,10 @@ describe('controller: merge protocol', function () {
       files: { 'README.md': '# p\n', 'src/b/f.txt': 'orig\n' },
       tasks: [{ id: 'task-a' }, { id: 'task-b', files: ['src/task-b/', 'src/b/'] }, { id: 'task-c' }],
     });
-    const r = await conflictScenario(
-      root,
-      { a: `env SHARED_FILE=src/b/f.txt ${agentCmd('edits-shared.sh')}`, b: gated('edits-shared.sh', { SHARED_FILE: 'src/b/f.txt' }) },
-    );
+    const r = await conflictScenario(root, {
+      a: `env SHARED_FILE=src/b/f.txt ${agentCmd('edits-shared.sh')}`,
+      b: gated('edits-shared.sh', { SHARED_FILE: 'src/b/f.txt' }),
+    });
     assert.equal(r.code, 0, show(r, root));
 
     const b = taskById(root, 'task-b');
@@ -175,6 +213,46 @@ describe('controller: merge protocol', function () {
     assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-c'], ['task-b']]);
     assert.equal(read(join(root, 'src/b/f.txt')), 'task-b\n');
     assert.equal(taskById(root, 'task-c').status, 'completed');
+    assert.deepEqual(harnessBranches(root), []);
+  });
+
+  it("a real conflict the rebase cannot resolve: the retry, solo on the new base, gets the files and both sides' changes in its prompt and resolves it", async () => {
+    // task-a rewrites src/b/f.txt; task-b (held until task-a is merged) rewrites it too. Its
+    // second attempt keeps task-a's line and adds its own, but only if its prompt shows the
+    // conflict: the file and the base's change (+task-a).
+    const root = harness({
+      files: { 'README.md': '# p\n', 'src/b/f.txt': 'orig\n' },
+      tasks: [
+        { id: 'task-a' },
+        { id: 'task-b', files: ['src/task-b/', 'src/b/'], validate: 'test -f src/task-b/done.txt && grep -qx task-b src/b/f.txt' },
+      ],
+    });
+    const g = gates();
+    const agentLine = byTask(
+      {
+        'task-a': `env SHARED_FILE=src/b/f.txt ${agentCmd('edits-shared.sh')}`,
+        'task-b': gated('resolves-conflict.sh', { SHARED_FILE: 'src/b/f.txt', OTHER_LINE: 'task-a' }),
+      },
+      agentCmd('writes-done.sh'),
+    );
+    const started = startRun(root, agentLine, [], { GATE_DIR: g.dir });
+    await waitForLog(root, /Completed \[task-a\]/);
+    g.open('task-b');
+    const r = await started.done;
+    assert.equal(r.code, 0, show(r, root));
+
+    const b = taskById(root, 'task-b');
+    assert.equal(b.status, 'completed');
+    assert.equal(b.attempts, 2);
+    assert.deepEqual(b.error_log, ['[MERGE_CONFLICT] conflicts with main in src/b/f.txt; rebase failed']);
+    assert.equal(read(join(root, 'src/b/f.txt')), 'task-a\ntask-b\n', 'both changes are in the base branch');
+    assert.deepEqual(batches(root), [['task-a', 'task-b'], ['task-b']], 'the retry runs alone');
+    const prompt = read(join(root, '.launchpad/runs/task-b/attempt-2/prompt.md'));
+    assert.match(prompt, /^Merge conflict in: src\/b\/f\.txt$/m);
+    assert.match(prompt, /^main changed them since this attempt started \(git diff [0-9a-f]{7} main\):$/m);
+    assert.match(prompt, /^-orig\n\+task-a$/m, "the base's change");
+    assert.match(prompt, /^This attempt changed them \(git diff [0-9a-f]{7} harness-task-b\):$/m);
+    assert.match(prompt, /^-orig\n\+task-b$/m, "the attempt's own change");
     assert.deepEqual(harnessBranches(root), []);
   });
 
@@ -192,7 +270,9 @@ describe('controller: merge protocol', function () {
       `#!/bin/sh\nif mkdir ${shq(held)} 2>/dev/null; then\n${waitLine('VALIDATE \\[task-002\\]')}\n${waitLine('VALIDATE \\[task-003\\]')}\nsleep 0.5\nfi\nexit 0\n`,
       { mode: 0o755 },
     );
-    const tasksPatch = (id: string, waitFor: string) => ({ validation: { command: `${waitLine(waitFor)}; test -f src/${id}/done.txt`, timeout_seconds: 60 } });
+    const tasksPatch = (id: string, waitFor: string) => ({
+      validation: { command: `${waitLine(waitFor)}; test -f src/${id}/done.txt`, timeout_seconds: 60 },
+    });
     patchTask(root, 'task-003', tasksPatch('task-003', 'VALIDATE \\[task-001\\]'));
     patchTask(root, 'task-002', tasksPatch('task-002', 'VALIDATE \\[task-003\\]'));
 

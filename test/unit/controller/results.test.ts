@@ -1,9 +1,10 @@
-// Collecting an agent's result (seed 000 "Collecting Sub-agent Results"): the verdict from the
+// Collecting an agent's result : the verdict from the
 // last RESULT line, validation in the worktree, a --no-ff merge on PASS, discard + retry with
 // the error in the next prompt on FAIL, AGENT_FAIL for every way an agent can fail.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   assertOrder,
@@ -89,7 +90,10 @@ describe('controller: collecting and validating results', function () {
     assert.deepEqual(extraWorktrees(root), []);
     assertOrder(root, 'task-001', ['DISPATCH', 'AGENT_DONE', 'VALIDATE', 'DISCARD', 'ERROR']);
     assert.match(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, /result=FAIL$/);
-    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed"');
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-001')[0]!.message,
+      'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1',
+    );
     const err = linesOf(root, 'ERROR', 'task-001')[0]!;
     assert.equal(err.category, 'TEST_FAIL');
     assert.equal(linesOf(root, 'MERGE').length, 0);
@@ -97,8 +101,10 @@ describe('controller: collecting and validating results', function () {
     assert.match(read(join(root, '.launchpad/runs/task-001/attempt-1/validation.log')), /^1\n2\n3\n[\s\S]*\n20000\n$/);
   });
 
-  it("retry: attempt 2's prompt.md carries the error log under \"## Previous Attempt(s)\" and the task then completes", async () => {
-    const root = harness({ tasks: [{ id: 'task-001', validate: 'test -f src/task-001/done.txt || { echo "done.txt is missing"; exit 1; }' }] });
+  it('retry: attempt 2\'s prompt.md carries the error log under "## Previous Attempt(s)" and the task then completes', async () => {
+    const root = harness({
+      tasks: [{ id: 'task-001', validate: 'test -f src/task-001/done.txt || { echo "done.txt is missing"; exit 1; }' }],
+    });
     const r = await run(root, agentCmd('lazy-first.sh'));
     assert.equal(r.code, 0, show(r, root));
     const t = taskById(root, 'task-001');
@@ -149,7 +155,10 @@ describe('controller: collecting and validating results', function () {
       { 'task-001': agentCmd('fails.sh'), 'task-002': agentCmd('no-result.sh'), 'task-003': agentCmd('exits-without-result.sh') },
       agentCmd('success-nonzero.sh'),
     );
-    const r = await run(root, agentLine, ['--max-parallel', '4'], { NOISE_LINES: '20000', FAIL_REASON: 'Sub-agent could not resolve import errors' });
+    const r = await run(root, agentLine, ['--max-parallel', '4'], {
+      NOISE_LINES: '20000',
+      FAIL_REASON: 'Sub-agent could not resolve import errors',
+    });
     assert.equal(r.code, 1, show(r, root));
 
     const t1 = taskById(root, 'task-001');
@@ -172,12 +181,17 @@ describe('controller: collecting and validating results', function () {
 
     for (const id of ['task-001', 'task-002', 'task-003']) {
       assert.match(linesOf(root, 'AGENT_DONE', id)[0]!.message, /result=error$/);
-      assert.equal(linesOf(root, 'DISCARD', id)[0]!.message, `worktree=harness-${id} reason="agent reported failure"`);
+      // Only task-002's agent committed anything: only its commits are kept.
+      const kept = id === 'task-002' ? ` kept=refs/launchpad/attempts/${id}/1` : '';
+      assert.equal(linesOf(root, 'DISCARD', id)[0]!.message, `worktree=harness-${id} reason="agent reported failure"${kept}`);
       assert.equal(linesOf(root, 'ERROR', id)[0]!.category, 'AGENT_FAIL');
       assert.equal(linesOf(root, 'VALIDATE', id).length, 0, `${id} was validated after an agent failure`);
     }
     assert.match(linesOf(root, 'AGENT_DONE', 'task-004')[0]!.message, /result=success$/);
-    assert.deepEqual(merges(root).map((m) => m.subject), ['Merge [task-004] Task task-004']);
+    assert.deepEqual(
+      merges(root).map((m) => m.subject),
+      ['Merge [task-004] Task task-004'],
+    );
     assert.deepEqual(harnessBranches(root), []);
   });
 
@@ -223,6 +237,9 @@ describe('controller: collecting and validating results', function () {
         [2, 2, 'about to commit'],
       ],
     );
-    assert.ok(readFileSync(join(root, 'harness-progress.txt'), 'utf8').indexOf('CHECKPOINT') < readFileSync(join(root, 'harness-progress.txt'), 'utf8').indexOf('AGENT_DONE'));
+    assert.ok(
+      readFileSync(join(root, 'harness-progress.txt'), 'utf8').indexOf('CHECKPOINT') <
+        readFileSync(join(root, 'harness-progress.txt'), 'utf8').indexOf('AGENT_DONE'),
+    );
   });
 });

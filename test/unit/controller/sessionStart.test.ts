@@ -1,25 +1,26 @@
-// Session start (seed 000 "Session Start"): auto-init, git checks, the lock, recovery, the
+// Session start: auto-init, git checks, the lock, recovery, the
 // health check, the session count and max_sessions; a dirty main working tree is refused with
 // nothing changed; where worktrees go.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
-  editTaskFile,
-  extraWorktrees,
   byTask,
   defaultWorktreeRoot,
+  editTaskFile,
+  extraWorktrees,
   git,
   harness,
   harnessBranches,
   launchpad,
   linesOf,
   logLines,
-  repo as makeRepo,
   patchTask,
   read,
   readTasks,
+  repo as makeRepo,
   run,
   show,
   taskById,
@@ -61,7 +62,8 @@ describe('controller: session start', function () {
     const file = readTasks(root);
     assert.deepEqual(file.tasks, []);
     assert.equal(file.session_config.max_parallel_agents, 3);
-    assert.equal(file.session_count, 1);
+    // Only a session that dispatches counts toward max_sessions; this one logged as SESSION-1.
+    assert.equal(file.session_count, 0);
     const lines = logLines(root);
     assert.equal(lines[0]!.type, 'INIT');
     assert.equal(lines[0]!.message, `Launchpad runner initialized for project ${root}`);
@@ -73,7 +75,7 @@ describe('controller: session start', function () {
     assert.ok(existsSync(join(root, 'harness-progress.txt')));
   });
 
-  it("runs the seed's steps in order: lock, recovery, health check (PASS), then batches", async () => {
+  it('runs the session-start steps in order: lock, recovery, health check (PASS), then batches', async () => {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     patchTask(root, 'task-001', { status: 'in_progress', attempts: 1, agent_id: 'agent_dead', worktree_branch: 'harness-task-001' });
     writeInitScript(root, 'echo checking');
@@ -92,7 +94,10 @@ describe('controller: session start', function () {
   it('health check failing once: ERROR [ENV_SETUP], run again, PASS, and the session goes on', async () => {
     const counter = join(tempDir(), 'count');
     const root = harness({ tasks: [{ id: 'task-001' }] });
-    writeInitScript(root, `n=$(cat '${counter}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '${counter}'\nif [ $n -lt 2 ]; then echo "database not reachable"; exit 1; fi`);
+    writeInitScript(
+      root,
+      `n=$(cat '${counter}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '${counter}'\nif [ $n -lt 2 ]; then echo "database not reachable"; exit 1; fi`,
+    );
     const r = await run(root, agentCmd('writes-done.sh'));
     assert.equal(r.code, 0, show(r, root));
     const errors = linesOf(root, 'ERROR');
@@ -246,14 +251,28 @@ describe('controller: session start', function () {
     assert.equal(add.code, 0, show(add));
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'state files tracked');
-    const add2 = await launchpad(app, ['add', 'Second', '--files', 'src/task-002/', '--validate', 'test -f src/task-002/done.txt', '--max-attempts', '1']);
+    const add2 = await launchpad(app, [
+      'add',
+      'Second',
+      '--files',
+      'src/task-002/',
+      '--validate',
+      'test -f src/task-002/done.txt',
+      '--max-attempts',
+      '1',
+    ]);
     assert.equal(add2.code, 0, show(add2));
     assert.match(git(repo, 'status', '--porcelain'), /M app\/harness-tasks\.json/);
     const r = await run(app, byTask({ 'task-002': agentCmd('touches-state.sh') }, agentCmd('writes-done.sh')));
     assert.equal(r.code, 1, show(r, app));
     assert.equal(read(join(repo, 'app/src/task-001/done.txt')), 'done by task-001 attempt 1\n');
-    assert.equal(read(join(app, '.launchpad/runs/task-001/attempt-1/validation.log')).trim(), join(defaultWorktreeRoot(repo), 'task-001', 'app'));
+    assert.equal(
+      read(join(app, '.launchpad/runs/task-001/attempt-1/validation.log')).trim(),
+      join(defaultWorktreeRoot(repo), 'task-001', 'app'),
+    );
     // The agent's copy of app/harness-progress.txt is a state file too.
-    assert.deepEqual(taskById(app, 'task-002').error_log.slice(0, 1), ["[AGENT_FAIL] agent modified the controller's state files: app/harness-progress.txt"]);
+    assert.deepEqual(taskById(app, 'task-002').error_log.slice(0, 1), [
+      "[AGENT_FAIL] agent modified the controller's state files: app/harness-progress.txt",
+    ]);
   });
 });

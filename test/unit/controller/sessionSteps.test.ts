@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
 import { mergeTask } from '../../../src/core/controller/merge';
 import { resolveRunConfig } from '../../../src/core/controller/runConfig';
@@ -12,9 +13,9 @@ import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
 import type { TaskEvent } from '../../../src/core/controller/types';
 import { Git } from '../../../src/core/git/git';
-import { silentLogger } from '../../../src/core/logger';
 import { parseLogLine } from '../../../src/core/log/logLine';
 import { ProgressLog } from '../../../src/core/log/progressLog';
+import { silentLogger } from '../../../src/core/logger';
 import { StatePaths } from '../../../src/core/statePaths';
 import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
@@ -52,7 +53,9 @@ async function sessionFor(files: Record<string, string> = {}): Promise<{ s: Sess
 /** Dispatches task-001 and commits `files` on its branch, as an agent would. */
 async function agentWork(s: Session, files: Record<string, string>) {
   const branch = 'harness-task-001';
-  const { before, attempt } = await s.transact((file) => dispatchTask(file, 'task-001', { agentId: 'agent_test', branch, baseCommit: s.head }));
+  const { before, attempt } = await s.transact((file) =>
+    dispatchTask(file, 'task-001', { agentId: 'agent_test', branch, baseCommit: s.head }),
+  );
   const worktree = s.worktreePath('task-001');
   await createWorktree(s, 'task-001', worktree, branch, s.head);
   writeFiles(worktree, files);
@@ -94,7 +97,10 @@ describe('controller/session steps, driven from a SessionContext', () => {
         [7, 'Completed', 'task-001', `(commit ${head.slice(0, 7)})`],
       ],
     );
-    assert.deepEqual(events.map((e) => e.kind), ['completed']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['completed'],
+    );
   });
 
   it('mergeTask on a conflict outside files_hint fails the task with MERGE_CONFLICT and discards the work', async function () {
@@ -124,11 +130,14 @@ describe('controller/session steps, driven from a SessionContext', () => {
       lines.map((e) => [e.type, e.category, e.message]),
       [
         ['ROLLBACK', undefined, 'git merge --abort (conflicts: shared.txt)'],
-        ['DISCARD', undefined, 'worktree=harness-task-001 reason="merge failed"'],
+        ['DISCARD', undefined, 'worktree=harness-task-001 reason="merge failed" kept=refs/launchpad/attempts/task-001/1'],
         ['ERROR', 'MERGE_CONFLICT', 'Out-of-scope file conflict: shared.txt'],
       ],
     );
-    assert.deepEqual(events.map((e) => e.kind), ['failed']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['failed'],
+    );
   });
 
   it('failTask writes the one-line reason to the entry and the ERROR line alike, and keeps the output tail', async function () {
@@ -140,7 +149,9 @@ describe('controller/session steps, driven from a SessionContext', () => {
     const t = taskById(root, 'task-001');
     assert.deepEqual(t.error_log, ['[TEST_FAIL] npm test exited with 1: expected 2, got 3']);
     assert.equal(t.error_tail!.length, 4000);
-    const error = readLog(root).map((l) => parseLogLine(l)!).find((e) => e.type === 'ERROR')!;
+    const error = readLog(root)
+      .map((l) => parseLogLine(l)!)
+      .find((e) => e.type === 'ERROR')!;
     assert.equal(`[${error.category}] ${error.message}`, t.error_log[0]);
     assert.ok(!existsSync(work.worktree));
   });
@@ -161,6 +172,30 @@ describe('controller/session steps, driven from a SessionContext', () => {
     assert.deepEqual(readLog(root).map((l) => parseLogLine(l)!.type), ['DISCARD', 'ERROR']);
   });
 
+  it('createWorktree over a leftover branch of the task keeps its commits under refs/launchpad/attempts/ before replacing it', async function () {
+    this.timeout(60_000);
+    const { s, root } = await sessionFor();
+    const work = await agentWork(s, { 'src/task-001/done.txt': 'left over\n' });
+    const leftover = git(root, 'rev-parse', 'harness-task-001');
+    await createWorktree(s, 'task-001', work.worktree, 'harness-task-001', s.head);
+    assert.equal(git(root, 'rev-parse', 'harness-task-001'), s.head, 'a fresh branch from the base');
+    assert.equal(git(root, 'rev-parse', 'refs/launchpad/attempts/task-001/1'), leftover);
+  });
+
+  it('keepAttempt keeps only what the base branch lacks, and a failTask names the ref on its DISCARD line', async function () {
+    this.timeout(60_000);
+    const { s, root } = await sessionFor();
+    const work = await agentWork(s, { 'src/task-001/done.txt': 'done\n' });
+    const tip = git(root, 'rev-parse', 'harness-task-001');
+    await s.failTask(work.task, 'AGENT_FAIL', 'gave up', undefined, 'agent reported failure');
+    const discard = readLog(root)
+      .map((l) => parseLogLine(l)!)
+      .find((e) => e.type === 'DISCARD')!;
+    assert.equal(discard.message, 'worktree=harness-task-001 reason="agent reported failure" kept=refs/launchpad/attempts/task-001/1');
+    assert.equal(git(root, 'rev-parse', 'refs/launchpad/attempts/task-001/1'), tip);
+    assert.equal(await s.keepAttempt('task-002', 1, s.head), undefined, 'the base itself needs no keeping');
+  });
+
   it("a task's attempts are listed in the order they were made, not by number", async function () {
     this.timeout(60_000);
     const { s } = await sessionFor();
@@ -168,9 +203,15 @@ describe('controller/session steps, driven from a SessionContext', () => {
     // attempt 2, then a person's retry (attempts back to 0), then attempt 1 and 2 again.
     const made = [s.createAttempt('task-001', 2), s.createAttempt('task-001', 1), s.createAttempt('task-001', 2)];
     made.forEach((a, i) => utimesSync(a.sessionFile, hourAgo + i * 60, hourAgo + i * 60));
-    assert.deepEqual(made.map((a) => a.name), ['attempt-2', 'attempt-1', 'attempt-2.2']);
+    assert.deepEqual(
+      made.map((a) => a.name),
+      ['attempt-2', 'attempt-1', 'attempt-2.2'],
+    );
     made[0]!.markWorkCommitted('agent_one');
-    assert.deepEqual(s.paths.attemptsOf('task-001').map((a) => a.name), ['attempt-2', 'attempt-1', 'attempt-2.2']);
+    assert.deepEqual(
+      s.paths.attemptsOf('task-001').map((a) => a.name),
+      ['attempt-2', 'attempt-1', 'attempt-2.2'],
+    );
     assert.equal(made[2]!.session(), 7);
     assert.equal(s.workCommitted('task-001', 'agent_one'), true);
     assert.equal(s.workCommitted('task-001', 'agent_two'), false);

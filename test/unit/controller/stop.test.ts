@@ -1,12 +1,16 @@
-// A person's stop (SPEC §3): SIGINT or SIGTERM to a running `launchpad run` ends the agents and
+// A person's stop: SIGINT or SIGTERM to a running `launchpad run` ends the agents and
 // everything they started, leaves their tasks in_progress with their worktrees, logs STATS with
 // a non-zero in_batch, releases the lock, exits 1; the next run recovers and completes them.
+// A stop charges no attempt: an agent it interrupted gets its attempt back, and the next run
+// resumes it (that resume is the attempt counted); nothing of it is logged as an ERROR.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   assertAllGone,
+  assertOrder,
   extraWorktrees,
   harness,
   harnessBranches,
@@ -38,7 +42,7 @@ async function stopWith(signal: NodeJS.Signals, ids: string[]) {
   return { root, r, all };
 }
 
-function assertStopped(root: string, r: { code: number | null; stdout: string; stderr: string }, ids: string[]): void {
+function assertStopped(root: string, r: { code: number | null; stdout: string; stderr: string }, ids: string[], attempts = 0): void {
   assert.equal(r.code, 1, show(r as never, root));
   assert.match(r.stdout, /stopped by request/);
   const lines = logLines(root);
@@ -51,16 +55,45 @@ function assertStopped(root: string, r: { code: number | null; stdout: string; s
     assert.equal(t.status, 'in_progress', id);
     assert.equal(t.worktree_branch, `harness-${id}`);
     assert.match(String(t.agent_id), /^agent_/);
+    assert.equal(t.attempts, attempts, `${id}: attempts after the stop`);
     assert.equal(linesOf(root, 'AGENT_DONE', id).length, 0, `${id} was collected as if it had finished`);
     assert.equal(linesOf(root, 'DISCARD', id).length, 0, `${id} was discarded`);
   }
   assert.equal(extraWorktrees(root).length, ids.length, 'worktrees were removed');
-  assert.deepEqual(harnessBranches(root), ids.map((id) => `harness-${id}`));
+  assert.deepEqual(
+    harnessBranches(root),
+    ids.map((id) => `harness-${id}`),
+  );
   assert.ok(existsSync(join(root, '.harness-active')));
+  assert.equal(linesOf(root, 'ERROR').length, 0, 'a stop was logged as an error');
 }
 
-async function assertRecoveredByNextRun(root: string, ids: string[]): Promise<void> {
-  // The agent would fail: the work must come from recovery, not from a new attempt.
+/**
+ * The agents were stopped before their verdict: their work (committed) is never merged as it
+ * is; the next run resumes each agent in its worktree, and that is the task's first counted attempt.
+ */
+async function assertResumedByNextRun(root: string, ids: string[]): Promise<void> {
+  // Finishes what the stopped agent left (its done.txt committed) with one more commit.
+  const finish =
+    'echo finished > "src/$LAUNCHPAD_TASK_ID/finished.txt" && git add -A && git commit -q -m "[$LAUNCHPAD_TASK_ID] finish" && echo RESULT:SUCCESS';
+  const next = await run(root, finish);
+  assert.equal(next.code, 0, show(next, root));
+  for (const id of ids) {
+    const t = taskById(root, id);
+    assert.equal(t.status, 'completed');
+    assert.equal(t.attempts, 1, `${id}: the stopped attempt was charged`);
+    assert.match(linesOf(root, 'RECOVERY', id)[0]!.message, /^action="resumed agent" reason="interrupted without a verdict: 1 commit\(s\)/);
+    assert.match(linesOf(root, 'DISPATCH', id)[1]!.message, /resuming=attempt-1$/);
+    assertOrder(root, id, ['RECOVERY', 'DISPATCH', 'AGENT_DONE', 'VALIDATE', 'MERGE', 'Completed']);
+    assert.equal(read(join(root, `src/${id}/finished.txt`)), 'finished\n');
+  }
+  assert.equal(linesOf(root, 'ERROR').length, 0);
+  assert.equal(merges(root).length, ids.length);
+  assert.deepEqual(extraWorktrees(root), []);
+}
+
+/** The agent had reported success before the stop: the next run validates and merges, no agent runs. */
+async function assertValidatedByNextRun(root: string, ids: string[]): Promise<void> {
   const next = await run(root, agentCmd('fails.sh'));
   assert.equal(next.code, 0, show(next, root));
   for (const id of ids) {
@@ -80,7 +113,7 @@ describe('controller: stop (SIGINT, SIGTERM)', function () {
     const { root, r, all } = await stopWith('SIGINT', ids);
     await assertAllGone(all, 'agents, children or grandchildren after SIGINT');
     assertStopped(root, r, ids);
-    await assertRecoveredByNextRun(root, ids);
+    await assertResumedByNextRun(root, ids);
   });
 
   it('SIGTERM: the same', async () => {
@@ -88,7 +121,7 @@ describe('controller: stop (SIGINT, SIGTERM)', function () {
     const { root, r, all } = await stopWith('SIGTERM', ids);
     await assertAllGone(all, 'agent, child or grandchild after SIGTERM');
     assertStopped(root, r, ids);
-    await assertRecoveredByNextRun(root, ids);
+    await assertResumedByNextRun(root, ids);
   });
 
   it('a stop while a validation runs: the validation ends, the task stays in_progress, and the next run validates it again', async () => {
@@ -105,8 +138,10 @@ describe('controller: stop (SIGINT, SIGTERM)', function () {
     assert.equal(r.code, 1, show(r, root));
     assert.equal(stats(root).in_batch, 1);
     assert.equal(taskById(root, 'task-001').status, 'in_progress');
+    // The agent's attempt had ended (its verdict recorded): it stays counted.
+    assert.equal(taskById(root, 'task-001').attempts, 1);
     assert.equal(linesOf(root, 'VALIDATE').length, 0, 'an interrupted validation was logged as a verdict');
-    await assertRecoveredByNextRun(root, ['task-001']);
+    await assertValidatedByNextRun(root, ['task-001']);
   });
 
   it('a second SIGINT exits at once (130), and still leaves nothing running, even an agent that ignores SIGTERM', async () => {

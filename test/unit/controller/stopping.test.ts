@@ -1,9 +1,10 @@
-// Stopping conditions (seed 000): all completed → exit 0; only failed/blocked left → exit 1;
+// Stopping conditions: all completed → exit 0; only failed/blocked left → exit 1;
 // max_tasks_per_session → stop, the next run continues; STATS adds up; .harness-active is there
 // while work remains and gone when none is left.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
   batches,
@@ -89,7 +90,10 @@ describe('controller: stopping conditions', function () {
         { id: 'task-005' },
       ],
     });
-    const r = await run(root, byTask({ 'task-002': agentCmd('fails.sh'), 'task-005': agentCmd('fails-once.sh') }, agentCmd('writes-done.sh')));
+    const r = await run(
+      root,
+      byTask({ 'task-002': agentCmd('fails.sh'), 'task-005': agentCmd('fails-once.sh') }, agentCmd('writes-done.sh')),
+    );
     assert.equal(r.code, 1, show(r, root));
     const st = stats(root);
     assert.deepEqual(st, {
@@ -100,6 +104,7 @@ describe('controller: stopping conditions', function () {
       pending: 1,
       blocked: 1,
       attempts_total: 4,
+      checkpoints: 0,
       batches_dispatched: linesOf(root, 'BATCH').length,
     });
     assert.equal(st.completed! + st.failed! + st.in_batch! + st.pending! + st.blocked!, st.tasks_total);

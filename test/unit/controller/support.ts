@@ -2,23 +2,24 @@
 // process on real repositories, scripted agents composed per task, waiting on conditions
 // (never on fixed sleeps), and the checks every test repeats (log lines, processes, git).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+
 import { CLI } from '../helpers/cli';
 import { git, makeRepo } from '../helpers/gitRepo';
-import { agent, makeHarness, readLog, type HarnessOptions } from '../helpers/harness';
+import { agent, type HarnessOptions, makeHarness, readLog } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
 
-export { agent, readLog, readTasks, taskById } from '../helpers/harness';
 export { git, writeFiles } from '../helpers/gitRepo';
+export { agent, readLog, readTasks, taskById } from '../helpers/harness';
 export { tempDir } from '../helpers/tmp';
 
 /**
  * A private copy of dist/cli.js taken when the tests load: other people rebuild dist/ while
  * these tests run, and a half-written bundle must not fail a run here.
  */
-const CLI_COPY = (() => {
+export const CLI_COPY = (() => {
   // CONTROLLER_TEST_CLI: another build to test (e.g. a deliberately broken one, to see tests fail).
   if (process.env.CONTROLLER_TEST_CLI) return process.env.CONTROLLER_TEST_CLI;
   const dir = tempDir('launchpad-cli-');
@@ -49,7 +50,8 @@ const children = new Set<ChildProcess>();
 /** The environment a user would have: nothing of ours inherited from the test's own. */
 function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('LAUNCHPAD_') || key.startsWith('GIT_') || key === 'HARNESS_STATE_ROOT') delete env[key];
+  for (const key of Object.keys(env))
+    if (key.startsWith('LAUNCHPAD_') || key.startsWith('GIT_') || key === 'HARNESS_STATE_ROOT') delete env[key];
   return { ...env, ...extra };
 }
 
@@ -202,7 +204,17 @@ function readLogSafe(root: string): string[] {
 
 const LINE_RE = /^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\] \[SESSION-(\d+)\] (\S+)(?: \[([^\]]+)\])?(?: \[([A-Z_]+)\])?(?: (.*))?$/;
 
-const CATEGORIES = new Set(['ENV_SETUP', 'CONFIG', 'TASK_EXEC', 'TEST_FAIL', 'AGENT_FAIL', 'MERGE_CONFLICT', 'TIMEOUT', 'DEPENDENCY', 'SESSION_TIMEOUT']);
+const CATEGORIES = new Set([
+  'ENV_SETUP',
+  'CONFIG',
+  'TASK_EXEC',
+  'TEST_FAIL',
+  'AGENT_FAIL',
+  'MERGE_CONFLICT',
+  'TIMEOUT',
+  'DEPENDENCY',
+  'SESSION_TIMEOUT',
+]);
 
 export interface Line {
   raw: string;
@@ -213,7 +225,7 @@ export interface Line {
   message: string;
 }
 
-/** The progress log, parsed; every line must follow SPEC §2's grammar. */
+/** The progress log, parsed; every line must follow the log grammar. */
 export function logLines(root: string): Line[] {
   return readLog(root).map((raw) => {
     const m = LINE_RE.exec(raw);
@@ -335,4 +347,30 @@ export function assertOrder(root: string, task: string, types: string[]): void {
   let i = 0;
   for (const t of seen) if (t === types[i]) i++;
   assert.equal(i, types.length, `lines of ${task} not in the order ${types.join(' → ')}: ${seen.join(', ')}`);
+}
+
+/**
+ * Commits git cannot reach from any ref (reflogs not counted) whose message starts with a task
+ * id in brackets — the agents' commits: `[task-001] …`. Each as `sha subject`.
+ */
+export function unreachableAgentCommits(root: string): string[] {
+  const out = git(root, 'fsck', '--unreachable', '--no-reflogs', '--no-progress');
+  return out
+    .split('\n')
+    .map((l) => /^unreachable commit ([0-9a-f]+)$/.exec(l)?.[1])
+    .filter((sha): sha is string => sha !== undefined)
+    .map((sha) => `${sha.slice(0, 7)} ${git(root, 'log', '-1', '--format=%s', sha)}`)
+    .filter((c) => /^\S+ \[[^\]]+\]/.test(c));
+}
+
+/** Refs under refs/launchpad/ (kept attempts), sorted. */
+export function launchpadRefs(root: string): string[] {
+  const out = git(root, 'for-each-ref', '--format=%(refname)', 'refs/launchpad/');
+  return out ? out.split('\n').sort() : [];
+}
+
+/** Files of `commit`'s tree under `dir`, with their contents. */
+export function treeFiles(root: string, commit: string, dir: string): Record<string, string> {
+  const names = git(root, 'ls-tree', '-r', '--name-only', commit, '--', dir);
+  return Object.fromEntries((names ? names.split('\n') : []).map((f) => [f, git(root, 'show', `${commit}:${f}`)]));
 }

@@ -1,11 +1,13 @@
-// Timeouts and process groups (SPEC §3 "every timeout ends the whole process group"), and
+// Timeouts and process groups ("every timeout ends the whole process group"), and
 // on_failure.cleanup: an agent past agent_timeout_seconds and a validation past its
 // timeout_seconds are TIMEOUT failures, and neither they nor their grandchildren survive.
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import {
   agentCmd,
+  alive,
   assertAllGone,
   byTask,
   defaultWorktreeRoot,
@@ -18,6 +20,7 @@ import {
   run,
   show,
   shq,
+  startRun,
   taskById,
   tempDir,
   waitFor,
@@ -44,6 +47,66 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     assert.deepEqual(harnessBranches(root), []);
   });
 
+  it('an agent past agent_timeout_seconds whose processes left its group (setsid, set -m): all ended, and a WARN counts them', async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001', maxAttempts: 1 }], sessionConfig: { agent_timeout_seconds: 2 } });
+    const r = await run(root, agentCmd('escapes-group.sh'), [], { PID_DIR: pids });
+    assert.equal(r.code, 1, show(r, root));
+    assert.deepEqual(taskById(root, 'task-001').error_log, ['[TIMEOUT] Agent timed out after 2s']);
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-001').map((l) => l.message),
+      ['agent: ended 2 processes that had left its process group'],
+    );
+    await assertAllGone(await pidsOf(pids, 'task-001', ['agent', 'setsid', 'job']), 'the agent or a process that left its group');
+  });
+
+  it("a validation's setsid child is ended at the validation's time limit", async () => {
+    const pids = tempDir();
+    const validate = `setsid sleep 120 & echo $! > ${shq(join(pids, 'v.setsid'))}; wait`;
+    const root = harness({ tasks: [{ id: 'task-001', validate, timeout: 2, maxAttempts: 1 }] });
+    const r = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(r.code, 1, show(r, root));
+    assert.equal(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, `command="${validate}" result=TIMEOUT`);
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-001').map((l) => l.message),
+      ['validation: ended 1 process that had left its process group'],
+    );
+    await assertAllGone(await pidsOf(pids, 'v', ['setsid']), "the validation's setsid child");
+  });
+
+  it('after the controller is killed with SIGKILL, its agent and the processes that left its group still end at the time limit', async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001', maxAttempts: 1 }], sessionConfig: { agent_timeout_seconds: 4 } });
+    const started = startRun(root, agentCmd('escapes-group.sh'), [], { PID_DIR: pids });
+    const all = await pidsOf(pids, 'task-001', ['agent', 'setsid', 'job']);
+    started.child.kill('SIGKILL');
+    await started.done;
+    assert.ok(all.every(alive), 'the processes outlive their controller until the time limit');
+    await waitFor('the time limit to end them', () => all.every((p) => !alive(p)), 60_000);
+  });
+
+  it("after the controller is killed with SIGKILL, the next run's recovery ends its agent and counts the processes that left the group", async () => {
+    const pids = tempDir();
+    const root = harness({ tasks: [{ id: 'task-001' }], sessionConfig: { agent_timeout_seconds: 300 } });
+    const agent = `if [ -e ${shq(join(pids, 'crashed'))} ]; then ${agentCmd('writes-done.sh')}; else ${agentCmd('escapes-group.sh')}; fi`;
+    const started = startRun(root, agent, [], { PID_DIR: pids });
+    const all = await pidsOf(pids, 'task-001', ['agent', 'setsid', 'job']);
+    started.child.kill('SIGKILL');
+    await started.done;
+    writeFileSync(join(pids, 'crashed'), '');
+    assert.ok(all.every(alive));
+    const r = await run(root, agent, [], { PID_DIR: pids });
+    assert.equal(r.code, 0, show(r, root));
+    assert.deepEqual(
+      linesOf(root, 'RECOVERY')
+        .filter((l) => l.message.startsWith('action="ended orphaned process"'))
+        .map((l) => l.message),
+      ['action="ended orphaned process" reason="agent of task-001 outlived its controller" escaped=2'],
+    );
+    await assertAllGone(all, 'the agent of the killed controller or a process that left its group');
+    assert.equal(taskById(root, 'task-001').status, 'completed');
+  });
+
   it("a validation past the task's timeout_seconds: VALIDATE result=TIMEOUT, [TIMEOUT], and its background child is gone", async () => {
     const pids = tempDir();
     const validate = `sleep 120 & echo $! > ${shq(join(pids, 'v.grandchild'))}; echo $$ > ${shq(join(pids, 'v.agent'))}; wait`;
@@ -54,7 +117,10 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     assert.equal(t.status, 'failed');
     assert.deepEqual(t.error_log, [`[TIMEOUT] Validation timed out after 2s: ${validate}`]);
     assert.equal(linesOf(root, 'VALIDATE', 'task-001')[0]!.message, `command="${validate}" result=TIMEOUT`);
-    assert.equal(linesOf(root, 'DISCARD', 'task-001')[0]!.message, 'worktree=harness-task-001 reason="validation failed"');
+    assert.equal(
+      linesOf(root, 'DISCARD', 'task-001')[0]!.message,
+      'worktree=harness-task-001 reason="validation failed" kept=refs/launchpad/attempts/task-001/1',
+    );
     assert.equal(linesOf(root, 'MERGE').length, 0);
     await assertAllGone(await pidsOf(pids, 'v', ['agent', 'grandchild']), 'the timed-out validation or its child');
   });
@@ -119,7 +185,10 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     });
     const r = await run(root, byTask({ 'task-001': agentCmd('fails.sh') }, agentCmd('writes-done.sh')));
     assert.equal(r.code, 1, show(r, root));
-    assert.deepEqual(linesOf(root, 'WARN', 'task-001').map((l) => l.message), [`on_failure.cleanup timed out after 2s: ${cleanup}`]);
+    assert.deepEqual(
+      linesOf(root, 'WARN', 'task-001').map((l) => l.message),
+      [`on_failure.cleanup timed out after 2s: ${cleanup}`],
+    );
     assert.equal(taskById(root, 'task-001').status, 'failed');
     assert.equal(taskById(root, 'task-002').status, 'completed');
     await assertAllGone(await pidsOf(pids, 'c', ['agent', 'grandchild']), 'the timed-out cleanup or its child');

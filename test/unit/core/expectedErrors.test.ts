@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+
+import { UsageError } from '../../../src/cli/exit';
 import { RunConfigError } from '../../../src/core/controller/controller';
 import { isExpectedError } from '../../../src/core/expectedErrors';
 import { Git, GitError } from '../../../src/core/git/git';
@@ -7,7 +9,6 @@ import { LockHeldError } from '../../../src/core/lock';
 import { LogFilterError, parseLogFilter } from '../../../src/core/log/logFilterSpec';
 import { parseTaskFile, TaskFileError } from '../../../src/core/taskFile/parse';
 import { TaskFileMissingError } from '../../../src/core/taskFile/store';
-import { UsageError } from '../../../src/cli/exit';
 import { tempDir } from '../helpers/tmp';
 
 function thrown(fn: () => unknown): unknown {

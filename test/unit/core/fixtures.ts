@@ -1,7 +1,8 @@
-// Shared builders for the core tests: tasks with every default of SPEC §1 filled in, and the
-// seed fixtures under test/fixtures/core/.
+// Shared builders for the core tests: tasks with every documented default filled in, and the
+// example fixtures under test/fixtures/core/.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+
 import type { Task, TaskFile } from '../../../src/core/taskFile/schema';
 
 /** test/fixtures/core, from out/test/unit/core (the JSON fixtures are not copied to out/). */
@@ -33,7 +34,14 @@ export function task(id: string, over: Partial<Task> = {}): Task {
 export function taskFile(tasks: Task[], over: Partial<TaskFile> = {}): TaskFile {
   return {
     version: 3,
-    session_config: { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600, cleanup_timeout_seconds: 300, health_check_timeout_seconds: 600 },
+    session_config: {
+      max_tasks_per_session: 20,
+      max_sessions: 50,
+      max_parallel_agents: 3,
+      agent_timeout_seconds: 3600,
+      cleanup_timeout_seconds: 300,
+      health_check_timeout_seconds: 600,
+    },
     tasks,
     session_count: 0,
     ...over,
@@ -53,6 +61,6 @@ export function rng(seed: number): (n: number) => number {
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * n | 0;
+    return ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n) | 0;
   };
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { rng } from './fixtures';
+
 import { branchFor, compareIds, isValidTaskId, TASK_ID_PATTERN, taskIdOfBranch } from '../../../src/core/ids';
+import { rng } from './fixtures';
 
 const VALID = ['task-001', 'a', 'Z', '0', '9lives', 'A.b_c-9', 'task.v2', 'a-', 'a_', 'x.lockx', 'a.lock.b', 'a'.repeat(64)];
 const INVALID = [
@@ -50,14 +51,14 @@ describe('core/ids', () => {
       });
     }
 
-    it('keeps SPEC §1 pattern: every accepted id also matches ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', () => {
+    it('keeps the documented pattern: every accepted id also matches ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', () => {
       const spec = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
       for (const id of [...VALID, ...INVALID]) if (isValidTaskId(id)) assert.match(id, spec);
       assert.equal(TASK_ID_PATTERN.test('task-001'), true);
     });
 
     it('every accepted id makes a branch name git accepts, and the git-ref exclusions are exactly what git refuses', () => {
-      // Random ids over the SPEC alphabet, biased towards the characters git cares about.
+      // Random ids over the id alphabet, biased towards the characters git cares about.
       const alphabet = 'ab1.._-.lock';
       const rand = rng(7);
       const ids = new Set<string>(['a.lock', 'a..', 'ab.', 'a.b.lock', 'x-.lock', 'a.-b']);
@@ -126,10 +127,11 @@ describe('core/ids', () => {
         for (let i = 0; i < len; i++) id += alphabet[rand(alphabet.length)]!;
         ids.push(id);
       }
-      for (const a of ids) for (const b of ids) {
-        assert.ok(Math.sign(compareIds(a, b)) === -Math.sign(compareIds(b, a)), `${a} vs ${b}`);
-        if (compareIds(a, b) === 0) assert.equal(a, b);
-      }
+      for (const a of ids)
+        for (const b of ids) {
+          assert.ok(Math.sign(compareIds(a, b)) === -Math.sign(compareIds(b, a)), `${a} vs ${b}`);
+          if (compareIds(a, b) === 0) assert.equal(a, b);
+        }
       const sorted = [...ids].sort(compareIds);
       for (let i = 0; i < sorted.length; i++) {
         for (let j = i + 1; j < sorted.length; j++) {

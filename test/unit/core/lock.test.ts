@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+
 import { harnessProtocolLockDir, liveHarnessProtocolHolder } from '../../../src/core/harnessProtocolLock';
-import { acquireLock, liveLockHolder, LockHeldError, readLockHolder, tryAcquireLock, type LockHolder } from '../../../src/core/lock';
+import { acquireLock, liveLockHolder, LockHeldError, type LockHolder, readLockHolder, tryAcquireLock } from '../../../src/core/lock';
 import { isSameProcessAlive, processIdentity, processStartTimeMs } from '../../../src/core/processIdentity';
 import { tempDir } from '../helpers/tmp';
 import { FIXTURE_SCRIPTS } from './fixtures';
@@ -27,7 +28,10 @@ function liveChild(): number {
 
 function writeHolder(lockDir: string, holder: Partial<LockHolder>): void {
   mkdirSync(lockDir, { recursive: true });
-  writeFileSync(join(lockDir, 'holder.json'), JSON.stringify({ host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:00Z', ...holder }));
+  writeFileSync(
+    join(lockDir, 'holder.json'),
+    JSON.stringify({ host: hostname(), command: 'launchpad run', acquired_at: '2025-07-01T10:00:00Z', ...holder }),
+  );
 }
 
 function ageBy(path: string, seconds: number): void {
@@ -67,7 +71,7 @@ describe('core/lock', () => {
       assert.ok(!Number.isNaN(Date.parse(holder.acquired_at)));
       assert.deepEqual(handle.holder, holder);
       assert.equal(handle.reclaimedFrom, undefined);
-      assert.equal(readFileSync(join(lockDir, 'pid'), 'utf8').trim(), String(process.pid), "seed 002's $LOCKDIR/pid");
+      assert.equal(readFileSync(join(lockDir, 'pid'), 'utf8').trim(), String(process.pid), "the harness protocol's $LOCKDIR/pid");
       handle.release();
     });
 
@@ -116,7 +120,7 @@ describe('core/lock', () => {
       heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
     });
 
-    it("a holder on another host is assumed alive: its pid means nothing here", () => {
+    it('a holder on another host is assumed alive: its pid means nothing here', () => {
       writeHolder(lockDir, { pid: deadPid(), host: 'elsewhere.invalid' });
       const e = heldError(() => tryAcquireLock(lockDir, 'launchpad add'));
       assert.match(e.message, /on elsewhere\.invalid/);
@@ -171,12 +175,15 @@ describe('core/lock', () => {
     function leftover(kind: string, pid: number, ageSeconds = 0, tag = kind.endsWith('new') ? 'abcd1234' : '1700000000000'): string {
       const dir = `${lockDir}.${kind}.${pid}.${tag}`;
       mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, 'holder.json'), JSON.stringify({ pid, host: hostname(), command: 'killed', acquired_at: '2025-07-01T10:00:00Z' }));
+      writeFileSync(
+        join(dir, 'holder.json'),
+        JSON.stringify({ pid, host: hostname(), command: 'killed', acquired_at: '2025-07-01T10:00:00Z' }),
+      );
       if (ageSeconds) ageBy(dir, ageSeconds);
       return dir;
     }
 
-    it('are swept when a lock is taken: a dead creator\'s at once, a live creator\'s only after a minute', () => {
+    it("are swept when a lock is taken: a dead creator's at once, a live creator's only after a minute", () => {
       const dead = deadPid();
       const live = liveChild();
       const gone = [leftover('new', dead), leftover('stale', dead), leftover('reclaim.stale', dead), leftover('new', live, 61, 'old00000')];
@@ -188,7 +195,10 @@ describe('core/lock', () => {
       assert.ok(existsSync(kept), "a live creator's fresh staging folder was removed");
       assert.ok(existsSync(other), "another lock's leftovers are that lock's to sweep");
       handle.release();
-      assert.deepEqual(readdirSync(join(root, '.launchpad')).sort(), [`state.lock.new.${live}.abcd1234`, `session.lock.new.${dead}.abcd1234`].sort());
+      assert.deepEqual(
+        readdirSync(join(root, '.launchpad')).sort(),
+        [`state.lock.new.${live}.abcd1234`, `session.lock.new.${dead}.abcd1234`].sort(),
+      );
     });
 
     it('are swept even when the lock itself is held (the sweep does not need the lock)', () => {
@@ -219,7 +229,9 @@ describe('core/lock', () => {
     it('is /tmp/harness-<first 16 hex of sha256(state root)>.lock, as the protocol computes it', () => {
       const hash = createHash('sha256').update('/work/project').digest('hex').slice(0, 16);
       assert.equal(harnessProtocolLockDir('/work/project'), `/tmp/harness-${hash}.lock`);
-      const shell = spawnSync('sh', ['-c', `printf '%s' /work/project | (shasum -a 256 2>/dev/null || sha256sum) | cut -c1-16`], { encoding: 'utf8' });
+      const shell = spawnSync('sh', ['-c', `printf '%s' /work/project | (shasum -a 256 2>/dev/null || sha256sum) | cut -c1-16`], {
+        encoding: 'utf8',
+      });
       assert.equal(shell.stdout.trim(), hash);
     });
 
@@ -231,7 +243,10 @@ describe('core/lock', () => {
         assert.equal(e.kind, 'harness-protocol');
         assert.equal(e.lockDir, foreign);
         assert.equal(e.holder?.pid, pid);
-        assert.match(e.message, new RegExp(`^another agent is working this state root: the harness protocol's lock ${foreign} is held by pid=${pid} `));
+        assert.match(
+          e.message,
+          new RegExp(`^another agent is working this state root: the harness protocol's lock ${foreign} is held by pid=${pid} `),
+        );
       }
       assert.ok(!existsSync(join(root, '.launchpad')), 'a refused lock left its folder behind');
       assert.equal(readFileSync(join(foreign, 'pid'), 'utf8'), `${pid}\n`);
@@ -284,7 +299,7 @@ describe('core/lock', () => {
       heldError(() => tryAcquireLock(join(link, '.launchpad', 'state.lock'), 'launchpad add'));
     });
 
-    it('only guards locks in a state root\'s .launchpad folder', () => {
+    it("only guards locks in a state root's .launchpad folder", () => {
       shellLock(root, liveChild());
       tryAcquireLock(join(root, 'elsewhere', 'state.lock'), 'launchpad add').release();
     });
@@ -414,7 +429,10 @@ describe('core/lock', () => {
       // A winner holds the lock until every racer has tried, however late one of them started.
       const outcomes = await Promise.all(procs.map((p) => p.reported));
       procs.forEach((p) => p.child.stdin!.end());
-      assert.deepEqual(await Promise.all(procs.map((p) => p.exited)), procs.map(() => 0));
+      assert.deepEqual(
+        await Promise.all(procs.map((p) => p.exited)),
+        procs.map(() => 0),
+      );
       return outcomes;
     }
 

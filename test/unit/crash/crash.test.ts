@@ -1,15 +1,18 @@
 // Crash safety: `launchpad run` killed with SIGKILL at 50+ points of a parallel run of a 7-task
-// DAG (dispatch, agents, validation, merge, state writes), then run again until it exits 0. Every
-// time: the task file parses, every task ends completed, each task is merged exactly once with its
-// work on main, and the progress log before the kill is a byte prefix of the log after.
+// DAG (dispatch, agents half-way through a change made in two commits or killed inside a commit,
+// validation, merge, state writes), then run again until it exits 0. Every time: the task file
+// parses, every task ends completed, each task is merged exactly once with its full work (nothing
+// unfinished merged), no agent commit is unreachable, the log has the MERGE and Completed lines of
+// every completed task, and the progress log before the kill is a byte prefix of the log after.
 // See scenario.ts for how each kill is triggered and how its phase is derived.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+
 import { CLI } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
-import { PHASES, runScenario, type Phase, type ScenarioResult, type Trigger } from './scenario';
+import { type Phase, PHASES, runScenario, type ScenarioResult, type Trigger } from './scenario';
 
 /** Scenarios run this many at a time (each is mostly agents sleeping; the machine is shared). */
 const CONCURRENCY = Math.max(3, cpus().length);
@@ -17,23 +20,39 @@ const CONCURRENCY = Math.max(3, cpus().length);
 const MIN_PER_PHASE = 3;
 
 type Make = (cleanRunMs: number) => Trigger;
-const script = (point: string, task: string): Make => () => ({ kind: 'script', point, task });
-const log = (pattern: RegExp, nth = 1): Make => () => ({ kind: 'log', pattern, nth });
-const tmp = (nth: number): Make => () => ({ kind: 'tmp', nth });
-const fifo = (after: RegExp): Make => () => ({ kind: 'fifo', after });
-const delayAt = (fraction: number): Make => (clean) => ({ kind: 'delay', ms: Math.round(clean * fraction) });
+const script =
+  (point: string, task: string): Make =>
+  () => ({ kind: 'script', point, task });
+const log =
+  (pattern: RegExp, nth = 1): Make =>
+  () => ({ kind: 'log', pattern, nth });
+const tmp =
+  (nth: number): Make =>
+  () => ({ kind: 'tmp', nth });
+const fifo =
+  (after: RegExp): Make =>
+  () => ({ kind: 'fifo', after });
+const delayAt =
+  (fraction: number): Make =>
+  (clean) => ({ kind: 'delay', ms: Math.round(clean * fraction) });
 
 const ALL_SCENARIOS: Array<[string, Make]> = [
   // git's post-checkout hook kills it as `git worktree add` ends: claimed, worktree made, no agent.
-  ...['task-001', 'task-003', 'task-004', 'task-006', 'task-007'].map((t): [string, Make] => [`dispatch-worktree:${t}`, script('dispatch-worktree', t)]),
+  ...['task-001', 'task-003', 'task-004', 'task-006', 'task-007'].map((t): [string, Make] => [
+    `dispatch-worktree:${t}`,
+    script('dispatch-worktree', t),
+  ]),
   // The agent kills the controller: before any work, with work on disk, committed, reported.
   ...['task-001', 'task-004', 'task-005', 'task-007'].map((t): [string, Make] => [`agent-start:${t}`, script('agent-start', t)]),
   ...['task-002', 'task-006'].map((t): [string, Make] => [`agent-written:${t}`, script('agent-written', t)]),
-  ...['task-003', 'task-006'].map((t): [string, Make] => [`agent-committed:${t}`, script('agent-committed', t)]),
+  // Half-way through a change made in two commits (the first alone passes the validation).
+  ...['task-001', 'task-003', 'task-006', 'task-007'].map((t): [string, Make] => [`agent-committed:${t}`, script('agent-committed', t)]),
+  // The agent's second `git commit` killed with the controller: index.lock left, the agent gone.
+  ...['task-001', 'task-004', 'task-006'].map((t): [string, Make] => [`agent-midcommit:${t}`, script('agent-midcommit', t)]),
   ...['task-005', 'task-006'].map((t): [string, Make] => [`agent-reported:${t}`, script('agent-reported', t)]),
   // The validation command kills it as it starts and as it ends (its cache already written).
   ...['task-002', 'task-004', 'task-006'].map((t): [string, Make] => [`validate-start:${t}`, script('validate-start', t)]),
-  ...['task-001', 'task-005', 'task-007'].map((t): [string, Make] => [`validate-end:${t}`, script('validate-end', t)]),
+  ...['task-001', 'task-005', 'task-006', 'task-007'].map((t): [string, Make] => [`validate-end:${t}`, script('validate-end', t)]),
   // git's hooks kill it inside `git merge --no-ff` (result staged) and right after its commit.
   ...['task-001', 'task-003', 'task-006'].map((t): [string, Make] => [`merge-precommit:${t}`, script('merge-precommit', t)]),
   ...['task-002', 'task-004', 'task-007'].map((t): [string, Make] => [`merge-post:${t}`, script('merge-post', t)]),
@@ -44,7 +63,9 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   ['log BATCH #2', log(/\] BATCH /, 2)],
   ['log DISPATCH [task-002]', log(/\] DISPATCH \[task-002\]/)],
   ['log DISPATCH [task-006]', log(/\] DISPATCH \[task-006\]/)],
+  ['log CHECKPOINT [task-004]', log(/\] CHECKPOINT \[task-004\]/)],
   ['log AGENT_DONE [task-003]', log(/\] AGENT_DONE \[task-003\]/)],
+  ['log AGENT_DONE [task-006]', log(/\] AGENT_DONE \[task-006\]/)],
   ['log AGENT_DONE [task-007]', log(/\] AGENT_DONE \[task-007\]/)],
   ['log VALIDATE [task-001]', log(/\] VALIDATE \[task-001\]/)],
   ['log VALIDATE [task-005]', log(/\] VALIDATE \[task-005\]/)],
@@ -91,7 +112,11 @@ describe('crash safety: SIGKILL of launchpad run at many points, then run again'
       }),
     );
     wallMs = Date.now() - t0;
-    report(baseline, SCENARIOS.map(([name]) => results.get(name)!), wallMs);
+    report(
+      baseline,
+      SCENARIOS.map(([name]) => results.get(name)!),
+      wallMs,
+    );
   });
 
   it('a run without a kill completes every task, each merged once (the control)', () => {
@@ -104,7 +129,7 @@ describe('crash safety: SIGKILL of launchpad run at many points, then run again'
   });
 
   for (const [name] of SCENARIOS) {
-    it(`kill at ${name}: state parses, all completed, each task merged once, log only appended`, () => {
+    it(`kill at ${name}: state parses, all completed, each task merged once and in full, no agent commit lost, log only appended and in agreement`, () => {
       const r = results.get(name);
       assert.ok(r, 'scenario did not run');
       assert.equal(r.problems.length, 0, `${name} (landed in ${r.phase ?? '?'}: ${r.evidence ?? ''}):\n${r.problems.join('\n')}`);
@@ -151,7 +176,9 @@ function report(baseline: ScenarioResult, results: ScenarioResult[], wallMs: num
   );
   const waited = results.filter((r) => r.lockWaits);
   if (waited.length) {
-    out.push(`  session lock left without a holder record (run refused, exit 3, retried 1 s later): ${waited.map((r) => `${r.name} ×${r.lockWaits}`).join(', ')}`);
+    out.push(
+      `  session lock left without a holder record (run refused, exit 3, retried 1 s later): ${waited.map((r) => `${r.name} ×${r.lockWaits}`).join(', ')}`,
+    );
   }
   const failed = results.filter((r) => r.problems.length).length;
   out.push(`  ${results.length - failed} passed, ${failed} failed; trigger kinds: ${kinds(results)}\n`);

@@ -12,15 +12,16 @@
 //   delay   the test kills a fixed time after the start
 // Where a kill landed is derived afterwards from the files (see classify()).
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { watch, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
+
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
 import type { TaskFile } from '../../../src/core/taskFile/schema';
-import { agent } from '../helpers/harness';
 import { makeRepo } from '../helpers/gitRepo';
+import { agent } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
 
 const execFileP = promisify(execFile);
@@ -109,7 +110,13 @@ function makeScenario(): Scenario {
     on_failure: { cleanup: null },
     error_log: [],
   }));
-  const file = { version: 3, session_config: { max_parallel_agents: 3, max_tasks_per_session: 50 }, tasks, session_count: 0 };
+  // A recovered task is retried at once (no back-off): the scenario is about crashes, not waiting.
+  const file = {
+    version: 3,
+    session_config: { max_parallel_agents: 3, max_tasks_per_session: 50, retry_backoff_seconds: 0 },
+    tasks,
+    session_count: 0,
+  };
   writeFileSync(join(root, 'harness-tasks.json'), JSON.stringify(file, null, 2) + '\n');
   writeFileSync(join(root, 'harness-progress.txt'), '');
   for (const hook of ['post-checkout', 'pre-merge-commit', 'post-merge']) {
@@ -129,7 +136,17 @@ interface RunHandle {
 function startRun(cli: string, sc: Scenario, crashAt: string): RunHandle {
   const child = spawn(
     '/bin/sh',
-    ['-c', 'CRASH_CONTROLLER_PID=$$; export CRASH_CONTROLLER_PID; exec "$0" "$@"', process.execPath, cli, 'run', '--agent', AGENT, '--worktree-dir', sc.worktrees],
+    [
+      '-c',
+      'CRASH_CONTROLLER_PID=$$; export CRASH_CONTROLLER_PID; exec "$0" "$@"',
+      process.execPath,
+      cli,
+      'run',
+      '--agent',
+      AGENT,
+      '--worktree-dir',
+      sc.worktrees,
+    ],
     {
       cwd: sc.root,
       env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', CRASH_DIR: sc.control, CRASH_AT: crashAt },
@@ -192,7 +209,10 @@ function arm(trigger: Trigger, sc: Scenario, run: RunHandle): { stop(): void } {
     };
     const w = watch(sc.root, () => check());
     const t = setInterval(check, 5);
-    cleanups.push(() => w.close(), () => clearInterval(t));
+    cleanups.push(
+      () => w.close(),
+      () => clearInterval(t),
+    );
   };
 
   switch (trigger.kind) {
@@ -254,7 +274,10 @@ function arm(trigger: Trigger, sc: Scenario, run: RunHandle): { stop(): void } {
       };
       const outer = watch(sc.root, (_event, name) => name === '.launchpad' && watchInner());
       watchInner();
-      cleanups.push(() => outer.close(), () => inner?.close());
+      cleanups.push(
+        () => outer.close(),
+        () => inner?.close(),
+      );
       break;
     }
     case 'delay': {
@@ -282,6 +305,49 @@ function parseState(root: string): { file?: TaskFile; error?: string } {
   }
   const parsed = parseTaskFile(text);
   return parsed.ok ? { file: parsed.file } : { error: `harness-tasks.json does not parse: ${parsed.error.message.split('\n')[0]}` };
+}
+
+/** The files crash-agent.sh writes for a task, with their full contents (as git shows them). */
+function agentWork(id: string): Record<string, string> {
+  return { [`src/${id}/work.txt`]: `work of ${id}`, [`src/${id}/notes.txt`]: `notes of ${id}` };
+}
+
+/** [task id, merge commit] of every `Merge [id]` commit on main's first-parent history. */
+async function mergeCommitsOnMain(root: string): Promise<Array<[string, string]>> {
+  const out = await git(root, 'log', '--first-parent', '--merges', '--format=%H %s', 'main');
+  return out.split('\n').flatMap((l) => {
+    const m = /^([0-9a-f]+) Merge \[([^\]]+)\] /.exec(l);
+    return m ? [[m[2]!, m[1]!] as [string, string]] : [];
+  });
+}
+
+/** Commits no ref reaches (reflogs not counted) whose message is an agent's (`[task-id] …`). */
+async function unreachableAgentCommits(root: string): Promise<string[]> {
+  const out = await git(root, 'fsck', '--unreachable', '--no-reflogs', '--no-progress');
+  const lost: string[] = [];
+  for (const line of out.split('\n')) {
+    const sha = /^unreachable commit ([0-9a-f]+)$/.exec(line)?.[1];
+    if (!sha) continue;
+    const subject = await git(root, 'log', '-1', '--format=%s', sha);
+    if (/^\[task-\d+\]/.test(subject)) lost.push(`${sha.slice(0, 7)} ${subject}`);
+  }
+  return lost;
+}
+
+/** Problems where the log and the task file disagree about a completed task. */
+function logAgreesWithState(root: string, file: TaskFile | undefined): string[] {
+  const lines = readFileSync(join(root, 'harness-progress.txt'), 'utf8').split('\n');
+  const problems: string[] = [];
+  for (const t of file?.tasks ?? []) {
+    if (t.status !== 'completed') continue;
+    const dispatched = lines.findLastIndex((l) => l.includes(`] DISPATCH [${t.id}]`));
+    const after = lines.slice(dispatched + 1);
+    for (const type of ['MERGE', 'Completed']) {
+      if (!after.some((l) => l.includes(`] ${type} [${t.id}]`)))
+        problems.push(`${t.id} is completed but the log has no ${type} line after its last DISPATCH`);
+    }
+  }
+  return problems;
 }
 
 /** Task ids merged into main, one entry per `Merge [id]` commit on its first-parent history. */
@@ -349,7 +415,8 @@ async function classify(sc: Scenario): Promise<{ phase: Phase; evidence: string 
   const validating = tasks.filter((t) => record(t.id, 'validation'));
   if (validating.length) return { phase: 'validation', evidence: `validation of ${validating.map((t) => t.id).join(', ')} running` };
   const checking = tasks.filter((t) => t.status === 'in_progress' && lastType(t.id) === 'AGENT_DONE');
-  if (checking.length) return { phase: 'validation', evidence: `${checking.map((t) => t.id).join(', ')} agent done, validation not started` };
+  if (checking.length)
+    return { phase: 'validation', evidence: `${checking.map((t) => t.id).join(', ')} agent done, validation not started` };
 
   const agents = tasks.filter((t) => record(t.id, 'agent'));
   if (agents.length) return { phase: 'agent', evidence: `agent of ${agents.map((t) => t.id).join(', ')} running` };
@@ -365,7 +432,8 @@ async function finalChecks(sc: Scenario, problems: string[], strayFiles: string[
   if (error) problems.push(`final: ${error}`);
   for (const id of TASK_IDS) {
     const t = file?.tasks.find((x) => x.id === id);
-    if (t?.status !== 'completed') problems.push(`${id} ended ${t?.status ?? 'missing'}, not completed (error_log: ${JSON.stringify(t?.error_log ?? [])})`);
+    if (t?.status !== 'completed')
+      problems.push(`${id} ended ${t?.status ?? 'missing'}, not completed (error_log: ${JSON.stringify(t?.error_log ?? [])})`);
   }
   const merged = await mergesOnMain(root);
   for (const id of TASK_IDS) {
@@ -374,15 +442,31 @@ async function finalChecks(sc: Scenario, problems: string[], strayFiles: string[
   }
   const tree = (await git(root, 'ls-tree', '-r', '--name-only', 'main')).split('\n').filter(Boolean);
   for (const id of TASK_IDS) {
-    let content = '';
-    try {
-      content = await git(root, 'show', `main:src/${id}/work.txt`);
-    } catch {
-      // missing
+    for (const [file, text] of Object.entries(agentWork(id))) {
+      let content = '';
+      try {
+        content = await git(root, 'show', `main:${file}`);
+      } catch {
+        // missing
+      }
+      if (content !== text) problems.push(`${id}'s work is not on main (${file}: ${JSON.stringify(content)})`);
     }
-    if (content !== `work of ${id}`) problems.push(`${id}'s work is not on main (src/${id}/work.txt: ${JSON.stringify(content)})`);
   }
-  const expected = new Set(['README.md', ...TASK_IDS.map((id) => `src/${id}/work.txt`)]);
+  // Nothing unfinished was merged: each task's merge brought exactly what its agent wrote in full.
+  for (const [id, merge] of await mergeCommitsOnMain(root)) {
+    const brought = (await git(root, 'diff', '--name-only', `${merge}^1`, merge)).split('\n').filter(Boolean).sort();
+    const full = Object.keys(agentWork(id)).sort();
+    if (brought.join(',') !== full.join(','))
+      problems.push(
+        `the merge of ${id} (${merge.slice(0, 7)}) brought ${brought.join(', ') || 'nothing'}, not its full work ${full.join(', ')}`,
+      );
+  }
+  // No agent commit became unreachable (every discarded or interrupted attempt is kept under a ref).
+  const lost = await unreachableAgentCommits(root);
+  if (lost.length) problems.push(`agent commits unreachable: ${lost.join('; ')}`);
+  // The log agrees with the task file: every completed task's last DISPATCH has its MERGE and Completed after it.
+  problems.push(...logAgreesWithState(root, file));
+  const expected = new Set(['README.md', ...TASK_IDS.flatMap((id) => Object.keys(agentWork(id)))]);
   strayFiles.push(...tree.filter((f) => !expected.has(f)));
   // What a validation leaves in a worktree (its output, caches) is never a task's work.
   if (strayFiles.length) problems.push(`files on main that no task wrote: ${strayFiles.join(', ')}`);
@@ -429,7 +513,10 @@ export async function runScenario(name: string, trigger: Trigger, cli: string): 
         const text = readFileSync(join(sc.root, 'harness-tasks.json'), 'utf8');
         writeFileSync(tmpPath, text.slice(0, text.length >> 1));
       }
-      if (existsSync(join(sc.root, 'harness-tasks.json.bak')) && !parseTaskFile(readFileSync(join(sc.root, 'harness-tasks.json.bak'), 'utf8')).ok) {
+      if (
+        existsSync(join(sc.root, 'harness-tasks.json.bak')) &&
+        !parseTaskFile(readFileSync(join(sc.root, 'harness-tasks.json.bak'), 'utf8')).ok
+      ) {
         problems.push('after the kill: harness-tasks.json.bak does not parse');
       }
       let logBefore = readFileSync(logPath);
@@ -454,7 +541,9 @@ export async function runScenario(name: string, trigger: Trigger, cli: string): 
         if (p.error) problems.push(`after run ${i + 2}: ${p.error}`);
         if (r.code === 0) break;
         if (i === MAX_RUNS_AFTER_KILL - 1) {
-          problems.push(`never exited 0 in ${MAX_RUNS_AFTER_KILL} runs after the kill (exits ${result.reruns.join(', ')}); last output:\n${r.output.slice(-3000)}`);
+          problems.push(
+            `never exited 0 in ${MAX_RUNS_AFTER_KILL} runs after the kill (exits ${result.reruns.join(', ')}); last output:\n${r.output.slice(-3000)}`,
+          );
         }
       }
     }
@@ -487,7 +576,10 @@ function keep(sc: Scenario): string {
     if (existsSync(src)) copyFileSync(src, join(dest, name));
   }
   try {
-    writeFileSync(join(dest, 'git-log.txt'), execFileSync('git', ['log', '--graph', '--stat', '--all'], { cwd: sc.root, encoding: 'utf8' }));
+    writeFileSync(
+      join(dest, 'git-log.txt'),
+      execFileSync('git', ['log', '--graph', '--stat', '--all'], { cwd: sc.root, encoding: 'utf8' }),
+    );
   } catch {
     // no history to keep
   }

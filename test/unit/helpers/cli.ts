@@ -32,8 +32,6 @@ export function startCli(args: string[], opts: { cwd: string; env?: NodeJS.Proce
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<CliResult>((resolvePromise) =>
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr })),
-  );
+  const done = new Promise<CliResult>((resolvePromise) => child.on('close', (code) => resolvePromise({ code, stdout, stderr })));
   return { child, done, output: () => ({ stdout, stderr }) };
 }

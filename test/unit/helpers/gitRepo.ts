@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+
 import { tempDir } from './tmp';
 
 export function git(cwd: string, ...args: string[]): string {

@@ -2,9 +2,10 @@
 // state files committed or not, and readers for the task file and the progress log.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
 import type { TaskFile } from '../../../src/core/taskFile/schema';
-import { runCli, startCli, type CliResult } from './cli';
+import { type CliResult, runCli, startCli } from './cli';
 import { git, makeRepo } from './gitRepo';
 
 /** Scripted agents and other fixtures live in the source tree (not transpiled). */
@@ -34,10 +35,12 @@ export interface HarnessOptions {
   sessionConfig?: Record<string, unknown>;
   /** Commit harness-tasks.json with the repository (default: leave it untracked). */
   commitState?: boolean;
+  /** Where the repository goes (an empty folder; default a new temporary one). */
+  dir?: string;
 }
 
 export function makeHarness(opts: HarnessOptions): string {
-  const root = makeRepo(opts.files ?? { 'README.md': '# project\n' });
+  const root = makeRepo(opts.files ?? { 'README.md': '# project\n' }, ...(opts.dir ? [opts.dir] : []));
   const tasks = opts.tasks.map(({ id, title, files, validate, timeout, dependsOn, priority, maxAttempts, cleanup, context, ...extra }) => ({
     id,
     title: title ?? `Task ${id}`,
@@ -53,7 +56,13 @@ export function makeHarness(opts: HarnessOptions): string {
     error_log: [],
     ...extra,
   }));
-  const file = { version: 3, session_config: { max_parallel_agents: 3, ...opts.sessionConfig }, tasks, session_count: 0 };
+  // Retries at once unless a test asks for the back-off: the tests of other rules must not wait for it.
+  const file = {
+    version: 3,
+    session_config: { max_parallel_agents: 3, retry_backoff_seconds: 0, ...opts.sessionConfig },
+    tasks,
+    session_count: 0,
+  };
   writeFileSync(join(root, 'harness-tasks.json'), JSON.stringify(file, null, 2) + '\n');
   writeFileSync(join(root, 'harness-progress.txt'), '');
   if (opts.commitState) {

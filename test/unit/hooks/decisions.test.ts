@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 
 import { AGENT_HOOKS } from '../../../src/core/hooks/agents';
-import type { HarnessSnapshot } from '../../../src/core/hooks/harnessView';
 import { type HookInput, parseHookInput } from '../../../src/core/hooks/input';
 import { sessionStartContext } from '../../../src/core/hooks/sessionContext';
+import type { StateSnapshot } from '../../../src/core/hooks/stateView';
 import { decideStop } from '../../../src/core/hooks/stopDecision';
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
 
@@ -50,7 +50,7 @@ const LOG = [
   '[2025-07-01T10:22:00Z] [SESSION-2] CHECKPOINT [task-002] step=2/4 "auth routes created, tests pending"',
 ];
 
-function snapshot(tasks: string | undefined, over: Partial<HarnessSnapshot> = {}): HarnessSnapshot {
+function snapshot(tasks: string | undefined, over: Partial<StateSnapshot> = {}): StateSnapshot {
   const parsed = tasks === undefined ? undefined : parseTaskFile(tasks);
   if (parsed && !parsed.ok) throw parsed.error;
   return {

@@ -47,6 +47,8 @@ export async function onTerminal(
     out: (t) => void (out += t),
     err: (t) => void (err += t),
     interactive: true,
+    stdoutTTY: false,
+    columns: () => undefined,
     ask: async (question) => {
       asked.push(question);
       const answer = answers.shift();

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SETTING_DECLARATIONS, SETTINGS, settingsContribution } from '../../../src/vscode/settingsSchema';
+
+import { AGENT_PRESETS } from '../../../src/core/agents/presets';
+import { PRESET_CHOICES, SETTING_DECLARATIONS, SETTINGS, settingsContribution } from '../../../src/vscode/settingsSchema';
 import { parseSettings } from '../../../src/vscode/settingsValidation';
 import { tempDir } from '../helpers/tmp';
 
@@ -35,7 +37,7 @@ describe('settings: one declaration, package.json generated from it', () => {
   it('declares what the Settings editor and Restricted Mode need', () => {
     const { configuration, restrictedConfigurations } = settingsContribution();
     assert.deepEqual(Object.keys(configuration.properties), Object.values(SETTINGS));
-    assert.deepEqual(restrictedConfigurations, [SETTINGS.agentCommand, SETTINGS.worktreeLocation]);
+    assert.deepEqual(restrictedConfigurations, [SETTINGS.agentCommand, SETTINGS.agentPreset, SETTINGS.worktreeLocation]);
     assert.deepEqual(configuration.properties[SETTINGS.maxParallelAgents], {
       type: ['integer', 'null'],
       default: null,
@@ -46,6 +48,17 @@ describe('settings: one declaration, package.json generated from it', () => {
     assert.equal(configuration.properties[SETTINGS.agentCommand]!.scope, 'machine-overridable');
   });
 
+  it("launchpad.agent.preset offers exactly the core's presets, in its order, with their titles, plus none", () => {
+    assert.deepEqual(
+      PRESET_CHOICES.map(([name, title]) => ({ name, title })),
+      AGENT_PRESETS.map((p) => ({ name: p.name, title: p.title })),
+    );
+    const property = settingsContribution().configuration.properties[SETTINGS.agentPreset]!;
+    assert.deepEqual(property.enum, ['', ...AGENT_PRESETS.map((p) => p.name)]);
+    assert.equal((property.enumDescriptions as string[]).length, AGENT_PRESETS.length + 1);
+    assert.equal(property.type, 'string');
+  });
+
   it('the generator undoes a hand edit and leaves the rest of the file byte for byte', () => {
     const { configuration, restrictedConfigurations } = settingsContribution();
     const expected = readManifest(join(ROOT, 'package.json'));
@@ -53,7 +66,9 @@ describe('settings: one declaration, package.json generated from it', () => {
     expected.capabilities.untrustedWorkspaces.restrictedConfigurations = restrictedConfigurations;
     const expectedText = JSON.stringify(expected, null, 2) + '\n';
 
-    const edited = JSON.parse(expectedText) as Manifest & { contributes: { configuration: { properties: Record<string, { default: unknown }> } } };
+    const edited = JSON.parse(expectedText) as Manifest & {
+      contributes: { configuration: { properties: Record<string, { default: unknown }> } };
+    };
     edited.contributes.configuration.properties[SETTINGS.maxParallelAgents]!.default = 4;
     edited.capabilities.untrustedWorkspaces.restrictedConfigurations = [];
     const file = join(tempDir('launchpad-settings-'), 'package.json');
@@ -90,11 +105,24 @@ describe('settings validation (built from the declarations)', () => {
     for (const bad of [0, 33, 2.5, '4']) {
       const { settings, invalid } = parseSettings({ agentCommand: 'agent.sh', maxParallelAgents: bad });
       assert.deepEqual(settings, { agentCommand: 'agent.sh' }, String(bad));
-      assert.deepEqual(invalid.map((i) => i.key), ['maxParallelAgents']);
+      assert.deepEqual(
+        invalid.map((i) => i.key),
+        ['maxParallelAgents'],
+      );
       assert.ok(invalid[0]!.message.length > 0);
     }
+    const preset = parseSettings({ agentPreset: 'claude-code', agentCommand: 'agent.sh' });
+    assert.deepEqual(preset.settings, { agentCommand: 'agent.sh' });
+    assert.deepEqual(
+      preset.invalid.map((i) => i.key),
+      ['agentPreset'],
+    );
+    assert.deepEqual(parseSettings({ agentPreset: 'codex' }), { settings: { agentPreset: 'codex' }, invalid: [] });
     const { settings, invalid } = parseSettings({ agentCommand: 42, worktreeLocation: '/wt' });
     assert.deepEqual(settings, { worktreeLocation: '/wt' });
-    assert.deepEqual(invalid.map((i) => i.key), ['agentCommand']);
+    assert.deepEqual(
+      invalid.map((i) => i.key),
+      ['agentCommand'],
+    );
   });
 });

@@ -1,8 +1,18 @@
 // The Tasks view's shape as plain data: groups in order, the dependency tree with its roots and
 // cycles, paging, and the path a reveal follows.
 import assert from 'node:assert/strict';
+
 import type { TaskState } from '../../../src/core/tasks/dag';
-import { dependencyIndex, groupByState, limitShowing, page, PAGE_SIZE, pathTo, STATE_ORDER, type TaskLike } from '../../../src/vscode/views/taskTree';
+import {
+  dependencyIndex,
+  groupByState,
+  limitShowing,
+  page,
+  PAGE_SIZE,
+  pathTo,
+  STATE_ORDER,
+  type TaskLike,
+} from '../../../src/vscode/views/taskTree';
 
 const t = (id: string, state: TaskState, depends_on: string[] = []): TaskLike => ({ id, state, depends_on });
 
@@ -46,7 +56,9 @@ describe('tasks view shape', () => {
   });
 
   it('builds the dependency index of 10,000 tasks (nothing quadratic: mocha times it out otherwise)', () => {
-    const tasks = Array.from({ length: 10_000 }, (_, i) => t(`task-${i}`, 'ready', i ? [`task-${Math.floor(i / 2)}`, `task-${i - 1}`] : []));
+    const tasks = Array.from({ length: 10_000 }, (_, i) =>
+      t(`task-${i}`, 'ready', i ? [`task-${Math.floor(i / 2)}`, `task-${i - 1}`] : []),
+    );
     const idx = dependencyIndex(tasks);
     assert.deepEqual(idx.roots, ['task-0']);
     const path = pathTo(idx, 'task-9999');

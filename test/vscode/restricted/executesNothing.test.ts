@@ -1,9 +1,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+
 import * as vscode from 'vscode';
+
+import { statusUri } from '../../../src/vscode/commands/statusDocument';
 import { COMMANDS } from '../../../src/vscode/contributions';
-import { requestScreenshot } from '../host';
+import { requestScreen, waitFor } from '../host';
 import { git, launchpad, shownTasks, workspaceRoot } from '../launchpad';
 
 /** Every file of the workspace (git's own folder aside) with its bytes. */
@@ -34,10 +37,41 @@ describe('restricted mode executes nothing', function () {
     // Listing worktrees runs git: not in Restricted Mode.
     assert.deepEqual(await api.views.worktrees.getChildren(), []);
     await vscode.commands.executeCommand('workbench.view.extension.launchpad');
-    await vscode.commands.executeCommand(COMMANDS.status);
-    assert.match(vscode.window.activeTextEditor?.document.getText() ?? '', /\| task-004 \| Render the index page \| Waiting on dependencies \|/);
-    await new Promise((r) => setTimeout(r, 1000));
-    await requestScreenshot('restricted-sidebar');
+    // Status reloads the model: with nothing changed, the view must not be refreshed under the
+    // rows it is showing (a refresh racing VS Code's first requests left the groups empty).
+    let refreshed = 0;
+    const counting = api.views.tasks.onDidChangeTreeData(() => refreshed++);
+    try {
+      await vscode.commands.executeCommand(COMMANDS.status);
+      await api.model.refresh();
+    } finally {
+      counting.dispose();
+    }
+    assert.equal(refreshed, 0, 'a reload that changed nothing refreshed the Tasks view');
+    assert.match(
+      (await vscode.workspace.openTextDocument(statusUri())).getText(),
+      /\| task-004 \| Render the index page \| Waiting on dependencies \|/,
+    );
+    // The status opens as a Markdown preview, which activates VS Code's Markdown extension.
+    await waitFor(
+      'the Markdown extension to activate',
+      () => vscode.extensions.getExtension('vscode.markdown-language-features')?.isActive === true,
+      30_000,
+    );
+    await api.views.revealTask('task-005');
+    await new Promise((r) => setTimeout(r, 3000)); // the preview paints, for a person looking at the screenshot
+    // What a person sees: every task's row (read-only), and, once the extensions the preview
+    // needs have started, no "Activating Extensions…" left in the status bar.
+    let screen = await requestScreen('restricted-sidebar');
+    for (const end = Date.now() + 30_000; screen && /Activating Extensions/.test(screen.text.statusbar) && Date.now() < end;) {
+      await new Promise((r) => setTimeout(r, 500));
+      screen = await requestScreen('restricted-sidebar');
+    }
+    if (screen) {
+      for (const id of ['task-001', 'task-002', 'task-003', 'task-004', 'task-005'])
+        assert.ok(screen.text.sidebar.includes(id), `${id} shown in:\n${screen.text.sidebar}`);
+      assert.doesNotMatch(screen.text.statusbar, /Activating Extensions/);
+    }
   });
 
   it('runs, adds, retries, initializes nothing when the commands are invoked directly', async () => {

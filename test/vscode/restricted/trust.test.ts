@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
+
 import * as vscode from 'vscode';
+
 import { waitFor } from '../host';
 
 // Runs only in a host started without --disable-workspace-trust (suite "restricted").

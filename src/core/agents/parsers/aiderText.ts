@@ -11,7 +11,8 @@ import type { OutputParser, ParsedOutput, ParserContext } from './parser';
 
 const COST = /Cost: \$(\d+(?:\.\d+)?) message, \$(\d+(?:\.\d+)?) session\./;
 /** Aider's own error lines; the model's reply may talk about rate limits too, so nothing looser. */
-const LIMIT_LINE = /^(?:litellm\.\w*(?:RateLimit|ServiceUnavailable|InternalServer)\w*Error:|The API provider has rate limited you|The API provider's servers are down or overloaded)/;
+const LIMIT_LINE =
+  /^(?:litellm\.\w*(?:RateLimit|ServiceUnavailable|InternalServer)\w*Error:|The API provider has rate limited you|The API provider's servers are down or overloaded)/;
 
 export class AiderTextParser implements OutputParser {
   private report: ParsedOutput;

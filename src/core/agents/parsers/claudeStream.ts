@@ -11,7 +11,7 @@
 // SDK's message parser (anthropics/claude-agent-sdk-python). Cursor:
 // https://cursor.com/docs/cli/reference/output-format (no cost or token fields there).
 import { isoFromEpochSeconds } from '../limits';
-import { type Json, JsonLinesParser, isObject, num, str, textBlocks } from './parser';
+import { isObject, type Json, JsonLinesParser, num, str, textBlocks } from './parser';
 
 export class ClaudeStreamParser extends JsonLinesParser {
   protected event(e: Json): string {

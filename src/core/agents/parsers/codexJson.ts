@@ -6,7 +6,7 @@
 //   {"type":"turn.failed","error":{"message":"You've hit your usage limit. … try again at 3:28 PM."}}
 //   {"type":"error","message":"…"}
 // Codex reports tokens but no cost. https://developers.openai.com/codex/noninteractive
-import { type Json, JsonLinesParser, addTokens, isObject, num, str } from './parser';
+import { addTokens, isObject, type Json, JsonLinesParser, num, str } from './parser';
 
 export class CodexJsonParser extends JsonLinesParser {
   protected event(e: Json): string {

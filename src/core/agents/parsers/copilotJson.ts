@@ -9,7 +9,7 @@
 //   {"type":"result","exitCode":0,"usage":{"premiumRequests":1,…}}
 // Copilot bills premium requests, not dollars: no cost is recorded.
 // https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-programmatic-reference
-import { type Json, JsonLinesParser, addTokens, isObject, num, str } from './parser';
+import { addTokens, isObject, type Json, JsonLinesParser, num, str } from './parser';
 
 export class CopilotJsonParser extends JsonLinesParser {
   protected event(e: Json): string {

@@ -7,7 +7,7 @@
 //   {"type":"result","status":"success"|"error","error":{"type":"…","message":"…"},
 //    "stats":{"total_tokens":…,"input_tokens":…,"output_tokens":…,"cached":…}}
 // Gemini CLI reports tokens but no cost. https://geminicli.com/docs/cli/headless/
-import { type Json, JsonLinesParser, isObject, num, str } from './parser';
+import { isObject, type Json, JsonLinesParser, num, str } from './parser';
 
 export class GeminiStreamParser extends JsonLinesParser {
   /** The assistant's text so far did not end a line: the next event ends it. */

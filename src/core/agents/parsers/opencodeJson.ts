@@ -6,7 +6,7 @@
 //    "tokens":{"input":…,"output":…,"reasoning":…,"cache":{"read":…,"write":…}}}}
 //   {"type":"error","error":{"name":"APIError","data":{"message":"…","statusCode":429}}}
 // Cost and tokens are per step; the run's are their sums. https://opencode.ai/docs/cli/#run
-import { type Json, JsonLinesParser, addTokens, addUsd, isObject, num, str } from './parser';
+import { addTokens, addUsd, isObject, type Json, JsonLinesParser, num, str } from './parser';
 
 export class OpencodeJsonParser extends JsonLinesParser {
   protected event(e: Json): string {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { Git, GitError, parsePorcelainPaths } from '../../../../src/core/git/git';
 import { git, makeRepo, writeFiles } from '../../helpers/gitRepo';
 import { tempDir } from '../../helpers/tmp';
@@ -70,7 +71,7 @@ describe('core/git/git against real repositories', function () {
       await g.deleteBranch('harness-t1'); // already gone: no throw
     });
 
-    it('removeWorktree of a worktree deleted from disk prunes git\'s record of it', async () => {
+    it("removeWorktree of a worktree deleted from disk prunes git's record of it", async () => {
       const { g, wt } = await repoWithWorktree();
       rmSync(wt, { recursive: true, force: true });
       assert.equal((await g.listWorktrees())[1]!.prunable, true);
@@ -158,7 +159,12 @@ describe('core/git/git against real repositories', function () {
     });
 
     it('parsePorcelainPaths reads -z output, renames included', () => {
-      assert.deepEqual(parsePorcelainPaths(' M a.txt\0R  new name.txt\0old.txt\0?? u.txt\0A  s.txt\0'), ['a.txt', 'new name.txt', 'u.txt', 's.txt']);
+      assert.deepEqual(parsePorcelainPaths(' M a.txt\0R  new name.txt\0old.txt\0?? u.txt\0A  s.txt\0'), [
+        'a.txt',
+        'new name.txt',
+        'u.txt',
+        's.txt',
+      ]);
       assert.deepEqual(parsePorcelainPaths(''), []);
     });
   });

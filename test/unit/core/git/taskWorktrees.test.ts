@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { taskWorktreesOf } from '../../../../src/core/git/taskWorktrees';
 import { parseWorktreeList } from '../../../../src/core/git/worktreeParser';
 

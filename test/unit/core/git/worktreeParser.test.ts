@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { parseWorktreeList, type WorktreeInfo } from '../../../../src/core/git/worktreeParser';
 
 const H = '00d7061f1226c9ae34ef4154a9d5f1eecf45aae5';

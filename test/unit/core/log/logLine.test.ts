@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import {
   CATEGORIES,
   escapeMessage,
@@ -6,9 +7,9 @@ import {
   isCategory,
   isLogType,
   LOG_TYPES,
+  type LogEntry,
   logTimestamp,
   parseLogLine,
-  type LogEntry,
 } from '../../../../src/core/log/logLine';
 import { fixtureText } from '../fixtures';
 
@@ -21,12 +22,35 @@ function fields(e: LogEntry | undefined): Record<string, unknown> | undefined {
 }
 
 describe('core/logLine', () => {
-  it('knows the types and categories of SPEC §2', () => {
+  it('knows the types and categories of the grammar', () => {
     assert.deepEqual([...LOG_TYPES].sort(), [
-      'AGENT_DONE', 'BATCH', 'CHECKPOINT', 'Completed', 'DISCARD', 'DISPATCH', 'ERROR', 'INIT', 'LOCK', 'MERGE', 'RECOVERY', 'ROLLBACK', 'STATS', 'Starting', 'VALIDATE', 'WARN',
+      'AGENT_DONE',
+      'BATCH',
+      'CHECKPOINT',
+      'Completed',
+      'DISCARD',
+      'DISPATCH',
+      'ERROR',
+      'INIT',
+      'LOCK',
+      'MERGE',
+      'RECOVERY',
+      'ROLLBACK',
+      'STATS',
+      'Starting',
+      'VALIDATE',
+      'WARN',
     ]);
     assert.deepEqual([...CATEGORIES].sort(), [
-      'AGENT_FAIL', 'CONFIG', 'DEPENDENCY', 'ENV_SETUP', 'MERGE_CONFLICT', 'SESSION_TIMEOUT', 'TASK_EXEC', 'TEST_FAIL', 'TIMEOUT',
+      'AGENT_FAIL',
+      'CONFIG',
+      'DEPENDENCY',
+      'ENV_SETUP',
+      'MERGE_CONFLICT',
+      'SESSION_TIMEOUT',
+      'TASK_EXEC',
+      'TEST_FAIL',
+      'TIMEOUT',
     ]);
     assert.equal(isLogType('Completed'), true);
     assert.equal(isLogType('COMPLETED'), false);
@@ -34,8 +58,8 @@ describe('core/logLine', () => {
     assert.equal(isCategory('task-001'), false);
   });
 
-  describe("seed 000's example log", () => {
-    const lines = fixtureText('seed-000-progress.txt').trimEnd().split('\n');
+  describe("the launchpad-run protocol's example log", () => {
+    const lines = fixtureText('v3-example-progress.txt').trimEnd().split('\n');
 
     it('every line parses and formats back to itself', () => {
       assert.equal(lines.length, 19);
@@ -71,15 +95,36 @@ describe('core/logLine', () => {
     }
   });
 
-  describe("seed 002's example log", () => {
+  describe("the harness protocol's example log", () => {
     const cases: Array<[string, Record<string, unknown>]> = [
-      ['[2025-07-01T10:00:11Z] [SESSION-1] Starting [task-001] Implement user authentication (base=def5678)', { type: 'Starting', taskId: 'task-001', message: 'Implement user authentication (base=def5678)' }],
-      ['[2025-07-01T10:05:00Z] [SESSION-1] CHECKPOINT [task-001] step=2/4 "auth routes created, tests pending"', { type: 'CHECKPOINT', taskId: 'task-001', message: 'step=2/4 "auth routes created, tests pending"' }],
-      ['[2025-07-01T10:15:30Z] [SESSION-1] Completed [task-001] (commit abc1234)', { type: 'Completed', taskId: 'task-001', message: '(commit abc1234)' }],
-      ['[2025-07-01T10:20:00Z] [SESSION-1] ERROR [task-002] [TASK_EXEC] Redis connection refused', { type: 'ERROR', taskId: 'task-002', category: 'TASK_EXEC', message: 'Redis connection refused' }],
-      ['[2025-07-01T10:20:01Z] [SESSION-1] ROLLBACK [task-002] git reset --hard abc1234', { type: 'ROLLBACK', taskId: 'task-002', message: 'git reset --hard abc1234' }],
-      ['[2025-07-01T10:20:02Z] [SESSION-1] STATS tasks_total=5 completed=1 failed=1 pending=3 blocked=0 attempts_total=2 checkpoints=1', { type: 'STATS', message: 'tasks_total=5 completed=1 failed=1 pending=3 blocked=0 attempts_total=2 checkpoints=1' }],
-      ['[2025-07-01T10:00:00Z] [SESSION-1] INIT Harness initialized for project /path/to/project', { type: 'INIT', message: 'Harness initialized for project /path/to/project' }],
+      [
+        '[2025-07-01T10:00:11Z] [SESSION-1] Starting [task-001] Implement user authentication (base=def5678)',
+        { type: 'Starting', taskId: 'task-001', message: 'Implement user authentication (base=def5678)' },
+      ],
+      [
+        '[2025-07-01T10:05:00Z] [SESSION-1] CHECKPOINT [task-001] step=2/4 "auth routes created, tests pending"',
+        { type: 'CHECKPOINT', taskId: 'task-001', message: 'step=2/4 "auth routes created, tests pending"' },
+      ],
+      [
+        '[2025-07-01T10:15:30Z] [SESSION-1] Completed [task-001] (commit abc1234)',
+        { type: 'Completed', taskId: 'task-001', message: '(commit abc1234)' },
+      ],
+      [
+        '[2025-07-01T10:20:00Z] [SESSION-1] ERROR [task-002] [TASK_EXEC] Redis connection refused',
+        { type: 'ERROR', taskId: 'task-002', category: 'TASK_EXEC', message: 'Redis connection refused' },
+      ],
+      [
+        '[2025-07-01T10:20:01Z] [SESSION-1] ROLLBACK [task-002] git reset --hard abc1234',
+        { type: 'ROLLBACK', taskId: 'task-002', message: 'git reset --hard abc1234' },
+      ],
+      [
+        '[2025-07-01T10:20:02Z] [SESSION-1] STATS tasks_total=5 completed=1 failed=1 pending=3 blocked=0 attempts_total=2 checkpoints=1',
+        { type: 'STATS', message: 'tasks_total=5 completed=1 failed=1 pending=3 blocked=0 attempts_total=2 checkpoints=1' },
+      ],
+      [
+        '[2025-07-01T10:00:00Z] [SESSION-1] INIT Harness initialized for project /path/to/project',
+        { type: 'INIT', message: 'Harness initialized for project /path/to/project' },
+      ],
     ];
     for (const [line, want] of cases) {
       it(`${String(want.type)}${want.taskId ? ` [${String(want.taskId)}]` : ''}`, () => {
@@ -102,7 +147,16 @@ describe('core/logLine', () => {
       category: 'ENV_SETUP',
       message: 'harness-tasks.json corrupted and unrecoverable',
     });
-    assert.equal(formatLogLine({ timestamp: TS, session: 3, type: 'ERROR', category: 'ENV_SETUP', message: 'harness-tasks.json corrupted and unrecoverable' }), line);
+    assert.equal(
+      formatLogLine({
+        timestamp: TS,
+        session: 3,
+        type: 'ERROR',
+        category: 'ENV_SETUP',
+        message: 'harness-tasks.json corrupted and unrecoverable',
+      }),
+      line,
+    );
   });
 
   it('a second bracket that is not a category stays in the message', () => {
@@ -134,7 +188,14 @@ describe('core/logLine', () => {
   });
 
   it('escapes newlines so a message never spans lines', () => {
-    const entry: LogEntry = { timestamp: TS, session: 1, type: 'ERROR', taskId: 'task-002', category: 'TEST_FAIL', message: 'line one\nline two\r\nline three\r' };
+    const entry: LogEntry = {
+      timestamp: TS,
+      session: 1,
+      type: 'ERROR',
+      taskId: 'task-002',
+      category: 'TEST_FAIL',
+      message: 'line one\nline two\r\nline three\r',
+    };
     const line = formatLogLine(entry);
     assert.equal(line, `[${TS}] [SESSION-1] ERROR [task-002] [TEST_FAIL] line one\\nline two\\r\\nline three\\r`);
     assert.equal(line.split(/\r|\n/).length, 1);
@@ -172,7 +233,7 @@ describe('core/logLine', () => {
     });
   }
 
-  it('logTimestamp is ISO-8601 UTC with seconds, as in the seeds', () => {
+  it("logTimestamp is ISO-8601 UTC with seconds, as in the protocols' examples", () => {
     assert.equal(logTimestamp(new Date('2025-07-01T10:00:05.789Z')), '2025-07-01T10:00:05Z');
     assert.match(logTimestamp(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });

@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { CATEGORIES, formatLogLine, LOG_TYPES, type LogEntry } from '../../../../src/core/log/logLine';
-import { filterLog, isEmptyFilter, lineMatches, LogFollower, readLogLines, tailLog, type LogFilter } from '../../../../src/core/log/logReader';
+import {
+  filterLog,
+  isEmptyFilter,
+  lineMatches,
+  type LogFilter,
+  LogFollower,
+  readLogLines,
+  tailLog,
+} from '../../../../src/core/log/logReader';
 import { tempDir } from '../../helpers/tmp';
 import { rng } from '../fixtures';
 
@@ -171,7 +180,8 @@ describe('core/logReader', () => {
     // chunk boundaries fall inside lines, inside CRLF pairs, and a line outgrows a chunk.
     const rand = rng(99);
     const big = makeLog(77, 24_000, (i) => {
-      if (i === 12_000) return `[2025-07-01T10:00:00Z] [SESSION-2] ERROR [task-002] [TEST_FAIL] ${'x'.repeat(5 * 1024 * 1024)} TIMEOUT STATS end`;
+      if (i === 12_000)
+        return `[2025-07-01T10:00:00Z] [SESSION-2] ERROR [task-002] [TEST_FAIL] ${'x'.repeat(5 * 1024 * 1024)} TIMEOUT STATS end`;
       if (i % 300 === 7) return `[2025-07-01T10:00:00Z] [SESSION-1] WARN [task-001] ${'y'.repeat(40_000 + rand(20_000))} TIMEOUT é✓ STATS`;
       return undefined;
     });
@@ -180,12 +190,17 @@ describe('core/logReader', () => {
       file = writeLog(big);
     });
 
-    for (const [name, f] of FILTERS.filter(([n]) => /no filter|task task-001|session 2|category TEST_FAIL|required literal|chunk path|non-ASCII|anchored at the end/.test(n))) {
+    for (const [name, f] of FILTERS.filter(([n]) =>
+      /no filter|task task-001|session 2|category TEST_FAIL|required literal|chunk path|non-ASCII|anchored at the end/.test(n),
+    )) {
       it(`${name}: same lines as the reference`, () => {
         const got = filterLog(file, f);
         const want = reference(big, f);
         assert.equal(got.length, want.length);
-        assert.ok(got.every((l, i) => l === want[i]), 'same lines in the same order');
+        assert.ok(
+          got.every((l, i) => l === want[i]),
+          'same lines in the same order',
+        );
       });
     }
 
@@ -208,7 +223,8 @@ describe('core/logReader', () => {
   });
 
   describe('CRLF', () => {
-    const text = '[2025-07-01T10:00:00Z] [SESSION-1] INIT crlf\r\n[2025-07-01T10:00:01Z] [SESSION-1] ERROR [task-001] [TIMEOUT] slow\r\nfree text\r\n';
+    const text =
+      '[2025-07-01T10:00:00Z] [SESSION-1] INIT crlf\r\n[2025-07-01T10:00:01Z] [SESSION-1] ERROR [task-001] [TIMEOUT] slow\r\nfree text\r\n';
     for (const [name, f] of [
       ['no filter', {}],
       ['needle', { taskId: 'task-001' }],
@@ -223,7 +239,9 @@ describe('core/logReader', () => {
     }
 
     it('a regex anchored at the line end sees the line without its CR', () => {
-      assert.deepEqual(filterLog(writeLog(text), { regex: /slow$/ }), ['[2025-07-01T10:00:01Z] [SESSION-1] ERROR [task-001] [TIMEOUT] slow']);
+      assert.deepEqual(filterLog(writeLog(text), { regex: /slow$/ }), [
+        '[2025-07-01T10:00:01Z] [SESSION-1] ERROR [task-001] [TIMEOUT] slow',
+      ]);
     });
   });
 
@@ -264,7 +282,10 @@ describe('core/logReader', () => {
 
     it('a missing file reads as empty', () => {
       const seen: string[] = [];
-      assert.deepEqual(readLogLines(join(tempDir(), 'nope.txt'), {}, (l) => seen.push(...l), 10), { offset: 0 });
+      assert.deepEqual(
+        readLogLines(join(tempDir(), 'nope.txt'), {}, (l) => seen.push(...l), 10),
+        { offset: 0 },
+      );
       assert.deepEqual(seen, []);
     });
 
@@ -285,7 +306,10 @@ describe('core/logReader', () => {
       const file = writeLog('');
       const follower = new LogFollower(file, { taskId: 'task-001' });
       assert.deepEqual(follower.poll(), []);
-      appendFileSync(file, '[2025-07-01T10:00:00Z] [SESSION-1] DISPATCH [task-001] agent=a\n[2025-07-01T10:00:00Z] [SESSION-1] DISPATCH [task-002] agent=b\n');
+      appendFileSync(
+        file,
+        '[2025-07-01T10:00:00Z] [SESSION-1] DISPATCH [task-001] agent=a\n[2025-07-01T10:00:00Z] [SESSION-1] DISPATCH [task-002] agent=b\n',
+      );
       assert.deepEqual(follower.poll(), ['[2025-07-01T10:00:00Z] [SESSION-1] DISPATCH [task-001] agent=a']);
       assert.deepEqual(follower.poll(), []);
       appendFileSync(file, '[2025-07-01T10:00:01Z] [SESSION-1] Completed [task-0');

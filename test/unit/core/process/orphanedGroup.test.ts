@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { tempDir } from '../../helpers/tmp';
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { runProcess } from '../../../../src/core/process/runProcess';
 import { processIdentity } from '../../../../src/core/processIdentity';
@@ -81,7 +82,11 @@ describe('core/process/runProcess', function () {
     });
 
     it('keeps only the last captureBytes of each stream and of the tail', async () => {
-      const r = await runProcess({ command: 'i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done; echo LAST >&2', cwd: dir, captureBytes: 100 });
+      const r = await runProcess({
+        command: 'i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done; echo LAST >&2',
+        cwd: dir,
+        captureBytes: 100,
+      });
       assert.equal(r.stdout.length, 100);
       assert.ok(r.stdout.endsWith('line 2999\n'));
       assert.equal(r.stderr, 'LAST\n');
@@ -95,7 +100,11 @@ describe('core/process/runProcess', function () {
     });
 
     it('runs in cwd with the env given; an argument array bypasses the shell', async () => {
-      const r = await runProcess({ command: 'pwd; echo "$LP_TEST_VAR"', cwd: dir, env: { PATH: process.env.PATH, LP_TEST_VAR: 'from env' } });
+      const r = await runProcess({
+        command: 'pwd; echo "$LP_TEST_VAR"',
+        cwd: dir,
+        env: { PATH: process.env.PATH, LP_TEST_VAR: 'from env' },
+      });
       assert.equal(r.stdout, `${realpathSync(dir)}\nfrom env\n`);
       const literal = await runProcess({ command: { file: 'printf', args: ['%s|%s', '$(echo hi)', '`id` "q"'] }, cwd: dir });
       assert.equal(literal.stdout, '$(echo hi)|`id` "q"');
@@ -250,7 +259,11 @@ describe('core/process/runProcess', function () {
       const leaderPid = track(leader.pid!);
       const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
       records.add('task-001-agent', leaderPid, 'agent task-001');
-      const record = JSON.parse(readFileSync(join(dir, 'procs', 'task-001-agent.json'), 'utf8')) as { pid: number; identity?: string; label: string };
+      const record = JSON.parse(readFileSync(join(dir, 'procs', 'task-001-agent.json'), 'utf8')) as {
+        pid: number;
+        identity?: string;
+        label: string;
+      };
       assert.equal(record.pid, leaderPid);
       assert.equal(record.identity, processIdentity(leaderPid));
       assert.deepEqual(records.killAll(), ['agent task-001']);

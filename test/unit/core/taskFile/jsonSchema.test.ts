@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+
 import { isValidTaskId, TASK_ID_PATTERN } from '../../../../src/core/ids';
-import { parseTaskFile } from '../../../../src/core/taskFile/parse';
 import { taskFileJsonSchema } from '../../../../src/core/taskFile/jsonSchema';
-import { MAX_COMMAND_CHARS, MAX_CONTEXT_CHARS, MAX_PATH_CHARS, MAX_TIMEOUT_SECONDS, MAX_TITLE_CHARS, PRIORITIES, STATUSES } from '../../../../src/core/taskFile/schema';
+import { parseTaskFile } from '../../../../src/core/taskFile/parse';
+import {
+  MAX_COMMAND_CHARS,
+  MAX_CONTEXT_CHARS,
+  MAX_PATH_CHARS,
+  MAX_TIMEOUT_SECONDS,
+  MAX_TITLE_CHARS,
+  PRIORITIES,
+  STATUSES,
+} from '../../../../src/core/taskFile/schema';
 import { fixtureText } from '../fixtures';
 
 type Schema = Record<string, unknown>;
@@ -16,8 +25,24 @@ type Schema = Record<string, unknown>;
  */
 function validate(schema: Schema, value: unknown, path = '$'): string[] {
   const known = new Set([
-    '$schema', 'title', 'description', 'default', 'type', 'const', 'enum', 'anyOf', 'properties', 'required',
-    'additionalProperties', 'items', 'minimum', 'maximum', 'exclusiveMinimum', 'minLength', 'maxLength', 'pattern',
+    '$schema',
+    'title',
+    'description',
+    'default',
+    'type',
+    'const',
+    'enum',
+    'anyOf',
+    'properties',
+    'required',
+    'additionalProperties',
+    'items',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'minLength',
+    'maxLength',
+    'pattern',
   ]);
   for (const k of Object.keys(schema)) if (!known.has(k)) throw new Error(`checker does not know "${k}" at ${path}`);
   const errors: string[] = [];
@@ -30,7 +55,8 @@ function validate(schema: Schema, value: unknown, path = '$'): string[] {
   }
   if ('const' in schema && value !== schema.const) errors.push(`${path}: not const ${String(schema.const)}`);
   if (schema.enum && !(schema.enum as unknown[]).includes(value)) errors.push(`${path}: not in enum`);
-  if (schema.anyOf && !(schema.anyOf as Schema[]).some((s) => validate(s, value, path).length === 0)) errors.push(`${path}: no anyOf branch`);
+  if (schema.anyOf && !(schema.anyOf as Schema[]).some((s) => validate(s, value, path).length === 0))
+    errors.push(`${path}: no anyOf branch`);
   if (typeof value === 'number') {
     if (typeof schema.minimum === 'number' && value < schema.minimum) errors.push(`${path}: below minimum`);
     if (typeof schema.maximum === 'number' && value > schema.maximum) errors.push(`${path}: above maximum`);
@@ -82,7 +108,10 @@ describe('core/taskFileJsonSchema', () => {
     assert.deepEqual(taskProps.priority!.enum, [...PRIORITIES]);
     assert.equal(taskProps.priority!.default, 'P1');
     const version = (schema.properties as Record<string, Schema>).version!;
-    assert.deepEqual((version.anyOf as Schema[]).map((s) => s.const), [2, 3]);
+    assert.deepEqual(
+      (version.anyOf as Schema[]).map((s) => s.const),
+      [2, 3],
+    );
     const sc = (schema.properties as Record<string, Schema>).session_config!.properties as Record<string, Schema>;
     assert.deepEqual(sc.concurrency_mode!.enum, ['exclusive', 'concurrent']);
   });
@@ -97,14 +126,19 @@ describe('core/taskFileJsonSchema', () => {
     assert.equal(anyOfMax(validation.timeout_seconds!, 'maximum'), MAX_TIMEOUT_SECONDS);
     assert.equal((taskProps.files_hint!.items as Schema).maxLength, MAX_PATH_CHARS);
     const sc = (schema.properties as Record<string, Schema>).session_config!.properties as Record<string, Schema>;
-    for (const key of ['agent_timeout_seconds', 'cleanup_timeout_seconds', 'health_check_timeout_seconds']) assert.equal(sc[key]!.maximum, MAX_TIMEOUT_SECONDS, key);
+    for (const key of ['agent_timeout_seconds', 'cleanup_timeout_seconds', 'health_check_timeout_seconds'])
+      assert.equal(sc[key]!.maximum, MAX_TIMEOUT_SECONDS, key);
     assert.equal(MAX_TIMEOUT_SECONDS, 7 * 24 * 3600);
   });
 
   it('requires what the core requires, and nothing that has a default', () => {
     assert.deepEqual(schema.required, ['tasks']);
     assert.deepEqual([...(taskSchema.required as string[])].sort(), ['id', 'status', 'title']);
-    const defaults = Object.fromEntries(Object.entries(taskProps).filter(([, s]) => 'default' in s).map(([k, s]) => [k, s.default]));
+    const defaults = Object.fromEntries(
+      Object.entries(taskProps)
+        .filter(([, s]) => 'default' in s)
+        .map(([k, s]) => [k, s.default]),
+    );
     assert.deepEqual(defaults, { priority: 'P1', depends_on: [], attempts: 0, max_attempts: 3, files_hint: [], error_log: [] });
     const sc = (schema.properties as Record<string, Schema>).session_config!.properties as Record<string, Schema>;
     assert.equal(sc.max_parallel_agents!.default, 3);
@@ -124,14 +158,14 @@ describe('core/taskFileJsonSchema', () => {
     for (const o of objects) assert.notEqual(o.additionalProperties, false);
   });
 
-  it('accepts the seed examples (v3 and v2) and a minimal file', () => {
-    for (const text of [fixtureText('seed-000-tasks.json'), fixtureText('seed-002-tasks.json'), '{"tasks":[]}']) {
+  it('accepts the protocol examples (v3 and v2) and a minimal file', () => {
+    for (const text of [fixtureText('v3-example-tasks.json'), fixtureText('v2-example-tasks.json'), '{"tasks":[]}']) {
       assert.deepEqual(validate(schema, JSON.parse(text)), []);
     }
   });
 
   it('rejects what parseTaskFile rejects, for the shapes it can express', () => {
-    const base = JSON.parse(fixtureText('seed-000-tasks.json'));
+    const base = JSON.parse(fixtureText('v3-example-tasks.json'));
     const mutants: Array<[string, (d: any) => void]> = [
       ['bad id', (d) => (d.tasks[0].id = 'a b')],
       ['git-unsafe id', (d) => (d.tasks[0].id = 'a..b')],

@@ -1,6 +1,22 @@
 import assert from 'node:assert/strict';
-import { lineColumn, locateJsonPath, locateJsonSyntaxError, pathAtOffset, walkJson, type JsonPath } from '../../../../src/core/taskFile/jsonSyntax';
-import { formatPath, MAX_NESTING, MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileBytes, serializeTaskFile, TaskFileError } from '../../../../src/core/taskFile/parse';
+
+import {
+  type JsonPath,
+  lineColumn,
+  locateJsonPath,
+  locateJsonSyntaxError,
+  pathAtOffset,
+  walkJson,
+} from '../../../../src/core/taskFile/jsonSyntax';
+import {
+  formatPath,
+  MAX_NESTING,
+  MAX_TASK_FILE_BYTES,
+  parseTaskFile,
+  parseTaskFileBytes,
+  serializeTaskFile,
+  TaskFileError,
+} from '../../../../src/core/taskFile/parse';
 import { MAX_TIMEOUT_SECONDS, MAX_TITLE_CHARS, type TaskFile } from '../../../../src/core/taskFile/schema';
 import { decodeUtf8, firstInvalidUtf8 } from '../../../../src/core/taskFile/utf8';
 import { fixtureText, rng } from '../fixtures';
@@ -57,13 +73,21 @@ describe('core/jsonSyntax locateJsonSyntaxError', () => {
   }
 
   it('says nothing for valid JSON', () => {
-    for (const text of ['{}', '[]', ' 1 ', '"s"', 'null', '{"a":[1,-2.5e+3,true,false,null,"\\u00e9\\n\\"",{}]}', fixtureText('seed-000-tasks.json')]) {
+    for (const text of [
+      '{}',
+      '[]',
+      ' 1 ',
+      '"s"',
+      'null',
+      '{"a":[1,-2.5e+3,true,false,null,"\\u00e9\\n\\"",{}]}',
+      fixtureText('v3-example-tasks.json'),
+    ]) {
       assert.equal(locateJsonSyntaxError(text), undefined, text);
     }
   });
 
   it('agrees with JSON.parse on hundreds of mutated task files', () => {
-    const base = fixtureText('seed-000-tasks.json');
+    const base = fixtureText('v3-example-tasks.json');
     const rand = rng(1234);
     const junk = ['', ',', '}', ']', '{', '[', '"', ':', '\n', 'x', '0', '-', '.', 'e', '\\', "'", '/'];
     for (let k = 0; k < 600; k++) {
@@ -101,15 +125,40 @@ describe('core/jsonSyntax locateJsonSyntaxError', () => {
 });
 
 describe('core/jsonSyntax positions of valid JSON', () => {
-  const text = '{\n  "tasks": [\n    {"id": "a", "title": "x"},\n    {"id": "b", "n": [1, {"k": null}], "e": {}, "l": []}\n  ],\n  "z": true\n}';
+  const text =
+    '{\n  "tasks": [\n    {"id": "a", "title": "x"},\n    {"id": "b", "n": [1, {"k": null}], "e": {}, "l": []}\n  ],\n  "z": true\n}';
 
   it('walkJson visits every key and value with its path, in document order', () => {
     const seen: string[] = [];
-    walkJson(text, (path, start, end, isKey) => void seen.push(`${isKey ? 'key ' : ''}${formatPath(path)}=${end < 0 ? text[start] : text.slice(start, end)}`));
+    walkJson(
+      text,
+      (path, start, end, isKey) =>
+        void seen.push(`${isKey ? 'key ' : ''}${formatPath(path)}=${end < 0 ? text[start] : text.slice(start, end)}`),
+    );
     assert.deepEqual(seen, [
-      '(root)={', 'key tasks="tasks"', 'tasks=[', 'tasks[0]={', 'key tasks[0].id="id"', 'tasks[0].id="a"', 'key tasks[0].title="title"', 'tasks[0].title="x"',
-      'tasks[1]={', 'key tasks[1].id="id"', 'tasks[1].id="b"', 'key tasks[1].n="n"', 'tasks[1].n=[', 'tasks[1].n[0]=1', 'tasks[1].n[1]={',
-      'key tasks[1].n[1].k="k"', 'tasks[1].n[1].k=null', 'key tasks[1].e="e"', 'tasks[1].e={', 'key tasks[1].l="l"', 'tasks[1].l=[', 'key z="z"', 'z=true',
+      '(root)={',
+      'key tasks="tasks"',
+      'tasks=[',
+      'tasks[0]={',
+      'key tasks[0].id="id"',
+      'tasks[0].id="a"',
+      'key tasks[0].title="title"',
+      'tasks[0].title="x"',
+      'tasks[1]={',
+      'key tasks[1].id="id"',
+      'tasks[1].id="b"',
+      'key tasks[1].n="n"',
+      'tasks[1].n=[',
+      'tasks[1].n[0]=1',
+      'tasks[1].n[1]={',
+      'key tasks[1].n[1].k="k"',
+      'tasks[1].n[1].k=null',
+      'key tasks[1].e="e"',
+      'tasks[1].e={',
+      'key tasks[1].l="l"',
+      'tasks[1].l=[',
+      'key z="z"',
+      'z=true',
     ]);
   });
 
@@ -164,7 +213,9 @@ describe('core/taskFile/utf8', () => {
     const rand = rng(99);
     const strict = new TextDecoder('utf-8', { fatal: true });
     for (let k = 0; k < 5000; k++) {
-      const bytes = Uint8Array.from({ length: 1 + rand(12) }, () => (rand(3) === 0 ? rand(256) : [0x41, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed, 0xbf][rand(12)]!));
+      const bytes = Uint8Array.from({ length: 1 + rand(12) }, () =>
+        rand(3) === 0 ? rand(256) : [0x41, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed, 0xbf][rand(12)]!,
+      );
       let valid = true;
       try {
         strict.decode(bytes);
@@ -212,7 +263,12 @@ describe('core/taskFile parseTaskFile', () => {
       ['a root that is not an object', [], '(root)', /expected object, got array/],
       ['missing tasks', {}, 'tasks', /required field is missing \(expected array\)/],
       ['tasks not an array', { tasks: 'x' }, 'tasks', /expected array, got string "x"/],
-      ['an unknown status', { tasks: [{ ...minimalTask, status: 'done' }] }, 'tasks[0].status', /expected one of "pending", "in_progress", "completed", "failed", got "done"/],
+      [
+        'an unknown status',
+        { tasks: [{ ...minimalTask, status: 'done' }] },
+        'tasks[0].status',
+        /expected one of "pending", "in_progress", "completed", "failed", got "done"/,
+      ],
       ['a missing status', { tasks: [{ id: 't1', title: 'x' }] }, 'tasks[0].status', /required field is missing/],
       ['a missing title', { tasks: [{ id: 't1', status: 'pending' }] }, 'tasks[0].title', /required field is missing \(expected string\)/],
       ['an empty title', { tasks: [{ ...minimalTask, title: '' }] }, 'tasks[0].title', /must not be empty/],
@@ -220,14 +276,44 @@ describe('core/taskFile parseTaskFile', () => {
       ['fractional attempts', { tasks: [{ ...minimalTask, attempts: 1.5 }] }, 'tasks[0].attempts', /whole number, got number 1.5/],
       ['negative attempts', { tasks: [{ ...minimalTask, attempts: -1 }] }, 'tasks[0].attempts', /at least 0, got -1/],
       ['max_attempts 0', { tasks: [{ ...minimalTask, max_attempts: 0 }] }, 'tasks[0].max_attempts', /at least 1, got 0/],
-      ['depends_on not a list', { tasks: [{ ...minimalTask, depends_on: 'task-001' }] }, 'tasks[0].depends_on', /expected array, got string "task-001"/],
-      ['a number in depends_on', { tasks: [{ ...minimalTask, depends_on: ['a', 7] }] }, 'tasks[0].depends_on[1]', /expected string, got number/],
-      ['timeout 0', { tasks: [{ ...minimalTask, validation: { command: 'x', timeout_seconds: 0 } }] }, 'tasks[0].validation.timeout_seconds', /greater than 0, got 0/],
+      [
+        'depends_on not a list',
+        { tasks: [{ ...minimalTask, depends_on: 'task-001' }] },
+        'tasks[0].depends_on',
+        /expected array, got string "task-001"/,
+      ],
+      [
+        'a number in depends_on',
+        { tasks: [{ ...minimalTask, depends_on: ['a', 7] }] },
+        'tasks[0].depends_on[1]',
+        /expected string, got number/,
+      ],
+      [
+        'timeout 0',
+        { tasks: [{ ...minimalTask, validation: { command: 'x', timeout_seconds: 0 } }] },
+        'tasks[0].validation.timeout_seconds',
+        /greater than 0, got 0/,
+      ],
       ['version 4', { version: 4, tasks: [] }, 'version', /expected 2 or 3, got 4/],
       ['a null session_config', { tasks: [], session_config: null }, 'session_config', /expected object, got null/],
-      ['max_parallel_agents 0', { tasks: [], session_config: { max_parallel_agents: 0 } }, 'session_config.max_parallel_agents', /at least 1/],
-      ['a bad concurrency_mode', { tasks: [], session_config: { concurrency_mode: 'wild' } }, 'session_config.concurrency_mode', /"exclusive", "concurrent"/],
-      ['a checkpoint without step', { tasks: [{ ...minimalTask, checkpoints: [{ total: 2, description: 'd', timestamp: 't' }] }] }, 'tasks[0].checkpoints[0].step', /required field is missing/],
+      [
+        'max_parallel_agents 0',
+        { tasks: [], session_config: { max_parallel_agents: 0 } },
+        'session_config.max_parallel_agents',
+        /at least 1/,
+      ],
+      [
+        'a bad concurrency_mode',
+        { tasks: [], session_config: { concurrency_mode: 'wild' } },
+        'session_config.concurrency_mode',
+        /"exclusive", "concurrent"/,
+      ],
+      [
+        'a checkpoint without step',
+        { tasks: [{ ...minimalTask, checkpoints: [{ total: 2, description: 'd', timestamp: 't' }] }] },
+        'tasks[0].checkpoints[0].step',
+        /required field is missing/,
+      ],
     ];
     for (const [name, doc, path, problem] of cases) {
       it(name, () => {
@@ -263,21 +349,36 @@ describe('core/taskFile parseTaskFile', () => {
       assert.equal(e.problems.length, 6);
       assert.equal(e.problems[5], '… and 2 more problem(s)');
       assert.equal(e.message.split('\n').length, 6);
-      assert.ok(e.message.split('\n').slice(0, 5).every((l, i) => l === `harness-tasks.json: tasks[${i}]: expected object, got number`));
+      assert.ok(
+        e.message
+          .split('\n')
+          .slice(0, 5)
+          .every((l, i) => l === `harness-tasks.json: tasks[${i}]: expected object, got number`),
+      );
     });
   });
 
-  describe('the two seed shapes', () => {
-    it('reads seed 000 (version 3) with every field', () => {
-      const f = ok(fixtureText('seed-000-tasks.json'));
+  describe('the two protocol shapes', () => {
+    it('reads the version 3 example with every field', () => {
+      const f = ok(fixtureText('v3-example-tasks.json'));
       assert.equal(f.version, 3);
       assert.equal(f.created, '2025-07-01T10:00:00Z');
-      assert.deepEqual(f.session_config, { max_tasks_per_session: 20, max_sessions: 50, max_parallel_agents: 3, agent_timeout_seconds: 3600, cleanup_timeout_seconds: 300, health_check_timeout_seconds: 600 });
-      assert.deepEqual(f.tasks.map((t) => [t.id, t.status, t.priority]), [
-        ['task-001', 'completed', 'P0'],
-        ['task-002', 'failed', 'P1'],
-        ['task-003', 'pending', 'P1'],
-      ]);
+      assert.deepEqual(f.session_config, {
+        max_tasks_per_session: 20,
+        max_sessions: 50,
+        max_parallel_agents: 3,
+        agent_timeout_seconds: 3600,
+        cleanup_timeout_seconds: 300,
+        health_check_timeout_seconds: 600,
+      });
+      assert.deepEqual(
+        f.tasks.map((t) => [t.id, t.status, t.priority]),
+        [
+          ['task-001', 'completed', 'P0'],
+          ['task-002', 'failed', 'P1'],
+          ['task-003', 'pending', 'P1'],
+        ],
+      );
       const t2 = f.tasks[1]!;
       assert.deepEqual(t2.files_hint, ['src/middleware/rate-limit.ts']);
       assert.deepEqual(t2.validation, { command: 'npm test -- --testPathPattern=rate-limit', timeout_seconds: 120 });
@@ -291,8 +392,8 @@ describe('core/taskFile parseTaskFile', () => {
       assert.equal(f.last_session, '2025-07-01T10:12:03Z');
     });
 
-    it('reads seed 002 (version 2) with its own fields', () => {
-      const f = ok(fixtureText('seed-002-tasks.json'));
+    it('reads the version 2 example with its own fields', () => {
+      const f = ok(fixtureText('v2-example-tasks.json'));
       assert.equal(f.version, 2);
       assert.equal(f.session_config.concurrency_mode, 'exclusive');
       assert.equal(f.session_config.max_parallel_agents, 3, 'default filled in');
@@ -301,8 +402,8 @@ describe('core/taskFile parseTaskFile', () => {
       assert.deepEqual(f.tasks[1]!.error_log, ['[TASK_EXEC] Redis connection refused']);
     });
 
-    it('reads seed 002 concurrent-mode claims and checkpoints', () => {
-      const doc = JSON.parse(fixtureText('seed-002-tasks.json'));
+    it('reads version 2 concurrent-mode claims and checkpoints', () => {
+      const doc = JSON.parse(fixtureText('v2-example-tasks.json'));
       doc.session_config.concurrency_mode = 'concurrent';
       Object.assign(doc.tasks[2], {
         status: 'in_progress',
@@ -318,7 +419,7 @@ describe('core/taskFile parseTaskFile', () => {
     });
   });
 
-  describe('defaults (SPEC §1)', () => {
+  describe('defaults', () => {
     it('fill every absent field', () => {
       const f = ok(withTasks(minimalTask));
       const t = f.tasks[0]!;
@@ -343,7 +444,7 @@ describe('core/taskFile parseTaskFile', () => {
       assert.equal(f.session_config.max_tasks_per_session, 20);
     });
 
-    it('accept nulls where the seeds write null', () => {
+    it('accept nulls where the examples write null', () => {
       const f = ok(withTasks({ ...minimalTask, context: null, validation: null, on_failure: null, agent_id: null, completed_at: null }));
       assert.equal(f.tasks[0]!.validation, null);
     });
@@ -404,8 +505,8 @@ describe('core/taskFile parseTaskFile', () => {
       assert.deepEqual(out.tasks[0].x_task, { a: 1 });
     });
 
-    it('the seeds survive a round trip with nothing dropped', () => {
-      for (const name of ['seed-000-tasks.json', 'seed-002-tasks.json']) {
+    it('the examples survive a round trip with nothing dropped', () => {
+      for (const name of ['v3-example-tasks.json', 'v2-example-tasks.json']) {
         const original = JSON.parse(fixtureText(name));
         const out = JSON.parse(serializeTaskFile(ok(fixtureText(name))));
         // Every original field is still there with its value (defaults may be added).
@@ -467,7 +568,10 @@ describe('core/taskFile parseTaskFile', () => {
 
     it('refuses a BOM, UTF-16 and binary content plainly, as the text parser does', () => {
       assert.match((parseTaskFileBytes(Buffer.from('\ufeff{"tasks":[]}')) as { error: Error }).error.message, /byte-order mark/);
-      assert.match((parseTaskFileBytes(Buffer.from('\ufeff{"tasks":[]}', 'utf16le')) as { error: Error }).error.message, /not UTF-8 text \(UTF-16/);
+      assert.match(
+        (parseTaskFileBytes(Buffer.from('\ufeff{"tasks":[]}', 'utf16le')) as { error: Error }).error.message,
+        /not UTF-8 text \(UTF-16/,
+      );
       assert.match((parseTaskFileBytes(Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff])) as { error: Error }).error.message, /not UTF-8 text/);
       assert.match((parseTaskFileBytes(Buffer.from([0x7b, 0xff, 0x00, 0x7d])) as { error: Error }).error.message, /not UTF-8 text/);
     });
@@ -477,7 +581,11 @@ describe('core/taskFile parseTaskFile', () => {
     for (const spelling of ['\\u005f_proto__', '__proto\\u005f_', '\\u005F\\u005Fproto\\u005F\\u005F', '__pr\\u006fto__']) {
       it(`a key spelled "${spelling}" is __proto__ and is refused`, () => {
         const text = `{"tasks":[{"id":"a","title":"t","status":"pending","x":{"${spelling}":{"y":1}}}]}`;
-        assert.equal(Object.keys((JSON.parse(text) as { tasks: Array<{ x: object }> }).tasks[0]!.x)[0], '__proto__', 'JSON.parse decodes it');
+        assert.equal(
+          Object.keys((JSON.parse(text) as { tasks: Array<{ x: object }> }).tasks[0]!.x)[0],
+          '__proto__',
+          'JSON.parse decodes it',
+        );
         const e = err(text);
         assert.equal(e.field, 'tasks[0].x.__proto__');
         assert.match(e.message, /the field name "__proto__" cannot be kept/);
@@ -513,12 +621,23 @@ describe('core/taskFile parseTaskFile', () => {
     it(`a title of ${MAX_TITLE_CHARS} characters loads; one more is refused with its length`, () => {
       ok(withTasks({ ...minimalTask, title: 'x'.repeat(MAX_TITLE_CHARS) }));
       const e = err(withTasks({ ...minimalTask, title: 'x'.repeat(MAX_TITLE_CHARS + 1) }));
-      assert.equal(e.message, `harness-tasks.json: tasks[0].title: must be at most ${MAX_TITLE_CHARS} characters long, got ${MAX_TITLE_CHARS + 1}`);
+      assert.equal(
+        e.message,
+        `harness-tasks.json: tasks[0].title: must be at most ${MAX_TITLE_CHARS} characters long, got ${MAX_TITLE_CHARS + 1} (in t1)`,
+      );
     });
 
     it('timeouts: 7 days load; more is refused, for the validation and every session timeout', () => {
-      ok(JSON.stringify({ tasks: [{ ...minimalTask, validation: { command: 'x', timeout_seconds: MAX_TIMEOUT_SECONDS } }], session_config: { agent_timeout_seconds: MAX_TIMEOUT_SECONDS } }));
-      assert.equal(err(withTasks({ ...minimalTask, validation: { command: 'x', timeout_seconds: 2_147_484 } })).message, 'harness-tasks.json: tasks[0].validation.timeout_seconds: must be at most 604800, got 2147484');
+      ok(
+        JSON.stringify({
+          tasks: [{ ...minimalTask, validation: { command: 'x', timeout_seconds: MAX_TIMEOUT_SECONDS } }],
+          session_config: { agent_timeout_seconds: MAX_TIMEOUT_SECONDS },
+        }),
+      );
+      assert.equal(
+        err(withTasks({ ...minimalTask, validation: { command: 'x', timeout_seconds: 2_147_484 } })).message,
+        'harness-tasks.json: tasks[0].validation.timeout_seconds: must be at most 604800, got 2147484 (in t1)',
+      );
       for (const key of ['agent_timeout_seconds', 'cleanup_timeout_seconds', 'health_check_timeout_seconds']) {
         assert.equal(err(JSON.stringify({ tasks: [], session_config: { [key]: MAX_TIMEOUT_SECONDS + 1 } })).field, `session_config.${key}`);
       }
@@ -532,7 +651,8 @@ describe('core/taskFile parseTaskFile', () => {
 
   describe("positions of schema errors (for run's message)", () => {
     it("the first problem's line and column, and `where` combining them with the field", () => {
-      const text = '{\n  "tasks": [\n    {\n      "id": "t1",\n      "title": "x",\n      "status": "pending",\n      "priority": "high"\n    }\n  ]\n}';
+      const text =
+        '{\n  "tasks": [\n    {\n      "id": "t1",\n      "title": "x",\n      "status": "pending",\n      "priority": "high"\n    }\n  ]\n}';
       const e = err(text);
       assert.deepEqual(e.position, { line: 7, column: 19 });
       assert.equal(e.where, 'tasks[0].priority at line 7, column 19');

@@ -1,12 +1,24 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+
 import { InputError } from '../../../../src/core/inputError';
 import { LockHeldError, tryAcquireLock } from '../../../../src/core/lock';
 import { StatePaths } from '../../../../src/core/statePaths';
-import { readTaskFileBytes, recordWrite, StateStore, TaskFileMissingError } from '../../../../src/core/taskFile/store';
 import { parseTaskFile, serializeTaskFile, TaskFileError } from '../../../../src/core/taskFile/parse';
+import { readTaskFileBytes, recordWrite, StateStore, TaskFileMissingError } from '../../../../src/core/taskFile/store';
 import { version } from '../../../fixtures/core/saveLoop';
 import { tempDir } from '../../helpers/tmp';
 import { FIXTURE_SCRIPTS, task, taskFile } from '../fixtures';
@@ -23,7 +35,10 @@ describe('core/stateStore', () => {
     it('throws TaskFileMissingError naming the directory when there is no file', () => {
       const { store, paths } = newStore();
       assert.equal(store.exists(), false);
-      assert.throws(() => store.load(), (e: unknown) => e instanceof TaskFileMissingError && e.message.includes(paths.root));
+      assert.throws(
+        () => store.load(),
+        (e: unknown) => e instanceof TaskFileMissingError && e.message.includes(paths.root),
+      );
     });
 
     it('throws TaskFileError for a broken file, and returns the exact text of a good one', () => {
@@ -136,15 +151,23 @@ describe('core/stateStore', () => {
         assert.equal(outcome.reason, 'changed-by-hand');
         assert.match(outcome.detail, /changed since Launchpad last wrote it/);
         assert.match(outcome.detail, /launchpad restore-backup/);
-        assert.match(outcome.detail, name === 'unparseable' ? /fix line 1, column 26 by hand/ : /fix tasks\[0\]\.priority at line 1, column 72 by hand/);
+        assert.match(
+          outcome.detail,
+          name === 'unparseable' ? /fix line 1, column 26 by hand/ : /fix tasks\[0\]\.priority at line 1, column 72 by hand/,
+        );
         assert.doesNotMatch(outcome.logMessage, /\n/);
         assert.equal(readFileSync(paths.tasks, 'utf8'), broken);
         assert.ok(readFileSync(paths.backup).equals(bak));
-        assert.deepEqual(readdirSync(paths.root).filter((n) => n.startsWith('harness-')).sort(), ['harness-tasks.json', 'harness-tasks.json.bak']);
+        assert.deepEqual(
+          readdirSync(paths.root)
+            .filter((n) => n.startsWith('harness-'))
+            .sort(),
+          ['harness-tasks.json', 'harness-tasks.json.bak'],
+        );
       });
     }
 
-    it('without a record of what Launchpad wrote (an older harness), a broken file is a person\'s', () => {
+    it("without a record of what Launchpad wrote (an older harness), a broken file is a person's", () => {
       const { store, paths } = newStore();
       writeFileSync(paths.tasks, '{"tasks": [');
       writeFileSync(paths.backup, good);
@@ -153,7 +176,7 @@ describe('core/stateStore', () => {
       assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": [');
     });
 
-    it('a FIFO or a device in the file\'s place: nothing read, nothing restored', () => {
+    it("a FIFO or a device in the file's place: nothing read, nothing restored", () => {
       const { store, paths } = newStore();
       writeFileSync(paths.backup, good);
       execFileSync('mkfifo', [paths.tasks]);
@@ -198,7 +221,10 @@ describe('core/stateStore', () => {
       assert.equal(readFileSync(paths.tasks, 'utf8'), good);
       assert.equal(readFileSync(restored.corruptCopy, 'utf8'), '{"tasks": [}');
       assert.match(restored.error.message, /invalid JSON at line 1, column 12/);
-      assert.deepEqual(restored.file.tasks.map((t) => t.id), ['t1']);
+      assert.deepEqual(
+        restored.file.tasks.map((t) => t.id),
+        ['t1'],
+      );
       assert.equal(existsSync(paths.stateLock) || existsSync(paths.sessionLock), false, 'both locks released');
       // Now it is Launchpad's own write.
       assert.ok(store.isLastWrite(readFileSync(paths.tasks)));
@@ -207,9 +233,15 @@ describe('core/stateStore', () => {
     it('refuses, changing nothing: a valid file, no .bak, an invalid .bak, a live run', async () => {
       const { store, paths } = newStore();
       writeFileSync(paths.tasks, good);
-      await assert.rejects(store.restoreBackup(), (e: unknown) => e instanceof InputError && /is valid: nothing to restore/.test(e.message));
+      await assert.rejects(
+        store.restoreBackup(),
+        (e: unknown) => e instanceof InputError && /is valid: nothing to restore/.test(e.message),
+      );
       writeFileSync(paths.tasks, '{"tasks": 1}');
-      await assert.rejects(store.restoreBackup(), (e: unknown) => e instanceof InputError && /no harness-tasks\.json\.bak to restore from/.test(e.message));
+      await assert.rejects(
+        store.restoreBackup(),
+        (e: unknown) => e instanceof InputError && /no harness-tasks\.json\.bak to restore from/.test(e.message),
+      );
       writeFileSync(paths.backup, '{"tasks": [{"id": "t1"}]}');
       await assert.rejects(store.restoreBackup(), (e: unknown) => {
         assert.ok(e instanceof TaskFileError);
@@ -226,7 +258,10 @@ describe('core/stateStore', () => {
         run.release();
       }
       assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": 1}');
-      assert.deepEqual(readdirSync(paths.root).filter((n) => n.includes('corrupt')), []);
+      assert.deepEqual(
+        readdirSync(paths.root).filter((n) => n.includes('corrupt')),
+        [],
+      );
     });
   });
 
@@ -239,8 +274,14 @@ describe('core/stateStore', () => {
       await store.transact((f) => void f.tasks.push(task('t2')));
       assert.ok(lstatSync(paths.tasks).isSymbolicLink());
       assert.equal(readlinkSync(paths.tasks), elsewhere);
-      assert.deepEqual(store.load().file.tasks.map((t) => t.id), ['t1', 't2']);
-      assert.deepEqual(JSON.parse(readFileSync(paths.backup, 'utf8')).tasks.map((t: { id: string }) => t.id), ['t1']);
+      assert.deepEqual(
+        store.load().file.tasks.map((t) => t.id),
+        ['t1', 't2'],
+      );
+      assert.deepEqual(
+        JSON.parse(readFileSync(paths.backup, 'utf8')).tasks.map((t: { id: string }) => t.id),
+        ['t1'],
+      );
       assert.deepEqual(readdirSync(join(elsewhere, '..')), ['tasks.json'], 'no .tmp left beside the target');
       assert.ok(store.isLastWrite(readFileSync(elsewhere)));
     });
@@ -273,10 +314,16 @@ describe('core/stateStore', () => {
       const { paths } = newStore();
       execFileSync('mkfifo', [paths.tasks]);
       // Opening a FIFO without a writer would block forever: the test ends, so it was not opened.
-      assert.throws(() => readTaskFileBytes(paths.tasks, 'harness-tasks.json'), /harness-tasks\.json: is a FIFO \(named pipe\), not a regular file/);
+      assert.throws(
+        () => readTaskFileBytes(paths.tasks, 'harness-tasks.json'),
+        /harness-tasks\.json: is a FIFO \(named pipe\), not a regular file/,
+      );
       const dev = join(paths.root, 'dev.json');
       symlinkSync('/dev/zero', dev);
-      assert.throws(() => readTaskFileBytes(dev, 'harness-tasks.json'), /is a symbolic link to \/dev\/zero, a character device, not a regular file/);
+      assert.throws(
+        () => readTaskFileBytes(dev, 'harness-tasks.json'),
+        /is a symbolic link to \/dev\/zero, a character device, not a regular file/,
+      );
       const dir = join(paths.root, 'dir.json');
       mkdirSync(dir);
       assert.throws(() => readTaskFileBytes(dir, 'harness-tasks.json'), /is a directory, not a file/);
@@ -291,7 +338,9 @@ describe('core/stateStore', () => {
       const before = readFileSync(paths.tasks, 'utf8');
       await assert.rejects(
         store.transact((f) => void (f.tasks[0]!.title = 'x'.repeat(501))),
-        (e: unknown) => e instanceof TaskFileError && /not written, the change would make it invalid: tasks\[0\]\.title: must be at most 500/.test(e.message),
+        (e: unknown) =>
+          e instanceof TaskFileError &&
+          /not written, the change would make it invalid: tasks\[0\]\.title: must be at most 500/.test(e.message),
       );
       assert.equal(readFileSync(paths.tasks, 'utf8'), before);
     });
@@ -307,7 +356,10 @@ describe('core/stateStore', () => {
         return f.tasks.length;
       });
       assert.equal(result, 2);
-      assert.deepEqual(store.load().file.tasks.map((t) => t.id), ['t1', 't2']);
+      assert.deepEqual(
+        store.load().file.tasks.map((t) => t.id),
+        ['t1', 't2'],
+      );
       assert.equal(readFileSync(paths.backup, 'utf8'), before);
       assert.equal(existsSync(paths.stateLock), false);
     });
@@ -328,7 +380,10 @@ describe('core/stateStore', () => {
         ),
       );
       assert.deepEqual(order, [...Array(30).keys()]);
-      assert.deepEqual(results, Array.from({ length: 30 }, (_, i) => i + 1));
+      assert.deepEqual(
+        results,
+        Array.from({ length: 30 }, (_, i) => i + 1),
+      );
       const file = store.load().file as Record<string, unknown>;
       assert.equal(file.session_count, 30);
       assert.deepEqual(file.trail, [...Array(30).keys()]);
@@ -377,7 +432,10 @@ describe('core/stateStore', () => {
       );
       assert.equal(ran, false);
       assert.equal(readFileSync(paths.tasks, 'utf8'), '{"tasks": [}');
-      assert.deepEqual(readdirSync(paths.root).filter((n) => n.startsWith('harness-')), ['harness-tasks.json']);
+      assert.deepEqual(
+        readdirSync(paths.root).filter((n) => n.startsWith('harness-')),
+        ['harness-tasks.json'],
+      );
       assert.equal(existsSync(paths.stateLock), false, 'the lock is released after a failed load');
     });
 

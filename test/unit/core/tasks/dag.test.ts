@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+
+import type { Task } from '../../../../src/core/taskFile/schema';
 import {
   analyzeTasks,
   eligibleTasks,
@@ -10,13 +12,16 @@ import {
   isPermanentlyFailed,
   isRetryable,
   longestChains,
+  MAX_RETRY_BACKOFF_S,
+  nextRetryTime,
   normalizeHint,
+  retryBackoffSeconds,
+  retryNotBefore,
   runsSolo,
   selectBatch,
   tasksMissingValidation,
 } from '../../../../src/core/tasks/dag';
 import { computeStats } from '../../../../src/core/tasks/stats';
-import type { Task } from '../../../../src/core/taskFile/schema';
 import { exhausted, task } from '../fixtures';
 
 const ids = (tasks: readonly Task[]) => tasks.map((t) => t.id);
@@ -24,7 +29,7 @@ const failuresOf = (tasks: Task[]) => Object.fromEntries(findDependencyFailures(
 
 describe('core/dag', () => {
   describe('cycle detection', () => {
-    it("marks both tasks of a two-cycle with seed 000's message, each from itself", () => {
+    it("marks both tasks of a two-cycle with the protocol's message, each from itself", () => {
       const tasks = [task('task-A', { depends_on: ['task-B'] }), task('task-B', { depends_on: ['task-A'] })];
       assert.deepEqual(failuresOf(tasks), {
         'task-A': '[DEPENDENCY] Circular dependency detected: task-A -> task-B -> task-A',
@@ -53,11 +58,7 @@ describe('core/dag', () => {
     });
 
     it('writes a shortest loop through each task when several cycles share it', () => {
-      const tasks = [
-        task('a', { depends_on: ['b', 'c'] }),
-        task('b', { depends_on: ['c'] }),
-        task('c', { depends_on: ['a'] }),
-      ];
+      const tasks = [task('a', { depends_on: ['b', 'c'] }), task('b', { depends_on: ['c'] }), task('c', { depends_on: ['a'] })];
       const f = failuresOf(tasks);
       assert.equal(f.a, '[DEPENDENCY] Circular dependency detected: a -> c -> a');
       assert.equal(f.b, '[DEPENDENCY] Circular dependency detected: b -> c -> a -> b');
@@ -83,7 +84,11 @@ describe('core/dag', () => {
   });
 
   it('an unknown dependency fails the task, and its dependents are blocked', () => {
-    const tasks = [task('a', { depends_on: ['ghost'] }), task('b', { depends_on: ['a'] }), task('c', { status: 'completed', depends_on: ['ghost'] })];
+    const tasks = [
+      task('a', { depends_on: ['ghost'] }),
+      task('b', { depends_on: ['a'] }),
+      task('c', { status: 'completed', depends_on: ['ghost'] }),
+    ];
     assert.deepEqual(failuresOf(tasks), {
       a: '[DEPENDENCY] Unknown dependency ghost',
       b: '[DEPENDENCY] Blocked by failed a',
@@ -135,7 +140,11 @@ describe('core/dag', () => {
     });
 
     it('leaves completed and running dependents alone', () => {
-      const tasks = [exhausted('a'), task('b', { depends_on: ['a'], status: 'completed' }), task('c', { depends_on: ['a'], status: 'in_progress' })];
+      const tasks = [
+        exhausted('a'),
+        task('b', { depends_on: ['a'], status: 'completed' }),
+        task('c', { depends_on: ['a'], status: 'in_progress' }),
+      ];
       assert.deepEqual(findDependencyFailures(tasks), []);
     });
 
@@ -154,7 +163,7 @@ describe('core/dag', () => {
       assert.deepEqual(failuresOf([t, task('c', { depends_on: ['b'] })]), { c: '[DEPENDENCY] Blocked by failed b' });
     });
 
-    it('deviation from seed 000: an older [DEPENDENCY] entry followed by [TEST_FAIL] with attempts left is retryable', () => {
+    it('deviation from the protocol: an older [DEPENDENCY] entry followed by [TEST_FAIL] with attempts left is retryable', () => {
       const t = task('b', { status: 'failed', attempts: 1, error_log: ['[DEPENDENCY] Blocked by failed a', '[TEST_FAIL] 2 tests failed'] });
       assert.equal(isDependencyFailure(t), false);
       assert.equal(isPermanentlyFailed(t), false);
@@ -264,7 +273,7 @@ describe('core/dag', () => {
       const durations = new Map([['a1', 600_000], ['b', 60_000]]);
       assert.equal(longestChains(tasks, durations).get('a'), 330_000 + 600_000);
       assert.equal(longestChains(tasks, durations).get('b'), 60_000 + 330_000 + 330_000);
-      assert.deepEqual(ids(eligibleTasks(tasks, { durations })), ['a', 'b']);
+      assert.deepEqual(ids(eligibleTasks(tasks, undefined, { durations })), ['a', 'b']);
     });
 
     it('priority still comes first, and retries after first attempts of the same priority', () => {
@@ -307,6 +316,63 @@ describe('core/dag', () => {
     it('duplicate and self dependencies count once, or not at all', () => {
       const tasks = [task('a'), task('b', { depends_on: ['a', 'a', 'b'] })];
       assert.equal(longestChains(tasks).get('a'), 2);
+    });
+  });
+
+  describe('the retry rule: a failed task waits until the base moves or its back-off has passed', () => {
+    const FAILED_AT = '2025-07-01T10:00:00Z';
+    const t0 = Date.parse(FAILED_AT);
+    const failed = (id: string, over: Partial<Task> = {}) =>
+      task(id, { status: 'failed', attempts: 1, failed_at: FAILED_AT, started_at_commit: 'base1', error_log: ['[TEST_FAIL] x'], ...over });
+    const clock = (head: string, afterS: number, backoffSeconds = 30) => ({ head, now: t0 + afterS * 1000, backoffSeconds });
+
+    it('the back-off doubles per attempt from the first, capped at 10 minutes (or the first, when longer)', () => {
+      assert.deepEqual(
+        [1, 2, 3, 4, 5, 6, 7, 30].map((n) => retryBackoffSeconds(n, 30)),
+        [30, 60, 120, 240, 480, 600, 600, 600],
+      );
+      assert.equal(retryBackoffSeconds(3, 0), 0);
+      assert.equal(retryBackoffSeconds(1, 900), 900);
+      assert.equal(MAX_RETRY_BACKOFF_S, 600);
+    });
+
+    it('on an unchanged base the task is held back until failed_at + back-off, then eligible', () => {
+      const a = failed('a');
+      assert.equal(retryNotBefore(a, clock('base1', 10)), t0 + 30_000);
+      assert.deepEqual(ids(eligibleTasks([a], clock('base1', 10))), []);
+      assert.deepEqual(ids(eligibleTasks([a], clock('base1', 30))), ['a']);
+      const third = failed('c', { attempts: 2 });
+      assert.deepEqual(ids(eligibleTasks([third], clock('base1', 59))), [], 'the second back-off is 60 s');
+      assert.deepEqual(ids(eligibleTasks([third], clock('base1', 60))), ['c']);
+    });
+
+    it('once the base branch has moved since the failed attempt started, at once', () => {
+      assert.equal(retryNotBefore(failed('a'), clock('base2', 1)), undefined);
+      assert.deepEqual(ids(eligibleTasks([failed('a')], clock('base2', 1))), ['a']);
+    });
+
+    it('a back-off of 0, no clock, or no recorded base or failure time: no wait (as before the rule)', () => {
+      assert.deepEqual(ids(eligibleTasks([failed('a')], clock('base1', 1, 0))), ['a']);
+      assert.deepEqual(ids(eligibleTasks([failed('a')])), ['a']);
+      assert.deepEqual(ids(eligibleTasks([failed('a', { started_at_commit: null })], clock('base1', 1))), ['a']);
+      assert.deepEqual(ids(eligibleTasks([failed('a', { failed_at: null })], clock('base1', 1))), ['a']);
+    });
+
+    it('pending tasks are never held back; nextRetryTime is the earliest held-back retry, for the loop to wake up', () => {
+      const tasks = [
+        task('p'),
+        failed('a'),
+        failed('b', { attempts: 2 }),
+        failed('moved', { started_at_commit: 'old' }),
+        exhausted('dead', { started_at_commit: 'base1', failed_at: FAILED_AT }),
+      ];
+      const c = clock('base1', 5);
+      assert.deepEqual(ids(eligibleTasks(tasks, c)), ['p', 'moved']);
+      assert.equal(nextRetryTime(tasks, c), t0 + 30_000);
+      assert.equal(nextRetryTime([failed('b', { attempts: 2 })], c), t0 + 60_000);
+      assert.equal(nextRetryTime([task('p'), exhausted('dead')], c), undefined);
+      // Held back for its dependency, not its back-off: not a reason to wake up.
+      assert.equal(nextRetryTime([task('dep'), failed('a', { depends_on: ['dep'] })], c), undefined);
     });
   });
 
@@ -482,7 +548,10 @@ describe('core/dag', () => {
       const failures = findDependencyFailures(tasks);
       assert.equal(failures.length, N);
       const [first, other] = [failures.find((f) => f.taskId === 'task-0')!, failures.find((f) => f.taskId === 'task-7')!];
-      assert.match(first.entry, /^\[DEPENDENCY\] Circular dependency detected: task-0 -> task-1 -> .* -> task-0 \(20000 tasks depend on each other in a cycle\)$/);
+      assert.match(
+        first.entry,
+        /^\[DEPENDENCY\] Circular dependency detected: task-0 -> task-1 -> .* -> task-0 \(20000 tasks depend on each other in a cycle\)$/,
+      );
       assert.match(other.entry, /^\[DEPENDENCY\] Circular dependency detected: task-7 is part of task-0 -> /);
       assert.ok(first.entry.length < 300, 'the message stays short');
     });

@@ -1,14 +1,21 @@
 import assert from 'node:assert/strict';
-import { findDependencyFailures } from '../../../../src/core/tasks/dag';
+
+import { InputError } from '../../../../src/core/inputError';
 import { parseTaskFile, serializeTaskFile } from '../../../../src/core/taskFile/parse';
 import type { Task } from '../../../../src/core/taskFile/schema';
-import { InputError } from '../../../../src/core/inputError';
+import { findDependencyFailures } from '../../../../src/core/tasks/dag';
 import { addTask, nextTaskId } from '../../../../src/core/tasks/taskOps';
 import { retryTask } from '../../../../src/core/tasks/transitions';
 import { exhausted, task, taskFile } from '../fixtures';
 
 const blockedBy = (id: string, by: string, over: Partial<Task> = {}) =>
-  task(id, { status: 'failed', depends_on: [by], error_log: [`[DEPENDENCY] Blocked by failed ${by}`], failed_at: '2025-07-01T10:00:00Z', ...over });
+  task(id, {
+    status: 'failed',
+    depends_on: [by],
+    error_log: [`[DEPENDENCY] Blocked by failed ${by}`],
+    failed_at: '2025-07-01T10:00:00Z',
+    ...over,
+  });
 
 function inputError(fn: () => unknown, message: RegExp): void {
   assert.throws(fn, (e: unknown) => e instanceof InputError && message.test(e.message));
@@ -21,7 +28,10 @@ describe('core/taskOps', () => {
     });
 
     it('follows the highest task-NNN, ignoring other ids and gaps', () => {
-      assert.equal(nextTaskId(taskFile([task('task-001'), task('task-007'), task('task-003'), task('setup'), task('task-01a'), task('task-9x')])), 'task-008');
+      assert.equal(
+        nextTaskId(taskFile([task('task-001'), task('task-007'), task('task-003'), task('setup'), task('task-01a'), task('task-9x')])),
+        'task-008',
+      );
     });
 
     it('grows past three digits', () => {
@@ -61,7 +71,7 @@ describe('core/taskOps', () => {
       assert.equal(added.max_attempts, 3);
       assert.deepEqual(added.files_hint, []);
       assert.deepEqual(added.error_log, []);
-      assert.equal(added.validation?.command, null, 'no validation command unless given (seed 000)');
+      assert.equal(added.validation?.command, null, 'no validation command unless given');
     });
 
     it('takes every option, and the result survives a write and a read', () => {
@@ -133,13 +143,16 @@ describe('core/taskOps', () => {
         task('z', { status: 'failed', attempts: 1, error_log: ['[DEPENDENCY] Blocked by failed a', '[TEST_FAIL] own failure'] }),
       ]);
       const reset = retryTask(file, 'a');
-      assert.deepEqual(reset.map((t) => t.id), ['a', 'b', 'c', 'd']);
+      assert.deepEqual(
+        reset.map((t) => t.id),
+        ['a', 'b', 'c', 'd'],
+      );
       const byId = new Map(file.tasks.map((t) => [t.id, t]));
       for (const id of ['b', 'c', 'd']) {
         assert.equal(byId.get(id)!.status, 'pending', id);
         assert.equal(byId.get(id)!.failed_at, null, id);
       }
-      assert.equal(byId.get('b')!.attempts, 1, "a dependent keeps its own attempts");
+      assert.equal(byId.get('b')!.attempts, 1, 'a dependent keeps its own attempts');
       assert.equal(byId.get('y')!.status, 'failed', 'blocked by another task: untouched');
       assert.equal(byId.get('z')!.status, 'failed', 'failed on its own since: untouched');
       assert.deepEqual(findDependencyFailures(file.tasks), [], 'nothing is blocked by the retried task any more');

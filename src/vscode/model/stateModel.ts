@@ -1,14 +1,17 @@
-// The one copy of the harness state the extension's views read: the task file as the core
+// The one copy of the Launchpad state the extension's views read: the task file as the core
 // parses and analyses it, the task worktrees, the live run's lock holder. It reloads when the
 // state files change on disk, whoever changed them (a run here, the CLI in a terminal, another
 // window, an edit), through a short debounce. Views never keep state of their own.
 import { existsSync, watch as watchDirectory } from 'node:fs';
 import { join } from 'node:path';
+
 import * as vscode from 'vscode';
+
+import { type KeptAttempt, keptAttemptsIn, keptByTask } from '../../core/git/keptAttempts';
+import { listTaskWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
 import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
-import { ACTIVE_MARKER, PROGRESS_FILE, StatePaths, TASKS_FILE, type AttemptPaths } from '../../core/statePaths';
-import { harnessWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
+import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
 import { CONTEXT_KEYS } from '../contributions';
@@ -18,17 +21,21 @@ export interface TaskEntry extends TaskSummary {
   task: Task;
 }
 
-export interface HarnessSnapshot {
+export interface StateSnapshot {
   paths: StatePaths;
   /** harness-tasks.json exists (it may still be invalid: see `error`). */
   exists: boolean;
   file?: TaskFile | undefined;
+  /** The task file's text as read (two snapshots with the same text hold the same tasks). */
+  fileText?: string | undefined;
   /** Why the task file could not be read (its message names the file and the field). */
   error?: Error | undefined;
   tasks: TaskEntry[];
   byId: Map<string, TaskEntry>;
   /** Task worktrees (git worktree list). Empty in Restricted Mode, where no git process runs. */
   worktrees: TaskWorktree[];
+  /** Kept attempts (refs/launchpad/attempts/), listed with the worktrees; each task's are in its kept_attempts. */
+  keptAttempts: KeptAttempt[];
   /** Ids of tasks that have at least one attempt folder (prompt, transcripts). */
   withAttempts: ReadonlySet<string>;
   activeSession?: LockHolder | undefined;
@@ -41,20 +48,20 @@ const DEBOUNCE_MS = 100;
 const WATCHED =
   '{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock,.launchpad/session.lock/holder.json,.git/worktrees/*}';
 
-export class HarnessModel implements vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<HarnessSnapshot>();
+export class StateModel implements vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<StateSnapshot>();
   readonly onDidChange = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [this.emitter];
   private watcher: vscode.Disposable | undefined;
   private watchedRoot: string | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private loading: Promise<HarnessSnapshot> | undefined;
-  private reloading: Promise<HarnessSnapshot> | undefined;
-  private current: HarnessSnapshot | undefined;
-  private firstLoad: { promise: Promise<HarnessSnapshot>; resolve: (s: HarnessSnapshot) => void };
+  private loading: Promise<StateSnapshot> | undefined;
+  private reloading: Promise<StateSnapshot> | undefined;
+  private current: StateSnapshot | undefined;
+  private firstLoad: { promise: Promise<StateSnapshot>; resolve: (s: StateSnapshot) => void };
 
   constructor(private readonly logger: Logger) {
-    let resolve!: (s: HarnessSnapshot) => void;
+    let resolve!: (s: StateSnapshot) => void;
     this.firstLoad = { promise: new Promise((r) => (resolve = r)), resolve };
     this.disposables.push(
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh(0)),
@@ -64,12 +71,12 @@ export class HarnessModel implements vscode.Disposable {
   }
 
   /** The latest snapshot, or undefined before the first load finishes. */
-  get snapshot(): HarnessSnapshot | undefined {
+  get snapshot(): StateSnapshot | undefined {
     return this.current;
   }
 
   /** The latest snapshot, waiting for the first load when there is none yet. */
-  whenLoaded(): Promise<HarnessSnapshot> {
+  whenLoaded(): Promise<StateSnapshot> {
     return this.current ? Promise.resolve(this.current) : this.firstLoad.promise;
   }
 
@@ -85,7 +92,7 @@ export class HarnessModel implements vscode.Disposable {
    * Loads now and notifies listeners. Calls during a load share one more load after it, so a
    * change that lands while reading is never missed.
    */
-  refresh(): Promise<HarnessSnapshot> {
+  refresh(): Promise<StateSnapshot> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.loading) {
@@ -111,7 +118,7 @@ export class HarnessModel implements vscode.Disposable {
     this.timer = setTimeout(() => void this.refresh(), delay);
   }
 
-  private async load(): Promise<HarnessSnapshot> {
+  private async load(): Promise<StateSnapshot> {
     const paths = this.stateRoot();
     if (!paths) {
       const empty = emptySnapshot(new StatePaths('/'));
@@ -123,11 +130,9 @@ export class HarnessModel implements vscode.Disposable {
     const snapshot = emptySnapshot(paths);
     const store = new StateStore(paths);
     try {
-      snapshot.file = store.load().file;
+      ({ file: snapshot.file, text: snapshot.fileText } = store.load());
       snapshot.exists = true;
-      const summaries = summarizeTasks(snapshot.file);
-      snapshot.tasks = summaries.map((s, i) => ({ ...s, task: snapshot.file!.tasks[i]! }));
-      snapshot.byId = new Map(snapshot.tasks.map((t) => [t.id, t]));
+      setTasks(snapshot, this.current?.paths.root === paths.root ? this.current.keptAttempts : []);
     } catch (err) {
       snapshot.exists = !(err instanceof TaskFileMissingError);
       if (snapshot.exists) snapshot.error = err as Error;
@@ -140,22 +145,26 @@ export class HarnessModel implements vscode.Disposable {
     snapshot.worktrees = previous;
     this.publish(snapshot);
     if (!vscode.workspace.isTrusted) return snapshot;
-    let worktrees: HarnessSnapshot['worktrees'];
+    let worktrees: StateSnapshot['worktrees'];
+    let kept: KeptAttempt[];
     try {
-      worktrees = await harnessWorktrees(paths.root);
+      [worktrees, kept] = await Promise.all([listTaskWorktrees(paths.root), keptAttemptsIn(paths.root)]);
     } catch (err) {
       this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
       return snapshot;
     }
-    if (JSON.stringify(worktrees) === JSON.stringify(previous) || this.current !== snapshot) return snapshot;
+    const unchanged = JSON.stringify([worktrees, kept]) === JSON.stringify([previous, snapshot.keptAttempts]);
+    if (unchanged || this.current !== snapshot) return snapshot;
     const complete = { ...snapshot, worktrees };
+    if (complete.file) setTasks(complete, kept);
+    else complete.keptAttempts = kept;
     this.publish(complete);
     return complete;
   }
 
-  private publish(snapshot: HarnessSnapshot): void {
+  private publish(snapshot: StateSnapshot): void {
     this.current = snapshot;
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.hasHarness, snapshot.exists);
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.hasTaskFile, snapshot.exists);
     this.firstLoad.resolve(snapshot);
     this.emitter.fire(snapshot);
   }
@@ -171,7 +180,13 @@ export class HarnessModel implements vscode.Disposable {
     this.watchedRoot = paths.root;
     const poke = () => this.scheduleRefresh();
     const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(paths.root), WATCHED));
-    this.watcher = vscode.Disposable.from(w, w.onDidChange(poke), w.onDidCreate(poke), w.onDidDelete(poke), watchStateFiles(paths.root, poke, this.logger));
+    this.watcher = vscode.Disposable.from(
+      w,
+      w.onDidChange(poke),
+      w.onDidCreate(poke),
+      w.onDidDelete(poke),
+      watchStateFiles(paths.root, poke, this.logger),
+    );
   }
 
   /** The newest attempt of a task (its prompt, transcript, validation output). */
@@ -205,6 +220,14 @@ function watchStateFiles(root: string, onChange: () => void, logger: Logger): vs
   }
 }
 
-function emptySnapshot(paths: StatePaths): HarnessSnapshot {
-  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], withAttempts: new Set() };
+function emptySnapshot(paths: StatePaths): StateSnapshot {
+  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], keptAttempts: [], withAttempts: new Set() };
+}
+
+/** The snapshot's task entries from its file, with the kept attempts given. */
+function setTasks(snapshot: StateSnapshot, kept: KeptAttempt[]): void {
+  const summaries = summarizeTasks(snapshot.file!, keptByTask(kept));
+  snapshot.keptAttempts = kept;
+  snapshot.tasks = summaries.map((s, i) => ({ ...s, task: snapshot.file!.tasks[i]! }));
+  snapshot.byId = new Map(snapshot.tasks.map((t) => [t.id, t]));
 }

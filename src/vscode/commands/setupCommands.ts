@@ -1,12 +1,13 @@
 // Initialize, Refresh, the extension log, and the Tasks view's own controls (mode, paging).
 import * as vscode from 'vscode';
+
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
 
-type HarnessCommand =
+type SetupCommand =
   | typeof COMMANDS.init
   | typeof COMMANDS.refresh
   | typeof COMMANDS.showOutput
@@ -14,7 +15,7 @@ type HarnessCommand =
   | typeof COMMANDS.viewByDependency
   | typeof COMMANDS.showMore;
 
-export function harnessCommands(deps: CommandDeps): Handlers<HarnessCommand> {
+export function setupCommands(deps: CommandDeps): Handlers<SetupCommand> {
   return {
     [COMMANDS.init]: (arg) => init(deps, arg),
     [COMMANDS.refresh]: () => deps.model.refresh(),
@@ -27,8 +28,8 @@ export function harnessCommands(deps: CommandDeps): Handlers<HarnessCommand> {
 
 /**
  * Creates the state files with the core (idempotent, never clobbers). Adding them to .gitignore
- * changes a tracked file, so it is asked, as `launchpad init` asks on a terminal; `{gitignore}`
- * as the argument answers without asking.
+ * changes a tracked file, so it is asked (a quick pick), as `launchpad init` asks on a terminal;
+ * `{gitignore}` as the argument answers without asking.
  */
 async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Initialize')) return;
@@ -37,26 +38,31 @@ async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void>
     void vscode.window.showErrorMessage('Launchpad: open a folder first.');
     return;
   }
-  const { GITIGNORE_ENTRIES, initHarness } = await loadCore();
+  const { GITIGNORE_ENTRIES, initStateFiles } = await loadCore();
   let gitignore: boolean;
   if (arg && typeof arg === 'object' && 'gitignore' in arg && typeof arg.gitignore === 'boolean') {
     gitignore = arg.gitignore;
   } else {
-    const withIgnore = 'Initialize and Add to .gitignore';
-    const choice = await vscode.window.showInformationMessage(
-      `Initialize Launchpad in ${paths.root}?`,
+    // A quick pick, not a modal dialog (confirm.ts says why); Esc initializes nothing.
+    const choice = await vscode.window.showQuickPick(
+      [
+        {
+          label: 'Initialize and Add to .gitignore',
+          detail: `Adds ${GITIGNORE_ENTRIES.join(', ')} to .gitignore, which keeps them out of commits.`,
+          gitignore: true,
+        },
+        { label: 'Initialize', detail: '.gitignore is left as it is.', gitignore: false },
+      ],
       {
-        modal: true,
-        detail: `Creates harness-tasks.json, harness-progress.txt and .harness-active (existing files are kept). Adding ${GITIGNORE_ENTRIES.join(', ')} to .gitignore keeps them out of commits.`,
+        title: `Initialize Launchpad in ${paths.root}?`,
+        placeHolder: 'Creates harness-tasks.json, harness-progress.txt and .harness-active (existing files are kept)',
       },
-      withIgnore,
-      'Initialize',
     );
     if (!choice) return;
-    gitignore = choice === withIgnore;
+    gitignore = choice.gitignore;
   }
   try {
-    const result = await initHarness(paths, { gitignore });
+    const result = await initStateFiles(paths, { gitignore });
     await model.refresh();
     const parts = [
       result.created.length ? `created ${result.created.join(', ')}` : 'everything was already there',

@@ -5,7 +5,7 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import { eligibleTasks } from '../tasks/dag';
 
 /** Everything a hook decides from, read once from the state root. */
-export interface HarnessSnapshot {
+export interface StateSnapshot {
   root: string;
   /** Undefined when harness-tasks.json cannot be read; `fileError` says why. */
   file: TaskFile | undefined;

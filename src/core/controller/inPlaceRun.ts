@@ -1,0 +1,198 @@
+// In-place mode: one task at a time in the main working tree, no worktree and no merge commit.
+// The cycle: claim with started_at_commit = HEAD (`Starting` line), the agent works and commits
+// on the base branch, validate; success completes the task at the agent's last commit, failure
+// keeps the attempt's commits and uncommitted work under refs/launchpad/attempts/<id>/<n>,
+// rolls the tree back to the base (reset and clean, sparing Launchpad's own files), runs
+// on_failure.cleanup and logs ROLLBACK and ERROR.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
+
+import { keepAttempt as keptAttempt } from '../git/keptAttempts';
+import { excludeStateFiles } from '../init';
+import type { Category } from '../log/logLine';
+import { ARTEFACT_DIR, JOURNAL_FILE, STATE_FILE_NAMES } from '../statePaths';
+import type { Task } from '../taskFile/schema';
+import { formatErrorEntry } from '../tasks/errorEntry';
+import { completeTask, dispatchTask, failTask } from '../tasks/transitions';
+import { runAgent } from './agentRun';
+import { runCleanup } from './discard';
+import type { TaskEnd } from './merge';
+import { buildPrompt } from './prompt';
+import type { Session } from './session';
+import { inspectWork } from './taskRun';
+import type { TaskTerminal } from './types';
+import { validateTask } from './validate';
+
+/** An in-progress task that was running in place (no branch of its own, a recorded base). */
+export function runsInPlace(task: Task): boolean {
+  return task.status === 'in_progress' && !task.worktree_branch && !!task.started_at_commit;
+}
+
+/**
+ * One attempt in the main working tree. `resume`: the task is already claimed (an interrupted
+ * attempt found by the next session): the agent runs again on the work left in the tree, with
+ * the recorded base, and no attempt is counted again.
+ */
+export async function runInPlace(s: Session, task: Task, opts: { resume?: boolean } = {}): Promise<TaskEnd> {
+  const agentId = `agent_${randomBytes(4).toString('hex')}`;
+  const root = s.toplevel;
+  await excludeStateFiles(s.paths, STATE_FILE_NAMES);
+  let before: Task;
+  let attempt: number;
+  let base: string;
+  if (opts.resume) {
+    before = task;
+    attempt = task.attempts;
+    base = task.started_at_commit!;
+    s.log({
+      type: 'RECOVERY',
+      taskId: task.id,
+      message: `action="resumed in place" reason="interrupted without a verdict" base=${base.slice(0, 7)}`,
+    });
+  } else {
+    base = (await s.git.head())!;
+    ({ before, attempt } = await s.transact((file) => dispatchTask(file, task.id, { agentId, branch: null, baseCommit: base })));
+    s.log({ type: 'Starting', taskId: task.id, message: `${task.title.replace(/\s*\n\s*/g, ' ')} (base=${base.slice(0, 7)})` });
+  }
+  s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
+
+  const terminal = s.terminals.open(task, root);
+  const fail = (category: Category, reason: string, tail?: string) =>
+    rollBack(s, before, base, attempt, terminal, { category, reason, tail });
+  const files = s.createAttempt(task.id, attempt);
+  const prompt = buildPrompt(before, { worktree: root, branch: s.baseBranch, baseBranch: s.baseBranch, inPlace: true });
+  writeFileSync(files.prompt, prompt);
+  terminal.write(`[launchpad] ${task.id} attempt ${attempt} (in place): ${s.config.agentCommand}\r\n`);
+
+  const { agent, verdict } = await runAgent(s, task, terminal, files, {
+    cwd: s.paths.root,
+    env: {
+      ...process.env,
+      LAUNCHPAD_TASK_ID: task.id,
+      LAUNCHPAD_TASK_TITLE: task.title,
+      LAUNCHPAD_PROMPT_FILE: files.prompt,
+      LAUNCHPAD_WORKTREE: root,
+      LAUNCHPAD_BRANCH: s.baseBranch,
+      LAUNCHPAD_ATTEMPT: String(attempt),
+    },
+    prompt,
+  });
+  if (agent.aborted && s.stopping) return interrupted(terminal);
+
+  const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;
+  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${success ? 'success' : 'error'}` });
+  s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
+  if (agent.timedOut) return fail('TIMEOUT', `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`, agent.tail);
+  if (agent.spawnError) return fail('AGENT_FAIL', `could not start the agent: ${agent.spawnError}`);
+  if (verdict.kind === 'fail') return fail('AGENT_FAIL', verdict.reason, agent.tail);
+  if (verdict.kind === 'none') {
+    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
+    return fail('AGENT_FAIL', `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, agent.tail);
+  }
+
+  // The agent's leftovers become the task's commit (Launchpad's own files never do).
+  const leftovers = await changesOutsideOurs(s);
+  if (leftovers) {
+    await commitOutsideOurs(s, `[${task.id}] ${task.title} (changes left uncommitted by the agent)`);
+    s.log({ type: 'WARN', taskId: task.id, message: 'agent left uncommitted changes; committed them' });
+  }
+  const problem = await inspectWork(s, before, root, base, { commitLeftovers: false, warnIfEmpty: true });
+  if (problem) return fail('AGENT_FAIL', problem);
+  files.markWorkCommitted(agentId);
+
+  const validation = await validateTask(s, before, root, terminal, files);
+  if (validation.kind === 'interrupted') return interrupted(terminal);
+  if (validation.kind === 'fail') return fail(validation.category, validation.reason, validation.tail);
+
+  const commit = (await s.git.head())!;
+  await s.transact((file) => void completeTask(file, task.id));
+  s.log({ type: 'Completed', taskId: task.id, message: `(commit ${commit})` });
+  s.taskEvents.fire({ taskId: task.id, kind: 'completed' });
+  terminal.write(`\r\n[launchpad] ${task.id} completed at ${commit.slice(0, 7)}\r\n`);
+  terminal.close('completed');
+  return 'completed';
+}
+
+function interrupted(terminal: TaskTerminal): TaskEnd {
+  terminal.write('\r\n[launchpad] stopped: the task stays in progress; the next run resumes it in place\r\n');
+  terminal.close('interrupted');
+  return 'interrupted';
+}
+
+/**
+ * A failed in-place attempt: its commits and uncommitted work kept under a Launchpad ref, the
+ * tree back at the base, on_failure.cleanup, then the failure recorded (ROLLBACK, ERROR).
+ * A base that no longer exists cannot be rolled back to: the task fails for good.
+ */
+async function rollBack(
+  s: Session,
+  task: Task,
+  base: string,
+  attempt: number,
+  terminal: TaskTerminal,
+  failure: { category: Category; reason: string; tail?: string | undefined },
+): Promise<'failed'> {
+  const git = s.git;
+  const baseType = await git.run(['cat-file', '-t', base], { allowFail: true });
+  if (baseType.code !== 0 || baseType.stdout.trim() !== 'commit') {
+    const reason = `${failure.reason}; its base commit ${base} is gone, so the attempt cannot be rolled back`;
+    const entry = await s.transact((file) => failTask(file, task.id, { ...failure, reason, final: true }));
+    s.log({ type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason });
+    return closeFailed(s, task, terminal, failure.category, entry.reason);
+  }
+  const kept = await keepInPlaceAttempt(s, task, base, attempt);
+  if (kept) s.log({ type: 'WARN', taskId: task.id, message: `attempt ${attempt}'s work kept as ${kept}` });
+  // `git reset --hard <base>` and `git clean -fd`, sparing Launchpad's own files (the state
+  // files may be tracked, and are always written in the main working tree).
+  const spare = ourPathspecs(s);
+  await git.run(['reset', '-q', base]);
+  await git.run(['checkout', '-q', base, '--', ':/', ...spare]);
+  await git.run(['clean', '-fdq', '--', ':/', ...spare]);
+  await runCleanup(s, task, s.toplevel, terminal);
+  const entry = await s.transact((file) => failTask(file, task.id, failure));
+  s.log(
+    { type: 'ROLLBACK', taskId: task.id, message: `git reset --hard ${base}` },
+    { type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason },
+  );
+  return closeFailed(s, task, terminal, failure.category, entry.reason);
+}
+
+function closeFailed(s: Session, task: Task, terminal: TaskTerminal, category: Category, reason: string): 'failed' {
+  s.taskEvents.fire({ taskId: task.id, kind: 'failed' });
+  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(category, reason)}\r\n`);
+  terminal.close('failed');
+  return 'failed';
+}
+
+/**
+ * refs/launchpad/attempts/<id>/<n> at the attempt's last state: its commits, plus a commit of
+ * what it left uncommitted. Undefined when the attempt left nothing (HEAD at the base, clean).
+ */
+async function keepInPlaceAttempt(s: Session, task: Task, base: string, attempt: number): Promise<string | undefined> {
+  if (await changesOutsideOurs(s)) await commitOutsideOurs(s, `[${task.id}] attempt ${attempt}: uncommitted work (kept by the rollback)`);
+  const head = (await s.git.head())!;
+  if (head === base) return undefined;
+  return keptAttempt(s.git, task.id, attempt, head, base);
+}
+
+/** Pathspecs that exclude Launchpad's own files from an add, a checkout or a clean. */
+function ourPathspecs(s: Session): string[] {
+  const sub = relative(s.toplevel, s.paths.root).split('\\').join('/');
+  const at = (p: string) => (sub ? `${sub}/${p}` : p);
+  return [...STATE_FILE_NAMES.map(at), at(ARTEFACT_DIR), at(JOURNAL_FILE.split('/').slice(0, -1).join('/'))].map(
+    (p) => `:(top,exclude)${p}`,
+  );
+}
+
+async function changesOutsideOurs(s: Session): Promise<boolean> {
+  const r = await s.git.run(['status', '--porcelain', '-z', '--untracked-files=all', '--', ':/', ...ourPathspecs(s)]);
+  return r.stdout.length > 0;
+}
+
+async function commitOutsideOurs(s: Session, message: string): Promise<void> {
+  // (`add` with exclude pathspecs refuses when one names an ignored file: unstage ours instead.)
+  await s.git.run(['add', '-A', '--', ':/']);
+  await s.git.run(['reset', '-q', '--', ...ourPathspecs(s).map((p) => p.replace(':(top,exclude)', ':(top)'))], { allowFail: true });
+  await s.git.run(['commit', '-q', '--no-verify', '-m', message]);
+}

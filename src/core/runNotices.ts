@@ -1,0 +1,93 @@
+// What a person is told about a run, whichever front end tells it: that it ended (its counts and
+// outcome), and that a task has used all its attempts. The CLI's `run --notify CMD` gets the same
+// facts in its command's environment; the editor shows them as notifications.
+import type { RunOutcome } from './controller/types';
+import { runProcess } from './process/runProcess';
+import type { TaskFile } from './taskFile/schema';
+import { isDependencyFailure } from './tasks/dag';
+import { computeStats, type Stats } from './tasks/stats';
+
+export interface ExhaustedTask {
+  id: string;
+  title: string;
+  attempts: number;
+  maxAttempts: number;
+  /** Its last error_log entry, `[CATEGORY] reason`. */
+  lastError: string | undefined;
+}
+
+/**
+ * The task `id` when it has used all its attempts: failed, attempts at max_attempts, and not
+ * because of a dependency (a blocked task did not run). Undefined otherwise.
+ */
+export function exhaustedTask(file: TaskFile, id: string): ExhaustedTask | undefined {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'failed' || t.attempts < t.max_attempts || isDependencyFailure(t)) return undefined;
+  return { id: t.id, title: t.title, attempts: t.attempts, maxAttempts: t.max_attempts, lastError: t.error_log.at(-1) };
+}
+
+/** `task-003 "Parse front matter" failed all 3 attempts: [TEST_FAIL] npm test exited with 1`. */
+export function describeExhausted(t: ExhaustedTask): string {
+  const all = t.attempts === 1 ? 'its only attempt' : `all ${t.attempts} attempts`;
+  return `${t.id} "${t.title}" failed ${all}${t.lastError ? `: ${t.lastError}` : ''}`;
+}
+
+export type RunNotice = { event: 'run-ended'; outcome: RunOutcome } | { event: 'attempts-exhausted'; task: ExhaustedTask; file: TaskFile };
+
+/** One line, for a notification or LAUNCHPAD_SUMMARY. */
+export function summarize(notice: RunNotice): string {
+  const line = notice.event === 'run-ended' ? notice.outcome.message : describeExhausted(notice.task);
+  return line.replace(/\s*\n\s*/g, ' ');
+}
+
+/**
+ * The environment of a --notify command: LAUNCHPAD_EVENT (run-ended, attempts-exhausted),
+ * LAUNCHPAD_SUMMARY, the counts (LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), and
+ * LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE
+ * and LAUNCHPAD_ERROR for a task.
+ */
+export function noticeEnvironment(notice: RunNotice): Record<string, string> {
+  const st: Stats = notice.event === 'run-ended' ? notice.outcome.stats : computeStats(notice.file.tasks);
+  const env: Record<string, string> = {
+    LAUNCHPAD_EVENT: notice.event,
+    LAUNCHPAD_SUMMARY: summarize(notice),
+    LAUNCHPAD_TOTAL: String(st.tasks_total),
+    LAUNCHPAD_COMPLETED: String(st.completed),
+    LAUNCHPAD_FAILED: String(st.failed),
+    LAUNCHPAD_BLOCKED: String(st.blocked),
+    LAUNCHPAD_PENDING: String(st.pending),
+  };
+  if (notice.event === 'run-ended') {
+    env.LAUNCHPAD_EXIT_CODE = String(notice.outcome.exitCode);
+    env.LAUNCHPAD_SESSION = String(notice.outcome.session);
+  } else {
+    env.LAUNCHPAD_TASK_ID = notice.task.id;
+    env.LAUNCHPAD_TASK_TITLE = notice.task.title;
+    env.LAUNCHPAD_ERROR = notice.task.lastError ?? '';
+  }
+  return env;
+}
+
+/** A --notify command's time limit: it tells a person something, it does not work. */
+export const NOTIFY_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs a --notify command (sh -c) in `cwd` with the notice in its environment, within its time
+ * limit (its whole process group ends then). Returns a warning when it failed; never throws.
+ */
+export async function runNotifyCommand(
+  command: string,
+  cwd: string,
+  notice: RunNotice,
+  timeoutMs = NOTIFY_TIMEOUT_MS,
+): Promise<string | undefined> {
+  const r = await runProcess({ command, cwd, env: { ...process.env, ...noticeEnvironment(notice) }, timeoutMs, captureBytes: 4096 });
+  if (r.code === 0) return undefined;
+  const why = r.spawnError
+    ? `could not start: ${r.spawnError}`
+    : r.timedOut
+      ? `timed out after ${timeoutMs / 1000}s`
+      : `exited with ${r.code ?? r.signal}`;
+  const last = r.tail.trim().split('\n').at(-1)?.trim();
+  return `--notify (${notice.event}) ${why}${last && !r.timedOut ? `: ${last.slice(0, 200)}` : ''}`;
+}

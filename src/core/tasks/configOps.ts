@@ -1,0 +1,145 @@
+// session_config as a person changes it (`launchpad config`): its keys, what each means, reading
+// a value typed on a command line, and setting or unsetting one. The kinds, limits and defaults
+// are the schema's (taskFile/schema.ts); a value is checked by parsing a file that holds it.
+import { resolveAgentSetting } from '../controller/runConfig';
+import { InputError } from '../inputError';
+import { parseTaskFile } from '../taskFile/parse';
+import { type SessionConfig, sessionConfigSchema, type TaskFile } from '../taskFile/schema';
+
+/** What each key does, for `launchpad config` (the keys are the schema's). */
+const DESCRIPTIONS: Record<string, string> = {
+  max_tasks_per_session: 'dispatches one run makes before it stops (retries count); run --max-tasks overrides it once',
+  max_sessions:
+    "runs that dispatched something, over the task file's life; a run refuses to start past it; run --max-sessions overrides it once",
+  max_parallel_agents: 'agents at once; run --max-parallel overrides it once',
+  concurrency_mode: 'exclusive or concurrent (workers with leases)',
+  agent: 'the agent: a preset name (launchpad agents lists them) or a command line',
+  agent_command: 'the older name of agent (set one of the two)',
+  agent_args: 'extra arguments per preset, as JSON: {"claude": ["--model", "sonnet"]}',
+  agent_timeout_seconds: "an agent's time limit; run --agent-timeout overrides it once",
+  cleanup_timeout_seconds: "on_failure.cleanup's time limit",
+  health_check_timeout_seconds: "harness-init.sh's time limit",
+  worktree_dir: 'where task worktrees go (relative to the state root); default beside the repository',
+  lease_seconds: "concurrent mode: how long a worker's claim lasts without a heartbeat before another worker may take the task over",
+  isolation: 'worktree (one worktree per task) or in-place (one task at a time in the main working tree); run --in-place overrides it once',
+  retry_backoff_seconds:
+    'how long a failed task waits before a retry on an unchanged base (doubling per attempt, at most 10 minutes); 0 retries at once',
+  scope: 'warn (report files merged outside files_hint) or reject (fail the attempt before merging them)',
+  budget_usd: "US dollars this run's agents may report before no new agent starts (the run ends with exit 6)",
+  max_cost_usd: "US dollars one task's agents may report over all its attempts before it is not dispatched again",
+  worktree_setup: 'a command run in each new task worktree before its agent (npm ci); its failure is ENV_SETUP, not charged',
+  worktree_setup_timeout_seconds: "worktree_setup's time limit",
+  worktree_pool: 'prepared worktrees kept between tasks and reused (0: a new worktree per task)',
+  port_block_size: 'ports each running task gets, from LAUNCHPAD_PORT_BASE',
+  bell: 'whether run rings the terminal bell when it ends',
+};
+
+type Kind = 'integer' | 'number' | 'enum' | 'string' | 'json';
+
+export interface ConfigKey {
+  key: string;
+  kind: Kind;
+  /** The schema's default; undefined when the key has none (absent means not set). */
+  defaultValue: unknown;
+  /** The values an enum allows. */
+  values?: string[];
+  description: string;
+}
+
+/** Every key of session_config, in the schema's order. */
+export const CONFIG_KEYS: readonly ConfigKey[] = Object.entries(sessionConfigSchema._zod.def.shape).map(([key, schema]) =>
+  describeKey(key, schema),
+);
+
+function describeKey(key: string, schema: unknown): ConfigKey {
+  type Def = {
+    type: string;
+    innerType?: { _zod: { def: Def } };
+    defaultValue?: unknown;
+    format?: string;
+    entries?: Record<string, string>;
+  };
+  let def = (schema as { _zod: { def: Def } })._zod.def;
+  let defaultValue: unknown;
+  while (def.innerType && ['default', 'prefault', 'optional', 'nullable'].includes(def.type)) {
+    if (def.type === 'default')
+      defaultValue = typeof def.defaultValue === 'function' ? (def.defaultValue as () => unknown)() : def.defaultValue;
+    def = def.innerType._zod.def;
+  }
+  const kind: Kind =
+    def.type === 'number'
+      ? def.format === 'safeint'
+        ? 'integer'
+        : 'number'
+      : def.type === 'enum'
+        ? 'enum'
+        : def.type === 'string'
+          ? 'string'
+          : 'json';
+  const values = def.entries ? Object.values(def.entries) : undefined;
+  return { key, kind, defaultValue, ...(values ? { values } : {}), description: DESCRIPTIONS[key] ?? '' };
+}
+
+export function configKey(key: string): ConfigKey {
+  const found = CONFIG_KEYS.find((k) => k.key === key);
+  if (!found) throw new InputError(`config: unknown key "${key}"; keys: ${CONFIG_KEYS.map((k) => k.key).join(', ')}`, { field: key });
+  return found;
+}
+
+/** A value as typed on a command line, read as the key's kind (checked against the schema when set). */
+export function readConfigValue(key: ConfigKey, text: string): unknown {
+  switch (key.kind) {
+    case 'integer':
+    case 'number': {
+      const n = Number(text);
+      if (text.trim() === '' || !Number.isFinite(n))
+        throw new InputError(`${key.key}: expected ${key.kind === 'integer' ? 'a whole number' : 'a number'}, got "${text}"`, {
+          field: key.key,
+        });
+      return n;
+    }
+    case 'json':
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new InputError(`${key.key}: expected JSON, e.g. {"claude": ["--model", "sonnet"]}, got ${JSON.stringify(text)}`, {
+          field: key.key,
+        });
+      }
+    default:
+      if (text.trim() === '')
+        throw new InputError(`${key.key}: empty value; to remove it: launchpad config --unset ${key.key}`, { field: key.key });
+      return text;
+  }
+}
+
+/** Sets one key after checking the value as the schema and the agent settings would. Returns the value before. */
+export function setConfigValue(file: TaskFile, key: ConfigKey, value: unknown): unknown {
+  const before = file.session_config[key.key];
+  const other = key.key === 'agent' ? 'agent_command' : key.key === 'agent_command' ? 'agent' : undefined;
+  if (other && typeof file.session_config[other] === 'string' && file.session_config[other].trim()) {
+    throw new InputError(`${key.key}: ${other} is set too, and they are one setting; first: launchpad config --unset ${other}`, {
+      field: key.key,
+    });
+  }
+  checkConfig(file, { ...file.session_config, [key.key]: value });
+  file.session_config[key.key] = value;
+  return before;
+}
+
+/** Back to the default (a key without one is removed). Returns the value before. */
+export function unsetConfigValue(file: TaskFile, key: ConfigKey): unknown {
+  const before = file.session_config[key.key];
+  if (key.defaultValue === undefined) delete file.session_config[key.key];
+  else file.session_config[key.key] = key.defaultValue;
+  return before;
+}
+
+function checkConfig(file: TaskFile, next: SessionConfig): void {
+  const parsed = parseTaskFile(JSON.stringify({ version: file.version, session_config: next, tasks: [] }));
+  if (!parsed.ok) {
+    const problem = parsed.error.problems[0]!.replace(/^session_config\./, '');
+    throw new InputError(problem, { field: parsed.error.field.replace(/^session_config\./, '') });
+  }
+  resolveAgentSetting({ env: {} }, parsed.file);
+}

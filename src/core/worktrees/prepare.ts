@@ -1,0 +1,95 @@
+// What a task's worktree gets between its checkout and its agent: a block of ports, the ignored
+// files .worktreeinclude names, then worktree_setup; for a pooled worktree, a record of what
+// the set-up left (kept on its next reuse). Any failure here is the machine's (ENV_SETUP).
+import type { Session } from '../controller/session';
+import type { TaskTerminal } from '../controller/types';
+import type { AttemptPaths } from '../statePaths';
+import type { Task } from '../taskFile/schema';
+import { copyIncluded, type CopyReport, readIncludeRules, WORKTREE_INCLUDE_FILE } from './include';
+import { recordKept } from './pool';
+import { runWorktreeSetup, type SetupFailure } from './setup';
+
+export type Prepared =
+  | { kind: 'ready'; /** For the agent's environment: LAUNCHPAD_PORT_BASE, LAUNCHPAD_PORT_COUNT. */ env: Record<string, string> }
+  | { kind: 'failed'; failure: SetupFailure }
+  | { kind: 'interrupted' };
+
+/**
+ * Prepares `worktree` for the task's agent. `reused`: it came from the pool, so its included
+ * files are brought up to date rather than copied. The task's port block stays leased until the
+ * task's run ends (the controller releases it).
+ */
+export async function prepareWorktree(
+  s: Session,
+  task: Task,
+  worktree: string,
+  terminal: TaskTerminal,
+  attempt: AttemptPaths,
+  opts: { reused: boolean },
+): Promise<Prepared> {
+  let env: Record<string, string>;
+  try {
+    env = (await s.ports.lease(task.id)).env;
+  } catch (err) {
+    return {
+      kind: 'failed',
+      failure: { cause: (err as Error).message, advice: 'end the programs listening there, or lower session_config.port_block_size' },
+    };
+  }
+
+  const rules = readIncludeRules(s.toplevel);
+  let copied: CopyReport | undefined;
+  if (rules) {
+    try {
+      copied = await copyIncluded(s.git, s.toplevel, worktree, rules, { sync: opts.reused });
+    } catch (err) {
+      return {
+        kind: 'failed',
+        failure: {
+          cause: `could not copy the files ${WORKTREE_INCLUDE_FILE} names into ${worktree}: ${(err as Error).message}`,
+          advice: `check ${rules.file} and the disk`,
+        },
+      };
+    }
+  }
+  if (copied || opts.reused) {
+    const message = describePreparation(opts.reused, copied);
+    s.log({ type: 'INIT', taskId: task.id, message });
+    terminal.write(`[launchpad] ${task.id}: ${message}\r\n`);
+  }
+  if (s.stopping) return { kind: 'interrupted' };
+
+  const setup = await runWorktreeSetup(s, task, worktree, terminal, attempt, env);
+  if (setup.kind === 'interrupted') return setup;
+  if (setup.kind === 'fail') return { kind: 'failed', failure: setup.failure };
+
+  if (s.config.worktreePool > 0) {
+    try {
+      await recordKept(s.git, worktree, !!s.config.worktreeSetup);
+    } catch (err) {
+      // Without the record, the next reuse cleans everything but the included files: slower, not wrong.
+      s.logger.warn(`worktree pool: could not record what the set-up of ${task.id} made: ${(err as Error).message}`);
+    }
+  }
+  return { kind: 'ready', env };
+}
+
+/** `worktree from the pool; .worktreeinclude: 3 files copied (1.2 MB), 40 unchanged, 1 removed`. */
+export function describePreparation(reused: boolean, copied: CopyReport | undefined): string {
+  const parts = [reused ? 'worktree from the pool' : 'new worktree'];
+  if (copied) {
+    const counts = [`${copied.copied} file${copied.copied === 1 ? '' : 's'} copied (${formatBytes(copied.bytes)})`];
+    if (copied.unchanged) counts.push(`${copied.unchanged} unchanged`);
+    if (copied.removed) counts.push(`${copied.removed} removed`);
+    if (copied.skipped) counts.push(`${copied.skipped} skipped (the worktree has a file there)`);
+    parts.push(`${WORKTREE_INCLUDE_FILE}: ${counts.join(', ')}`);
+  }
+  return parts.join('; ');
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  return `${(n / 1024 / 1024 / 1024).toFixed(2)} GB`;
+}

@@ -1,0 +1,217 @@
+// session_config.worktree_pool on a real repository, steps driven from a Session built by hand:
+// a worktree handed back after a messy task and reused for the next one is, file for file, what a
+// new worktree at the same base gets (tracked files, index, included files, set-up output);
+// the pool keeps at most N; a folder in the pool that is not our worktree is never cleaned with git.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
+import { resolveRunConfig } from '../../../src/core/controller/runConfig';
+import { Session } from '../../../src/core/controller/session';
+import { createWorktree } from '../../../src/core/controller/taskRun';
+import { Git } from '../../../src/core/git/git';
+import { ProgressLog } from '../../../src/core/log/progressLog';
+import { silentLogger } from '../../../src/core/logger';
+import { StatePaths } from '../../../src/core/statePaths';
+import { StateStore } from '../../../src/core/taskFile/store';
+import { dispatchTask } from '../../../src/core/tasks/transitions';
+import { poolDir } from '../../../src/core/worktrees/pool';
+import { prepareWorktree } from '../../../src/core/worktrees/prepare';
+import { git, makeRepo, writeFiles } from '../helpers/gitRepo';
+import { makeHarness, readLog } from '../helpers/harness';
+import { tempDir } from '../helpers/tmp';
+
+const SETUP = 'test -f setup-out/marker || { mkdir -p setup-out/deep && echo made > setup-out/marker && echo x > setup-out/deep/file; }';
+
+async function sessionFor(sessionConfig: Record<string, unknown>, opts: { worktreeDir?: string } = {}) {
+  const root = makeHarness({
+    files: {
+      '.gitignore': 'build/\nnode_modules/\n.env\nsetup-out/\n*.log\n',
+      'src/a.txt': 'a\n',
+      'src/keep/tracked.txt': 'tracked\n',
+    },
+    tasks: ['task-001', 'task-002', 'task-003', 'task-004'].map((id) => ({ id })),
+    sessionConfig,
+    commitState: true,
+  });
+  writeFiles(root, {
+    '.env': 'SECRET=1\n',
+    'node_modules/x/index.js': 'x\n',
+    'node_modules/x/package.json': '{}\n',
+    'debug.log': 'not named\n',
+  });
+  symlinkSync('x', join(root, 'node_modules/x-link'));
+  writeFileSync(join(root, '.worktreeinclude'), '.env\nnode_modules/\n');
+  const paths = new StatePaths(root);
+  const store = new StateStore(paths, 'test');
+  const g = new Git(root);
+  const toplevel = (await g.toplevel())!;
+  const config = resolveRunConfig(
+    { worktreeDir: opts.worktreeDir ?? tempDir('launchpad-wt-'), env: {} },
+    store.load().file,
+    paths,
+    toplevel,
+  );
+  const s = new Session(3, {
+    git: g,
+    store,
+    config,
+    paths,
+    logger: silentLogger,
+    progress: new ProgressLog(paths.progress),
+    toplevel,
+    baseBranch: 'main',
+    terminals: headlessTerminals(),
+  });
+  s.head = (await g.head())!;
+  return { s, root };
+}
+
+/** Dispatches a task and gives it a prepared worktree, as runTask does up to the agent. */
+async function start(s: Session, id: string): Promise<{ worktree: string; reused: boolean }> {
+  const branch = `harness-${id}`;
+  const { before, attempt } = await s.transact((file) => dispatchTask(file, id, { agentId: `agent_${id}`, branch, baseCommit: s.head }));
+  const worktree = s.worktreePath(id);
+  const reused = await createWorktree(s, id, worktree, branch, s.head);
+  const ready = await prepareWorktree(s, before, worktree, s.terminals.open(before, worktree), s.createAttempt(id, attempt), { reused });
+  assert.equal(ready.kind, 'ready', JSON.stringify(ready));
+  return { worktree, reused };
+}
+
+/** Every entry under `dir` but the worktree's `.git` file: path, kind, mode, content or link target. */
+function listing(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(dir, rel)).sort()) {
+    const path = rel ? `${rel}/${name}` : name;
+    if (path === '.git') continue;
+    const full = join(dir, path);
+    const st = lstatSync(full);
+    if (st.isSymbolicLink()) out.push(`${path} -> ${readlinkSync(full)}`);
+    else if (st.isDirectory()) out.push(`${path}/`, ...listing(dir, path));
+    else out.push(`${path} ${(st.mode & 0o777).toString(8)} ${createHash('sha1').update(readFileSync(full)).digest('hex').slice(0, 10)}`);
+  }
+  return out;
+}
+
+/** What git sees in a worktree: HEAD, the index against HEAD, untracked and ignored entries. */
+function gitView(worktree: string): string[] {
+  return [
+    git(worktree, 'rev-parse', 'HEAD'),
+    git(worktree, 'diff', '--cached', '--name-only'),
+    git(worktree, 'status', '--porcelain', '--ignored', '--untracked-files=all'),
+  ];
+}
+
+function slots(s: Session): string[] {
+  return existsSync(poolDir(s.config.worktreeRoot)) ? readdirSync(poolDir(s.config.worktreeRoot)) : [];
+}
+
+describe('worktrees/pool: prepared worktrees reused between tasks', function () {
+  this.timeout(60_000);
+
+  it('a reused worktree is what a new one at the same base is, after a task that left every kind of mess', async () => {
+    const { s, root } = await sessionFor({ worktree_pool: 2, worktree_setup: SETUP });
+    const first = await start(s, 'task-001');
+    assert.equal(first.reused, false);
+    const w = first.worktree;
+    // The task's mess: a commit, uncommitted and staged changes, untracked and ignored files and
+    // folders, a changed and an added included file, an empty folder. (A worktree left in a
+    // rebase is deleted, not pooled: see below.)
+    writeFiles(w, { 'src/task-001/done.txt': 'done\n' });
+    git(w, 'add', '-A');
+    git(w, 'commit', '-q', '-m', '[task-001] work');
+    writeFiles(w, {
+      'src/a.txt': 'dirty\n',
+      'staged.txt': 'staged\n',
+      'junk.txt': 'junk\n',
+      'build/out.js': 'built\n',
+      'src/keep/trace.log': 'log\n',
+    });
+    git(w, 'add', 'staged.txt');
+    writeFiles(w, { '.env': 'SECRET=changed by the agent\n', 'node_modules/x/extra.js': 'added by a test run\n' });
+    mkdirSync(join(w, 'emptydir/inner'), { recursive: true });
+    writeFiles(w, { 'src/keep/tracked.txt': 'changed, not committed\n' });
+
+    await s.removeWorktree('task-001');
+    assert.ok(!existsSync(w), 'moved out of the task folder');
+    assert.equal(slots(s).length, 1, 'kept in the pool');
+    assert.equal(git(root, 'branch', '--list', 'harness-task-001'), '', 'its branch deleted');
+
+    // The main branch moves on, and the main checkout's included files change.
+    writeFiles(root, { 'src/a.txt': 'a2\n', 'src/b.txt': 'b\n' });
+    git(root, 'add', 'src');
+    git(root, 'commit', '-q', '-m', 'main moves on');
+    s.head = git(root, 'rev-parse', 'HEAD');
+    writeFiles(root, { '.env': 'SECRET=2\n' });
+
+    const second = await start(s, 'task-002');
+    assert.equal(second.reused, true);
+    assert.equal(slots(s).length, 0);
+    const fresh = await start(s, 'task-003');
+    assert.equal(fresh.reused, false, 'the pool is empty: a new worktree');
+
+    assert.deepEqual(listing(second.worktree), listing(fresh.worktree));
+    assert.deepEqual(gitView(second.worktree), gitView(fresh.worktree));
+    assert.equal(git(second.worktree, 'rev-parse', 'HEAD'), s.head);
+    assert.equal(git(second.worktree, 'symbolic-ref', '--short', 'HEAD'), 'harness-task-002');
+    assert.equal(readFileSync(join(second.worktree, '.env'), 'utf8'), 'SECRET=2\n');
+    assert.equal(
+      readFileSync(join(second.worktree, 'setup-out/marker'), 'utf8'),
+      'made\n',
+      'the set-up output is there (kept, set-up ran again)',
+    );
+    assert.ok(listing(second.worktree).includes('node_modules/x-link -> x'));
+    const init = readLog(root).filter((l) => l.includes(' INIT [task-002] '));
+    assert.match(
+      init[0]!,
+      / INIT \[task-002\] worktree from the pool; \.worktreeinclude: 1 file copied \(\d+ B\), 3 unchanged, 1 removed$/,
+    );
+  });
+
+  it('keeps at most worktree_pool idle worktrees, and empties the pool once the setting is 0', async () => {
+    const worktreeDir = tempDir('launchpad-wt-');
+    const { s, root } = await sessionFor({ worktree_pool: 1 }, { worktreeDir });
+    await start(s, 'task-001');
+    await start(s, 'task-002');
+    await s.removeWorktree('task-001');
+    await s.removeWorktree('task-002');
+    assert.equal(slots(s).length, 1);
+    assert.equal(git(root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 2, 'the main checkout and one slot');
+
+    (s.config as { worktreePool: number }).worktreePool = 0;
+    await start(s, 'task-003');
+    await s.removeWorktree('task-003');
+    assert.deepEqual(slots(s), []);
+    assert.ok(!existsSync(poolDir(worktreeDir)), 'the pool folder goes with its last slot');
+    assert.equal(git(root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1);
+  });
+
+  it('does not pool a worktree left in a rebase: it is deleted as before', async () => {
+    const { s } = await sessionFor({ worktree_pool: 2 });
+    const { worktree } = await start(s, 'task-001');
+    const gitDir = git(worktree, 'rev-parse', '--absolute-git-dir');
+    mkdirSync(join(gitDir, 'rebase-merge'));
+    await s.removeWorktree('task-001');
+    assert.deepEqual(slots(s), []);
+    assert.ok(!existsSync(worktree));
+  });
+
+  it('never runs git clean in a folder of the pool that is not one of our worktrees (it would clean whatever repository holds it)', async () => {
+    // The worktree folder inside another repository, with a stray folder in the pool.
+    const outer = makeRepo({ 'README.md': 'outer\n' });
+    writeFileSync(join(outer, 'precious-untracked.txt'), 'keep me\n');
+    const worktreeDir = join(outer, 'worktrees');
+    const { s } = await sessionFor({ worktree_pool: 2 }, { worktreeDir });
+    const stray = join(poolDir(worktreeDir), 'slot-stray');
+    mkdirSync(stray, { recursive: true });
+    writeFileSync(join(stray, 'file'), 'x\n');
+
+    const { reused } = await start(s, 'task-001');
+    assert.equal(reused, false, 'the stray folder is not used');
+    assert.equal(readFileSync(join(outer, 'precious-untracked.txt'), 'utf8'), 'keep me\n');
+    assert.ok(!existsSync(stray), 'the stray folder is removed from the pool');
+    rmSync(worktreeDir, { recursive: true, force: true });
+  });
+});

@@ -22,12 +22,25 @@
 // controller runs per task and git's own time for it, inotify counts of state transactions (the
 // state lock's mkdir) and saves (.tmp created), the log lines per task, and in-process timings of
 // a transaction and a log append, to show where a task's overhead goes.
-import { copyFileSync, mkdirSync, readFileSync, watch, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentTimes, copyRepo, git, GIT_ENV, makeRepo, runLaunchpad, spawnFloor, timedSpawn, writeAgent, writeTasks } from './lib/controllerKit.mjs';
+
+import {
+  agentTimes,
+  copyRepo,
+  git,
+  GIT_ENV,
+  makeRepo,
+  runLaunchpad,
+  spawnFloor,
+  timedSpawn,
+  writeAgent,
+  writeTasks,
+} from './lib/controllerKit.mjs';
 import { generateHistory } from './lib/gen.mjs';
 
-export const description = 'controller overhead per task (agent, validation, session start/end excluded) vs the same git commands by hand (≤ 1.5×)';
+export const description =
+  'controller overhead per task (agent, validation, session start/end excluded) vs the same git commands by hand (≤ 1.5×)';
 
 const FILES = 300;
 const SEED = 11;
@@ -57,7 +70,10 @@ export default async function run(bench) {
   const validation = await spawnFloor('/bin/sh', ['-c', 'true'], { cwd: base });
   const gitStart = await spawnFloor('git', ['--version'], { cwd: base });
   gitStart.rss = process.memoryUsage().rss / 1048576;
-  bench.fact('set-up', `${FILES}-file repository, ${N} independent tasks, max_parallel 1, ${reps} reps (+1 warm-up) of each side, run alternately`);
+  bench.fact(
+    'set-up',
+    `${FILES}-file repository, ${N} independent tasks, max_parallel 1, ${reps} reps (+1 warm-up) of each side, run alternately`,
+  );
   bench.fact(
     'excluded per task',
     `agent start (sh -c → bash, no-op) ${agentStart.ms.toFixed(1)} ms / ${agentStart.cpuMs.toFixed(1)} ms cpu + the agent's own time (it measures itself); ` +
@@ -71,10 +87,17 @@ export default async function run(bench) {
     const dir = copyRepo(base, join(work, `ours-${k}`));
     const times = join(work, `ours-${k}-times`);
     mkdirSync(times);
-    writeTasks(dir, ids.map((id) => ({ id })), {}, history[size]);
+    writeTasks(
+      dir,
+      ids.map((id) => ({ id })),
+      {},
+      history[size],
+    );
     const opts = { agent, maxParallel: 1, worktreeDir: join(work, `ours-${k}-wt`), env: { BENCH_TIMES: times }, workLeft: size > 0 };
     const full = await runLaunchpad(dir, opts);
-    const merged = git(dir, 'log', '--first-parent', '--format=%s').split('\n').filter((s) => s.startsWith('Merge [')).length;
+    const merged = git(dir, 'log', '--first-parent', '--format=%s')
+      .split('\n')
+      .filter((s) => s.startsWith('Merge [')).length;
     if (merged !== N) throw new Error(`expected ${N} merges, found ${merged} in ${dir}`);
     const empty = await runLaunchpad(dir, opts);
     const own = [...agentTimes(times, ids, (p) => readFileSync(p, 'utf8')).values()];
@@ -134,7 +157,14 @@ export default async function run(bench) {
   const mkPair = (a, b) => {
     const o = bench.summarize(a);
     const p = bench.summarize(b);
-    return { ours: o, peer: p, ratio: o.median / p.median, pairRatios: bench.summarize(a.map((x, i) => x / b[i])), oursValue: o.median, peerValue: p.median };
+    return {
+      ours: o,
+      peer: p,
+      ratio: o.median / p.median,
+      pairRatios: bench.summarize(a.map((x, i) => x / b[i])),
+      oursValue: o.median,
+      peerValue: p.median,
+    };
   };
   const wallPair = mkPair(oursWall, peerWall);
   const cpuPair = mkPair(oursCpu, peerCpu);
@@ -152,14 +182,23 @@ export default async function run(bench) {
         `(${med((x) => x.emptyCpu).toFixed(0)} ms cpu); agent ${med((x) => x.agent).toFixed(1)} ms/task; overhead ${med((x) => x.wall).toFixed(1)} ms/task, ${med((x) => x.cpu).toFixed(1)} ms cpu/task`,
     );
   }
-  bench.fact('peer, per task (median)', `${wallPair.peer.median.toFixed(1)} ms, ${cpuPair.peer.median.toFixed(1)} ms cpu for worktree add + merge --no-ff + worktree remove + branch -d`);
-  bench.checkRatio(`overhead per task (${FILES}-file repo, ${N}-task file, max_parallel 1)`, wallPair, { budget: BUDGET, peerName: 'git by hand' });
+  bench.fact(
+    'peer, per task (median)',
+    `${wallPair.peer.median.toFixed(1)} ms, ${cpuPair.peer.median.toFixed(1)} ms cpu for worktree add + merge --no-ff + worktree remove + branch -d`,
+  );
+  bench.checkRatio(`overhead per task (${FILES}-file repo, ${N}-task file, max_parallel 1)`, wallPair, {
+    budget: BUDGET,
+    peerName: 'git by hand',
+  });
   const growth = mkPair(bigWall, oursWall);
   const growthCpu = mkPair(bigCpu, oursCpu);
   growth.ours.cpu = growthCpu.ours;
   growth.peer.cpu = growthCpu.peer;
   growth.cpuRatio = growthCpu.ratio;
-  bench.checkRatio(`overhead per task in a ${BIG}-task file (the same ${N} tasks after a history)`, growth, { budget: GROWTH_BUDGET, peerName: `${N}-task file` });
+  bench.checkRatio(`overhead per task in a ${BIG}-task file (the same ${N} tasks after a history)`, growth, {
+    budget: GROWTH_BUDGET,
+    peerName: `${N}-task file`,
+  });
   bench.checkRatio(`  the same, vs git by hand`, mkPair(bigWall, peerWall), { peerName: 'git by hand' });
 
   await profile(bench, { base, work, agent, ids, agentStart, validation, gitStartMs: gitStart.ms, peerPerTask: wallPair.peer.median });
@@ -177,7 +216,12 @@ async function forkCost(bench, { work, ids, history, gitStart }) {
   const { StatePaths } = bench.core('statePaths');
   const dir = join(work, 'fork-cost');
   mkdirSync(dir);
-  writeTasks(dir, ids.map((id) => ({ id })), {}, history);
+  writeTasks(
+    dir,
+    ids.map((id) => ({ id })),
+    {},
+    history,
+  );
   const rss = () => process.memoryUsage().rss / 1048576;
   const store = new StateStore(new StatePaths(dir), 'launchpad bench');
   for (let i = 0; i < 40; i++) await store.transact((f) => void (f.session_count = i));
@@ -196,7 +240,10 @@ async function profile(bench, { base, work, agent, ids, agentStart, validation, 
   const times = join(work, 'profile-times');
   mkdirSync(times);
   mkdirSync(join(dir, '.launchpad'));
-  writeTasks(dir, ids.map((id) => ({ id })));
+  writeTasks(
+    dir,
+    ids.map((id) => ({ id })),
+  );
   const trace = join(work, 'profile.trace2.json');
 
   let saves = 0;
@@ -261,10 +308,14 @@ async function profile(bench, { base, work, agent, ids, agentStart, validation, 
   const write = await bench.time(() => store.transact((f) => void (f.tasks[0].title = flip++ % 2 ? 'a' : 'b')), { warmup: 5, reps: 30 });
   const read = await bench.time(() => store.transact(() => undefined), { warmup: 5, reps: 30 });
   const log = new ProgressLog(join(stateDir, 'harness-progress.txt'));
-  const append = await bench.time(() => log.append(1, { type: 'DISPATCH', taskId: 'task-001', message: 'agent=agent_0123abcd worktree=harness-task-001' }), { warmup: 5, reps: 50 });
-  const appends = readFileSync(join(dir, 'harness-progress.txt'), 'utf8')
-    .split('\n')
-    .filter((l) => /\[SESSION-1\] (BATCH|DISPATCH|AGENT_DONE|VALIDATE|MERGE|Completed|WARN \[)/.test(l)).length / N;
+  const append = await bench.time(
+    () => log.append(1, { type: 'DISPATCH', taskId: 'task-001', message: 'agent=agent_0123abcd worktree=harness-task-001' }),
+    { warmup: 5, reps: 50 },
+  );
+  const appends =
+    readFileSync(join(dir, 'harness-progress.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => /\[SESSION-1\] (BATCH|DISPATCH|AGENT_DONE|VALIDATE|MERGE|Completed|WARN \[)/.test(l)).length / N;
 
   const perTaskSaves = (saves - 2) / N; // less session_count (start) and last_session (end)
   const perTaskTx = (transactions - 3) / N; // less session start, the last pool pass and session end (per task: a pool pass that claims it, its completion)
@@ -273,20 +324,31 @@ async function profile(bench, { base, work, agent, ids, agentStart, validation, 
   const starts = (shared.n + extra.n) * gitStartMs;
   const rest = overhead - shared.ms - extra.ms - starts - stateMs - logMs;
 
-  bench.log(`where a task's time goes — one run of ${N} tasks traced with GIT_TRACE2_EVENT (git's own time per command); its overhead ${overhead.toFixed(1)} ms/task:`);
+  bench.log(
+    `where a task's time goes — one run of ${N} tasks traced with GIT_TRACE2_EVENT (git's own time per command); its overhead ${overhead.toFixed(1)} ms/task:`,
+  );
   for (const [k, g] of [...groups.entries()].sort((a, b) => b[1].ms - a[1].ms)) {
-    bench.log(`  ${peerCmds.has(k) ? 'peer too ' : 'ours only'}  ${(g.n / N).toFixed(1).padStart(4)} × git ${k.padEnd(44)} ${(g.ms / N).toFixed(1).padStart(6)} ms`);
+    bench.log(
+      `  ${peerCmds.has(k) ? 'peer too ' : 'ours only'}  ${(g.n / N).toFixed(1).padStart(4)} × git ${k.padEnd(44)} ${(g.ms / N).toFixed(1).padStart(6)} ms`,
+    );
   }
-  bench.log(`  starting ${(shared.n + extra.n).toFixed(1)} git processes from node: ~${starts.toFixed(1)} ms (${gitStartMs.toFixed(1)} ms each, measured as git --version)`);
+  bench.log(
+    `  starting ${(shared.n + extra.n).toFixed(1)} git processes from node: ~${starts.toFixed(1)} ms (${gitStartMs.toFixed(1)} ms each, measured as git --version)`,
+  );
   bench.log(
     `  state: ${perTaskTx.toFixed(1)} transactions/task, ${perTaskSaves.toFixed(1)} of them saving (.bak link, .tmp + fsync, rename): ` +
       `${write.median.toFixed(2)} ms each, read-only ${read.median.toFixed(2)} ms → ${stateMs.toFixed(1)} ms`,
   );
   bench.log(`  log: ${appends.toFixed(1)} appends/task × ${append.median.toFixed(3)} ms → ${logMs.toFixed(2)} ms`);
-  bench.log(`  the rest in node (prompt and attempt folder, transcripts, process records, output scan, promise hops): ${rest.toFixed(1)} ms`);
+  bench.log(
+    `  the rest in node (prompt and attempt folder, transcripts, process records, output scan, promise hops): ${rest.toFixed(1)} ms`,
+  );
   bench.log(
     `  beyond the peer's four git commands (${shared.ms.toFixed(1)} ms + their start): ${(overhead - shared.ms - shared.n * gitStartMs).toFixed(1)} ms/task; ` +
       `the timed peer took ${peerPerTask.toFixed(1)} ms/task`,
   );
-  bench.fact('git processes per task', `${(shared.n + extra.n).toFixed(1)} (peer 4): ${[...groups.keys()].filter((k) => !peerCmds.has(k)).join(', ')} beyond the peer's`);
+  bench.fact(
+    'git processes per task',
+    `${(shared.n + extra.n).toFixed(1)} (peer 4): ${[...groups.keys()].filter((k) => !peerCmds.has(k)).join(', ')} beyond the peer's`,
+  );
 }

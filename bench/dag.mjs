@@ -8,6 +8,7 @@
 // The task list is generated (seeded, bench/lib/gen.mjs) and validated by the real schema, so
 // the objects are exactly what the controller holds after loading harness-tasks.json.
 import { execFileSync } from 'node:child_process';
+
 import { generateTaskFile } from './lib/gen.mjs';
 import { idOrderPool } from './lib/reference.mjs';
 
@@ -96,9 +97,16 @@ export default async function run(bench) {
   const cold = [];
   const coldCpu = [];
   for (let i = 0; i < bench.reps(9); i++) {
-    const [wall, cpu] = execFileSync(process.execPath, ['--input-type=module', '-e', coldScript], { cwd: bench.ROOT, encoding: 'utf8' }).trim().split(' ').map(Number);
+    const [wall, cpu] = execFileSync(process.execPath, ['--input-type=module', '-e', coldScript], { cwd: bench.ROOT, encoding: 'utf8' })
+      .trim()
+      .split(' ')
+      .map(Number);
     cold.push(wall);
     coldCpu.push(cpu);
   }
-  bench.info('schedule 10k, first pass in a fresh process (cold JIT)', { ...bench.summarize(cold), cpu: bench.summarize(coldCpu) }, { note: 'one sample per process' });
+  bench.info(
+    'schedule 10k, first pass in a fresh process (cold JIT)',
+    { ...bench.summarize(cold), cpu: bench.summarize(coldCpu) },
+    { note: 'one sample per process' },
+  );
 }

@@ -14,10 +14,12 @@
 // how long the hubs waited (history), how busy the three slots were.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { copyRepo, git, makeRepo, runLaunchpad, writeAgent, writeTasks } from './lib/controllerKit.mjs';
 import { idOrderPool } from './lib/reference.mjs';
 
-export const description = 'makespan of two 40-task DAGs (random; a history of hubs) at max_parallel 3 vs max(critical path, work / 3): the order (≤ 1.10×), the real run';
+export const description =
+  'makespan of two 40-task DAGs (random; a history of hubs) at max_parallel 3 vs max(critical path, work / 3): the order (≤ 1.10×), the real run';
 
 const TASKS = 40;
 const PARALLEL = 3;
@@ -29,7 +31,15 @@ export function generateDag(rng, n = TASKS) {
   for (let i = 0; i < n; i++) {
     const id = `task-${String(i + 1).padStart(3, '0')}`;
     const deps = new Set();
-    const k = i === 0 ? 0 : rng.weighted([[0, 3], [1, 4], [2, 2], [3, 1]]);
+    const k =
+      i === 0
+        ? 0
+        : rng.weighted([
+            [0, 3],
+            [1, 4],
+            [2, 2],
+            [3, 1],
+          ]);
     for (let j = 0; j < k; j++) deps.add(tasks[rng.int(Math.max(0, i - 12), i - 1)].id);
     const ms = rng.int(50, 800);
     tasks.push({ id, deps: [...deps], ms, context: `Bench task ${id} (sleep_ms=${ms})` });
@@ -90,7 +100,16 @@ export function criticalPath(tasks, dur = (t) => t.ms) {
  */
 export function simulate(core, nodes, parallel, order, dur = (t) => t.ms) {
   const parsed = core.parseTaskFile(
-    JSON.stringify({ tasks: nodes.map((t) => ({ id: t.id, title: t.id, status: 'pending', depends_on: t.deps, files_hint: [`work/${t.id}/`], validation: { command: 'true' } })) }),
+    JSON.stringify({
+      tasks: nodes.map((t) => ({
+        id: t.id,
+        title: t.id,
+        status: 'pending',
+        depends_on: t.deps,
+        files_hint: [`work/${t.id}/`],
+        validation: { command: 'true' },
+      })),
+    }),
   );
   if (!parsed.ok) throw parsed.error;
   const tasks = parsed.file.tasks;
@@ -101,7 +120,11 @@ export function simulate(core, nodes, parallel, order, dur = (t) => t.ms) {
   let now = 0;
   for (;;) {
     const pool = order === 'id' ? idOrderPool(core, tasks) : core.dag.eligibleTasks(tasks, { durations: known });
-    for (const t of core.dag.selectBatch(pool, running.map((r) => r.t), parallel)) {
+    for (const t of core.dag.selectBatch(
+      pool,
+      running.map((r) => r.t),
+      parallel,
+    )) {
       t.status = 'in_progress';
       started.set(t.id, now);
       running.push({ t, end: now + ms.get(t.id) });
@@ -123,7 +146,11 @@ function hubWaits(nodes, start, end) {
 }
 
 export default async function run(bench) {
-  const core = { dag: bench.core('tasks/dag'), compareIds: bench.core('ids').compareIds, parseTaskFile: bench.core('taskFile/parse').parseTaskFile };
+  const core = {
+    dag: bench.core('tasks/dag'),
+    compareIds: bench.core('ids').compareIds,
+    parseTaskFile: bench.core('taskFile/parse').parseTaskFile,
+  };
   const reps = bench.reps(3);
   const work = bench.tmp('makespan');
   const base = makeRepo(join(work, 'base'), { files: 100, rng: bench.rng(8) });
@@ -138,7 +165,14 @@ export default async function run(bench) {
     const byId = simulate(core, tasks, PARALLEL, 'id');
     const oracle = simulate(core, tasks, PARALLEL, 'oracle');
     const median = (xs) => bench.summarize(xs).median;
-    const simWait = (s) => median(hubWaits(tasks, (id) => s.started.get(id), (id) => s.started.get(id) + tasks.find((t) => t.id === id).ms));
+    const simWait = (s) =>
+      median(
+        hubWaits(
+          tasks,
+          (id) => s.started.get(id),
+          (id) => s.started.get(id) + tasks.find((t) => t.id === id).ms,
+        ),
+      );
     bench.fact(
       `${name} DAG`,
       `${TASKS} tasks, ${tasks.reduce((s, t) => s + t.deps.length, 0)} edges, agents ${Math.min(...tasks.map((t) => t.ms))}–${Math.max(...tasks.map((t) => t.ms))} ms (seed ${seed}); ` +
@@ -153,8 +187,9 @@ export default async function run(bench) {
     });
     bench.fact(
       `${name}: zero overhead, more`,
-      (showHubs ? `hubs (3+ tasks wait on them) ready → started: ours median ${simWait(ours).toFixed(0)} ms, id order ${simWait(byId).toFixed(0)} ms; ` : '') +
-        `with every duration known in advance the order would give ${(oracle.makespan / lb).toFixed(2)}× LB`,
+      (showHubs
+        ? `hubs (3+ tasks wait on them) ready → started: ours median ${simWait(ours).toFixed(0)} ms, id order ${simWait(byId).toFixed(0)} ms; `
+        : '') + `with every duration known in advance the order would give ${(oracle.makespan / lb).toFixed(2)}× LB`,
     );
 
     const walls = [];
@@ -169,21 +204,42 @@ export default async function run(bench) {
       writeTasks(dir, tasks, { max_parallel_agents: PARALLEL });
       const opts = { agent, maxParallel: PARALLEL, worktreeDir: join(work, `${name}-${i}-wt`), env: { BENCH_TIMES: times } };
       const full = await runLaunchpad(dir, opts);
-      const merged = git(dir, 'log', '--first-parent', '--format=%s').split('\n').filter((s) => s.startsWith('Merge [')).length;
+      const merged = git(dir, 'log', '--first-parent', '--format=%s')
+        .split('\n')
+        .filter((s) => s.startsWith('Merge [')).length;
       if (merged !== TASKS) throw new Error(`expected ${TASKS} merges, found ${merged} in ${dir}`);
       const empty = await runLaunchpad(dir, opts);
       walls.push(full.ms);
       loops.push(full.ms - empty.ms);
 
       // The agents' own timeline (seconds since the epoch, microseconds).
-      const span = new Map(tasks.map((t) => [t.id, readFileSync(join(times, t.id), 'utf8').split('\n')[0].split(' ').map((x) => Number(x) * 1000)]));
+      const span = new Map(
+        tasks.map((t) => [
+          t.id,
+          readFileSync(join(times, t.id), 'utf8')
+            .split('\n')[0]
+            .split(' ')
+            .map((x) => Number(x) * 1000),
+        ]),
+      );
       const t0 = Math.min(...[...span.values()].map(([a]) => a));
       const t1 = Math.max(...[...span.values()].map(([, b]) => b));
       busy.push([...span.values()].reduce((s, [a, b]) => s + (b - a), 0) / (PARALLEL * (t1 - t0)));
       for (const t of tasks) if (t.deps.length) latencies.push(span.get(t.id)[0] - Math.max(...t.deps.map((d) => span.get(d)[1])));
-      hubs.push(...hubWaits(tasks, (id) => span.get(id)[0], (id) => span.get(id)[1]));
+      hubs.push(
+        ...hubWaits(
+          tasks,
+          (id) => span.get(id)[0],
+          (id) => span.get(id)[1],
+        ),
+      );
     }
-    const mk = (samples) => ({ ours: bench.summarize(samples), peer: one(lb), ratio: median(samples) / lb, pairRatios: bench.summarize(samples.map((x) => x / lb)) });
+    const mk = (samples) => ({
+      ours: bench.summarize(samples),
+      peer: one(lb),
+      ratio: median(samples) / lb,
+      pairRatios: bench.summarize(samples.map((x) => x / lb)),
+    });
     bench.checkRatio(`${name}: the real run, makespan (whole run)`, mk(walls), { peerName: 'lower bound' });
     bench.checkRatio(`${name}: the real run without session start/end`, mk(loops), { peerName: 'lower bound' });
     const lat = bench.summarize(latencies);

@@ -9,6 +9,7 @@
 //
 // The file lives under the OS temp dir: the figure includes a real fsync on that file system.
 import { closeSync, copyFileSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+
 import { generateTaskFile } from './lib/gen.mjs';
 
 export const description = 'atomic save of a 5,000-task state file (≤ 20 ms); load and transact for information';
@@ -30,7 +31,10 @@ export default async function run(bench) {
   const file = parsed.file;
   store.save(file);
   const size = statSync(store.paths.tasks).size;
-  bench.fact('generated state file', `${TASKS} tasks, ${(size / 1048576).toFixed(2)} MiB pretty-printed (seed ${SEED}) in ${dir.split('/').slice(0, -1).join('/')}`);
+  bench.fact(
+    'generated state file',
+    `${TASKS} tasks, ${(size / 1048576).toFixed(2)} MiB pretty-printed (seed ${SEED}) in ${dir.split('/').slice(0, -1).join('/')}`,
+  );
 
   // Each save writes slightly different content, as a real transaction does.
   const touch = (i) => {
@@ -70,30 +74,51 @@ export default async function run(bench) {
     rmSync(s1, { force: true });
     rmSync(s2, { force: true });
   };
-  bench.info('  current → .bak by hard link (link + rename), what save does', await bench.time(() => {
-    linkSync(paths.tasks, s1);
-    renameSync(s1, s2);
-  }, { ...opts, before: clear }));
-  bench.info('  current → .bak by copy (copyFile + rename), the fallback', await bench.time(() => {
-    copyFileSync(paths.tasks, s1);
-    renameSync(s1, s2);
-  }, { ...opts, before: clear }));
+  bench.info(
+    '  current → .bak by hard link (link + rename), what save does',
+    await bench.time(
+      () => {
+        linkSync(paths.tasks, s1);
+        renameSync(s1, s2);
+      },
+      { ...opts, before: clear },
+    ),
+  );
+  bench.info(
+    '  current → .bak by copy (copyFile + rename), the fallback',
+    await bench.time(
+      () => {
+        copyFileSync(paths.tasks, s1);
+        renameSync(s1, s2);
+      },
+      { ...opts, before: clear },
+    ),
+  );
   clear();
-  bench.info('  write .tmp + fsync + close', await bench.time(() => {
-    const fd = openSync(paths.tmp, 'w');
-    writeSync(fd, text);
-    fsyncSync(fd);
-    closeSync(fd);
-  }, opts));
-  bench.info('  write .tmp without fsync (what fsync costs, by difference)', await bench.time(() => {
-    const fd = openSync(paths.tmp, 'w');
-    writeSync(fd, text);
-    closeSync(fd);
-  }, opts));
+  bench.info(
+    '  write .tmp + fsync + close',
+    await bench.time(() => {
+      const fd = openSync(paths.tmp, 'w');
+      writeSync(fd, text);
+      fsyncSync(fd);
+      closeSync(fd);
+    }, opts),
+  );
+  bench.info(
+    '  write .tmp without fsync (what fsync costs, by difference)',
+    await bench.time(() => {
+      const fd = openSync(paths.tmp, 'w');
+      writeSync(fd, text);
+      closeSync(fd);
+    }, opts),
+  );
   bench.info('  StateStore.save(file, text): text given, checked by a whole parse', await bench.time(() => store.save(file, text), opts));
 
   // Reading a file the store did not write itself: the whole parse.
   const raw = readFileSync(paths.tasks, 'utf8');
-  bench.info('parseTaskFile (JSON.parse + schema, no I/O): a load of a file changed by someone else', await bench.time(() => parseTaskFile(raw), opts));
+  bench.info(
+    'parseTaskFile (JSON.parse + schema, no I/O): a load of a file changed by someone else',
+    await bench.time(() => parseTaskFile(raw), opts),
+  );
   bench.info('  JSON.parse alone', await bench.time(() => JSON.parse(raw), opts));
 }

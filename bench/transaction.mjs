@@ -9,6 +9,7 @@
 // per task on that file — now one pass that orders the pool and claims the task plus one
 // completion, before a read-only pool pass, a claim and a completion.
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+
 import { generateTaskFile } from './lib/gen.mjs';
 
 export const description = 'a state transaction on a 5,000-task file (≤ 20 ms) vs the previous whole-parse transaction';
@@ -65,7 +66,10 @@ export default async function run(bench) {
   const oursPaths = state('ours');
   const prevPaths = state('previous');
   const store = new StateStore(oursPaths, 'launchpad bench');
-  bench.fact('generated state file', `${TASKS} tasks, ${(statSync(oursPaths.tasks).size / 1048576).toFixed(2)} MiB (seed ${SEED}); ours and the previous transaction each on their own copy`);
+  bench.fact(
+    'generated state file',
+    `${TASKS} tasks, ${(statSync(oursPaths.tasks).size / 1048576).toFixed(2)} MiB (seed ${SEED}); ours and the previous transaction each on their own copy`,
+  );
 
   // One task's attempts change, as a dispatch or a failure changes one task.
   let n = 0;
@@ -73,24 +77,41 @@ export default async function run(bench) {
     const t = f.tasks[n++ % TASKS];
     t.attempts = (t.attempts + 1) % 3;
   };
-  const write = await bench.pair(() => store.transact(touch), () => previousTransact(prevPaths, touch), { warmup: 5, reps: 30 });
+  const write = await bench.pair(
+    () => store.transact(touch),
+    () => previousTransact(prevPaths, touch),
+    { warmup: 5, reps: 30 },
+  );
   bench.check('StateStore.transact(), one task changed: lock + load + mutate + save + unlock', write.ours, {
     budgetMs: BUDGET_MS,
     note: `anchor: the previous transaction ${write.peer.median.toFixed(1)} ms, ours ${write.ratio.toFixed(2)}× it`,
   });
   bench.checkRatio('  the same, vs the previous transaction', write, { peerName: 'previous transaction' });
-  const read = await bench.pair(() => store.transact((f) => f.tasks.length), () => previousTransact(prevPaths, (f) => f.tasks.length), { warmup: 5, reps: 30 });
+  const read = await bench.pair(
+    () => store.transact((f) => f.tasks.length),
+    () => previousTransact(prevPaths, (f) => f.tasks.length),
+    { warmup: 5, reps: 30 },
+  );
   bench.checkRatio('StateStore.transact(), read-only', read, { peerName: 'previous transaction' });
 
   // Another writer between two of ours: the bytes are not the snapshot's, so the file is parsed.
   const other = new StateStore(oursPaths, 'launchpad add', false); // as another process: no shared snapshot
-  bench.info('StateStore.transact() after another process rewrote the file (whole parse)', await bench.time(() => store.transact(touch), {
-    warmup: 3,
-    reps: 15,
-    before: () => other.transact(touch),
-  }));
-  bench.info('StateStore.load(), the bytes it last wrote (a copy of the parse)', await bench.time(() => store.load(), { warmup: 5, reps: 30 }));
-  bench.info('  a copy of the parse alone (copyJson)', await bench.time(() => bench.core('taskFile/snapshot').copyJson(parsed.file), { warmup: 5, reps: 30 }));
+  bench.info(
+    'StateStore.transact() after another process rewrote the file (whole parse)',
+    await bench.time(() => store.transact(touch), {
+      warmup: 3,
+      reps: 15,
+      before: () => other.transact(touch),
+    }),
+  );
+  bench.info(
+    'StateStore.load(), the bytes it last wrote (a copy of the parse)',
+    await bench.time(() => store.load(), { warmup: 5, reps: 30 }),
+  );
+  bench.info(
+    '  a copy of the parse alone (copyJson)',
+    await bench.time(() => bench.core('taskFile/snapshot').copyJson(parsed.file), { warmup: 5, reps: 30 }),
+  );
 
   // The controller's state work for one task: ours, a pass that orders the pool and claims the
   // first task of the batch, then its completion; before, a read-only pool pass, a claim, a completion.
@@ -102,7 +123,8 @@ export default async function run(bench) {
     dag.tasksMissingValidation(f.tasks);
     return batch[0]?.id;
   };
-  const claim = (f, id) => id && transitions.dispatchTask(f, id, { agentId: 'agent_bench', branch: `harness-${id}`, baseCommit: 'abc1234' });
+  const claim = (f, id) =>
+    id && transitions.dispatchTask(f, id, { agentId: 'agent_bench', branch: `harness-${id}`, baseCommit: 'abc1234' });
   const ours = async () => {
     const id = await store.transact((f) => {
       const first = pass(f);
@@ -121,5 +143,7 @@ export default async function run(bench) {
   await store.transact(() => undefined); // the other writer's bytes: parsed once, as a run's first pass
   const perTask = await bench.pair(ours, previous, { warmup: 3, reps: 20 });
   if (claimed.some((id) => !id)) throw new Error('the pool ran out of eligible tasks during the bench');
-  bench.checkRatio('controller state work per task: pool + claim, completion (2 transactions; before: 3)', perTask, { peerName: 'previous transactions' });
+  bench.checkRatio('controller state work per task: pool + claim, completion (2 transactions; before: 3)', perTask, {
+    peerName: 'previous transactions',
+  });
 }

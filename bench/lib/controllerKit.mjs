@@ -4,6 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+
 import { ROOT, RUSAGE_WRAPPER, summarize } from './harness.mjs';
 
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -58,20 +59,23 @@ export function writeTasks(dir, tasks, sessionConfig = {}, history = []) {
   const file = {
     version: 3,
     session_config: { max_parallel_agents: 1, max_tasks_per_session: 10_000, ...sessionConfig },
-    tasks: [...history, ...tasks.map((t) => ({
-      id: t.id,
-      title: t.title ?? `Task ${t.id}`,
-      status: 'pending',
-      priority: 'P1',
-      depends_on: t.deps ?? [],
-      attempts: 0,
-      max_attempts: 3,
-      context: t.context ?? `Do ${t.id}`,
-      files_hint: [`work/${t.id}/`],
-      validation: { command: 'true', timeout_seconds: 600 },
-      on_failure: { cleanup: null },
-      error_log: [],
-    }))],
+    tasks: [
+      ...history,
+      ...tasks.map((t) => ({
+        id: t.id,
+        title: t.title ?? `Task ${t.id}`,
+        status: 'pending',
+        priority: 'P1',
+        depends_on: t.deps ?? [],
+        attempts: 0,
+        max_attempts: 3,
+        context: t.context ?? `Do ${t.id}`,
+        files_hint: [`work/${t.id}/`],
+        validation: { command: 'true', timeout_seconds: 600 },
+        on_failure: { cleanup: null },
+        error_log: [],
+      })),
+    ],
     session_count: 0,
   };
   writeFileSync(join(dir, 'harness-tasks.json'), JSON.stringify(file, null, 2) + '\n');
@@ -109,7 +113,6 @@ echo "RESULT:SUCCESS"
   return path;
 }
 
-
 /**
  * A child process timed from node's spawn to its close (ms), as the controller spawns its own;
  * with `cpu`, run under the rusage parent instead: wall time from its fork to its exit, and CPU
@@ -145,12 +148,17 @@ export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = fa
  * 0 (or 1 with `workLeft`: a file with tasks no run can finish).
  */
 export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env = {}, cli = CLI, workLeft = false }) {
-  const r = await timedSpawn(process.execPath, [cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir], {
-    cwd: dir,
-    env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', ...env },
-    cpu: true,
-  });
-  if (r.code !== 0 && !(workLeft && r.code === 1)) throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);
+  const r = await timedSpawn(
+    process.execPath,
+    [cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
+    {
+      cwd: dir,
+      env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', ...env },
+      cpu: true,
+    },
+  );
+  if (r.code !== 0 && !(workLeft && r.code === 1))
+    throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);
   return r;
 }
 

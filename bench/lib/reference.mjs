@@ -13,6 +13,8 @@ export function idOrderPool(core, tasks) {
   const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
   const retry = tasks.filter((t) => isRetryable(t) && ready(t));
   pending.sort((a, b) => rank[a.priority] - rank[b.priority] || core.compareIds(a.id, b.id));
-  retry.sort((a, b) => rank[a.priority] - rank[b.priority] || (a.failed_at ?? '').localeCompare(b.failed_at ?? '') || core.compareIds(a.id, b.id));
+  retry.sort(
+    (a, b) => rank[a.priority] - rank[b.priority] || (a.failed_at ?? '').localeCompare(b.failed_at ?? '') || core.compareIds(a.id, b.id),
+  );
   return [...pending, ...retry];
 }

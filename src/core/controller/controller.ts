@@ -313,7 +313,9 @@ export class Controller {
         // Concurrent mode: tasks other workers hold (they count as running for the batch rules).
         const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
         let batch =
-          budget > 0 && !hold ? selectBatch(eligible, [...[...running.values()].map((r) => r.task), ...elsewhere], maxParallel).slice(0, budget) : [];
+          budget > 0 && !hold
+            ? selectBatch(eligible, [...[...running.values()].map((r) => r.task), ...elsewhere], maxParallel).slice(0, budget)
+            : [];
         if (elsewhere.length) batch = batch.slice(0, Math.max(0, maxParallel - running.size));
         const noAgent = batch.length > 0 && !s.config.agentCommand;
         if (noAgent) batch = [];

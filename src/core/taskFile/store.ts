@@ -39,7 +39,7 @@ import { acquireLock, tryAcquireLock } from '../lock';
 import { StatePaths, TASKS_FILE } from '../statePaths';
 import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileBytes, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
 import type { TaskFile } from './schema';
-import { TaskFileSnapshot, type TaskFileEdit } from './snapshot';
+import { type TaskFileEdit, TaskFileSnapshot } from './snapshot';
 
 export class TaskFileMissingError extends ExpectedError {
   constructor(readonly path: string) {
@@ -522,7 +522,11 @@ function assertWritable(target: string, throughLink: boolean): void {
 
 /** A change the schema refuses: nothing is written, and the error says so. */
 function refusal(error: TaskFileError): TaskFileError {
-  return new TaskFileError(TASKS_FILE, error.field, error.problems.map((p) => `not written, the change would make it invalid: ${p}`));
+  return new TaskFileError(
+    TASKS_FILE,
+    error.field,
+    error.problems.map((p) => `not written, the change would make it invalid: ${p}`),
+  );
 }
 
 function refuseInvalid<T>(edit: () => T): T {
@@ -597,7 +601,7 @@ function writeDurably(path: string, text: string | Buffer, mode?: number): void 
     // A replaced file keeps its permissions (0600 stays 0600).
     if (mode !== undefined) fchmodSync(fd, mode);
     const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -169,7 +169,10 @@ describe('controller/session steps, driven from a SessionContext', () => {
     assert.equal(existsSync(join(work.worktree, 'src/task-001/done.txt')), false);
     await s.worktreesRemoved();
     assert.ok(existsSync(work.worktree), 'and nothing removes it afterwards');
-    assert.deepEqual(readLog(root).map((l) => parseLogLine(l)!.type), ['DISCARD', 'ERROR']);
+    assert.deepEqual(
+      readLog(root).map((l) => parseLogLine(l)!.type),
+      ['DISCARD', 'ERROR'],
+    );
   });
 
   it('createWorktree over a leftover branch of the task keeps its commits under refs/launchpad/attempts/ before replacing it', async function () {

@@ -2,6 +2,7 @@
 // its attempt folder, and each attempt a session runs, from dispatch to its recorded result.
 import assert from 'node:assert/strict';
 import { utimesSync, writeFileSync } from 'node:fs';
+
 import { TaskDurations } from '../../../src/core/controller/taskDurations';
 import { StatePaths } from '../../../src/core/statePaths';
 import { task } from '../core/fixtures';

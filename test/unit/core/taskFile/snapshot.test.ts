@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+
 import { StatePaths } from '../../../../src/core/statePaths';
-import { parseTaskFile, serializeTaskEntry, serializeTaskFile, serializeTaskFileFrom, TaskFileError } from '../../../../src/core/taskFile/parse';
+import {
+  parseTaskFile,
+  serializeTaskEntry,
+  serializeTaskFile,
+  serializeTaskFileFrom,
+  TaskFileError,
+} from '../../../../src/core/taskFile/parse';
 import type { Task, TaskFile } from '../../../../src/core/taskFile/schema';
 import { copyJson, TaskFileSnapshot } from '../../../../src/core/taskFile/snapshot';
 import { StateStore } from '../../../../src/core/taskFile/store';
@@ -105,16 +112,28 @@ describe('core/taskFile snapshot', () => {
     const snap = snapshotOf(serializeTaskFile(taskFile([task('a'), task('b')])));
     const bad = snap.copy();
     bad.tasks[1]!.title = 'x'.repeat(501);
-    assert.throws(() => snap.edit(bad), (e: unknown) => e instanceof TaskFileError && e.field === 'tasks[1].title');
+    assert.throws(
+      () => snap.edit(bad),
+      (e: unknown) => e instanceof TaskFileError && e.field === 'tasks[1].title',
+    );
     const dup = snap.copy();
     dup.tasks[1]!.id = 'a';
-    assert.throws(() => snap.edit(dup), (e: unknown) => e instanceof TaskFileError && /duplicate id "a"/.test(e.message));
+    assert.throws(
+      () => snap.edit(dup),
+      (e: unknown) => e instanceof TaskFileError && /duplicate id "a"/.test(e.message),
+    );
     const top = snap.copy();
     (top as Record<string, unknown>).session_count = -1;
-    assert.throws(() => snap.edit(top), (e: unknown) => e instanceof TaskFileError && e.field === 'session_count');
+    assert.throws(
+      () => snap.edit(top),
+      (e: unknown) => e instanceof TaskFileError && e.field === 'session_count',
+    );
     const proto = snap.copy();
     Object.defineProperty(proto.tasks[0]!, '__proto__', { value: 1, enumerable: true });
-    assert.throws(() => snap.edit(proto), (e: unknown) => e instanceof TaskFileError && e.field === 'tasks[0].__proto__');
+    assert.throws(
+      () => snap.edit(proto),
+      (e: unknown) => e instanceof TaskFileError && e.field === 'tasks[0].__proto__',
+    );
     const fine = snap.copy();
     fine.tasks[0]!.status = 'completed';
     assert.match(snap.edit(fine)!.text, /"status": "completed"/);
@@ -169,7 +188,7 @@ describe('core/taskFile snapshot', () => {
       assert.equal(held.status, 'pending');
     });
 
-    it("every store of the process reads the file another one wrote from its snapshot, and its own copy", async () => {
+    it('every store of the process reads the file another one wrote from its snapshot, and its own copy', async () => {
       const { store, paths } = newStore();
       store.save(taskFile([task('a')]));
       const reader = new StateStore(paths, 'launchpad journal');
@@ -216,7 +235,11 @@ describe('core/taskFile snapshot', () => {
       // A person's formatting: parsed afresh; a change rewrites it in Launchpad's format.
       writeFileSync(paths.tasks, JSON.stringify({ tasks: [{ id: 'x', title: 'hand', status: 'pending' }] }));
       assert.equal(await store.transact((f) => f.tasks[0]!.priority), 'P1');
-      assert.equal(readFileSync(paths.tasks, 'utf8'), JSON.stringify({ tasks: [{ id: 'x', title: 'hand', status: 'pending' }] }), 'nothing changed, nothing written');
+      assert.equal(
+        readFileSync(paths.tasks, 'utf8'),
+        JSON.stringify({ tasks: [{ id: 'x', title: 'hand', status: 'pending' }] }),
+        'nothing changed, nothing written',
+      );
       await store.transact((f) => void (f.tasks[0]!.attempts = 2));
       assert.equal(readFileSync(paths.tasks, 'utf8'), serializeTaskFile(new StateStore(paths, 'launchpad test', false).load().file));
     });

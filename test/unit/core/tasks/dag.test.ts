@@ -267,10 +267,19 @@ describe('core/dag', () => {
     });
 
     it('weighs the chain by estimated durations; a task without one counts as their median', () => {
-      const tasks = [task('a'), task('a1', { depends_on: ['a'] }), task('b'), task('b1', { depends_on: ['b'] }), task('b2', { depends_on: ['b1'] })];
+      const tasks = [
+        task('a'),
+        task('a1', { depends_on: ['a'] }),
+        task('b'),
+        task('b1', { depends_on: ['b'] }),
+        task('b2', { depends_on: ['b1'] }),
+      ];
       assert.deepEqual(ids(eligibleTasks(tasks)), ['b', 'a'], 'no history: the longer chain of tasks');
       // a1 took 10 minutes before; the median of what is known (60 s, 600 s) = 330 s stands for the rest.
-      const durations = new Map([['a1', 600_000], ['b', 60_000]]);
+      const durations = new Map([
+        ['a1', 600_000],
+        ['b', 60_000],
+      ]);
       assert.equal(longestChains(tasks, durations).get('a'), 330_000 + 600_000);
       assert.equal(longestChains(tasks, durations).get('b'), 60_000 + 330_000 + 330_000);
       assert.deepEqual(ids(eligibleTasks(tasks, undefined, { durations })), ['a', 'b']);
@@ -306,7 +315,13 @@ describe('core/dag', () => {
     });
 
     it('a cycle downstream of a ready task neither hangs nor throws', () => {
-      const tasks = [task('r'), task('s'), task('x', { depends_on: ['r', 'y'] }), task('y', { depends_on: ['x'] }), task('z', { depends_on: ['s'] })];
+      const tasks = [
+        task('r'),
+        task('s'),
+        task('x', { depends_on: ['r', 'y'] }),
+        task('y', { depends_on: ['x'] }),
+        task('z', { depends_on: ['s'] }),
+      ];
       const chains = longestChains(tasks);
       assert.equal(chains.get('s'), 2);
       assert.ok(chains.has('r') && chains.has('x') && chains.has('y'));

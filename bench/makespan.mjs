@@ -119,7 +119,7 @@ export function simulate(core, nodes, parallel, order, dur = (t) => t.ms) {
   const running = [];
   let now = 0;
   for (;;) {
-    const pool = order === 'id' ? idOrderPool(core, tasks) : core.dag.eligibleTasks(tasks, { durations: known });
+    const pool = order === 'id' ? idOrderPool(core, tasks) : core.dag.eligibleTasks(tasks, undefined, { durations: known });
     for (const t of core.dag.selectBatch(
       pool,
       running.map((r) => r.t),

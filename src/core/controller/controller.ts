@@ -322,7 +322,7 @@ export class Controller {
         // The batch is claimed in this same transaction, each task as it was before its dispatch
         // kept for its run; in place, runInPlace dispatches its one task itself.
         const claims = s.inPlace ? [] : batch.map((task) => claimTask(s, file, task.id));
-        if (batch.length) file.session_count = Math.max(file.session_count, s.number);
+        if (batch.length) s.countIn(file);
         return {
           overCost,
           failures,

@@ -122,12 +122,11 @@ export class Session implements SessionContext {
   /**
    * Counts the session in session_count, once, before its first dispatch: only sessions that
    * dispatch something count toward max_sessions. A session that does not keeps its number
-   * for its log lines, and the next session takes the same number.
+   * for its log lines, and the next session takes the same number. Written inside the run
+   * loop's pool transaction, the one that dispatches; the loop sets `counted` once it is written.
    */
-  async count(): Promise<void> {
-    if (this.counted) return;
-    await this.transact((file) => void (file.session_count = Math.max(file.session_count, this.number)));
-    this.counted = true;
+  countIn(file: TaskFile): void {
+    if (!this.counted) file.session_count = Math.max(file.session_count, this.number);
   }
 
   /**

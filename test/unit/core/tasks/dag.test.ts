@@ -389,6 +389,24 @@ describe('core/dag', () => {
       // Held back for its dependency, not its back-off: not a reason to wake up.
       assert.equal(nextRetryTime([task('dep'), failed('a', { depends_on: ['dep'] })], c), undefined);
     });
+
+    it('with the clock and durations both: a held-back retry is left out, the rest in the order of the weighted chain', () => {
+      const tasks = [
+        task('a'),
+        task('a1', { depends_on: ['a'] }),
+        task('b'),
+        task('b1', { depends_on: ['b'] }),
+        task('b2', { depends_on: ['b1'] }),
+        failed('r'),
+      ];
+      const durations = new Map([
+        ['a1', 600_000],
+        ['b', 60_000],
+      ]);
+      assert.deepEqual(ids(eligibleTasks(tasks, clock('base1', 10), { durations })), ['a', 'b']);
+      assert.deepEqual(ids(eligibleTasks(tasks, clock('base2', 10), { durations })), ['a', 'b', 'r'], 'the base moved');
+      assert.deepEqual(ids(eligibleTasks(tasks, clock('base1', 10))), ['b', 'a'], 'no durations: the longer chain of tasks');
+    });
   });
 
   describe('selectBatch', () => {

@@ -1,7 +1,8 @@
-// Opt-in stress of concurrent mode (npm run stress:concurrent [-- TRIALS]): per trial, three
-// workers (dist/cli.js run) on a 12-task DAG, one of them killed with SIGKILL at a random
-// moment, then a last worker to finish the DAG. Counts double claims: a task merged or
-// completed twice, or dispatched while another worker's claim on it was still open.
+// Opt-in stress of concurrent mode (npm run stress:concurrent [-- TRIALS]): per trial, two or
+// four workers (alternately; dist/cli.js run) on a 12-task DAG, one of them killed with SIGKILL
+// at a random moment, then a last worker to finish the DAG. Counts double claims: a task merged
+// or completed twice, or dispatched while another worker's claim on it was still open. Exits 1
+// on any double claim or any trial that did not merge all twelve tasks.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,10 +58,16 @@ function doubleClaims(root) {
   const log = readFileSync(join(root, 'harness-progress.txt'), 'utf8').split('\n');
   let doubles = 0;
   const open = new Map();
+  let early = 0;
+  let takeovers = 0;
   for (const l of log) {
     const m = / (DISPATCH|Completed|ERROR|RECOVERY) \[([^\]]+)\](.*)$/.exec(l);
     if (!m) continue;
     const [, type, id, rest] = m;
+    // A claim of another worker is taken over only once its lease has lapsed.
+    const lapsed = /took over claim.*claim of (\S+) \(generation \d+\) lapsed at (\S+)"/.exec(rest);
+    if (lapsed) takeovers++;
+    if (lapsed && Date.parse(/^\[([^\]]+)\]/.exec(l)[1]) < Date.parse(lapsed[2])) early++;
     if (type === 'DISPATCH') {
       if (open.has(id)) doubles++;
       open.set(id, rest);
@@ -69,24 +76,35 @@ function doubleClaims(root) {
   const merges = git(root, 'log', '--merges', '--format=%s').split('\n').filter(Boolean);
   const ids = new Set(merges.map((s) => /^Merge \[([^\]]+)\]/.exec(s)?.[1]));
   doubles += merges.length - ids.size;
-  return { doubles, merged: ids.size };
+  return { doubles, merged: ids.size, early, takeovers };
 }
 
 let totalDoubles = 0;
 let incomplete = 0;
+let takenEarly = 0;
+let takenOver = 0;
+const started = Date.now();
 for (let t = 1; t <= trials; t++) {
   const root = makeRepo();
-  const ws = ['w1', 'w2', 'w3'].map((id) => worker(root, id));
+  const count = t % 2 ? 2 : 4;
+  const ws = Array.from({ length: count }, (_, i) => worker(root, `w${i + 1}`));
   const victim = ws[Math.floor(Math.random() * ws.length)];
   setTimeout(() => victim.child.kill('SIGKILL'), 500 + Math.random() * 4000);
   await Promise.all(ws.map((w) => w.done));
-  await worker(root, 'w4').done;
-  const { doubles, merged } = doubleClaims(root);
+  await worker(root, 'last').done;
+  const { doubles, merged, early, takeovers } = doubleClaims(root);
+  takenOver += takeovers;
   totalDoubles += doubles;
+  takenEarly += early;
   if (merged !== 12) incomplete++;
-  console.log(`trial ${t}: merged ${merged}/12, double claims ${doubles}`);
+  const failed = doubles || early || merged !== 12;
+  console.log(`trial ${t} (${count} workers): merged ${merged}/12, double claims ${doubles}${failed ? `; kept: ${root}` : ''}`);
+  if (failed) continue;
   rmSync(root, { recursive: true, force: true });
   rmSync(join(dirname(root), `${basename(root)}.launchpad-worktrees`), { recursive: true, force: true });
 }
-console.log(`${trials} trials: ${totalDoubles} double claims, ${incomplete} with tasks not merged`);
-process.exit(totalDoubles ? 1 : 0);
+const minutes = ((Date.now() - started) / 60000).toFixed(1);
+console.log(
+  `${trials} trials in ${minutes} min: ${totalDoubles} double claims, ${takenEarly} claims taken before their lease lapsed (${takenOver} taken over after it), ${incomplete} with tasks not merged`,
+);
+process.exit(totalDoubles || incomplete || takenEarly ? 1 : 0);

@@ -48,10 +48,7 @@ describe('milestones view and gates', function () {
   let api: LaunchpadApi;
   let dir: string;
 
-  before(async function () {
-    // Run against the dev build (the trusted suite). Against the installed .vsix the long run
-    // never appears in the view; that difference is not understood yet, so it is not claimed.
-    if (process.env.HOST_TEST_VSIX) return this.skip();
+  before(async () => {
     api = await launchpad();
     const root = workspaceRoot();
     // The scripted agents read their control folder from the environment the run gives them.

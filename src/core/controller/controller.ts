@@ -26,7 +26,7 @@ import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
 import { endUncharged, releaseInterrupted } from './envStop';
 import { headlessTerminals } from './headlessTerminals';
 import { runHealthCheck } from './healthCheck';
-import { runInPlace, runsInPlace } from './inPlaceRun';
+import { runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
 import {
@@ -123,6 +123,13 @@ export class Controller {
         const shown = dirty.slice(0, 10).join(', ') + (dirty.length > 10 ? `, … (${dirty.length} files)` : '');
         throw new RunConfigError(
           `the main working tree has uncommitted changes to tracked files: ${shown}; commit or stash them first (nothing was changed)`,
+        );
+      }
+      const untracked = inPlace && !mode.inPlaceInProgress ? await untrackedOutsideOurs(git, toplevel, paths.root) : [];
+      if (untracked.length) {
+        const shown = untracked.slice(0, 10).join(', ') + (untracked.length > 10 ? `, … (${untracked.length} files)` : '');
+        throw new RunConfigError(
+          `in place, an attempt's leftovers are committed and a failed attempt is cleaned away with git clean, so the main working tree must have no untracked files but Launchpad's own: ${shown}; commit, ignore or move them first (nothing was changed)`,
         );
       }
 
@@ -310,13 +317,17 @@ export class Controller {
         const overCost = failOverCost(file, s.config.maxCostUsd);
         const failures = markDependencyFailures(file);
         const eligible = eligibleTasks(file.tasks, clock, { durations: durations.estimates }).filter((t) => !running.has(t.id));
-        // Concurrent mode: tasks other workers hold (they count as running for the batch rules).
+        // Concurrent mode: tasks other workers hold (they constrain the batch, take none of its slots).
         const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
         let batch =
           budget > 0 && !hold
-            ? selectBatch(eligible, [...[...running.values()].map((r) => r.task), ...elsewhere], maxParallel).slice(0, budget)
+            ? selectBatch(
+                eligible,
+                [...running.values()].map((r) => r.task),
+                maxParallel,
+                elsewhere,
+              ).slice(0, budget)
             : [];
-        if (elsewhere.length) batch = batch.slice(0, Math.max(0, maxParallel - running.size));
         const noAgent = batch.length > 0 && !s.config.agentCommand;
         if (noAgent) batch = [];
         // The batch is claimed in this same transaction, each task as it was before its dispatch

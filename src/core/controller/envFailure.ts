@@ -167,6 +167,14 @@ export function classifyGitOutput(output: string): EnvFailure | undefined {
       `check the repository's .git folder (git fsck) and that no git process is running`,
     );
   }
+  // A merge someone else started in the main working tree and did not finish (Launchpad's own
+  // interrupted merges are aborted before the next one): not the task's fault.
+  if (/You have not concluded your merge|MERGE_HEAD exists|you need to resolve your current index first/.test(output)) {
+    return env(
+      'the main working tree has an unfinished merge (MERGE_HEAD exists)',
+      'finish it (git commit) or abort it (git merge --abort) in the main working tree',
+    );
+  }
   const full = /No space left on device|Out of diskspace|\bENOSPC\b/;
   if (full.test(output)) return env(`git: no space left on device (${gitLine(output, full)})`, 'free disk space');
   if (/Disk quota exceeded|EDQUOT/.test(output)) return env(`git: disk quota exceeded (${gitLine(output, /quota/i)})`, 'free disk space');

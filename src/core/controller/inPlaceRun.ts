@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
+import type { Git } from '../git/git';
 import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { excludeStateFiles } from '../init';
 import type { Category } from '../log/logLine';
@@ -178,11 +179,27 @@ async function keepInPlaceAttempt(s: Session, task: Task, base: string, attempt:
 
 /** Pathspecs that exclude Launchpad's own files from an add, a checkout or a clean. */
 function ourPathspecs(s: Session): string[] {
-  const sub = relative(s.toplevel, s.paths.root).split('\\').join('/');
+  return pathspecsSparing(s.toplevel, s.paths.root);
+}
+
+function pathspecsSparing(toplevel: string, root: string): string[] {
+  const sub = relative(toplevel, root).split('\\').join('/');
   const at = (p: string) => (sub ? `${sub}/${p}` : p);
   return [...STATE_FILE_NAMES.map(at), at(ARTEFACT_DIR), at(JOURNAL_FILE.split('/').slice(0, -1).join('/'))].map(
     (p) => `:(top,exclude)${p}`,
   );
+}
+
+/**
+ * Untracked files that are not ignored and not Launchpad's own. An in-place run refuses to start
+ * with any: a success commits what is left in the tree, and a rollback cleans it away.
+ */
+export async function untrackedOutsideOurs(git: Git, toplevel: string, root: string): Promise<string[]> {
+  const r = await git.run(['status', '--porcelain', '-z', '--untracked-files=all', '--', ':/', ...pathspecsSparing(toplevel, root)]);
+  return r.stdout
+    .split('\0')
+    .filter((e) => e.startsWith('?? '))
+    .map((e) => e.slice(3));
 }
 
 async function changesOutsideOurs(s: Session): Promise<boolean> {

@@ -22,6 +22,7 @@ import {
   type WorkerLease,
 } from '../tasks/transitions';
 import type { TaskEnd } from './merge';
+import { abortInterruptedMerge } from './recovery';
 import type { Session } from './session';
 
 /** How long a claim lives without a renewal when session_config.lease_seconds is not set. */
@@ -149,6 +150,11 @@ export class Worker implements WorkerLease {
       MERGE_LOCK_WAIT_MS,
     );
     try {
+      // Merges into the base branch happen only under this lock: a merge in progress now is one
+      // whose worker died holding it (its lock reclaimed as stale). Left alone, it would fail
+      // every later merge and charge tasks for the machine's fault.
+      const interrupted = await abortInterruptedMerge(s.git);
+      if (interrupted) s.log({ type: 'ROLLBACK', message: `git merge --abort (interrupted: ${interrupted})` });
       const token = this.held.get(taskId);
       if (token) {
         const renewed = await s.transact((file) => renewLease(file, token, this.leaseSeconds));

@@ -409,13 +409,21 @@ export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
  * to free slots. No dependency between any two, no overlapping files_hint, solo tasks alone.
  * When the first eligible task must run solo and others are running, nothing starts: it waits
  * for the running ones to finish rather than being overtaken.
+ * `elsewhere` (concurrent mode: tasks other workers hold) constrains the batch like running
+ * tasks do — dependencies, files_hint, solo — but takes none of this worker's slots:
+ * max_parallel_agents counts each worker's own agents.
  */
-export function selectBatch(eligible: readonly Task[], running: readonly Task[], maxParallel: number): Task[] {
-  if (running.some(runsSolo)) return [];
+export function selectBatch(
+  eligible: readonly Task[],
+  running: readonly Task[],
+  maxParallel: number,
+  elsewhere: readonly Task[] = [],
+): Task[] {
+  if (running.some(runsSolo) || elsewhere.some(runsSolo)) return [];
   const batch: Task[] = [];
-  const busy = [...running];
+  const busy = [...running, ...elsewhere];
   for (const task of eligible) {
-    if (busy.length >= maxParallel) break;
+    if (batch.length + running.length >= maxParallel) break;
     if (runsSolo(task)) {
       if (busy.length === 0) return [task];
       if (batch.length === 0) return [];

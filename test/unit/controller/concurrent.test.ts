@@ -91,4 +91,26 @@ describe('controller: concurrent workers', function () {
     assert.ok(!log.slice(0, takeOverIndex).some((l) => / DISPATCH \[a\] .*worker=w2/.test(l)), log.join('\n'));
     assertEachOnce(root, ['a', 'b'], { dispatches: 'at-least-once' });
   });
+
+  it('a merge left unfinished by a worker killed inside it: the next merge aborts it (ROLLBACK) and charges no task', async () => {
+    const root = harness({ tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }], sessionConfig: { concurrency_mode: 'concurrent' } });
+    git(root, 'checkout', '-q', '-b', 'ghost');
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'ghost work');
+    git(root, 'checkout', '-q', 'main');
+    // While task a's agent runs, a dead worker's merge appears in the main working tree: begun
+    // under the merge lock, never committed (its lock since reclaimed).
+    const gitDir = git(root, 'rev-parse', '--absolute-git-dir').trim();
+    const agent = `if [ "$LAUNCHPAD_TASK_ID" = a ]; then git -C '${root}' merge -q --no-ff --no-commit ghost >/dev/null 2>&1; printf 'Merge [ghost] Task ghost\\n' > '${gitDir}/MERGE_MSG'; fi; ${agentCmd('writes-done.sh')}`;
+    const r = await startRun(root, agent, [], { HARNESS_WORKER_ID: 'w1' }).done;
+    assert.equal(r.code, 0, show(r, root));
+    const log = readLog(root);
+    assert.ok(
+      log.some((l) => / ROLLBACK git merge --abort \(interrupted: Merge \[ghost\] Task ghost\)$/.test(l)),
+      log.join('\n'),
+    );
+    assert.ok(!log.some((l) => / ERROR /.test(l)), log.join('\n'));
+    for (const id of ['a', 'b']) assert.equal(taskById(root, id).attempts, 1, `${id} charged once`);
+    assertEachOnce(root, ['a', 'b'], { dispatches: 'once' });
+    assert.ok(!git(root, 'log', '--format=%s', 'main').includes('ghost work'), 'the dead merge was not committed');
+  });
 });

@@ -1,7 +1,7 @@
 // In-place mode on real repositories: one task at a time in the main working tree, no merge
 // commit; a failed attempt is kept under a Launchpad ref and rolled back to its base.
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { agentCmd, git, harness, readLog, run, show, taskById } from './support';
@@ -68,5 +68,29 @@ describe('controller: in-place mode', function () {
     const r = await run(root, agentCmd('writes-done.sh'), ['--in-place']);
     assert.equal(r.code, 2, show(r, root));
     assert.match(r.stderr, /uncommitted changes to tracked files: README\.md/);
+  });
+
+  it("refuses to start with a person's untracked files (a success would commit them, a rollback clean them away); ignored files are fine", async () => {
+    const root = harness({ tasks: [{ id: 'a' }] });
+    writeFileSync(join(root, 'notes.txt'), 'my notes\n');
+    mkdirSync(join(root, 'drafts'));
+    writeFileSync(join(root, 'drafts/plan.md'), 'draft\n');
+    const head = git(root, 'rev-parse', 'HEAD');
+    const r = await run(root, agentCmd('writes-done.sh'), ['--in-place']);
+    assert.equal(r.code, 2, show(r, root));
+    assert.match(
+      r.stderr,
+      /no untracked files but Launchpad's own: (drafts\/plan\.md, notes\.txt|notes\.txt, drafts\/plan\.md); commit, ignore or move them first/,
+    );
+    assert.equal(git(root, 'rev-parse', 'HEAD'), head, 'nothing committed');
+    assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'my notes\n');
+    assert.equal(taskById(root, 'a').status, 'pending');
+
+    // Ignored, they stay out of its way: the run works and leaves them as they were.
+    appendFileSync(join(root, '.git/info/exclude'), 'notes.txt\ndrafts/\n');
+    const ok = await run(root, agentCmd('writes-done.sh'), ['--in-place']);
+    assert.equal(ok.code, 0, show(ok, root));
+    assert.equal(readFileSync(join(root, 'drafts/plan.md'), 'utf8'), 'draft\n');
+    assert.doesNotMatch(git(root, 'show', '--stat', 'HEAD'), /notes\.txt|plan\.md/);
   });
 });

@@ -95,4 +95,27 @@ describe('milestones: kill -9 in each status, then resume by the recovery table'
     assert.match(log, /recovery: ended (reviewer of M1|verification)/);
     assert.equal(git(f.root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)!.length, 1);
   });
+
+  it('kill -9 during the final E2E gate: the next run ends the gate it left, runs it again and completes', async () => {
+    // The verification command hangs once, in the final gate's throwaway worktree only.
+    const verify = `case "$PWD" in *-final*) if [ ! -e "$MS_DIR/final.once" ]; then touch "$MS_DIR/final.once" "$MS_DIR/final.waiting"; while [ ! -e "$MS_DIR/final.release" ]; do sleep 0.1; done; fi;; esac`;
+    const f = await longRun({ milestones: { M1: {} }, verify });
+    f.control('plan-M1.md', planOf('M1', 1));
+    assertExit(await f.ms('run'), 4, f.root);
+    assertExit(await f.ms('approve', 'M1'), 0);
+    await killWhen(f, 'the final gate', () => existsSync(join(f.ctl, 'final.waiting')) && f.state().overall.status === 'completing');
+    assert.deepEqual([f.milestone('M1').status, f.milestone('M1').attempts], ['completed', 1]);
+    assert.equal(git(f.root, 'log', '--merges', '--first-parent', '--format=%s', 'main'), 'Merge milestone M1: Part M1');
+
+    const r = await f.ms('run');
+    assertExit(r, 0, f.root);
+    const state = f.state();
+    assert.equal(state.overall.status, 'completed');
+    assert.deepEqual([f.milestone('M1').status, f.milestone('M1').attempts], ['completed', 1], 'a completed milestone is not run again');
+    assert.equal(git(f.root, 'log', '--merges', '--first-parent', '--format=%s', 'main'), 'Merge milestone M1: Part M1', 'merged once');
+    const log = logOf(state).join('\n');
+    assert.match(log, /recovery: ended verification/);
+    assert.equal(log.match(/final E2E gate passed/g)?.length, 1);
+    assert.equal(git(f.root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)!.length, 1, 'no worktree left behind');
+  });
 });

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { statusUri } from '../../../src/vscode/commands/statusDocument';
 import { COMMANDS } from '../../../src/vscode/contributions';
 import { requestScreen, waitFor } from '../host';
-import { git, launchpad, shownTasks, workspaceRoot } from '../launchpad';
+import { cli, eventually, git, launchpad, shownTasks, workspaceRoot } from '../launchpad';
 
 /** Every file of the workspace (git's own folder aside) with its bytes. */
 function snapshotFiles(root: string): Map<string, string> {
@@ -74,9 +74,18 @@ describe('restricted mode executes nothing', function () {
     }
   });
 
-  it('runs, adds, retries, initializes nothing when the commands are invoked directly', async () => {
+  it('runs, adds, retries, initializes, starts no long run and decides no milestone when the commands are invoked directly', async () => {
     const api = await launchpad();
     const root = workspaceRoot();
+    // A long run for the Milestones commands to refuse: made by the test with the CLI, as a
+    // person would in a terminal, before the snapshot.
+    cli('milestones', 'init', 'Restricted session', '--planner', 'touch planned', '--verify', 'true');
+    const dir = path.join(root, 'docs/engineering-discipline/harness/restricted-session');
+    fs.writeFileSync(
+      path.join(dir, 'milestones', 'M1-part.md'),
+      '# M1: Part M1\n\n## Goal\nPart M1.\n\n## Scope\n- src/m1/\n\n## Success Criteria\n- src/m1/t1.txt exists\n\n## Dependencies\n- (none)\n',
+    );
+    await eventually('the long run in the Milestones model', async () => (await api.milestones.model.refresh()).length === 1);
     const before = snapshotFiles(root);
     const worktreesBefore = git('worktree', 'list', '--porcelain');
     const headBefore = git('rev-parse', 'HEAD');
@@ -90,9 +99,17 @@ describe('restricted mode executes nothing', function () {
     await vscode.commands.executeCommand(COMMANDS.compareWorktree, 'task-001');
     await vscode.commands.executeCommand(COMMANDS.installHooks, { agents: ['claude', 'cursor'] });
     await vscode.commands.executeCommand(COMMANDS.startSession, { spec: null, tasks: ['task-001'], confirm: true });
+    const m1 = { dir, id: 'M1' };
+    await vscode.commands.executeCommand(COMMANDS.runLongRun, { dir });
+    await vscode.commands.executeCommand(COMMANDS.reviewPlan, m1, { decision: 'approve' });
+    await vscode.commands.executeCommand(COMMANDS.approveMilestone, m1, {});
+    await vscode.commands.executeCommand(COMMANDS.rejectPlan, m1, { reason: 'sneaky' });
+    await vscode.commands.executeCommand(COMMANDS.skipMilestone, m1, { reason: 'sneaky' });
+    await vscode.commands.executeCommand(COMMANDS.retryMilestone, m1);
     await new Promise((r) => setTimeout(r, 1500)); // anything started would have written by now
 
     assert.equal(api.runs.active, undefined, 'no run');
+    assert.equal(api.milestones.longRuns.active, undefined, 'no long run');
     assert.deepEqual([...snapshotFiles(root).keys()].sort(), [...before.keys()].sort(), 'no file created or removed');
     for (const [file, bytes] of before) assert.equal(snapshotFiles(root).get(file), bytes, `${file} unchanged`);
     assert.ok(!fs.existsSync(path.join(root, '.launchpad')), 'no lock or artefact folder');

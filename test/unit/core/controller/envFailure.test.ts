@@ -68,6 +68,15 @@ describe('core/controller/envFailure', () => {
       assert.equal(f.advice, 'remove /r/.git/refs/heads/harness-task-001.lock if no git process is running');
     });
 
+    it("someone's unfinished merge in the main working tree: named, with what to do", () => {
+      const f = classifyGitOutput(
+        'fatal: You have not concluded your merge (MERGE_HEAD exists).\nPlease, commit your changes before you merge.',
+      )!;
+      assert.equal(f.category, 'ENV_SETUP');
+      assert.equal(f.cause, 'the main working tree has an unfinished merge (MERGE_HEAD exists)');
+      assert.match(f.advice, /git merge --abort/);
+    });
+
     it('a full disk, as git says it in its several ways', () => {
       for (const out of [
         "fatal: sha1 file '/r/.git/index.lock' write error. Out of diskspace",

@@ -433,6 +433,22 @@ describe('core/dag', () => {
       assert.deepEqual(ids(selectBatch([task('x'), task('y')], [task('r', { depends_on: ['x'] })], 3)), ['y']);
     });
 
+    it("counts another worker's tasks for conflicts and solo, not against this worker's slots", () => {
+      const elsewhere = [task('held', { files_hint: ['src/held/'] })];
+      // Two slots of its own, though another worker runs a task.
+      assert.deepEqual(ids(selectBatch(pool(3), [], 2, elsewhere)), ['t1', 't2']);
+      assert.deepEqual(ids(selectBatch(pool(3), [task('mine', { files_hint: ['src/mine/'] })], 2, elsewhere)), ['t1']);
+      // A dependency on, or a files_hint overlap with, the other worker's task still holds it back.
+      const dependent = task('dep', { depends_on: ['held'] });
+      const overlapping = task('over', { files_hint: ['src/held/x.ts'] });
+      assert.deepEqual(ids(selectBatch([dependent, overlapping, task('free')], [], 3, elsewhere)), ['free']);
+      // A solo task at the head waits for the other worker (nothing overtakes it); a solo task
+      // elsewhere stops everything here.
+      assert.deepEqual(selectBatch([task('solo', { files_hint: [] }), task('t1')], [], 3, elsewhere), []);
+      assert.deepEqual(ids(selectBatch([task('t1'), task('solo', { files_hint: [] })], [], 3, elsewhere)), ['t1']);
+      assert.deepEqual(selectBatch(pool(2), [], 3, [task('s', { files_hint: [] })]), []);
+    });
+
     it('skips tasks whose files_hint overlaps a batch task at directory level', () => {
       const tasks = [
         task('auth', { files_hint: ['src/auth/'] }),

@@ -1,4 +1,7 @@
-// Controller overhead per task (budget: ≤ 1.5× the same git commands run by hand).
+// Controller overhead per task (budget: ≤ 1.5× the same git commands run by hand), and
+// how it grows with the task file: the same N tasks in a file of their own and after a
+// 4,990-task history (gen.mjs generateHistory: 3.6 MiB, a backlog every pass walks): per-task
+// overhead at 5,000 tasks ≤ 1.2× at N, the two alternated with each other and the peer.
 //
 // Ours: `launchpad run --max-parallel 1` on a generated repository of 300 files with N independent
 // tasks, a no-op agent (one file, one commit) and `true` as every task's validation. Per task:
@@ -34,6 +37,7 @@ import {
   writeAgent,
   writeTasks,
 } from './lib/controllerKit.mjs';
+import { generateHistory } from './lib/gen.mjs';
 
 export const description =
   'controller overhead per task (agent, validation, session start/end excluded) vs the same git commands by hand (≤ 1.5×)';
@@ -41,14 +45,22 @@ export const description =
 const FILES = 300;
 const SEED = 11;
 const BUDGET = 1.5;
+const BIG = 5_000;
+const GROWTH_BUDGET = 1.2;
 
 export default async function run(bench) {
-  const N = bench.reps(12);
+  const N = bench.reps(10);
   const reps = bench.reps(5);
   const work = bench.tmp('controller');
   const base = makeRepo(join(work, 'base'), { files: FILES, rng: bench.rng(SEED) });
   const agent = writeAgent(work);
   const ids = Array.from({ length: N }, (_, i) => `task-${String(i + 1).padStart(3, '0')}`);
+  // The history, with what a run's first pass would mark (tasks behind [DEPENDENCY] failures)
+  // already marked, so both runs of a rep see the same steady file.
+  const { markDependencyFailures } = bench.core('tasks/transitions');
+  const rawHistory = generateHistory(BIG - N, { seed: SEED });
+  markDependencyFailures({ tasks: rawHistory }, '2025-07-09T12:00:00Z');
+  const history = { 0: [], [BIG]: rawHistory };
 
   // What starting the agent and the validation costs at the least, seen from node.
   const noop = join(work, 'noop.sh');
@@ -57,6 +69,7 @@ export default async function run(bench) {
   const agentStart = await spawnFloor('/bin/sh', ['-c', noop], { cwd: base });
   const validation = await spawnFloor('/bin/sh', ['-c', 'true'], { cwd: base });
   const gitStart = await spawnFloor('git', ['--version'], { cwd: base });
+  gitStart.rss = process.memoryUsage().rss / 1048576;
   bench.fact(
     'set-up',
     `${FILES}-file repository, ${N} independent tasks, max_parallel 1, ${reps} reps (+1 warm-up) of each side, run alternately`,
@@ -68,8 +81,8 @@ export default async function run(bench) {
   );
 
   let rep = 0;
-  const detail = [];
-  const ours = async () => {
+  const detail = { 0: [], [BIG]: [] };
+  const ours = async (size = 0) => {
     const k = rep++;
     const dir = copyRepo(base, join(work, `ours-${k}`));
     const times = join(work, `ours-${k}-times`);
@@ -77,8 +90,10 @@ export default async function run(bench) {
     writeTasks(
       dir,
       ids.map((id) => ({ id })),
+      {},
+      history[size],
     );
-    const opts = { agent, maxParallel: 1, worktreeDir: join(work, `ours-${k}-wt`), env: { BENCH_TIMES: times } };
+    const opts = { agent, maxParallel: 1, worktreeDir: join(work, `ours-${k}-wt`), env: { BENCH_TIMES: times }, workLeft: size > 0 };
     const full = await runLaunchpad(dir, opts);
     const merged = git(dir, 'log', '--first-parent', '--format=%s')
       .split('\n')
@@ -90,7 +105,7 @@ export default async function run(bench) {
     const agentCpu = own.reduce((a, b) => a + b.cpuMs, 0) + N * agentStart.cpuMs;
     const wall = (full.ms - empty.ms - agentMs - N * validation.ms) / N;
     const cpu = (full.cpuMs - empty.cpuMs - agentCpu - N * validation.cpuMs) / N;
-    detail.push({ full: full.ms, empty: empty.ms, agent: agentMs / N, wall, cpu, fullCpu: full.cpuMs, emptyCpu: empty.cpuMs });
+    detail[size].push({ full: full.ms, empty: empty.ms, agent: agentMs / N, wall, cpu, fullCpu: full.cpuMs, emptyCpu: empty.cpuMs });
     return { wall, cpu };
   };
 
@@ -122,15 +137,20 @@ export default async function run(bench) {
 
   const oursWall = [];
   const oursCpu = [];
+  const bigWall = [];
+  const bigCpu = [];
   const peerWall = [];
   const peerCpu = [];
   for (let i = 0; i < reps + 1; i++) {
     const o = await ours();
+    const b = await ours(BIG);
     const pw = await peer(false);
     const pc = await peer(true);
     if (i === 0) continue;
     oursWall.push(o.wall);
     oursCpu.push(o.cpu);
+    bigWall.push(b.wall);
+    bigCpu.push(b.cpu);
     peerWall.push(pw);
     peerCpu.push(pc);
   }
@@ -153,20 +173,64 @@ export default async function run(bench) {
   wallPair.ours.cpu = cpuPair.ours;
   wallPair.peer.cpu = cpuPair.peer;
   wallPair.cpuRatio = cpuPair.ratio;
-  const d = detail.slice(1);
-  const med = (f) => bench.summarize(d.map(f)).median;
-  bench.fact(
-    'ours, per rep (median)',
-    `run ${med((x) => x.full).toFixed(0)} ms (${med((x) => x.fullCpu).toFixed(0)} ms cpu) for ${N} tasks; session start/end ${med((x) => x.empty).toFixed(0)} ms ` +
-      `(${med((x) => x.emptyCpu).toFixed(0)} ms cpu); agent ${med((x) => x.agent).toFixed(1)} ms/task; overhead ${wallPair.ours.median.toFixed(1)} ms/task, ${cpuPair.ours.median.toFixed(1)} ms cpu/task`,
-  );
+  for (const size of [0, BIG]) {
+    const d = detail[size].slice(1);
+    const med = (f) => bench.summarize(d.map(f)).median;
+    bench.fact(
+      `ours, ${size ? `${size}-task file` : `${N}-task file`}, per rep (median)`,
+      `run ${med((x) => x.full).toFixed(0)} ms (${med((x) => x.fullCpu).toFixed(0)} ms cpu) for ${N} tasks; session start/end ${med((x) => x.empty).toFixed(0)} ms ` +
+        `(${med((x) => x.emptyCpu).toFixed(0)} ms cpu); agent ${med((x) => x.agent).toFixed(1)} ms/task; overhead ${med((x) => x.wall).toFixed(1)} ms/task, ${med((x) => x.cpu).toFixed(1)} ms cpu/task`,
+    );
+  }
   bench.fact(
     'peer, per task (median)',
     `${wallPair.peer.median.toFixed(1)} ms, ${cpuPair.peer.median.toFixed(1)} ms cpu for worktree add + merge --no-ff + worktree remove + branch -d`,
   );
-  bench.checkRatio(`overhead per task (${FILES}-file repo, max_parallel 1)`, wallPair, { budget: BUDGET, peerName: 'git by hand' });
+  bench.checkRatio(`overhead per task (${FILES}-file repo, ${N}-task file, max_parallel 1)`, wallPair, {
+    budget: BUDGET,
+    peerName: 'git by hand',
+  });
+  const growth = mkPair(bigWall, oursWall);
+  const growthCpu = mkPair(bigCpu, oursCpu);
+  growth.ours.cpu = growthCpu.ours;
+  growth.peer.cpu = growthCpu.peer;
+  growth.cpuRatio = growthCpu.ratio;
+  bench.checkRatio(`overhead per task in a ${BIG}-task file (the same ${N} tasks after a history)`, growth, {
+    budget: GROWTH_BUDGET,
+    peerName: `${N}-task file`,
+  });
+  bench.checkRatio(`  the same, vs git by hand`, mkPair(bigWall, peerWall), { peerName: 'git by hand' });
 
   await profile(bench, { base, work, agent, ids, agentStart, validation, gitStartMs: gitStart.ms, peerPerTask: wallPair.peer.median });
+  await forkCost(bench, { work, ids, history: rawHistory, gitStart });
+}
+
+/**
+ * Starting a process costs more from a bigger process (libuv forks, and a fork copies the page
+ * tables of everything the process has touched): `git --version` from this process, then again
+ * after it has done what a controller does with the 5,000-task file (its parse kept, 40
+ * transactions), and the resident memory each time.
+ */
+async function forkCost(bench, { work, ids, history, gitStart }) {
+  const { StateStore } = bench.core('taskFile/store');
+  const { StatePaths } = bench.core('statePaths');
+  const dir = join(work, 'fork-cost');
+  mkdirSync(dir);
+  writeTasks(
+    dir,
+    ids.map((id) => ({ id })),
+    {},
+    history,
+  );
+  const rss = () => process.memoryUsage().rss / 1048576;
+  const store = new StateStore(new StatePaths(dir), 'launchpad bench');
+  for (let i = 0; i < 40; i++) await store.transact((f) => void (f.session_count = i));
+  const after = await spawnFloor('git', ['--version'], { cwd: dir });
+  bench.fact(
+    'starting a process, small vs holding a 5,000-task file',
+    `git --version ${gitStart.ms.toFixed(1)} ms at ${gitStart.rss.toFixed(0)} MB resident; ` +
+      `${after.ms.toFixed(1)} ms after 40 transactions on the 5,000-task file, at ${rss().toFixed(0)} MB`,
+  );
 }
 
 /** One traced run: where the controller's time per task goes. */
@@ -254,7 +318,7 @@ async function profile(bench, { base, work, agent, ids, agentStart, validation, 
       .filter((l) => /\[SESSION-1\] (BATCH|DISPATCH|AGENT_DONE|VALIDATE|MERGE|Completed|WARN \[)/.test(l)).length / N;
 
   const perTaskSaves = (saves - 2) / N; // less session_count (start) and last_session (end)
-  const perTaskTx = (transactions - 3) / N; // less session start, the last pool pass and session end
+  const perTaskTx = (transactions - 3) / N; // less session start, the last pool pass and session end (per task: a pool pass that claims it, its completion)
   const stateMs = perTaskSaves * write.median + (perTaskTx - perTaskSaves) * read.median;
   const logMs = appends * append.median;
   const starts = (shared.n + extra.n) * gitStartMs;

@@ -1,13 +1,16 @@
 // Scheduling a 10,000-task DAG: dependency validation (findDependencyFailures: unknown
 // dependencies, cycles, blocked propagation) + the eligible pool (eligibleTasks) + one batch
-// (selectBatch). Budget: ≤ 50 ms. analyzeTasks (what `status` shows) and
-// computeStats (the STATS line) are reported beside it.
+// (selectBatch). Budget: ≤ 50 ms. The pool is ordered by the longest chain of work
+// each task holds up; the anchor is the same pass with the previous order (id order,
+// lib/reference.mjs), alternated with ours. analyzeTasks (what `status` shows) and computeStats
+// (the STATS line) are reported beside it.
 //
 // The task list is generated (seeded, bench/lib/gen.mjs) and validated by the real schema, so
 // the objects are exactly what the controller holds after loading harness-tasks.json.
 import { execFileSync } from 'node:child_process';
 
 import { generateTaskFile } from './lib/gen.mjs';
+import { idOrderPool } from './lib/reference.mjs';
 
 export const description = 'scheduling a 10,000-task DAG: validation + eligible pool + one batch (≤ 50 ms)';
 
@@ -16,7 +19,9 @@ const SEED = 42;
 const BUDGET_MS = 50;
 
 export default async function run(bench) {
-  const { findDependencyFailures, eligibleTasks, selectBatch, analyzeTasks } = bench.core('tasks/dag');
+  const dag = bench.core('tasks/dag');
+  const { findDependencyFailures, eligibleTasks, selectBatch, analyzeTasks, longestChains } = dag;
+  const reference = { dag, compareIds: bench.core('ids').compareIds };
   const { computeStats } = bench.core('tasks/stats');
   const { parseTaskFile } = bench.core('taskFile/parse');
 
@@ -55,12 +60,20 @@ export default async function run(bench) {
     const pool = eligibleTasks(tasks);
     return selectBatch(pool, running, maxParallel);
   };
+  const previous = () => {
+    findDependencyFailures(tasks);
+    return selectBatch(idOrderPool(reference, tasks), running, maxParallel);
+  };
   const opts = { warmup: 10, reps: 40 };
-  bench.check('schedule 10k: findDependencyFailures + eligibleTasks + selectBatch', await bench.time(schedule, opts), {
+  const pass = await bench.pair(schedule, previous, opts);
+  bench.check('schedule 10k: findDependencyFailures + eligibleTasks + selectBatch', pass.ours, {
     budgetMs: BUDGET_MS,
+    note: `anchor: the same pass in id order (the previous policy) ${pass.peer.median.toFixed(1)} ms, ours ${pass.ratio.toFixed(2)}× it`,
   });
+  bench.checkRatio('  the same, vs the id-order pass', pass, { peerName: 'id-order pass' });
   bench.info('  findDependencyFailures', await bench.time(() => findDependencyFailures(tasks), opts));
   bench.info('  eligibleTasks', await bench.time(() => eligibleTasks(tasks), opts));
+  bench.info('    of which longestChains (the order)', await bench.time(() => longestChains(tasks), opts));
   bench.info('  selectBatch', await bench.time(() => selectBatch(eligible, running, maxParallel), opts));
   bench.info('analyzeTasks (status)', await bench.time(() => analyzeTasks(tasks), opts));
   bench.info('computeStats (STATS)', await bench.time(() => computeStats(tasks), opts));

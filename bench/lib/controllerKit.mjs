@@ -51,25 +51,31 @@ export function copyRepo(src, dest) {
   return dest;
 }
 
-/** harness-tasks.json + an empty progress log in `dir`. */
-export function writeTasks(dir, tasks, sessionConfig = {}) {
+/**
+ * harness-tasks.json + an empty progress log in `dir`: `tasks` to run, after `history` (task
+ * objects as they are, e.g. gen.mjs generateHistory's) when given.
+ */
+export function writeTasks(dir, tasks, sessionConfig = {}, history = []) {
   const file = {
     version: 3,
     session_config: { max_parallel_agents: 1, max_tasks_per_session: 10_000, ...sessionConfig },
-    tasks: tasks.map((t) => ({
-      id: t.id,
-      title: t.title ?? `Task ${t.id}`,
-      status: 'pending',
-      priority: 'P1',
-      depends_on: t.deps ?? [],
-      attempts: 0,
-      max_attempts: 3,
-      context: t.context ?? `Do ${t.id}`,
-      files_hint: [`work/${t.id}/`],
-      validation: { command: 'true', timeout_seconds: 600 },
-      on_failure: { cleanup: null },
-      error_log: [],
-    })),
+    tasks: [
+      ...history,
+      ...tasks.map((t) => ({
+        id: t.id,
+        title: t.title ?? `Task ${t.id}`,
+        status: 'pending',
+        priority: 'P1',
+        depends_on: t.deps ?? [],
+        attempts: 0,
+        max_attempts: 3,
+        context: t.context ?? `Do ${t.id}`,
+        files_hint: [`work/${t.id}/`],
+        validation: { command: 'true', timeout_seconds: 600 },
+        on_failure: { cleanup: null },
+        error_log: [],
+      })),
+    ],
     session_count: 0,
   };
   writeFileSync(join(dir, 'harness-tasks.json'), JSON.stringify(file, null, 2) + '\n');
@@ -137,8 +143,11 @@ export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = fa
   });
 }
 
-/** `launchpad run` in `dir`, timed (wall and CPU of its whole process tree); throws unless it exits 0. */
-export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env = {}, cli = CLI }) {
+/**
+ * `launchpad run` in `dir`, timed (wall and CPU of its whole process tree); throws unless it exits
+ * 0 (or 1 with `workLeft`: a file with tasks no run can finish).
+ */
+export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env = {}, cli = CLI, workLeft = false }) {
   const r = await timedSpawn(
     process.execPath,
     [cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
@@ -148,7 +157,8 @@ export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env =
       cpu: true,
     },
   );
-  if (r.code !== 0) throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);
+  if (r.code !== 0 && !(workLeft && r.code === 1))
+    throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);
   return r;
 }
 

@@ -371,3 +371,33 @@ export function generateLog(file, lines, { seed = 7, tasks = 5000, append = fals
   }
   return { lines: written, bytes, nextSession: session };
 }
+
+/**
+ * A long project history to put in front of the tasks a benchmark runs: generateTaskFile's DAG
+ * with its past completed and its unfinished part a backlog no run can start — the tasks that
+ * were running or had failed now wait for a person (no validation command yet), and everything
+ * behind them waits (earlier [DEPENDENCY] failures stay). A run's every pass still walks the
+ * backlog. Ids are `done-NNNN`. Raw objects, not validated.
+ */
+export function generateHistory(n, { seed = 42 } = {}) {
+  const { tasks } = generateTaskFile(n, { seed, inProgress: 0 });
+  const rename = (id) => id.replace(/^task-/, 'done-');
+  const status = new Map();
+  for (const t of tasks) {
+    t.id = rename(t.id);
+    t.depends_on = t.depends_on.map(rename);
+    const depsDone = t.depends_on.every((d) => status.get(d) === 'completed');
+    const dependencyFailure = t.status === 'failed' && t.error_log.at(-1)?.startsWith('[DEPENDENCY]');
+    if (t.status === 'failed' && !dependencyFailure) {
+      t.status = 'pending';
+      t.validation = { command: null };
+      t.failed_at = null;
+    } else if (t.status === 'pending' && depsDone) {
+      t.status = 'completed';
+      t.attempts = 1;
+      t.completed_at = '2025-07-09T12:00:00Z';
+    }
+    status.set(t.id, t.status);
+  }
+  return tasks;
+}

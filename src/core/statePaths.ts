@@ -197,6 +197,17 @@ export class AttemptPaths {
     const n = Number(readOr(this.sessionFile, '').trim());
     return Number.isInteger(n) && n > 0 ? n : undefined;
   }
+  /**
+   * When the attempt began (its session file is written once, at creation) and when a file in
+   * its folder was last written (prompt, transcripts, reports), in ms since the epoch.
+   */
+  span(): { start: number; end: number } | undefined {
+    const start = mtimeOf(this.sessionFile);
+    if (start === undefined) return undefined;
+    let end = start;
+    for (const name of listDir(this.dir)) end = Math.max(end, mtimeOf(join(this.dir, name)) ?? end);
+    return { start, end };
+  }
   agent(): string | undefined {
     return readOr(this.agentFile, '').trim() || undefined;
   }

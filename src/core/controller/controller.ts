@@ -41,7 +41,8 @@ import {
 } from './recovery';
 import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
-import { type Resume } from './taskRun';
+import { TaskDurations } from './taskDurations';
+import { type ClaimedTask, claimTask, type Resume } from './taskRun';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
 import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 
@@ -270,6 +271,8 @@ export class Controller {
     const adopted = (await this.opts.executor?.adopt?.(s, merges)) ?? [];
     const only = adopted.length ? withoutAdopted(s, others, adopted) : others;
     const resumptions = await recoverInProgress(s, merges, workerIdFrom(process.env), only);
+    // Removals the recovery started in the background end before the clean-up looks for leftovers.
+    await s.worktreesRemoved();
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
     if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
@@ -277,14 +280,19 @@ export class Controller {
   }
 
   /** One attempt, run by the executor (this machine's processes unless one was given). */
-  private attempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
-    return (this.opts.executor ?? localExecutor).run(s, task, merges, resume);
+  private attempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
+    return (this.opts.executor ?? localExecutor).run(s, task, merges, resume, claimed);
   }
 
-  /** Batches until nothing runs and nothing can start, a limit is reached, or a stop. */
+  /**
+   * Batches until nothing runs and nothing can start, a limit is reached, or a stop. One
+   * transaction per pass marks dependency failures, orders the eligible pool and claims the
+   * batch; a task's slot is free once its result is recorded.
+   */
   private async loop(s: Session, merges: MergeQueue, resumptions: Resumption[] = [], adopted: RunningAttempt[] = []): Promise<StopReason> {
     const running = new Map<string, { task: Task; end: Promise<TaskEnd> }>();
     const reportedMissing = new Set<string>();
+    const durations = TaskDurations.fromHistory(s.paths, s.store.load().file.tasks);
     let dispatched = 0;
     let stopWake: () => void = () => undefined;
     const stopped = new Promise<void>((resolve) => (stopWake = resolve));
@@ -322,13 +330,35 @@ export class Controller {
         s.head = (await s.git.head()) ?? s.head;
       }
       const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
+      const budget = s.config.maxTasksPerSession - dispatched;
+      const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
+      // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
+      const hold = s.spending.hold;
       const pool = await s.transact((file) => {
         const overCost = failOverCost(file, s.config.maxCostUsd);
         const failures = markDependencyFailures(file);
+        const eligible = eligibleTasks(file.tasks, clock, { durations: durations.estimates }).filter((t) => !running.has(t.id));
+        // Concurrent mode: tasks other workers hold (they constrain the batch, take none of its slots).
+        const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
+        let batch =
+          budget > 0 && !hold
+            ? selectBatch(
+                eligible,
+                [...running.values()].map((r) => r.task),
+                maxParallel,
+                elsewhere,
+              ).slice(0, budget)
+            : [];
+        const noAgent = batch.length > 0 && !s.config.agentCommand;
+        if (noAgent) batch = [];
+        // The batch is claimed in this same transaction, each task as it was before its dispatch
+        // kept for its run; in place, runInPlace dispatches its one task itself.
+        const claims = s.inPlace ? [] : batch.map((task) => claimTask(s, file, task.id));
+        if (batch.length) s.countIn(file);
         return {
           overCost,
           failures,
-          eligible: eligibleTasks(file.tasks, clock).filter((t) => !running.has(t.id)),
+          eligible: eligible.length,
           // A failed task waiting for its back-off: the loop wakes up for it.
           retryAt: nextRetryTime(
             file.tasks.filter((t) => !running.has(t.id)),
@@ -336,8 +366,10 @@ export class Controller {
           ),
           missing: tasksMissingValidation(file.tasks),
           allCompleted: file.tasks.every((t) => t.status === 'completed'),
-          // Concurrent mode: tasks other workers hold (they count as running for the batch rules).
-          elsewhere: s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [],
+          elsewhere: elsewhere.length,
+          noAgent,
+          batch: claims.length ? claims.map((c) => c.before) : batch,
+          claims,
         };
       });
       for (const f of pool.overCost) {
@@ -354,43 +386,35 @@ export class Controller {
         s.log({ type: 'ERROR', taskId: t.id, category: 'CONFIG', message: 'Missing validation.command' });
       }
 
-      const budget = s.config.maxTasksPerSession - dispatched;
-      const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
-      // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
-      const hold = s.spending.hold;
-      let batch =
-        budget > 0 && !hold
-          ? selectBatch(
-              pool.eligible,
-              [...running.values()].map((r) => r.task),
-              maxParallel,
-              pool.elsewhere,
-            ).slice(0, budget)
-          : [];
-      if (batch.length && !s.config.agentCommand) {
+      if (pool.noAgent) {
         s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
         if (!running.size) return 'config-error';
-        batch = [];
       }
+      const batch = pool.batch;
       if (batch.length) {
-        await s.count();
+        // The pool's transaction counted the session (session_count).
+        s.counted = true;
         s.log({
           type: 'BATCH',
           message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]`,
         });
         s.batches++;
-        for (const task of batch) {
+        batch.forEach((task, i) => {
+          const claimed = pool.claims[i];
           dispatched++;
-          const end = (s.inPlace ? runInPlace(s, task) : this.attempt(s, task, merges))
+          durations.dispatched(task.id);
+          const end = (s.inPlace ? runInPlace(s, task) : this.attempt(s, task, merges, undefined, claimed))
             .catch((err) => this.taskCrashed(s, task, err))
             .then(async (how) => {
               // Stopped because of the machine's failure elsewhere: not this task's failure either.
               if (how === 'interrupted' && s.envFailure) await releaseInterrupted(s, task).catch((err) => s.logger.warn(String(err)));
+              // From its dispatch to its recorded result: what the pool's order weighs it by next.
+              if (how !== 'interrupted') durations.ended(task.id);
               return how;
             })
             .finally(() => running.delete(task.id));
           running.set(task.id, { task, end });
-        }
+        });
       }
       if (hold && !running.size) {
         if (hold === 'budget' || !s.config.waitOnLimit) return hold;
@@ -403,11 +427,11 @@ export class Controller {
       // A concurrent worker waits while others hold tasks: their ends free dependents, and a
       // claim that lapses is this worker's to recover. A failed task waiting for its back-off
       // wakes the loop up too.
-      const othersWorking = pool.elsewhere.length > 0 && budget > 0 && !hold;
+      const othersWorking = pool.elsewhere > 0 && budget > 0 && !hold;
       const waitForRetry = budget > 0 && !hold && pool.retryAt !== undefined;
       if (!running.size && !othersWorking && !waitForRetry) {
         if (pool.allCompleted) return 'all-completed';
-        return budget <= 0 && pool.eligible.length ? 'max-tasks-per-session' : 'nothing-runnable';
+        return budget <= 0 && pool.eligible ? 'max-tasks-per-session' : 'nothing-runnable';
       }
       if (!running.size && waitForRetry) {
         const at = new Date(pool.retryAt!).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -476,6 +500,7 @@ export class Controller {
   }
 
   private async endSession(s: Session, reason: StopReason): Promise<RunOutcome> {
+    await s.worktreesRemoved();
     let file: TaskFile;
     try {
       file = await s.transact((f) => {

@@ -1,7 +1,8 @@
 // One controller session: the context every step shares (named, so a step can be driven
 // from a context built by hand), logging in the session's name, transactions, where a task's
 // worktree and attempt folders live, and the two ends of a task (completed, failed). Each end
-// runs its transition (tasks/transitions.ts) in a transaction first and logs after.
+// runs its transition (tasks/transitions.ts) in a transaction first and logs after; the task's
+// worktree and branch are removed after it returns, so its slot is free at once.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -75,6 +76,8 @@ export class Session implements SessionContext {
   /** Why a task's worktree could not be set up, when that stopped the session (ENV_SETUP). */
   setupFailure: string | undefined;
   private readonly stopController = new AbortController();
+  /** Worktree removals started by a task's end and not finished yet, by task id. */
+  private readonly removals = new Map<string, Promise<void>>();
 
   constructor(
     readonly number: number,
@@ -119,12 +122,11 @@ export class Session implements SessionContext {
   /**
    * Counts the session in session_count, once, before its first dispatch: only sessions that
    * dispatch something count toward max_sessions. A session that does not keeps its number
-   * for its log lines, and the next session takes the same number.
+   * for its log lines, and the next session takes the same number. Written inside the run
+   * loop's pool transaction, the one that dispatches; the loop sets `counted` once it is written.
    */
-  async count(): Promise<void> {
-    if (this.counted) return;
-    await this.transact((file) => void (file.session_count = Math.max(file.session_count, this.number)));
-    this.counted = true;
+  countIn(file: TaskFile): void {
+    if (!this.counted) file.session_count = Math.max(file.session_count, this.number);
   }
 
   /**
@@ -222,7 +224,7 @@ export class Session implements SessionContext {
       : [];
     this.log(...extra, ...merged, { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' });
     this.taskEvents.fire({ taskId: task.id, kind: 'completed' });
-    await this.removeWorktree(task.id);
+    this.removeWorktreeSoon(task.id);
   }
 
   /**
@@ -249,7 +251,35 @@ export class Session implements SessionContext {
         taskId: task.id,
         message: `could not keep its commits (${kept.message.split('\n')[0]}); branch ${branchFor(task.id)} left in place`,
       });
-    else await this.removeWorktree(task.id);
+    else this.removeWorktreeSoon(task.id);
+  }
+
+  /**
+   * Starts removing the task's worktree and branch, and returns: the result is recorded, the
+   * slot is free. A new worktree for the same task waits for it (removalOf); the session's end
+   * waits for all (worktreesRemoved). One that fails is a WARN line, and the next run's clean-up
+   * removes what is left.
+   */
+  removeWorktreeSoon(taskId: string): void {
+    const removal: Promise<void> = this.removeWorktree(taskId)
+      .catch((err: unknown) => {
+        const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+        this.log({ type: 'WARN', taskId, message: `could not remove its worktree and branch (${why}); the next run removes them` });
+      })
+      .finally(() => {
+        if (this.removals.get(taskId) === removal) this.removals.delete(taskId);
+      });
+    this.removals.set(taskId, removal);
+  }
+
+  /** Resolves when the removal of the task's last worktree, if one is going, has ended. */
+  async removalOf(taskId: string): Promise<void> {
+    await this.removals.get(taskId);
+  }
+
+  /** Resolves when every removal started so far has ended. */
+  async worktreesRemoved(): Promise<void> {
+    while (this.removals.size) await Promise.all([...this.removals.values()]);
   }
 
   /**
@@ -259,6 +289,8 @@ export class Session implements SessionContext {
    * or one whose folder a person deleted) are the worktrees listed to find it.
    */
   async removeWorktree(taskId: string): Promise<void> {
+    // One removal of a task's worktree at a time: a later one starts after the one going.
+    await this.removals.get(taskId);
     const branch = branchFor(taskId);
     const own = this.worktreePath(taskId);
     if (existsSync(own) && !(await returnToPool(this, own))) await this.git.removeWorktree(own);

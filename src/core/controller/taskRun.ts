@@ -10,8 +10,8 @@ import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
 import type { ProcessResult } from '../process/runProcess';
 import { STATE_FILE_NAMES } from '../statePaths';
-import type { Task } from '../taskFile/schema';
-import { type CheckpointStep, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
+import type { Task, TaskFile } from '../taskFile/schema';
+import { type CheckpointStep, type ClaimToken, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
 import { readIncludeRules } from '../worktrees/include';
 import { takeFromPool } from '../worktrees/pool';
 import { prepareWorktree } from '../worktrees/prepare';
@@ -38,24 +38,53 @@ export interface Resume extends ResumeContext {
   base: string;
 }
 
-export async function runTask(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
+/** A dispatched attempt (transitions.dispatchTask): who runs it, from which base commit. */
+export interface ClaimedTask {
+  agentId: string;
+  base: string;
+  /** The task as it was before the dispatch. */
+  before: Task;
+  attempt: number;
+  /** Concurrent mode: the worker's claim on it. */
+  token?: ClaimToken | undefined;
+}
+
+/** Dispatches the task inside the caller's transaction: the run loop claims a batch with its pool. */
+export function claimTask(s: Session, file: TaskFile, taskId: string): ClaimedTask {
+  const agentId = newAgentId();
+  const base = s.head;
+  const claim = dispatchTask(file, taskId, { agentId, branch: branchFor(taskId), baseCommit: base, worker: s.worker });
+  return { agentId, base, ...claim };
+}
+
+/** Takes over an interrupted attempt inside the caller's transaction (transitions.resumeTask). */
+function resumeClaim(file: TaskFile, taskId: string, resume: Resume): ClaimedTask {
+  const agentId = newAgentId();
+  return { agentId, base: resume.base, ...resumeTask(file, taskId, agentId) };
+}
+
+function newAgentId(): string {
+  return `agent_${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * One attempt of the task, from its dispatch to its end: `claimed` when the dispatch is already
+ * recorded (the run loop claims its batch with the pool), `resume` for an interrupted attempt.
+ */
+export async function runTask(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
   try {
-    return await runAttempt(s, task, merges, resume);
+    return await runAttempt(s, task, merges, resume, claimed);
   } finally {
     // The task's port block is free again once its run has ended, whichever way.
     s.ports.releaseTask(task.id);
   }
 }
 
-async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
-  const agentId = `agent_${randomBytes(4).toString('hex')}`;
+async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
   const branch = branchFor(task.id);
   const worktree = resume?.worktree ?? s.worktreePath(task.id);
-  const base = resume?.base ?? s.head;
-
-  const { before, attempt, token } = await s.transact((file) =>
-    resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base, worker: s.worker }),
-  );
+  const { agentId, base, before, attempt, token } =
+    claimed ?? (await s.transact((file) => (resume ? resumeClaim(file, task.id, resume) : claimTask(s, file, task.id))));
   s.worker?.hold(token);
   const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : '';
   s.log({
@@ -215,6 +244,8 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
  * one (false); leftovers of an earlier attempt are removed first.
  */
 export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<boolean> {
+  // The last attempt's worktree may still be being removed (Session.removeWorktreeSoon).
+  await s.removalOf(taskId);
   if (await takeFromPool(s, worktree, branch, base, readIncludeRules(s.toplevel))) return true;
   try {
     await s.git.addWorktree(worktree, branch, base);

@@ -6,5 +6,5 @@ import type { AttemptExecutor } from './types';
 
 export const localExecutor: AttemptExecutor = {
   name: 'local',
-  run: (s, task, merges, resume) => runTask(s, task, merges, resume),
+  run: (s, task, merges, resume, claimed) => runTask(s, task, merges, resume, claimed),
 };

@@ -10,7 +10,7 @@
 import type { TaskEnd } from '../controller/merge';
 import type { MergeQueue } from '../controller/mergeQueue';
 import type { Session } from '../controller/session';
-import type { Resume } from '../controller/taskRun';
+import type { ClaimedTask, Resume } from '../controller/taskRun';
 import type { Task } from '../taskFile/schema';
 
 export interface RunningAttempt {
@@ -20,8 +20,11 @@ export interface RunningAttempt {
 
 export interface AttemptExecutor {
   readonly name: string;
-  /** One attempt of `task`, from its dispatch to its end. `resume`: recovery chose to continue an interrupted one. */
-  run(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd>;
+  /**
+   * One attempt of `task`, from its dispatch to its end. `resume`: recovery chose to continue an
+   * interrupted one; `claimed`: the run loop recorded the dispatch already (with its pool).
+   */
+  run(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd>;
   /**
    * At a session's start, before recovery: in-progress attempts that are still running elsewhere
    * (dispatched by a controller that died) and that this executor follows to their end. Recovery

@@ -61,7 +61,7 @@ export function attachJournal(
   const append = (entry: NewEntry) => journal.append(entry);
   const readTask = (id: string): { task: Task | undefined; file: TaskFile | undefined } => {
     try {
-      const { file } = store.load();
+      const file = store.peek();
       return { task: file.tasks.find((t) => t.id === id), file };
     } catch {
       return { task: undefined, file: undefined };

@@ -15,7 +15,7 @@ import type { MergeQueue } from '../controller/mergeQueue';
 import { buildPrompt } from '../controller/prompt';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from '../controller/runConfig';
 import type { Session } from '../controller/session';
-import type { Resume } from '../controller/taskRun';
+import type { ClaimedTask, Resume } from '../controller/taskRun';
 import { checkpoint } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
 import type { AttemptExecutor, RunningAttempt } from '../executor/types';
@@ -91,13 +91,17 @@ export class QueueExecutor implements AttemptExecutor {
     clearTimeout(timer);
   }
 
-  async run(s: Session, task: Task, merges: MergeQueue, resume?: Resume): Promise<TaskEnd> {
-    const agentId = `agent_${randomBytes(4).toString('hex')}`;
+  async run(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
     const branch = branchFor(task.id);
-    const base = resume?.base ?? s.head;
-    const { before, attempt } = await s.transact((file) =>
-      resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base }),
-    );
+    // The run loop usually records the dispatch with its pool (claimTask); else it is done here.
+    const { agentId, base, before, attempt } =
+      claimed ??
+      (await s.transact((file) => {
+        const agentId = `agent_${randomBytes(4).toString('hex')}`;
+        const base = resume?.base ?? s.head;
+        const d = resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base });
+        return { agentId, base, ...d };
+      }));
     const jobId = jobIdFor(task.id, agentId);
     s.log({
       type: 'DISPATCH',

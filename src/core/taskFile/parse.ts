@@ -4,7 +4,7 @@ import type * as z from 'zod/mini';
 
 import { ExpectedError } from '../expectedErrors';
 import { lineColumn, locateJsonPath, locateJsonSyntaxError, pathAtOffset } from './jsonSyntax';
-import { type TaskFile, taskFileSchema } from './schema';
+import { type Task, type TaskFile, taskFileSchema, taskSchema } from './schema';
 import { decodeUtf8 } from './utf8';
 
 /** Larger task files are refused rather than parsed: a multi-gigabyte file is a mistake. */
@@ -142,9 +142,9 @@ export function parseTaskFile(text: string, fileLabel = 'harness-tasks.json'): P
  * One walk over the parsed value, without recursion: the first own property named __proto__,
  * and the first object or array nested deeper than MAX_NESTING.
  */
-function inspectShape(root: unknown): { proto?: PropertyKey[]; tooDeep?: PropertyKey[] } {
+function inspectShape(root: unknown, at: PropertyKey[] = []): { proto?: PropertyKey[]; tooDeep?: PropertyKey[] } {
   const out: { proto?: PropertyKey[]; tooDeep?: PropertyKey[] } = {};
-  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value: root, path: [] }];
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value: root, path: at }];
   while (stack.length) {
     const { value, path } = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
@@ -176,6 +176,72 @@ export function tooLargeProblem(bytes?: number): string {
 /** Stable, human-diffable JSON: two-space indent and a final newline. */
 export function serializeTaskFile(file: TaskFile): string {
   return JSON.stringify(file, null, 2) + '\n';
+}
+
+/** One task's text as serializeTaskFile writes it inside the tasks array (indented for its place). */
+export function serializeTaskEntry(task: Task): string {
+  // A JSON string never holds a raw newline, so every newline is a line break to indent.
+  return '    ' + JSON.stringify(task, null, 2).replace(/\n/g, '\n    ');
+}
+
+const TASKS_PLACEHOLDER = '\n  "tasks": []';
+const ENTRY_SEPARATOR = Buffer.from(',\n');
+
+/**
+ * The UTF-8 bytes of serializeTaskFile(file), in parts, from the bytes of each task's
+ * serializeTaskEntry: a file whose tasks mostly kept their text is written without serializing
+ * them again, or copying them into one buffer.
+ */
+export function serializeTaskFileFrom(file: TaskFile, entries: readonly Uint8Array[]): Uint8Array[] {
+  const top = JSON.stringify({ ...file, tasks: [] }, null, 2);
+  // The only line at two spaces' indent that is the key "tasks" (keys are unique, strings one-line).
+  const at = top.indexOf(TASKS_PLACEHOLDER);
+  if (at < 0 || entries.length === 0) return [Buffer.from(serializeTaskFile(file), 'utf8')];
+  const end = at + TASKS_PLACEHOLDER.length;
+  const parts: Uint8Array[] = new Array(entries.length * 2 + 1);
+  parts[0] = Buffer.from(`${top.slice(0, end - 1)}\n`, 'utf8');
+  for (let i = 0; i < entries.length; i++) {
+    parts[2 * i + 1] = entries[i]!;
+    parts[2 * i + 2] = ENTRY_SEPARATOR;
+  }
+  parts[parts.length - 1] = Buffer.from(`\n  ]${top.slice(end)}\n`, 'utf8');
+  return parts;
+}
+
+/**
+ * What parseTaskFile would return for serializeTaskFile(file), when most of `file` is known
+ * good: `known(i)` gives, for a task whose text is exactly that of a task parseTaskFile returned,
+ * that parsed task, and the schema runs over the other tasks and the top-level fields alone.
+ * Undefined when any part is refused or odd: parse the whole text then, which names the problem.
+ */
+export function parseTaskFileParts(file: TaskFile, known: (index: number) => Task | undefined): TaskFile | undefined {
+  if (!Array.isArray(file.tasks)) return undefined;
+  // Through JSON and back, as the written text will be read.
+  const top: unknown = JSON.parse(JSON.stringify({ ...file, tasks: [] }));
+  const topShape = inspectShape(top);
+  if (topShape.proto || topShape.tooDeep) return undefined;
+  const head = taskFileSchema.safeParse(top);
+  if (!head.success) return undefined;
+  const tasks: Task[] = new Array(file.tasks.length);
+  const ids = new Set<string>();
+  for (let i = 0; i < file.tasks.length; i++) {
+    let parsed = known(i);
+    if (!parsed) {
+      const text = JSON.stringify(file.tasks[i]);
+      if (text === undefined) return undefined;
+      const raw: unknown = JSON.parse(text);
+      const shape = inspectShape(raw, ['tasks', i]);
+      if (shape.proto || shape.tooDeep) return undefined;
+      const one = taskSchema.safeParse(raw);
+      if (!one.success) return undefined;
+      parsed = one.data;
+    }
+    if (ids.has(parsed.id)) return undefined;
+    ids.add(parsed.id);
+    tasks[i] = parsed;
+  }
+  head.data.tasks = tasks;
+  return head.data;
 }
 
 /** `tasks[3].depends_on[0]`; the root is `(root)`. */

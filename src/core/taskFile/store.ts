@@ -2,7 +2,10 @@
 // read-modify-write transactions under the state lock. A reader never sees a partial file; a
 // file that could not be parsed is never overwritten; a file a person changed is never replaced
 // by the backup unless they ask (`restoreBackup`). Only a regular file is read or written: a
-// symbolic link is written through to its target and stays a link.
+// symbolic link is written through to its target and stays a link. The parse of the bytes last
+// read or written is kept (snapshot.ts), one per file for the whole process: while the file holds
+// exactly those bytes, a load copies it instead of parsing again, and a write serializes and
+// checks only what changed.
 import { createHash } from 'node:crypto';
 import {
   accessSync,
@@ -36,6 +39,7 @@ import { acquireLock, tryAcquireLock } from '../lock';
 import { StatePaths, TASKS_FILE } from '../statePaths';
 import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileBytes, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
 import type { TaskFile } from './schema';
+import { type TaskFileEdit, TaskFileSnapshot } from './snapshot';
 
 export class TaskFileMissingError extends ExpectedError {
   constructor(readonly path: string) {
@@ -45,9 +49,10 @@ export class TaskFileMissingError extends ExpectedError {
 }
 
 export interface LoadedState {
+  /** The caller's own copy: changing it changes nothing else. */
   file: TaskFile;
-  /** The exact text read, to tell whether a write changes anything. */
-  text: string;
+  /** The exact text read. */
+  readonly text: string;
 }
 
 export type RecoveryOutcome =
@@ -74,6 +79,17 @@ export interface RestoredBackup {
 /** How long `add`, `retry` and the controller wait for another writer's transaction. */
 export const TRANSACTION_WAIT_MS = 10_000;
 
+/**
+ * The task file as this process last read or wrote it, by path: every StateStore of the process
+ * shares it (the controller's writes are what the journal's and the views' stores read next).
+ * A snapshot is used only for the exact bytes it holds: a person's edit, another process's
+ * write, a restore are parsed afresh.
+ */
+const snapshots = new Map<string, TaskFileSnapshot>();
+
+/** Where load and transact read the file: one buffer for the process, its bytes compared in place. */
+const readBuffer: { buffer?: Buffer } = {};
+
 export class StateStore {
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -81,7 +97,17 @@ export class StateStore {
     readonly paths: StatePaths,
     /** Names the holder of the state lock: "launchpad run", "launchpad add". */
     private readonly command = 'launchpad',
+    /** false: parse the whole file on every read and check every write whole (no snapshot). */
+    private readonly reuseParse = true,
   ) {}
+
+  private get snapshot(): TaskFileSnapshot | undefined {
+    return this.reuseParse ? snapshots.get(this.paths.tasks) : undefined;
+  }
+
+  private set snapshot(snapshot: TaskFileSnapshot) {
+    if (this.reuseParse) snapshots.set(this.paths.tasks, snapshot);
+  }
 
   exists(): boolean {
     return existsSync(this.paths.tasks);
@@ -89,33 +115,67 @@ export class StateStore {
 
   /** Reads and validates; throws TaskFileMissingError or TaskFileError. */
   load(): LoadedState {
-    const bytes = this.readBytes();
-    const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
-    if (!parsed.ok) throw parsed.error;
-    return { file: parsed.file, text: bytes.toString('utf8') };
+    const snapshot = this.snapshotOf(this.readBytes(readBuffer));
+    let text: string | undefined;
+    return {
+      file: snapshot.copy(),
+      get text() {
+        return (text ??= snapshot.text());
+      },
+    };
   }
 
   /**
-   * Atomic replace: current file → .bak (itself by rename), new text → .tmp, fsync, rename over.
-   * Callers pass state they loaded and validated, so the .bak is always a valid file; the new
-   * text is validated here too, so what Launchpad writes it can always read back.
+   * The file for reading only, without load()'s copy: the store's own parse, frozen (a write to
+   * it throws). For callers that look at the file after every task event (the journal).
    */
+  peek(): TaskFile {
+    return this.snapshotOf(this.readBytes(readBuffer)).frozen();
+  }
+
   /** Refuses (TaskFileError) a task file Launchpad may not replace: read-only, or not a regular file. */
   assertWritable(): void {
     const target = this.writeTarget();
     assertWritable(target, target !== this.paths.tasks);
   }
 
-  save(file: TaskFile, text = serializeTaskFile(file)): string {
+  /**
+   * Atomic replace: current file → .bak (itself by rename), new text → .tmp, fsync, rename over.
+   * Callers pass state they loaded and validated, so the .bak is always a valid file; the new
+   * text is validated here too, so what Launchpad writes it can always read back (against the
+   * last snapshot, only the tasks that changed go through the schema again).
+   */
+  save(file: TaskFile, text?: string): string {
+    const base = this.snapshot;
+    const edit = text === undefined && base ? refuseInvalid(() => base.edit(file, true)!) : this.fullEdit(file, text);
+    this.write(edit);
+    return edit.text;
+  }
+
+  /** The file parsed whole, as it was written before there was a snapshot to compare with. */
+  private fullEdit(file: TaskFile, text = serializeTaskFile(file)): TaskFileEdit {
     const checked = parseTaskFile(text, TASKS_FILE);
-    if (!checked.ok) {
-      const { field, problems } = checked.error;
-      throw new TaskFileError(
-        TASKS_FILE,
-        field,
-        problems.map((p) => `not written, the change would make it invalid: ${p}`),
-      );
-    }
+    if (!checked.ok) throw refusal(checked.error);
+    const bytes = Buffer.from(text, 'utf8');
+    return { text, bytes, next: new TaskFileSnapshot(bytes, checked.file) };
+  }
+
+  /**
+   * The parse of `read` (a view of the shared read buffer): the snapshot's when they are its
+   * bytes, else parsed from a copy of them (and kept).
+   */
+  private snapshotOf(read: Buffer): TaskFileSnapshot {
+    const kept = this.snapshot;
+    if (kept?.matches(read)) return kept;
+    const bytes = Buffer.from(read);
+    const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
+    if (!parsed.ok) throw parsed.error;
+    const snapshot = new TaskFileSnapshot(bytes, parsed.file);
+    this.snapshot = snapshot;
+    return snapshot;
+  }
+
+  private write(edit: TaskFileEdit): void {
     const target = this.writeTarget();
     assertWritable(target, target !== this.paths.tasks);
     try {
@@ -127,11 +187,11 @@ export class StateStore {
         // rename), the rename above is a no-op that leaves .bak.tmp behind.
         rmSync(bakTmp, { force: true });
       }
-      this.replace(target, text);
+      this.replace(target, edit.bytes);
     } catch (err) {
       throw writeError(err);
     }
-    return text;
+    this.snapshot = edit.next;
   }
 
   /** Creates the file only if absent (never clobbers). Returns false when it already existed. */
@@ -276,9 +336,9 @@ export class StateStore {
   }
 
   /** The file's bytes; a missing file is TaskFileMissingError, anything else wrong a TaskFileError. */
-  private readBytes(): Buffer {
+  private readBytes(reuse?: { buffer?: Buffer }): Buffer {
     try {
-      return readTaskFileBytes(this.paths.tasks, TASKS_FILE);
+      return readTaskFileBytes(this.paths.tasks, TASKS_FILE, reuse);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TaskFileMissingError(this.paths.tasks);
       throw err;
@@ -296,7 +356,7 @@ export class StateStore {
   }
 
   /** new text → .tmp beside the target, fsync, rename over the target; then the record of it. */
-  private replace(target: string, text: string): void {
+  private replace(target: string, text: string | Buffer): void {
     const tmp = target === this.paths.tasks ? this.paths.tmp : `${target}.tmp`;
     let mode: number | undefined;
     try {
@@ -317,20 +377,20 @@ export class StateStore {
   }
 
   /**
-   * One read-modify-write under the state lock. `mutate` edits the freshly loaded file in place
-   * and returns a result; the file is written only when the mutation changed something. Transactions from
-   * this process are queued so they never wait on their own lock.
+   * One read-modify-write under the state lock. `mutate` edits the freshly loaded file (its own
+   * copy) in place and returns a result; the file is written only when the mutation changed its
+   * text. Transactions from this process are queued so they never wait on their own lock.
    */
   transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
     const run = async () => {
       const hadArtefacts = existsSync(this.paths.artefacts);
       const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
       try {
-        const { file } = this.load();
-        const before = serializeTaskFile(file);
+        const base = this.snapshotOf(this.readBytes(readBuffer));
+        const file = base.copy();
         const result = mutate(file);
-        const after = serializeTaskFile(file);
-        if (after !== before) this.save(file, after);
+        const edit = refuseInvalid(() => base.edit(file));
+        if (edit) this.write(edit);
         return result;
       } finally {
         lock.release();
@@ -348,9 +408,11 @@ export class StateStore {
  * The file's bytes, read only from a regular file (a symbolic link to one is followed) and never
  * more than MAX_TASK_FILE_BYTES of them: a FIFO would block the read (and every command after
  * it, the lock held), a device such as /dev/zero reports size 0 and never ends, and past 512 MiB
- * node cannot even make a string. A missing file throws the ENOENT error as it is.
+ * node cannot even make a string. A missing file throws the ENOENT error as it is. With
+ * `reuse`, the bytes are read into its buffer (grown when too small) and the result is a view of
+ * it, valid until the next read into it: no allocation per read of a file that fits.
  */
-export function readTaskFileBytes(path: string, label: string): Buffer {
+export function readTaskFileBytes(path: string, label: string, reuse?: { buffer?: Buffer }): Buffer {
   const refuse = (problem: string) => new TaskFileError(label, '', [problem]);
   let st: Stats;
   try {
@@ -375,18 +437,24 @@ export function readTaskFileBytes(path: string, label: string): Buffer {
   try {
     const now = fstatSync(fd);
     if (!now.isFile()) throw refuse(notRegularProblem(path, now));
-    const chunks: Buffer[] = [];
+    // One byte more than the size says, so the end is seen without growing the buffer.
+    const want = Math.min(Math.max(now.size + 1, 4096), MAX_TASK_FILE_BYTES + 1);
+    let buffer = reuse?.buffer && reuse.buffer.length >= want ? reuse.buffer : Buffer.allocUnsafe(want);
     let total = 0;
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, MAX_TASK_FILE_BYTES + 1 - total));
-      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (total === buffer.length) {
+        // Grown since fstat: the bound holds whatever the size said.
+        const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_TASK_FILE_BYTES + 1));
+        buffer.copy(bigger, 0, 0, total);
+        buffer = bigger;
+      }
+      const n = readSync(fd, buffer, total, buffer.length - total, null);
       if (n === 0) break;
-      chunks.push(chunk.subarray(0, n));
       total += n;
-      // Grown since fstat: the bound holds whatever the size said.
       if (total > MAX_TASK_FILE_BYTES) throw refuse(tooLargeProblem());
     }
-    return Buffer.concat(chunks, total);
+    if (reuse) reuse.buffer = buffer;
+    return buffer.subarray(0, total);
   } finally {
     closeSync(fd);
   }
@@ -452,6 +520,23 @@ function assertWritable(target: string, throughLink: boolean): void {
   }
 }
 
+/** A change the schema refuses: nothing is written, and the error says so. */
+function refusal(error: TaskFileError): TaskFileError {
+  return new TaskFileError(
+    TASKS_FILE,
+    error.field,
+    error.problems.map((p) => `not written, the change would make it invalid: ${p}`),
+  );
+}
+
+function refuseInvalid<T>(edit: () => T): T {
+  try {
+    return edit();
+  } catch (err) {
+    throw err instanceof TaskFileError ? refusal(err) : err;
+  }
+}
+
 /** A file system refusal while writing, as bad input rather than an internal error. */
 function writeError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException).code;
@@ -510,12 +595,13 @@ function backupCopy(from: string, to: string): void {
   copyFileSync(from, to);
 }
 
-function writeDurably(path: string, text: string, mode?: number): void {
+function writeDurably(path: string, text: string | Buffer, mode?: number): void {
   const fd = openSync(path, 'w');
   try {
     // A replaced file keeps its permissions (0600 stays 0600).
     if (mode !== undefined) fchmodSync(fd, mode);
-    writeSync(fd, text);
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -254,6 +254,16 @@ function allDepsCompleted(task: Task, byId: Map<string, Task>): boolean {
   return task.depends_on.every((d) => byId.get(d)?.status === 'completed');
 }
 
+/** What the pool's order may use besides the tasks themselves (passed in: dag.ts does no I/O). */
+export interface PoolOrderHints {
+  /**
+   * How long an attempt of a task takes (ms), by id: its own earlier attempts, or what the run
+   * has measured. A task without one counts as the median of these; with none at all, every
+   * task counts 1, so the longest chain is the one with the most tasks.
+   */
+  durations?: ReadonlyMap<string, number>;
+}
+
 /** What the retry rule needs besides the tasks: the base branch's head, the time, the back-off. */
 export interface RetryClock {
   /** The base branch's commit now. */
@@ -304,24 +314,88 @@ export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number
 }
 
 /**
- * The eligible pool in its order: pending tasks whose dependencies are all completed
- * (priority, then id), then retryable failed ones (priority, then oldest failure) that the retry
- * rule (retryNotBefore, given a clock) lets start now. A task without a validation command is
- * never eligible: nothing could prove it done.
+ * The eligible pool: pending tasks whose dependencies are all completed, and retryable failed
+ * ones that the retry rule (retryNotBefore, given a clock) lets start now, in the order they
+ * should start (poolOrder). A task without a validation command is never eligible: nothing
+ * could prove it done.
  */
-export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock): Task[] {
+export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints: PoolOrderHints = {}): Task[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, byId);
   const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
   const retry = tasks.filter((t) => isRetryable(t) && ready(t) && (!clock || retryNotBefore(t, clock) === undefined));
-  pending.sort((a, b) => PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] || compareIds(a.id, b.id));
-  retry.sort(
+  return poolOrder(tasks, [...pending, ...retry], hints);
+}
+
+/**
+ * The order of the eligible pool: priority first (a P0 retry before P1 work); within a
+ * priority, first attempts before retries; then the task that holds the most work up — the
+ * longest chain of estimated durations from it through the tasks that wait on it, its own
+ * included (longestChains); then, for retries, the oldest failure; then the id.
+ */
+export function poolOrder(tasks: readonly Task[], pool: readonly Task[], hints: PoolOrderHints = {}): Task[] {
+  const chain = pool.length > 1 ? longestChains(tasks, hints.durations) : new Map<string, number>();
+  const retried = (t: Task) => (t.status === 'failed' ? 1 : 0);
+  return [...pool].sort(
     (a, b) =>
       PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] ||
-      (a.failed_at ?? '').localeCompare(b.failed_at ?? '') ||
+      retried(a) - retried(b) ||
+      (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0) ||
+      (retried(a) ? (a.failed_at ?? '').localeCompare(b.failed_at ?? '') : 0) ||
       compareIds(a.id, b.id),
   );
-  return [...pending, ...retry];
+}
+
+/**
+ * For every task that will still run (not completed, not failed for good): its estimated
+ * duration plus the longest such chain among the tasks that depend on it — the work that
+ * cannot finish before it does. Linear in tasks + edges (dependents before dependencies, by
+ * counting); a task on a cycle, or upstream of one, gets what was found below it so far.
+ */
+export function longestChains(tasks: readonly Task[], durations?: ReadonlyMap<string, number>): Map<string, number> {
+  const fallback = durations?.size ? median([...durations.values()]) : 1;
+  const live = tasks.filter((t) => t.status !== 'completed' && !isPermanentlyFailed(t));
+  const index = new Map<string, number>();
+  live.forEach((t, i) => index.set(t.id, i));
+  const n = live.length;
+  // Each task's live dependencies, once each; and how many live tasks wait on each.
+  const deps: number[][] = new Array(n);
+  const waiting = new Int32Array(n);
+  const seenBy = new Int32Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const list: number[] = [];
+    const on = live[i]!.depends_on;
+    for (let k = 0; k < on.length; k++) {
+      const j = index.get(on[k]!);
+      if (j === undefined || j === i || seenBy[j] === i) continue;
+      seenBy[j] = i;
+      list.push(j);
+      waiting[j]!++;
+    }
+    deps[i] = list;
+  }
+  const below = new Float64Array(n);
+  const chain = new Map<string, number>();
+  const queue: number[] = [];
+  for (let i = 0; i < n; i++) if (waiting[i] === 0) queue.push(i);
+  const total = (i: number) => (durations?.get(live[i]!.id) ?? fallback) + below[i]!;
+  for (let q = 0; q < queue.length; q++) {
+    const i = queue[q]!;
+    const own = total(i);
+    chain.set(live[i]!.id, own);
+    for (const j of deps[i]!) {
+      if (own > below[j]!) below[j] = own;
+      if (--waiting[j]! === 0) queue.push(j);
+    }
+  }
+  for (let i = 0; i < n; i++) if (!chain.has(live[i]!.id)) chain.set(live[i]!.id, total(i));
+  return chain;
+}
+
+function median(values: number[]): number {
+  const sorted = values.sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Tasks that would be eligible but have no validation command (logged once per run). */

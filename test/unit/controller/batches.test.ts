@@ -155,6 +155,21 @@ describe('controller: batches and dispatch', function () {
     assert.deepEqual(batches(root), [['task-002'], ['task-003'], ['task-004'], ['task-001']]);
   });
 
+  it('within a priority, the task that the most work waits on goes first: a hub before lower-id leaves', async () => {
+    const root = harness({
+      tasks: [
+        { id: 'task-001' },
+        { id: 'task-002' },
+        { id: 'task-003' },
+        ...['task-004', 'task-005', 'task-006'].map((id) => ({ id, dependsOn: ['task-003'] })),
+      ],
+      sessionConfig: { max_parallel_agents: 1 },
+    });
+    const r = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(r.code, 0, show(r, root));
+    assert.deepEqual(batches(root), [['task-003'], ['task-001'], ['task-002'], ['task-004'], ['task-005'], ['task-006']]);
+  });
+
   it('each task in its own worktree on harness-<id> from the current head of the base branch; a dependent waits for its dependency', async () => {
     const echo = tempDir();
     const root = harness({ tasks: [{ id: 'task-001' }, { id: 'task-002', dependsOn: ['task-001'] }] });

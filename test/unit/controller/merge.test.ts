@@ -39,7 +39,9 @@ function gated(name: string, env: Record<string, string> = {}): string {
 
 /**
  * Runs a, b and c at once: a finishes first; b is let go once a is merged; c (fails-once) is let
- * go once b has failed with MERGE_CONFLICT, so that when b's retry is chosen, c is eligible too.
+ * go once b has failed with MERGE_CONFLICT, so that b's retry and c's are eligible together.
+ * c's first attempt took longer (it waited for b), so c's retry holds more work and goes first:
+ * b's, a MERGE_CONFLICT retry, is skipped beside it and then runs alone.
  */
 async function conflictScenario(root: string, agents: { a: string; b: string }) {
   const g = gates();
@@ -100,14 +102,14 @@ describe('controller: merge protocol', function () {
       ['out-of-scope files merged: shared.txt'],
     );
     assertOrder(root, 'task-b', ['DISPATCH', 'VALIDATE', 'ROLLBACK', 'DISCARD', 'ERROR', 'DISPATCH', 'VALIDATE', 'MERGE', 'Completed']);
-    // The retry is alone in its batch although task-c was eligible beside it.
-    assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-b'], ['task-c']]);
+    // The retry is alone in its batch: it was eligible beside task-c's retry but not taken with it.
+    assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-c'], ['task-b']]);
     assert.equal(read(join(root, 'shared.txt')), 'task-b\n');
     assert.deepEqual(
       merges(root)
         .map((m) => m.subject)
         .reverse(),
-      ['Merge [task-a] Task task-a', 'Merge [task-b] Task task-b', 'Merge [task-c] Task task-c'],
+      ['Merge [task-a] Task task-a', 'Merge [task-c] Task task-c', 'Merge [task-b] Task task-b'],
     );
     assert.equal(git(root, 'status', '--porcelain', '--untracked-files=no'), '', 'the aborted merge left changes behind');
   });
@@ -208,7 +210,7 @@ describe('controller: merge protocol', function () {
       linesOf(root, 'ROLLBACK', 'task-b').map((l) => l.message),
       ['git merge --abort (conflicts: src/b/f.txt)', 'git rebase --abort (rebase onto main conflicted)'],
     );
-    assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-b'], ['task-c']]);
+    assert.deepEqual(batches(root), [['task-a', 'task-b', 'task-c'], ['task-c'], ['task-b']]);
     assert.equal(read(join(root, 'src/b/f.txt')), 'task-b\n');
     assert.equal(taskById(root, 'task-c').status, 'completed');
     assert.deepEqual(harnessBranches(root), []);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import {
   agent,
@@ -182,6 +183,9 @@ describe('controller: no agent commit becomes unreachable', function () {
     const root = harness({ tasks: [{ id: 'task-001', maxAttempts: 1, validate: 'false' }] });
     await run(root, agentCmd('writes-done.sh'));
     assert.equal((await launchpad(root, ['retry', 'task-001'])).code, 0);
+    // Git dates are in seconds: an attempt committed in the same second as the first, with the same
+    // content and parent, would be the very same commit (kept once). The next second, it is not.
+    await sleep(1000 - (Date.now() % 1000) + 20);
     await run(root, agentCmd('writes-done.sh'));
     assert.deepEqual(launchpadRefs(root), ['refs/launchpad/attempts/task-001/1', 'refs/launchpad/attempts/task-001/1.2']);
     assert.deepEqual(unreachableAgentCommits(root), []);

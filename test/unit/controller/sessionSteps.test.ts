@@ -72,6 +72,8 @@ describe('controller/session steps, driven from a SessionContext', () => {
     assert.equal(taskById(root, 'task-001').status, 'in_progress');
 
     assert.equal(await mergeTask(s, work.task, work.worktree, work.terminal, work.attempt), 'completed');
+    // The result is recorded when mergeTask returns; the worktree goes after (the slot is free).
+    await s.worktreesRemoved();
 
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'completed');
@@ -110,6 +112,7 @@ describe('controller/session steps, driven from a SessionContext', () => {
     const mainHead = git(root, 'rev-parse', 'HEAD');
 
     assert.equal(await mergeTask(s, work.task, work.worktree, work.terminal, work.attempt), 'failed');
+    await s.worktreesRemoved();
 
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'failed');
@@ -142,6 +145,7 @@ describe('controller/session steps, driven from a SessionContext', () => {
     const { s, root } = await sessionFor();
     const work = await agentWork(s, { 'src/task-001/done.txt': 'done\n' });
     await s.failTask(work.task, 'TEST_FAIL', 'npm test exited with 1:\n  expected 2, got 3', 'line\n'.repeat(2000), 'validation failed');
+    await s.worktreesRemoved();
     const t = taskById(root, 'task-001');
     assert.deepEqual(t.error_log, ['[TEST_FAIL] npm test exited with 1: expected 2, got 3']);
     assert.equal(t.error_tail!.length, 4000);
@@ -150,6 +154,25 @@ describe('controller/session steps, driven from a SessionContext', () => {
       .find((e) => e.type === 'ERROR')!;
     assert.equal(`[${error.category}] ${error.message}`, t.error_log[0]);
     assert.ok(!existsSync(work.worktree));
+  });
+
+  it('a new worktree for a task waits for the removal of its last one, which runs after the result is recorded', async function () {
+    this.timeout(60_000);
+    const { s, root } = await sessionFor();
+    const work = await agentWork(s, { 'src/task-001/done.txt': 'done\n' });
+    await s.failTask(work.task, 'TEST_FAIL', 'boom', undefined, 'validation failed');
+    assert.equal(taskById(root, 'task-001').status, 'failed', 'recorded before failTask returned');
+    // The retry's worktree, asked for at once: created after the old one went, not beside it.
+    await createWorktree(s, 'task-001', work.worktree, 'harness-task-001', s.head);
+    assert.ok(existsSync(work.worktree));
+    assert.equal(git(work.worktree, 'rev-parse', 'HEAD'), s.head, 'a fresh branch from the base, not the failed work');
+    assert.equal(existsSync(join(work.worktree, 'src/task-001/done.txt')), false);
+    await s.worktreesRemoved();
+    assert.ok(existsSync(work.worktree), 'and nothing removes it afterwards');
+    assert.deepEqual(
+      readLog(root).map((l) => parseLogLine(l)!.type),
+      ['DISCARD', 'ERROR'],
+    );
   });
 
   it('createWorktree over a leftover branch of the task keeps its commits under refs/launchpad/attempts/ before replacing it', async function () {

@@ -11,6 +11,7 @@ import {
   isDependencyFailure,
   isPermanentlyFailed,
   isRetryable,
+  longestChains,
   MAX_RETRY_BACKOFF_S,
   nextRetryTime,
   normalizeHint,
@@ -188,7 +189,7 @@ describe('core/dag', () => {
   });
 
   describe('the eligible pool', () => {
-    it('pending by priority then id (natural order), then retryable failed by priority then oldest failure', () => {
+    it('by priority, first attempts before retries of the same priority, then id (natural order) or oldest failure', () => {
       const tasks = [
         task('task-10', { priority: 'P1' }),
         task('task-9', { priority: 'P1' }),
@@ -201,7 +202,8 @@ describe('core/dag', () => {
         task('busy', { status: 'in_progress' }),
         exhausted('dead'),
       ];
-      assert.deepEqual(ids(eligibleTasks(tasks)), ['task-11', 'task-9', 'task-10', 'task-2', 'r-p0', 'r-old', 'r-new']);
+      // A P0 retry does not wait behind P1 and P2 work.
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['task-11', 'r-p0', 'task-9', 'task-10', 'r-old', 'r-new', 'task-2']);
     });
 
     it('only tasks whose dependencies are all completed', () => {
@@ -230,6 +232,105 @@ describe('core/dag', () => {
       assert.deepEqual(ids(tasksMissingValidation(tasks)), ['none', 'null', 'nullcmd', 'blank', 'retry']);
       assert.equal(hasValidationCommand(tasks[0]!), true);
       assert.equal(analyzeTasks(tasks).states.get('none'), 'needs_validation');
+    });
+  });
+
+  describe('the order within a priority: the longest chain of work first', () => {
+    // A project's history: a hub that nine later tasks wait on, beside leaves with lower ids.
+    const hubAndLeaves = () => [
+      task('task-001'),
+      task('task-002'),
+      task('task-003'),
+      task('task-004', { depends_on: ['task-009'] }),
+      task('task-009'),
+      ...Array.from({ length: 8 }, (_, i) => task(`task-${String(10 + i).padStart(3, '0')}`, { depends_on: ['task-009'] })),
+    ];
+
+    it('a hub that nine tasks wait on starts before lower-id leaves', () => {
+      const pool = eligibleTasks(hubAndLeaves());
+      assert.deepEqual(ids(pool), ['task-009', 'task-001', 'task-002', 'task-003']);
+      assert.deepEqual(ids(selectBatch(pool, [], 3)), ['task-009', 'task-001', 'task-002']);
+    });
+
+    it("counts the chain's length, not the number of dependents: a deep chain beats a wide fan", () => {
+      const tasks = [
+        task('wide'),
+        ...['w1', 'w2', 'w3', 'w4'].map((id) => task(id, { depends_on: ['wide'] })),
+        task('deep'),
+        task('d1', { depends_on: ['deep'] }),
+        task('d2', { depends_on: ['d1'] }),
+      ];
+      const chains = longestChains(tasks);
+      assert.equal(chains.get('wide'), 2);
+      assert.equal(chains.get('deep'), 3);
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['deep', 'wide']);
+    });
+
+    it('weighs the chain by estimated durations; a task without one counts as their median', () => {
+      const tasks = [
+        task('a'),
+        task('a1', { depends_on: ['a'] }),
+        task('b'),
+        task('b1', { depends_on: ['b'] }),
+        task('b2', { depends_on: ['b1'] }),
+      ];
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['b', 'a'], 'no history: the longer chain of tasks');
+      // a1 took 10 minutes before; the median of what is known (60 s, 600 s) = 330 s stands for the rest.
+      const durations = new Map([
+        ['a1', 600_000],
+        ['b', 60_000],
+      ]);
+      assert.equal(longestChains(tasks, durations).get('a'), 330_000 + 600_000);
+      assert.equal(longestChains(tasks, durations).get('b'), 60_000 + 330_000 + 330_000);
+      assert.deepEqual(ids(eligibleTasks(tasks, undefined, { durations })), ['a', 'b']);
+    });
+
+    it('priority still comes first, and retries after first attempts of the same priority', () => {
+      const tasks = [
+        ...hubAndLeaves(),
+        task('p0-leaf', { priority: 'P0' }),
+        task('retry-hub', { status: 'failed', attempts: 1, failed_at: '2025-07-01T09:00:00Z' }),
+        ...['x1', 'x2', 'x3'].map((id) => task(id, { depends_on: ['retry-hub'] })),
+        task('p2-hub', { priority: 'P2' }),
+        ...['y1', 'y2', 'y3', 'y4', 'y5'].map((id) => task(id, { depends_on: ['p2-hub'] })),
+      ];
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['p0-leaf', 'task-009', 'task-001', 'task-002', 'task-003', 'retry-hub', 'p2-hub']);
+    });
+
+    it('only work that will still run counts: completed and blocked tasks add nothing', () => {
+      const tasks = [
+        task('a'),
+        task('a1', { depends_on: ['a'], status: 'completed' }),
+        task('b'),
+        task('b1', { depends_on: ['b'] }),
+        task('c'),
+        exhausted('dead'),
+        task('c1', { depends_on: ['c', 'dead'], status: 'failed', attempts: 0, error_log: ['[DEPENDENCY] Blocked by failed dead'] }),
+      ];
+      const chains = longestChains(tasks);
+      assert.equal(chains.get('a'), 1);
+      assert.equal(chains.get('c'), 1);
+      assert.equal(chains.has('dead'), false);
+      assert.deepEqual(ids(eligibleTasks(tasks)), ['b', 'a', 'c']);
+    });
+
+    it('a cycle downstream of a ready task neither hangs nor throws', () => {
+      const tasks = [
+        task('r'),
+        task('s'),
+        task('x', { depends_on: ['r', 'y'] }),
+        task('y', { depends_on: ['x'] }),
+        task('z', { depends_on: ['s'] }),
+      ];
+      const chains = longestChains(tasks);
+      assert.equal(chains.get('s'), 2);
+      assert.ok(chains.has('r') && chains.has('x') && chains.has('y'));
+      assert.deepEqual(ids(eligibleTasks(tasks)).sort(), ['r', 's']);
+    });
+
+    it('duplicate and self dependencies count once, or not at all', () => {
+      const tasks = [task('a'), task('b', { depends_on: ['a', 'a', 'b'] })];
+      assert.equal(longestChains(tasks).get('a'), 2);
     });
   });
 
@@ -287,6 +388,24 @@ describe('core/dag', () => {
       assert.equal(nextRetryTime([task('p'), exhausted('dead')], c), undefined);
       // Held back for its dependency, not its back-off: not a reason to wake up.
       assert.equal(nextRetryTime([task('dep'), failed('a', { depends_on: ['dep'] })], c), undefined);
+    });
+
+    it('with the clock and durations both: a held-back retry is left out, the rest in the order of the weighted chain', () => {
+      const tasks = [
+        task('a'),
+        task('a1', { depends_on: ['a'] }),
+        task('b'),
+        task('b1', { depends_on: ['b'] }),
+        task('b2', { depends_on: ['b1'] }),
+        failed('r'),
+      ];
+      const durations = new Map([
+        ['a1', 600_000],
+        ['b', 60_000],
+      ]);
+      assert.deepEqual(ids(eligibleTasks(tasks, clock('base1', 10), { durations })), ['a', 'b']);
+      assert.deepEqual(ids(eligibleTasks(tasks, clock('base2', 10), { durations })), ['a', 'b', 'r'], 'the base moved');
+      assert.deepEqual(ids(eligibleTasks(tasks, clock('base1', 10))), ['b', 'a'], 'no durations: the longer chain of tasks');
     });
   });
 

@@ -1,0 +1,189 @@
+// The task file as this process last read or wrote it: its exact bytes, what parseTaskFile made
+// of them, and each task's text. A load whose bytes are identical reuses the parse (a copy of
+// it: the snapshot's objects are never handed out), and an edit of such a copy is checked and
+// serialized task by task, so a transaction on a large file costs what its changes cost.
+import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileParts, serializeTaskEntry, serializeTaskFileFrom } from './parse';
+import type { Task, TaskFile } from './schema';
+
+/** An edit as it will be written: its bytes, and the snapshot of the file after it. */
+export interface TaskFileEdit {
+  bytes: Buffer;
+  readonly text: string;
+  next: TaskFileSnapshot;
+}
+
+export class TaskFileSnapshot {
+  /** Each task's serializeTaskEntry, as UTF-8: made on the first edit, then carried over. */
+  private entryBytes: Uint8Array[] | undefined;
+  private byId: Map<string, number> | undefined;
+
+  /** `file` must be parseTaskFile's result for `bytes`, and nobody else's object. */
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly file: TaskFile,
+    entries?: Uint8Array[],
+  ) {
+    this.entryBytes = entries;
+  }
+
+  /** Whether `bytes` are exactly the bytes this snapshot was made from. */
+  matches(bytes: Uint8Array): boolean {
+    return this.bytes.equals(bytes);
+  }
+
+  /** The bytes as text. */
+  text(): string {
+    return this.bytes.toString('utf8');
+  }
+
+  /**
+   * The parsed file itself, deeply frozen, for reading only. Tasks carried over from an earlier
+   * snapshot are frozen already: only what changed is frozen again.
+   */
+  frozen(): TaskFile {
+    deepFreeze(this.file);
+    return this.file;
+  }
+
+  /** A private deep copy of the parsed file, for a caller to read or change. */
+  copy(): TaskFile {
+    return copyJson(this.file);
+  }
+
+  /**
+   * `file` (a copy of this snapshot, changed) as it would be written: undefined when its text
+   * would be what this snapshot's parse serializes to (nothing to write), unless `always`. Tasks
+   * are matched by id; only those whose text changed, and the top-level fields, go through the
+   * schema. A file the schema refuses throws parseTaskFile's error, naming the field.
+   */
+  edit(file: TaskFile, always = false): TaskFileEdit | undefined {
+    const before = this.entries();
+    const tasks: unknown[] = Array.isArray(file.tasks) ? file.tasks : [];
+    const entries: Uint8Array[] = new Array(tasks.length);
+    const known: Array<Task | undefined> = new Array(tasks.length);
+    let whole = !Array.isArray(file.tasks);
+    let changed = whole || tasks.length !== this.file.tasks.length;
+    for (let i = 0; i < tasks.length && !whole; i++) {
+      const task = tasks[i] as Task;
+      if (task === null || typeof task !== 'object' || Array.isArray(task)) {
+        whole = true;
+        break;
+      }
+      const j = this.indexOf(task, i);
+      const old = j === undefined ? undefined : this.file.tasks[j]!;
+      if (j !== i) changed = true;
+      if (old !== undefined && sameJson(old, task)) {
+        entries[i] = before[j!]!;
+        known[i] = old;
+        continue;
+      }
+      const entry = Buffer.from(serializeTaskEntry(task), 'utf8');
+      entries[i] = entry;
+      // Different objects, same text (a field set to undefined): the same parse.
+      if (old !== undefined && entry.equals(before[j!]!)) known[i] = old;
+      else changed = true;
+    }
+    if (!changed && !always && topText(file) === topText(this.file)) return undefined;
+
+    // One buffer: written once, then compared with every read of the file.
+    const bytes = whole ? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8') : Buffer.concat(serializeTaskFileFrom(file, entries));
+    let text: string | undefined;
+    const decoded = () => (text ??= bytes.toString('utf8'));
+    const parsed = !whole && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i]) : undefined;
+    let next: TaskFileSnapshot;
+    if (parsed) {
+      // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order).
+      const nextEntries = parsed.tasks.map((t, i) => (known[i] ? entries[i]! : Buffer.from(serializeTaskEntry(t), 'utf8')));
+      next = new TaskFileSnapshot(bytes, parsed, nextEntries);
+    } else {
+      const full = parseTaskFile(decoded());
+      if (!full.ok) throw full.error;
+      next = new TaskFileSnapshot(bytes, full.file);
+    }
+    return {
+      bytes,
+      get text() {
+        return decoded();
+      },
+      next,
+    };
+  }
+
+  private entries(): Uint8Array[] {
+    return (this.entryBytes ??= this.file.tasks.map((t) => Buffer.from(serializeTaskEntry(t), 'utf8')));
+  }
+
+  /** Where the task with `task`'s id is in this snapshot: at `hint` usually. */
+  private indexOf(task: Task, hint: number): number | undefined {
+    if (this.file.tasks[hint]?.id === task.id) return hint;
+    this.byId ??= new Map(this.file.tasks.map((t, i) => [t.id, i]));
+    return this.byId.get(task.id);
+  }
+}
+
+/** The file's text outside its tasks. */
+function topText(file: TaskFile): string {
+  return JSON.stringify({ ...file, tasks: [] });
+}
+
+/**
+ * A deep copy of JSON data (what a parsed task file holds: plain objects, arrays, primitives),
+ * keys in their order. for…in: the objects come from JSON.parse and the schema, so every
+ * enumerable key is their own, and it is the fastest walk V8 offers here.
+ */
+export function copyJson<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  return copyObject(value) as T;
+}
+
+function copyObject(v: object): unknown {
+  if (Array.isArray(v)) {
+    const n = v.length;
+    const out = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const x: unknown = v[i];
+      out[i] = typeof x === 'object' && x !== null ? copyObject(x) : x;
+    }
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const k in v) {
+    const x: unknown = (v as Record<string, unknown>)[k];
+    out[k] = typeof x === 'object' && x !== null ? copyObject(x) : x;
+  }
+  return out;
+}
+
+/** Freezes every object and array of `value`, children first: a frozen one's are all frozen. */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  for (const k in value) deepFreeze((value as Record<string, unknown>)[k]);
+  Object.freeze(value);
+}
+
+/**
+ * Whether two JSON values are the same, key order included (so they serialize alike). False
+ * can still mean the same text (an undefined field); edit() checks the text then.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const array = Array.isArray(a);
+  if (array !== Array.isArray(b)) return false;
+  if (array) {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i] && !sameJson(x[i], y[i])) return false;
+    return true;
+  }
+  const keys = Object.keys(b);
+  let i = 0;
+  for (const k in a) {
+    if (keys[i++] !== k) return false;
+    const x = (a as Record<string, unknown>)[k];
+    const y = (b as Record<string, unknown>)[k];
+    if (x !== y && !sameJson(x, y)) return false;
+  }
+  return i === keys.length;
+}

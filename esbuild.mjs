@@ -1,7 +1,7 @@
 // Builds the two shipped bundles and a transpiled tree for the tests.
 //   dist/extension.js  the VS Code extension (vscode is provided by the host)
 //   dist/cli.js        the headless CLI; bundled with no vscode at all, so a stray
-//                      vscode import in the core fails this build
+//                      vscode import in the core fails this build (bullmq stays external)
 //   out/               every .ts under src/ and test/ transpiled one-to-one (CommonJS),
 //                      for mocha in node and for the tests inside a VS Code host
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -50,6 +50,9 @@ await Promise.all([
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.js',
     banner: { js: '#!/usr/bin/env node' },
+    // BullMQ and ioredis serve only the queue's paths (run --executor queue, worker), loaded on
+    // first use from node_modules: a package dependency, kept out so the CLI starts as fast as before.
+    external: ['bullmq', 'ioredis'],
     define: { LAUNCHPAD_VERSION: JSON.stringify(version) },
   }),
   esbuild.build({

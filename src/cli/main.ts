@@ -18,6 +18,7 @@ import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
+import { workerCommand } from './commands/worker';
 import { errorJson, EXIT, exitFor, UsageError } from './exit';
 import { type Io, processIo } from './io';
 
@@ -27,6 +28,7 @@ export const COMMANDS: Command[] = [
   editCommand,
   removeCommand,
   runCommand,
+  workerCommand,
   agentsCommand,
   statusCommand,
   retryCommand,

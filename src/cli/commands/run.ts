@@ -15,6 +15,7 @@ import { StateStore } from '../../core/taskFile/store';
 import { type Command, type CommandContext, numberOption, shellQuote } from '../command';
 import { commandIn } from '../invocation';
 import { type Io, stderrLogger } from '../io';
+import { QUEUE_RUN_OPTIONS, queueExecutorFor } from '../queueOptions';
 import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
 import { stateRootForInit } from '../stateRoot';
 import { formatSummary, type RunSummary, summarizeRun } from '../ui/runSummary';
@@ -23,7 +24,7 @@ import { RunView } from '../ui/runView';
 export const runCommand: Command = {
   name: 'run',
   usage:
-    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--verbose] [--json] [--spec NAME [--task IDS] [--all]]',
+    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--verbose] [--json] [--spec NAME [--task IDS] [--all]] [--executor queue --queue URL [--remote REMOTE]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -50,6 +51,9 @@ export const runCommand: Command = {
     '(LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or',
     'LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR for the task. On a terminal the run rings the bell when it',
     'ends, unless --no-bell or session_config.bell is false.',
+    '--executor queue --queue redis://host:port publishes each attempt to a queue that "launchpad worker" processes on any',
+    'machine take; they push the work to --remote (a git remote both sides reach) and this run fetches, checks and merges it.',
+    'Credentials belong in the environment ($LAUNCHPAD_QUEUE_URL, $LAUNCHPAD_REMOTE): messages show them as ***.',
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },
@@ -88,6 +92,7 @@ export const runCommand: Command = {
     notify: { type: 'string', value: 'CMD', help: 'run CMD when the run ends and when a task has used all its attempts (see above)' },
     'no-bell': { type: 'boolean', help: 'no terminal bell at the end' },
     ...SPEC_RUN_OPTIONS,
+    ...QUEUE_RUN_OPTIONS,
   },
   globals: ['dir', 'no-color'],
   async run(ctx) {
@@ -108,6 +113,8 @@ export const runCommand: Command = {
     };
     checkAgentBeforeRun(settings, paths);
     const spec = await prepareSpecRun(ctx, paths, json);
+    const queue = await queueExecutorFor(values, io.env, paths.root);
+    if (queue && !json) io.err(`attempts go to ${queue.describe}\n`);
     const view = json
       ? undefined
       : new RunView({
@@ -126,6 +133,7 @@ export const runCommand: Command = {
       logger: stderrLogger(errIo),
       terminals: headlessTerminals(view && values.verbose ? (taskId, kind, text) => view.processOutput(taskId, kind, text) : undefined),
       onLogLine: view ? (line, entry) => view.logLine(line, entry) : undefined,
+      ...(queue ? { executor: queue.executor } : {}),
     });
 
     // The journal (.agent-os/progress/) and the spec's files follow the run from its events.
@@ -183,6 +191,7 @@ export const runCommand: Command = {
       return outcome.exitCode;
     } finally {
       journal.dispose();
+      await queue?.executor.close();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }

@@ -5,6 +5,8 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import { Emitter } from '../events';
+import { localExecutor } from '../executor/local';
+import type { AttemptExecutor, RunningAttempt } from '../executor/types';
 import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
 import { excludeArtefacts, initStateFiles } from '../init';
@@ -40,7 +42,7 @@ import {
 import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
 import { TaskDurations } from './taskDurations';
-import { claimTask, runTask } from './taskRun';
+import { type ClaimedTask, claimTask, type Resume } from './taskRun';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
 import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 
@@ -51,6 +53,8 @@ export interface ControllerOptions {
   logger?: Logger;
   /** Every progress log line as it is written. */
   onLogLine?: (line: string, entry: LogEntry) => void;
+  /** Who runs the attempts (default: this machine, through `terminals`). See executor/types.ts. */
+  executor?: AttemptExecutor;
 }
 
 /** A run that cannot start: exit 2 with this message (nothing was changed). */
@@ -100,6 +104,11 @@ export class Controller {
     if (concurrent && inPlace) {
       throw new RunConfigError(
         'harness-tasks.json: in-place runs one task at a time in the main working tree, so it cannot be combined with session_config.concurrency_mode "concurrent" (concurrent workers need worktrees)',
+      );
+    }
+    if (this.opts.executor && this.opts.executor !== localExecutor && (concurrent || inPlace)) {
+      throw new RunConfigError(
+        `the ${this.opts.executor.name} executor runs attempts in worktrees of other machines, with one controller: it cannot be combined with ${concurrent ? 'session_config.concurrency_mode "concurrent"' : 'in-place runs'}`,
       );
     }
     const lock: LockHandle | undefined = concurrent ? undefined : beforeSession(() => tryAcquireLock(paths.sessionLock, 'launchpad run'));
@@ -258,13 +267,21 @@ export class Controller {
             .map((t) => t.id),
         )
       : undefined;
-    const resumptions = await recoverInProgress(s, merges, workerIdFrom(process.env), others);
+    // Attempts an executor still runs elsewhere (a queue's jobs) are followed, not recovered.
+    const adopted = (await this.opts.executor?.adopt?.(s, merges)) ?? [];
+    const only = adopted.length ? withoutAdopted(s, others, adopted) : others;
+    const resumptions = await recoverInProgress(s, merges, workerIdFrom(process.env), only);
     // Removals the recovery started in the background end before the clean-up looks for leftovers.
     await s.worktreesRemoved();
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
     if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
-    return this.loop(s, merges, resumptions);
+    return this.loop(s, merges, resumptions, adopted);
+  }
+
+  /** One attempt, run by the executor (this machine's processes unless one was given). */
+  private attempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
+    return (this.opts.executor ?? localExecutor).run(s, task, merges, resume, claimed);
   }
 
   /**
@@ -272,7 +289,7 @@ export class Controller {
    * transaction per pass marks dependency failures, orders the eligible pool and claims the
    * batch; a task's slot is free once its result is recorded.
    */
-  private async loop(s: Session, merges: MergeQueue, resumptions: Resumption[] = []): Promise<StopReason> {
+  private async loop(s: Session, merges: MergeQueue, resumptions: Resumption[] = [], adopted: RunningAttempt[] = []): Promise<StopReason> {
     const running = new Map<string, { task: Task; end: Promise<TaskEnd> }>();
     const reportedMissing = new Set<string>();
     const durations = TaskDurations.fromHistory(s.paths, s.store.load().file.tasks);
@@ -285,9 +302,13 @@ export class Controller {
       s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
       return 'config-error';
     }
+    for (const { task, end } of adopted) {
+      dispatched++;
+      running.set(task.id, { task, end: end.catch((err) => this.taskCrashed(s, task, err)).finally(() => running.delete(task.id)) });
+    }
     for (const { task, resume } of resumptions) {
       dispatched++;
-      const end = runTask(s, task, merges, resume)
+      const end = this.attempt(s, task, merges, resume)
         .catch((err) => this.taskCrashed(s, task, err))
         .finally(() => running.delete(task.id));
       running.set(task.id, { task, end });
@@ -299,7 +320,7 @@ export class Controller {
         const ends = await s.worker.takeOverLapsed(new Set(running.keys()), async (id): Promise<TaskEnd> => {
           // A lapsed attempt without a verdict is resumed here, by this worker.
           const [resumption] = await recoverInProgress(s, merges, s.worker!.workerId, new Set([id]));
-          return resumption ? runTask(s, resumption.task, merges, resumption.resume) : 'completed';
+          return resumption ? this.attempt(s, resumption.task, merges, resumption.resume) : 'completed';
         });
         for (const [id, end] of ends) {
           const task = s.store.load().file.tasks.find((t) => t.id === id);
@@ -382,7 +403,7 @@ export class Controller {
           const claimed = pool.claims[i];
           dispatched++;
           durations.dispatched(task.id);
-          const end = (s.inPlace ? runInPlace(s, task) : runTask(s, task, merges, undefined, claimed))
+          const end = (s.inPlace ? runInPlace(s, task) : this.attempt(s, task, merges, undefined, claimed))
             .catch((err) => this.taskCrashed(s, task, err))
             .then(async (how) => {
               // Stopped because of the machine's failure elsewhere: not this task's failure either.
@@ -531,6 +552,17 @@ export class Controller {
 const HOLD_EXIT: Partial<Record<StopReason, RunOutcome['exitCode']>> = { budget: 6, 'usage-limit': 7 };
 
 const NO_AGENT_COMMAND = 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command';
+
+/** The in-progress tasks recovery handles: all (or `only`) but those an executor follows. */
+function withoutAdopted(s: Session, only: ReadonlySet<string> | undefined, adopted: readonly RunningAttempt[]): Set<string> {
+  const followed = new Set(adopted.map((a) => a.task.id));
+  return new Set(
+    s.store
+      .load()
+      .file.tasks.filter((t) => t.status === 'in_progress' && !followed.has(t.id) && (!only || only.has(t.id)))
+      .map((t) => t.id),
+  );
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

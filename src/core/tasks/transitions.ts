@@ -251,6 +251,18 @@ export function recordCost(file: TaskFile, id: string, report: Pick<AgentReport,
   return true;
 }
 
+/**
+ * A queue worker took the attempt of agent `agentId`: who runs it is shown where a concurrent
+ * worker's claim is (claimed_by). Only while that agent's attempt is the task's; returns whether
+ * it was recorded. The lease itself is the queue's (its job lock), so no lease_expires_at here.
+ */
+export function recordQueueRunner(file: TaskFile, id: string, agentId: string, runner: string): boolean {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'in_progress' || t.agent_id !== agentId) return false;
+  t.claimed_by = runner;
+  return true;
+}
+
 /** A CHECKPOINT line of the running agent, kept with the time it was seen and who made it. */
 export function recordCheckpoint(file: TaskFile, id: string, step: CheckpointStep, now = logTimestamp()): Checkpoint {
   const t = mustFind(file, id);

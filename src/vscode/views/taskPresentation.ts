@@ -111,7 +111,8 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
   if (t.state === 'running' && t.task.claimed_by) {
     line(
       'Claimed by',
-      `${t.task.claimed_by}${t.task.lease_expires_at ? `, lease until ${t.task.lease_expires_at}` : ''} (claim ${t.task.claim_generation ?? 0})`,
+      // A queue worker (claimed_by "queue:<id>") has no lease here: its job's lock is the queue's.
+      `${t.task.claimed_by}${t.task.lease_expires_at ? `, lease until ${t.task.lease_expires_at} (claim ${t.task.claim_generation ?? 0})` : ''}`,
     );
   }
   if (t.kept_attempts.length) line('Kept attempts', `${t.kept_attempts.join(', ')} (launchpad prune-attempts deletes them)`);

@@ -14,6 +14,7 @@ const OPTIONS: Record<string, string[]> = {
   retry: [],
   'restore-backup': [],
   log: ['--type', '--task', '--session', '--category', '--grep', '--follow'],
+  worker: ['--queue', '--repo', '--concurrency', '--clone', '--id', '--verbose'],
 };
 
 describe('launchpad --help and usage errors', () => {

@@ -1,0 +1,200 @@
+// One attempt on a queue worker: a worktree of the worker's clone at the job's base commit (or at
+// the partial work a dead worker pushed: then the agent is told it resumes), the worktree's set-up
+// command, the agent with its time limit (its CHECKPOINT lines reported and the work pushed at
+// each), the uncommitted leftovers committed, the validation, and the work pushed to the
+// attempt's ref on the shared remote. The controller decides everything else.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { findPreset } from '../agents/presets';
+import { AgentOutputScanner, lastMeaningfulLine } from '../controller/agentOutput';
+import { Git } from '../git/git';
+import { branchFor } from '../ids';
+import { runProcess } from '../process/runProcess';
+import type { AttemptJob, AttemptProgress, AttemptResult } from './job';
+import { refsFor } from './job';
+import { redact } from './redact';
+import { fetchForAttempt, pushRef } from './remoteGit';
+
+const TAIL_CHARS = 4000;
+const CAPTURE_BYTES = 64 * 1024;
+
+export interface AttemptContext {
+  /** The worker's clone. */
+  git: Git;
+  /** Where this worker keeps worktrees and attempt files (outside the clone). */
+  workDir: string;
+  workerId: string;
+  signal: AbortSignal;
+  /** Serialises what touches the clone's shared refs and worktree list. */
+  cloneLock: <T>(work: () => Promise<T>) => Promise<T>;
+  progress: (p: AttemptProgress) => void;
+  log: (message: string) => void;
+  /** The agent's environment beyond the worker's own (tests; credentials come from the worker's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promise<AttemptResult> {
+  const { git } = ctx;
+  const refs = refsFor(job.taskId, job.agentId);
+  const branch = branchFor(job.taskId);
+  const worktree = join(ctx.workDir, 'worktrees', `${job.taskId}-${job.agentId}`);
+  const files = join(ctx.workDir, 'attempts', `${job.taskId}-${job.agentId}`);
+  mkdirSync(files, { recursive: true });
+  const t0 = Date.now();
+
+  // The base, and the partial work of a worker that died in this attempt (the job came back).
+  const partial = await ctx.cloneLock(async () => {
+    const found = await fetchForAttempt(git, refs.partial);
+    await git.run(['cat-file', '-e', `${job.baseCommit}^{commit}`]).catch(() => {
+      throw new Error(`the base commit ${job.baseCommit} of ${job.taskId} is not on the remote (was it published?)`);
+    });
+    const resumable = found && found !== job.baseCommit && (await git.isAncestor(job.baseCommit, found)) ? found : undefined;
+    rmSync(worktree, { recursive: true, force: true });
+    await git.run(['worktree', 'prune']);
+    await git.run(['worktree', 'add', '--quiet', '--force', '-B', branch, worktree, resumable ?? job.baseCommit]);
+    return resumable;
+  });
+  const fetchMs = Date.now() - t0;
+  ctx.progress({ kind: 'started', workerId: ctx.workerId, agentId: job.agentId, ...(partial ? { resumedFrom: partial } : {}) });
+  if (partial) ctx.log(`${job.taskId}: resuming from ${partial.slice(0, 7)}, the work a stopped worker pushed`);
+
+  try {
+    const cwd = job.projectDir ? join(worktree, job.projectDir) : worktree;
+    const env: NodeJS.ProcessEnv = { ...process.env, ...ctx.env };
+    const t1 = Date.now();
+    if (job.worktreeSetup) {
+      const setup = await runProcess({ command: job.worktreeSetup, cwd, env, timeoutMs: job.agentTimeoutMs, signal: ctx.signal });
+      if (setup.code !== 0)
+        throw new Error(
+          `worktree_setup "${job.worktreeSetup}" exited with ${setup.code ?? setup.signal}: ${lastMeaningfulLine(setup.tail) ?? ''}`,
+        );
+    }
+    const setupMs = Date.now() - t1;
+
+    const prompt = partial ? resumeNote(job, await commitsSince(git, job.baseCommit, partial)) + job.prompt : job.prompt;
+    const promptFile = join(files, 'prompt.md');
+    writeFileSync(promptFile, prompt);
+    let pushing = Promise.resolve();
+    const pushPartial = () => {
+      pushing = pushing
+        .then(async () => {
+          const head = await git.head(worktree);
+          if (head && head !== (partial ?? job.baseCommit)) await pushRef(git, head, refs.partial, worktree);
+        })
+        .catch((err: Error) => ctx.log(`${job.taskId}: could not push its partial work: ${redact(err.message)}`));
+    };
+    const parser = job.preset ? findPreset(job.preset)?.createParser({ now: () => new Date() }) : undefined;
+    const scanner = new AgentOutputScanner((c) => {
+      ctx.progress({ kind: 'checkpoint', workerId: ctx.workerId, agentId: job.agentId, ...c });
+      pushPartial();
+    }, parser);
+    const t2 = Date.now();
+    const agent = await runProcess({
+      command: job.agentCommand,
+      cwd,
+      env: {
+        ...env,
+        LAUNCHPAD_TASK_ID: job.taskId,
+        LAUNCHPAD_TASK_TITLE: job.title,
+        LAUNCHPAD_PROMPT_FILE: promptFile,
+        LAUNCHPAD_WORKTREE: worktree,
+        LAUNCHPAD_BRANCH: branch,
+        LAUNCHPAD_ATTEMPT: String(job.attempt),
+        LAUNCHPAD_WORKER_ID: ctx.workerId,
+      },
+      stdin: prompt,
+      timeoutMs: job.agentTimeoutMs,
+      signal: ctx.signal,
+      transcript: join(files, 'transcript.log'),
+      captureBytes: CAPTURE_BYTES,
+      onOutput: (text) => scanner.push(text),
+    });
+    const agentMs = Date.now() - t2;
+    const v = scanner.finish();
+    const report = scanner.report();
+    await pushing;
+    if (agent.aborted) throw new Error(`${job.taskId}: the worker was stopped while the agent ran`);
+
+    const verdict: AttemptResult['verdict'] = agent.timedOut ? 'timeout' : v.kind;
+    const reason = agent.timedOut
+      ? `Agent timed out after ${job.agentTimeoutMs / 1000}s`
+      : v.kind === 'fail'
+        ? v.reason
+        : v.kind === 'none'
+          ? `agent exited with ${agent.code ?? agent.signal} without a RESULT:SUCCESS or RESULT:FAIL line`
+          : undefined;
+    if (verdict === 'success' && (await git.anyChanges(worktree)).length)
+      await git.commitAll(worktree, `[${job.taskId}] ${job.title} (changes left uncommitted by the agent)`);
+
+    let validation: AttemptResult['validation'] = { result: 'skipped' };
+    const t3 = Date.now();
+    if (verdict === 'success') {
+      const r = await runProcess({
+        command: job.validation.command,
+        cwd,
+        env: { ...env, LAUNCHPAD_TASK_ID: job.taskId, LAUNCHPAD_WORKTREE: worktree },
+        timeoutMs: job.validation.timeoutMs,
+        signal: ctx.signal,
+        transcript: join(files, 'validation.log'),
+        captureBytes: CAPTURE_BYTES,
+      });
+      if (r.aborted) throw new Error(`${job.taskId}: the worker was stopped while the validation ran`);
+      validation = r.timedOut
+        ? {
+            result: 'timeout',
+            reason: `Validation timed out after ${job.validation.timeoutMs / 1000}s: ${job.validation.command}`,
+            tail: tailOf(r.tail),
+          }
+        : r.code === 0
+          ? { result: 'pass' }
+          : {
+              result: 'fail',
+              reason: `${job.validation.command} exited with ${r.code ?? r.signal}${lastMeaningfulLine(r.tail) ? `: ${lastMeaningfulLine(r.tail)}` : ''}`,
+              tail: tailOf(r.tail),
+            };
+    }
+    const validationMs = Date.now() - t3;
+
+    const t4 = Date.now();
+    const commit = (await git.head(worktree))!;
+    const ref = refs.result(ctx.workerId);
+    await pushRef(git, commit, ref, worktree);
+    const pushMs = Date.now() - t4;
+    return {
+      taskId: job.taskId,
+      agentId: job.agentId,
+      workerId: ctx.workerId,
+      verdict,
+      ...(reason ? { reason: redact(reason) } : {}),
+      validation,
+      ref,
+      commit,
+      ...(partial ? { resumedFrom: partial } : {}),
+      outputTail: redact(tailOf(agent.tail)),
+      ...(report?.costUsd !== undefined ? { costUsd: report.costUsd } : {}),
+      timings: { fetchMs, setupMs, agentMs, validationMs, pushMs },
+    };
+  } finally {
+    await ctx.cloneLock(() => git.run(['worktree', 'remove', '--force', worktree], { allowFail: true })).catch(() => undefined);
+    rmSync(worktree, { recursive: true, force: true });
+  }
+}
+
+function tailOf(text: string): string {
+  return text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text;
+}
+
+async function commitsSince(git: Git, base: string, head: string): Promise<string[]> {
+  return git.commitSubjects(`${base}..${head}`).catch(() => []);
+}
+
+function resumeNote(job: AttemptJob, commits: string[]): string {
+  return [
+    `NOTE: this attempt (${job.attempt}) of ${job.taskId} was interrupted on another machine; its committed work is in`,
+    `this worktree already. Continue from it; do not start over.`,
+    ...(commits.length ? ['Its commits:', ...commits.map((c) => `- ${c}`)] : []),
+    '',
+    '',
+  ].join('\n');
+}

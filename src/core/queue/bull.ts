@@ -1,0 +1,74 @@
+// BullMQ, loaded on first use: only the queue's paths of the CLI need it, so neither the
+// extension nor a plain run loads it. The connection comes from a redis:// URL (credentials in the
+// URL come from the environment and are redacted in every message).
+import type * as BullMQ from 'bullmq';
+
+import { redact } from './redact';
+
+export type Bull = typeof BullMQ;
+
+let loaded: Bull | undefined;
+
+export function loadBullmq(): Bull {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  loaded ??= require('bullmq') as Bull;
+  return loaded;
+}
+
+export interface Connection {
+  url: string;
+  maxRetriesPerRequest: null;
+  connectTimeout: number;
+  retryStrategy: (times: number) => number | null;
+}
+
+/**
+ * BullMQ's connection options for a redis:// or rediss:// URL; a clear error for anything else.
+ * A lost connection is retried (up to every 5 s) until `giveUp` says the process is closing.
+ */
+export function connectionFor(url: string, giveUp: () => boolean = () => false): Connection {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new QueueUrlError(`--queue: "${redact(url)}" is not a URL; expected redis://[user:password@]host:port[/db]`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new QueueUrlError(`--queue: "${redact(url)}" is not a redis:// or rediss:// URL`);
+  return {
+    url,
+    maxRetriesPerRequest: null,
+    connectTimeout: 10_000,
+    retryStrategy: (times) => (giveUp() ? null : Math.min(times * 500, 5000)),
+  };
+}
+
+export class QueueUrlError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'QueueUrlError';
+  }
+}
+
+/** How long a worker's lock on a job lives without renewal, and how often stalled jobs are looked for. */
+export interface LeaseTimes {
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+}
+
+export const DEFAULT_LEASE: LeaseTimes = { lockDurationMs: 30_000, stalledIntervalMs: 30_000 };
+
+/** Test and operator overrides: LAUNCHPAD_QUEUE_LOCK_MS, LAUNCHPAD_QUEUE_STALLED_MS. */
+export function leaseFromEnv(env: NodeJS.ProcessEnv): LeaseTimes {
+  const read = (name: string, fallback: number) => {
+    const v = env[name];
+    if (v === undefined || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 100) throw new QueueUrlError(`${name}: "${v}" is not a whole number of milliseconds (at least 100)`);
+    return n;
+  };
+  return {
+    lockDurationMs: read('LAUNCHPAD_QUEUE_LOCK_MS', DEFAULT_LEASE.lockDurationMs),
+    stalledIntervalMs: read('LAUNCHPAD_QUEUE_STALLED_MS', DEFAULT_LEASE.stalledIntervalMs),
+  };
+}

@@ -1,0 +1,93 @@
+// The git a queue worker and the queue's controller do with the shared remote: a worker's own
+// clone, fetching the base and an attempt's partial work, pushing an attempt's commits to a
+// Launchpad ref. Every command is an argument array (Git.run), never a shell; every message that
+// can carry the remote's address goes through redact().
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+import { Git, GitError } from '../git/git';
+import { REF_PREFIX } from './job';
+import { redact } from './redact';
+
+/** Where the controller publishes the commit attempts start from. */
+export function baseRef(baseBranch: string): string {
+  return `${REF_PREFIX}/base/${baseBranch}`;
+}
+
+/** A git failure with the remote's credentials removed from its message. */
+export class RemoteGitError extends Error {
+  constructor(what: string, err: unknown) {
+    const detail = err instanceof GitError ? `${err.message}` : err instanceof Error ? err.message : String(err);
+    super(redact(`${what}: ${detail.split('\n').slice(0, 4).join(' ')}`));
+    this.name = 'RemoteGitError';
+  }
+}
+
+async function step<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw new RemoteGitError(what, err);
+  }
+}
+
+/** A worker's clone of `remote` at `dir` (made when missing, its origin checked when present). */
+export async function ensureClone(dir: string, remote: string): Promise<Git> {
+  const git = new Git(dir);
+  if (!existsSync(dir)) {
+    mkdirSync(dirname(dir), { recursive: true });
+    await step(`cloning ${remote}`, () => new Git(dirname(dir)).run(['clone', '--quiet', '--no-checkout', remote, dir]));
+  } else {
+    const url = (await git.run(['remote', 'get-url', 'origin'], { allowFail: true })).stdout.trim();
+    if (url && url !== remote) await git.run(['remote', 'set-url', 'origin', remote]);
+    if (!url) await step(`adding the remote ${remote}`, () => git.run(['remote', 'add', 'origin', remote]));
+  }
+  // Merges never happen here, but agents commit: a clone with no identity gets one.
+  if ((await git.run(['var', 'GIT_COMMITTER_IDENT'], { allowFail: true })).code !== 0) {
+    await git.run(['config', 'user.name', 'Launchpad worker']);
+    await git.run(['config', 'user.email', 'launchpad-worker@localhost']);
+  }
+  return git;
+}
+
+/** Fetches the published bases and, when it exists, `ref` (an attempt's partial work). Returns its commit. */
+export async function fetchForAttempt(git: Git, ref: string): Promise<string | undefined> {
+  await step('fetching the base from the remote', () =>
+    git.run(['fetch', '--quiet', '--no-tags', 'origin', `+${REF_PREFIX}/base/*:refs/launchpad/remote-base/*`]),
+  );
+  const local = `refs/launchpad/remote-partial/${ref.slice(REF_PREFIX.length + 1)}`;
+  const r = await git.run(['fetch', '--quiet', '--no-tags', 'origin', `+${ref}:${local}`], { allowFail: true });
+  if (r.code !== 0) {
+    if (/couldn't find remote ref|not our ref|no such remote ref/i.test(r.stderr)) return undefined;
+    throw new RemoteGitError(`fetching ${ref}`, new Error(r.stderr));
+  }
+  return (await git.resolve(local)) ?? undefined;
+}
+
+/** Pushes `commit` to `ref` on the remote (forced: the ref belongs to this attempt alone). */
+export async function pushRef(git: Git, commit: string, ref: string, cwd?: string): Promise<void> {
+  await step(`pushing ${ref}`, () =>
+    git.run(['push', '--quiet', '--force', '--no-verify', 'origin', `${commit}:${ref}`], cwd ? { cwd } : {}),
+  );
+}
+
+/** The controller's side: fetches `ref` from `remote` and checks it points at `commit`. */
+export async function fetchResult(git: Git, remote: string, ref: string, commit: string, into: string): Promise<void> {
+  await step(`fetching ${ref}`, () => git.run(['fetch', '--quiet', '--no-tags', remote, `+${ref}:${into}`]));
+  const got = await git.resolve(into);
+  if (got !== commit)
+    throw new RemoteGitError(`fetching ${ref}`, new Error(`the remote has ${got ?? 'nothing'} there, the result says ${commit}`));
+}
+
+/** The controller publishes its base branch's head for workers (a Launchpad ref, not the remote's branch). */
+export async function publishBase(git: Git, remote: string, baseBranch: string, head: string): Promise<void> {
+  await step('publishing the base to the remote', () =>
+    git.run(['push', '--quiet', '--force', '--no-verify', remote, `${head}:${baseRef(baseBranch)}`]),
+  );
+}
+
+/** Deletes an attempt's refs on the remote once its work is merged or kept (best effort). */
+export async function deleteRemoteRefs(git: Git, remote: string, refs: readonly string[]): Promise<void> {
+  if (!refs.length) return;
+  await git.run(['push', '--quiet', '--no-verify', remote, ...refs.map((r) => `:${r}`)], { allowFail: true });
+}

@@ -1,0 +1,236 @@
+// Workers on other machines through BullMQ on a real Redis: a controller, a bare remote, and
+// worker processes each with its own clone. A DAG completes with each task merged once; a worker
+// killed with SIGKILL mid-attempt loses nothing (its job goes to another worker, which resumes
+// from the partial work it pushed) and duplicates nothing; a controller killed mid-run is
+// restarted and follows the jobs still in flight.
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { runCli, startCli } from '../helpers/cli';
+import { git } from '../helpers/gitRepo';
+import { agent, makeHarness, readLog, readTasks, type TaskInput } from '../helpers/harness';
+import { tempDir } from '../helpers/tmp';
+import { type RedisServer, startRedis } from './redisServer';
+
+const AGENT = agent('queue-agent.sh');
+// Short leases: a dead worker's job comes back within about three seconds.
+const LEASE_ENV = { LAUNCHPAD_QUEUE_LOCK_MS: '2000', LAUNCHPAD_QUEUE_STALLED_MS: '1000' };
+
+type Proc = ReturnType<typeof startCli>;
+
+describe('queue executor: workers on other machines (BullMQ on Redis)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  const procs: Proc[] = [];
+  let n = 0;
+
+  before(async function () {
+    this.timeout(20_000);
+    redis = await startRedis();
+  });
+  afterEach(async () => {
+    for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+
+  function setup(tasks: TaskInput[], maxParallel: number) {
+    const root = makeHarness({ tasks, sessionConfig: { max_parallel_agents: maxParallel, max_tasks_per_session: 200 } });
+    const remote = join(tempDir('launchpad-remote-'), 'shared.git');
+    git(root, 'clone', '-q', '--bare', root, remote);
+    const env = {
+      ...LEASE_ENV,
+      LAUNCHPAD_QUEUE_PREFIX: `t${++n}-${process.pid}`,
+      LAUNCHPAD_QUEUE_URL: redis.url,
+      LAUNCHPAD_REMOTE: remote,
+    };
+    return { root, remote, env };
+  }
+
+  function worker(id: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}): Proc {
+    const p = startCli(['worker', '--clone', join(tempDir('launchpad-worker-'), 'clone'), '--id', id, '--concurrency', '2', '-v'], {
+      cwd: tempDir('launchpad-wcwd-'),
+      env: { ...env, ...extra },
+    });
+    procs.push(p);
+    return p;
+  }
+
+  function controller(root: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}): Proc {
+    const p = startCli(['run', '--agent', AGENT, '--executor', 'queue', '--json'], { cwd: root, env: { ...env, ...extra } });
+    procs.push(p);
+    return p;
+  }
+
+  async function until(what: string, check: () => boolean, ms = 60_000, detail = () => ''): Promise<void> {
+    const end = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${detail()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Every task completed, merged exactly once into main, its work there. */
+  function assertMergedOnce(root: string, ids: string[]): void {
+    const tasks = readTasks(root).tasks;
+    assert.deepEqual(
+      tasks.filter((t) => t.status !== 'completed').map((t) => `${t.id}:${t.status}`),
+      [],
+    );
+    const merges = git(root, 'log', '--merges', '--format=%s', 'main').split('\n').filter(Boolean);
+    for (const id of ids) {
+      const mine = merges.filter((m) => m.startsWith(`Merge [${id}] `));
+      assert.equal(mine.length, 1, `${id} merged ${mine.length} times: ${mine.join(' | ')}`);
+      assert.match(git(root, 'show', `main:src/${id}/done.txt`), /^done by w\d$/);
+    }
+    const mergeLines = readLog(root).filter((l) => / MERGE /.test(l));
+    assert.equal(mergeLines.length, ids.length, 'one MERGE line per task');
+    assert.ok(!readFileSync(join(root, 'harness-progress.txt'), 'utf8').includes(redis.password), 'the Redis password is not in the log');
+  }
+
+  /** The Redis password in no process's output (the URL is shown redacted). */
+  function assertNoSecret(...outputs: Array<{ stdout: string; stderr: string }>): void {
+    for (const o of outputs) {
+      assert.ok(!o.stdout.includes(redis.password) && !o.stderr.includes(redis.password), `a password in:\n${o.stdout}\n${o.stderr}`);
+    }
+  }
+
+  it('a 30-task DAG completes on three workers, each task merged once, who ran it shown', async () => {
+    // Three layers of ten: t11 needs t01, t21 needs t11, …
+    const ids = Array.from({ length: 30 }, (_, i) => `t${String(i + 1).padStart(2, '0')}`);
+    const tasks = ids.map((id, i) => ({ id, dependsOn: i >= 10 ? [ids[i - 10]!] : [] }));
+    const { root, env } = setup(tasks, 6);
+    const workers = ['w1', 'w2', 'w3'].map((id) => worker(id, env, { QUEUE_AGENT_SLEEP: '0.1' }));
+    const run = controller(root, env);
+    const end = await run.done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    assertMergedOnce(root, ids);
+    assertNoSecret(end, ...workers.map((w) => w.output()));
+    assert.match(workers[0]!.output().stderr, /queue redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/);
+    const log = readLog(root);
+    // Each attempt ran on a named worker, recorded through claimed_by (the Tasks view shows it).
+    const runners = new Set(log.flatMap((l) => /running on queue worker (w\d)/.exec(l)?.[1] ?? []));
+    assert.ok(runners.size >= 2, `attempts spread over workers: ${[...runners].join(', ')}`);
+    assert.equal(log.filter((l) => / AGENT_DONE .*worker=w\d/.test(l)).length, 30);
+    // The dependency order held: a task's merge comes after its dependency's.
+    const mergedAt = (id: string) => log.findIndex((l) => / MERGE /.test(l) && l.includes(`branch=harness-${id} `));
+    for (let i = 10; i < 30; i++) {
+      assert.ok(mergedAt(ids[i - 10]!) >= 0, `${ids[i - 10]} has a MERGE line`);
+      assert.ok(mergedAt(ids[i]!) > mergedAt(ids[i - 10]!), `${ids[i]} merged after ${ids[i - 10]}`);
+    }
+  });
+
+  it('a worker killed with SIGKILL mid-attempt: its job goes to another worker, which resumes from the pushed partial work', async () => {
+    const ids = Array.from({ length: 6 }, (_, i) => `k${i + 1}`);
+    const { root, remote, env } = setup(
+      ids.map((id) => ({ id })),
+      6,
+    );
+    const workers = new Map(['w1', 'w2', 'w3'].map((id) => [id, worker(id, env, { QUEUE_AGENT_SLEEP: '2' })]));
+    const run = controller(root, env);
+    // A task whose worker committed and pushed part 1 (its CHECKPOINT is logged): kill that worker.
+    let victim: { task: string; worker: string } | undefined;
+    await until('a checkpoint on a queue worker', () => {
+      const log = readLog(root);
+      for (const l of log) {
+        const m = /\[(k\d)\] CHECKPOINT/.exec(l) ?? /CHECKPOINT \[(k\d)\]/.exec(l);
+        if (!m) continue;
+        const t = readTasks(root).tasks.find((x) => x.id === m[1]);
+        const w = /^queue:(w\d)$/.exec(t?.claimed_by ?? '')?.[1];
+        if (w && t?.status === 'in_progress') {
+          victim = { task: m[1]!, worker: w };
+          return true;
+        }
+      }
+      return false;
+    });
+    // Its push of part 1 (made at the checkpoint) has landed on the remote.
+    await until('the partial work on the remote', () =>
+      git(remote, 'for-each-ref', '--format=%(refname)', `refs/launchpad/queue/${victim!.task}/`).includes('/partial'),
+    );
+    workers.get(victim!.worker)!.child.kill('SIGKILL');
+    const end = await run.done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    assertMergedOnce(root, ids);
+    // Nothing lost: part 1 is the dead worker's, the end another's, and the log says it resumed.
+    assert.equal(git(root, 'show', `main:src/${victim!.task}/part1.txt`), `part 1 by ${victim!.worker}`);
+    assert.notEqual(git(root, 'show', `main:src/${victim!.task}/done.txt`), `done by ${victim!.worker}`);
+    const log = readLog(root);
+    assert.ok(
+      log.some((l) => l.includes(victim!.task) && / AGENT_DONE .*resumed_from=/.test(l)),
+      `resumed from the partial branch:\n${log.filter((l) => l.includes(victim!.task)).join('\n')}`,
+    );
+    // One attempt charged: the job came back, the attempt is the same.
+    assert.equal(readTasks(root).tasks.find((t) => t.id === victim!.task)!.attempts, 1);
+  });
+
+  it('a controller killed mid-run is restarted and follows the jobs still in flight', async () => {
+    const ids = Array.from({ length: 8 }, (_, i) => `c${i + 1}`);
+    const { root, env } = setup(
+      ids.map((id) => ({ id })),
+      4,
+    );
+    for (const id of ['w1', 'w2', 'w3']) worker(id, env, { QUEUE_AGENT_SLEEP: '1' });
+    const first = controller(root, env);
+    // Killed once attempts run on workers (published, taken: claimed_by names the worker).
+    const onWorkers = () => readTasks(root).tasks.filter((t) => t.status === 'in_progress' && t.claimed_by?.startsWith('queue:'));
+    await until('attempts on workers', () => onWorkers().length >= 2);
+    first.child.kill('SIGKILL');
+    await first.done;
+    const inFlight = onWorkers().map((t) => t.id);
+    assert.ok(inFlight.length >= 2, 'attempts were in flight when the controller died');
+    const second = controller(root, env);
+    const end = await second.done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    assertMergedOnce(root, ids);
+    const log = readLog(root);
+    for (const id of inFlight)
+      assert.ok(
+        log.some((l) => l.includes(id) && l.includes('action="followed queued attempt"')),
+        `${id} followed, not started afresh:\n${log.filter((l) => l.includes(id)).join('\n')}`,
+      );
+    // Followed, not run again: each in-flight task took one attempt.
+    for (const id of inFlight) assert.equal(readTasks(root).tasks.find((t) => t.id === id)!.attempts, 1, id);
+    assert.ok(!readFileSync(join(root, 'harness-progress.txt'), 'utf8').includes('result refused'));
+  });
+
+  it('a stale worker that comes back cannot deliver: the attempt is merged once, from the worker that took its job over', async () => {
+    const { root, env } = setup([{ id: 's1' }], 1);
+    const stale = worker('w1', env, { QUEUE_AGENT_SLEEP: '1.5' });
+    const run = controller(root, env);
+    await until('s1 running on w1', () => readTasks(root).tasks.find((t) => t.id === 's1')?.claimed_by === 'queue:w1');
+    // Frozen (not dead): it stops renewing its job's lock; its agent goes on and ends on its own.
+    stale.child.kill('SIGSTOP');
+    worker('w2', env, { QUEUE_AGENT_SLEEP: '0.2' });
+    const end = await run.done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    const merged = git(root, 'rev-parse', 'main');
+    // Back: it finishes its attempt and tries to deliver it.
+    stale.child.kill('SIGCONT');
+    await until(
+      'the stale worker to give up its job',
+      () => /(Missing lock|Lock mismatch) for job s1\./.test(stale.output().stderr),
+      20_000,
+      () => stale.output().stderr,
+    );
+    assertMergedOnce(root, ['s1']);
+    assert.equal(git(root, 'rev-parse', 'main'), merged, 'nothing merged after the stale worker came back');
+    assert.equal(git(root, 'show', 'main:src/s1/done.txt'), 'done by w2');
+    assert.ok(!stale.output().stderr.includes('s1: delivered'), stale.output().stderr);
+  });
+
+  it('refuses a remote it cannot reach, before anything is dispatched, its password redacted', () => {
+    const { root, env } = setup([{ id: 'r1' }], 1);
+    const r = runCli(['run', '--agent', AGENT, '--executor', 'queue', '--remote', 'https://bob:hunter2@127.0.0.1:1/nothing.git'], {
+      cwd: root,
+      env,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--remote: cannot reach "https:\/\/bob:\*\*\*@127\.0\.0\.1:1\/nothing\.git"/);
+    assert.ok(!r.stderr.includes('hunter2') && !r.stderr.includes(redis.password));
+    assert.equal(readTasks(root).tasks[0]!.status, 'pending');
+    assert.deepEqual(readLog(root), []);
+  });
+});

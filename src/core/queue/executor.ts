@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import { discardAttempt } from '../controller/discard';
+import { EnvFailureError } from '../controller/envFailure';
 import { mergeTask, type TaskEnd } from '../controller/merge';
 import type { MergeQueue } from '../controller/mergeQueue';
 import { buildPrompt } from '../controller/prompt';
@@ -262,7 +263,17 @@ export class QueueExecutor implements AttemptExecutor {
       return 'completed';
     }
     await s.removeWorktree(task.id).catch(() => undefined);
-    await fetchResult(s.git, this.opts.remote, r.ref, r.commit, `refs/heads/${branch}`);
+    try {
+      await fetchResult(s.git, this.opts.remote, r.ref, r.commit, `refs/heads/${branch}`);
+    } catch (err) {
+      // The shared remote or the network failed, not the task: the session stops uncharged, and
+      // the attempt's commits stay on the remote under r.ref.
+      throw new EnvFailureError({
+        category: 'ENV_SETUP',
+        cause: `could not fetch ${task.id}'s result from the shared remote: ${(err as Error).message.split('\n')[0]}`,
+        advice: `check that ${redact(this.opts.remote)} is reachable and still holds ${r.ref}, then run again`,
+      });
+    }
     await s.git.addWorktreeForBranch(worktree, branch);
     if (r.costUsd !== undefined) await s.transact((file) => void recordCost(file, task.id, { costUsd: r.costUsd })).catch(() => undefined);
 

@@ -60,6 +60,14 @@ export async function shownTasks(api: LaunchpadApi, depth = 2, parent?: TaskNode
   );
 }
 
+/** A task's row in the Tasks view (state groups), with the group it is under. */
+export async function shownTask(api: LaunchpadApi, id: string): Promise<ShownItem & { group: string }> {
+  await api.model.refresh();
+  for (const g of await shownTasks(api))
+    for (const c of g.children) if (c.node.kind === 'task' && c.node.taskId === id) return { group: g.label, ...c };
+  throw new Error(`${id} is not in the tasks view`);
+}
+
 /** A tooltip's text with Markdown escapes undone, as a person reads it. */
 export function tooltipText(item: vscode.TreeItem): string {
   const t = item.tooltip;

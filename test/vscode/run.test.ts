@@ -21,7 +21,7 @@ import {
   launchpad,
   progressFile,
   readTaskFile,
-  shownTasks,
+  shownTask,
   tooltipText,
   workspaceRoot,
 } from './launchpad';
@@ -32,13 +32,6 @@ async function runAndWait(api: LaunchpadApi): Promise<RunOutcome> {
   const run = api.runs.active;
   assert.ok(run, 'launchpad.run started a run');
   return run.done;
-}
-
-async function taskItem(api: LaunchpadApi, id: string) {
-  await api.model.refresh();
-  const groups = await shownTasks(api);
-  for (const g of groups) for (const c of g.children) if (c.node.kind === 'task' && c.node.taskId === id) return { group: g.label, ...c };
-  throw new Error(`${id} is not in the tasks view`);
 }
 
 describe('run', function () {
@@ -220,14 +213,14 @@ describe('run', function () {
   });
 
   it('hovers a failed task with its error log, output tail and validation command', async () => {
-    const t3 = await taskItem(api, 'task-003');
+    const t3 = await shownTask(api, 'task-003');
     assert.equal(t3.group, STATE_LABELS.failed);
     assert.match(String(t3.item.contextValue), /^task:failed:transcript$/);
     const tip = tooltipText(t3.item);
     assert.match(tip, /\[AGENT_FAIL\] could not parse the front matter fixture/);
     assert.match(tip, /expected '---' at line 1/);
     assert.match(tip, /test -f src\/task-003\/done\.txt/);
-    const t4 = await taskItem(api, 'task-004');
+    const t4 = await shownTask(api, 'task-004');
     assert.equal(t4.group, STATE_LABELS.blocked);
     assert.match(tooltipText(t4.item), /Blocked by failed task-003/);
   });
@@ -259,13 +252,13 @@ describe('run', function () {
       t.max_attempts = 3;
     });
     await eventually('task-003 retryable', () => api.model.snapshot?.byId.get('task-003')?.state === 'retryable', 10_000);
-    const click = (await taskItem(api, 'task-003')).item.command!;
+    const click = (await shownTask(api, 'task-003')).item.command!;
     await vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
     const file = readTaskFile();
     assert.equal(file.tasks.find((t) => t.id === 'task-003')?.status, 'pending');
     assert.equal(file.tasks.find((t) => t.id === 'task-003')?.attempts, 0);
     assert.equal(file.tasks.find((t) => t.id === 'task-004')?.status, 'pending', 'its dependent is unblocked');
-    await eventually('task-003 ready in the view', async () => (await taskItem(api, 'task-003')).group === STATE_LABELS.ready);
+    await eventually('task-003 ready in the view', async () => (await shownTask(api, 'task-003')).group === STATE_LABELS.ready);
     assert.match(fs.readFileSync(progressFile(), 'utf8'), /RECOVERY \[task-003\] action="retry" reason="requested by user"/);
   });
 
@@ -281,7 +274,7 @@ describe('run', function () {
       const item = api.views.worktrees.getTreeItem(node);
       assert.equal(item.contextValue, 'worktree:needs_validation');
       assert.match(String(item.description), /needs a validation command · harness-task-005/);
-      assert.match(String((await taskItem(api, 'task-005')).item.contextValue), /:worktree/);
+      assert.match(String((await shownTask(api, 'task-005')).item.contextValue), /:worktree/);
       await vscode.commands.executeCommand(COMMANDS.compareWorktree, node);
       await eventually('the comparison', () => /task-005: worktree vs/.test(vscode.window.tabGroups.activeTabGroup.activeTab?.label ?? ''));
     } finally {
@@ -321,7 +314,7 @@ describe('run', function () {
   it('asks before retrying a task whose attempts are used up, in a quick pick; "Run" in Run Task then takes it', async () => {
     // task-003 failed three times in the run above: its attempts are used up.
     assert.equal(api.model.snapshot?.byId.get('task-003')?.state, 'failed');
-    const click = (await taskItem(api, 'task-003')).item.command!;
+    const click = (await shownTask(api, 'task-003')).item.command!;
     const clickIt = () => vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
     // Esc: nothing changes.
     await answeringPicks(clickIt, 'esc');

@@ -39,7 +39,8 @@ export const SETUP_TASKS = [
   task('task-005', 'Write the docs', [], { validation: { command: null } }),
 ];
 
-function task(id: string, title: string, dependsOn: string[], extra: Record<string, unknown> = {}) {
+/** A pending task of the fixture's shape: P1, three attempts, its own folder, a done.txt check. */
+export function task(id: string, title: string, dependsOn: string[], extra: Record<string, unknown> = {}) {
   return {
     id,
     title,

@@ -13,44 +13,15 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
-import {
-  CLI,
-  eventually,
-  git,
-  launchpad,
-  progressFile,
-  readTaskFile,
-  shownTasks,
-  tasksFile,
-  tooltipText,
-  workspaceRoot,
-} from './launchpad';
+import { CLI, eventually, git, launchpad, progressFile, readTaskFile, shownTask, tasksFile, tooltipText, workspaceRoot } from './launchpad';
+import { task } from './setup';
 
-function task(id: string, title: string, validation = `test -f src/${id}/done.txt`, extra: Record<string, unknown> = {}) {
-  return {
-    id,
-    title,
-    status: 'pending',
-    priority: 'P1',
-    depends_on: [],
-    attempts: 0,
-    max_attempts: 3,
-    files_hint: [`src/${id}/`],
-    validation: { command: validation, timeout_seconds: 60 },
-    error_log: [],
-    ...extra,
-  };
-}
+/** A fixture task with its own validation command. */
+const checked = (id: string, title: string, command = `test -f src/${id}/done.txt`, extra: Record<string, unknown> = {}) =>
+  task(id, title, [], { validation: { command, timeout_seconds: 60 }, ...extra });
 
 function writeHarness(session_config: Record<string, unknown>, tasks: unknown[]): void {
   fs.writeFileSync(tasksFile(), JSON.stringify({ version: 3, session_config, tasks, session_count: 0 }, null, 2) + '\n');
-}
-
-async function row(api: LaunchpadApi, id: string) {
-  await api.model.refresh();
-  for (const g of await shownTasks(api))
-    for (const c of g.children) if (c.node.kind === 'task' && c.node.taskId === id) return { group: g.label, ...c };
-  throw new Error(`${id} is not in the tasks view`);
 }
 
 /** Changes in the working tree, but for the journal (Launchpad's own, spared by a rollback). */
@@ -90,7 +61,7 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     const ids = ['cw-1', 'cw-2', 'cw-3', 'cw-4'];
     writeHarness(
       { concurrency_mode: 'concurrent', lease_seconds: 30, max_parallel_agents: 1, retry_backoff_seconds: 0 },
-      ids.map((id) => task(id, `Concurrent ${id}`)),
+      ids.map((id) => checked(id, `Concurrent ${id}`)),
     );
     // A worker in another process (as a terminal or another machine would start it), whose agent
     // holds its task until VS Code's worker has taken one of its own.
@@ -107,7 +78,7 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     );
     const lease = String(held.lease_expires_at);
     const shown = await eventually(`${held.id} shown as held by cli-worker`, async () => {
-      const r = await row(api, held.id);
+      const r = await shownTask(api, held.id);
       return r.group === STATE_LABELS.running && String(r.item.description).includes('cli-worker until ') ? r : undefined;
     });
     assert.match(String(shown.item.description), /cli-worker until \d\d:\d\d:\d\d/);
@@ -150,16 +121,16 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
       .join('\n');
     assert.equal(workers.size, 2, `two workers dispatched: ${[...workers].join(', ')}; outcome ${JSON.stringify(outcome)}\n${vscodeLines}`);
     assert.equal(dispatches.length, ids.length, 'each task dispatched once: no live claim taken from the other worker');
-    const done = await row(api, held.id);
+    const done = await shownTask(api, held.id);
     assert.equal(done.group, STATE_LABELS.completed);
     assert.ok(!String(done.item.description).includes('cli-worker'), 'a completed task shows no claim');
   });
 
   it('shows an in-place run: committed on the branch without a merge, a failed attempt rolled back with its commits kept', async () => {
     writeHarness({ isolation: 'in-place', max_parallel_agents: 1, retry_backoff_seconds: 0 }, [
-      task('ip-1', 'In place that passes'),
+      checked('ip-1', 'In place that passes'),
       // The agent commits done.txt, but the validation looks for another file.
-      task('ip-2', 'In place that fails validation', 'test -f src/ip-2/missing.txt', { max_attempts: 1 }),
+      checked('ip-2', 'In place that fails validation', 'test -f src/ip-2/missing.txt', { max_attempts: 1 }),
     ]);
     // What earlier tests left untracked is ignored from here on; a person's new untracked file
     // makes an in-place run refuse to start rather than commit it or clean it away.
@@ -202,10 +173,10 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     assert.ok(kept, 'the failed attempt is kept under a Launchpad ref');
     assert.match(git('log', '-1', '--format=%s', kept.split('\n')[0]!), /\[ip-2\]/);
 
-    const passed = await row(api, 'ip-1');
+    const passed = await shownTask(api, 'ip-1');
     assert.equal(passed.group, STATE_LABELS.completed);
     const failed = await eventually('ip-2 failed, its kept attempt in the hover', async () => {
-      const r = await row(api, 'ip-2');
+      const r = await shownTask(api, 'ip-2');
       assert.equal(r.group, STATE_LABELS.failed);
       assert.match(tooltipText(r.item), /Kept attempts:\W+.*ip-2/);
       return r;

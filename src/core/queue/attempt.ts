@@ -173,6 +173,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
       ...(partial ? { resumedFrom: partial } : {}),
       outputTail: redact(tailOf(agent.tail)),
       ...(report?.costUsd !== undefined ? { costUsd: report.costUsd } : {}),
+      ...(report?.limit && verdict !== 'success' ? { limit: report.limit } : {}),
       timings: { fetchMs, setupMs, agentMs, validationMs, pushMs },
     };
   } finally {

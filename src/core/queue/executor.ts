@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
+import { stopForLimit } from '../controller/budget';
 import { discardAttempt } from '../controller/discard';
 import { EnvFailureError } from '../controller/envFailure';
 import { mergeTask, type TaskEnd } from '../controller/merge';
@@ -292,6 +293,12 @@ export class QueueExecutor implements AttemptExecutor {
     });
     s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
     const cleanup = () => deleteRemoteRefs(s.git, this.opts.remote, [r.ref, refsFor(task.id, agentId).partial]);
+    // The tool's usage or rate limit on the worker: as on this machine, the attempt is given
+    // back and dispatching pauses (its work, fetched above, stays for the next run).
+    if (r.limit && !ok) {
+      await cleanup();
+      return stopForLimit(s, task, s.config.agent?.preset?.name ?? 'agent', r.limit, terminal);
+    }
     if (!ok) {
       await cleanup();
       return discardAttempt(s, task, worktree, terminal, {

@@ -57,6 +57,15 @@ export const attemptResultSchema = z.object({
   resumedFrom: z.optional(sha),
   outputTail: z.string(),
   costUsd: z.optional(z.number().check(z.nonnegative())),
+  /** The tool stopped on a usage or rate limit (its preset's parser said so): not the task's failure. */
+  limit: z.optional(
+    z.object({
+      kind: z.enum(['usage-limit', 'rate-limit', 'overloaded']),
+      message: z.string(),
+      resetsAt: z.optional(z.string()),
+      resetText: z.optional(z.string()),
+    }),
+  ),
   timings: z.object({ fetchMs: z.number(), setupMs: z.number(), agentMs: z.number(), validationMs: z.number(), pushMs: z.number() }),
 });
 export type AttemptResult = z.infer<typeof attemptResultSchema>;

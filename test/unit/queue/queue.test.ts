@@ -7,6 +7,8 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { installFake } from '../agents/fakeAgents';
+import * as T from '../agents/transcripts';
 import { runCli, startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { agent, makeHarness, readLog, readTasks, type TaskInput } from '../helpers/harness';
@@ -219,6 +221,24 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     assert.equal(git(root, 'rev-parse', 'main'), merged, 'nothing merged after the stale worker came back');
     assert.equal(git(root, 'show', 'main:src/s1/done.txt'), 'done by w2');
     assert.ok(!stale.output().stderr.includes('s1: delivered'), stale.output().stderr);
+  });
+
+  it("a tool's usage limit on a worker is not the task's failure: the attempt is given back and the run stops with exit 7", async () => {
+    const { root, env } = setup([{ id: 'l1' }], 1);
+    const bin = tempDir('launchpad-fake-bin-');
+    installFake(bin, 'claude', { output: T.CLAUDE_USAGE_LIMIT, work: false });
+    const withFake = { ...env, PATH: `${bin}:${process.env.PATH}`, FAKE_AGENT_LOG: tempDir('launchpad-fake-log-') };
+    worker('w1', withFake);
+    const run = startCli(['run', '--agent', 'claude', '--executor', 'queue'], { cwd: root, env: withFake });
+    procs.push(run);
+    const end = await run.done;
+    assert.equal(end.code, 7, `${end.stdout}\n${end.stderr}`);
+    const task = readTasks(root).tasks.find((t) => t.id === 'l1')!;
+    assert.equal(task.status, 'pending');
+    assert.equal(task.attempts, 0, 'the attempt was given back');
+    assert.deepEqual(task.error_log, []);
+    assert.match(end.stdout + end.stderr, /usage limit of claude/);
+    assert.ok(!readLog(root).some((l) => / ERROR \[l1\]/.test(l)), readLog(root).join('\n'));
   });
 
   it('refuses a remote it cannot reach, before anything is dispatched, its password redacted', () => {

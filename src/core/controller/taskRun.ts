@@ -119,7 +119,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const files = s.createAttempt(task.id, attempt, agentId);
   const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
   writeFileSync(files.prompt, prompt);
-  const ready = await prepareWorktree(s, before, worktree, terminal, files, { reused });
+  const ready = await prepareWorktree(s, before, worktree, terminal, files, { reused, resumed: !!resume });
   if (ready.kind === 'interrupted') return stopped();
   if (ready.kind === 'failed') return worktreeSetupFailed(s, before, terminal, ready.failure);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);

@@ -2,7 +2,7 @@
 // shell: a valid ref name is not shell-safe). A thin wrapper over runProcess rather than a git
 // library: the controller runs about ten git commands per task and the overhead budget is
 // measured against the same commands typed by hand.
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -255,12 +255,36 @@ export class Git {
    */
   async removeStaleLocks(worktree: string, branch: string): Promise<string[]> {
     const removed: string[] = [];
-    for (const name of ['index.lock', 'HEAD.lock', `refs/heads/${branch}.lock`]) {
+    const ref = `refs/heads/${branch}`;
+    // The branch's lock holds the value git was about to give it: a `git commit` killed after
+    // writing its commit but before moving the branch. The commit is finished, so it is not lost.
+    let pending: string | undefined;
+    const branchLock = await this.gitPath(`${ref}.lock`, worktree);
+    if (existsSync(branchLock)) {
+      const oid = readFileSync(branchLock, 'utf8').trim();
+      const current = await this.resolve(ref);
+      if (
+        /^[0-9a-f]{40,64}$/.test(oid) &&
+        oid !== current &&
+        (await this.commitExists(oid)) &&
+        (!current || (await this.isAncestor(current, oid)))
+      )
+        pending = oid;
+    }
+    for (const name of ['index.lock', 'HEAD.lock', `${ref}.lock`]) {
       const path = await this.gitPath(name, worktree);
       if (existsSync(path)) {
         rmSync(path, { force: true });
         removed.push(name);
       }
+    }
+    if (pending) {
+      await this.run(['update-ref', '-m', 'launchpad: finish a commit interrupted before it moved the branch', ref, pending], {
+        cwd: worktree,
+      });
+      // The index as that commit has it (the killed commit never wrote its own); the files stay.
+      await this.run(['reset', '-q', '--mixed', pending], { cwd: worktree });
+      removed[removed.length - 1] += ` (its commit ${pending.slice(0, 7)} completed)`;
     }
     return removed;
   }

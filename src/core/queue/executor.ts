@@ -63,7 +63,15 @@ export class QueueExecutor implements AttemptExecutor {
   private readonly followed = new Map<string, Followed>();
   private published: string | undefined;
   private publishing: Promise<void> = Promise.resolve();
+  private gitTurn: Promise<unknown> = Promise.resolve();
   private closing = false;
+
+  /** Runs `work` after every earlier call's work has ended (whether it failed or not). */
+  private oneGitAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.gitTurn.then(work, work);
+    this.gitTurn = turn.catch(() => undefined);
+    return turn;
+  }
 
   constructor(private readonly opts: QueueExecutorOptions) {
     const connection = connectionFor(opts.queueUrl, () => this.closing);
@@ -265,7 +273,12 @@ export class QueueExecutor implements AttemptExecutor {
     }
     await s.removeWorktree(task.id).catch(() => undefined);
     try {
-      await fetchResult(s.git, this.opts.remote, r.ref, r.commit, `refs/heads/${branch}`);
+      // One at a time: `git worktree add` first writes a placeholder HEAD, which a concurrent
+      // fetch's connectivity check would read as a bad object.
+      await this.oneGitAtATime(async () => {
+        await fetchResult(s.git, this.opts.remote, r.ref, r.commit, `refs/heads/${branch}`);
+        await s.git.addWorktreeForBranch(worktree, branch);
+      });
     } catch (err) {
       // The shared remote or the network failed, not the task: the session stops uncharged, and
       // the attempt's commits stay on the remote under r.ref.
@@ -275,7 +288,6 @@ export class QueueExecutor implements AttemptExecutor {
         advice: `check that ${redact(this.opts.remote)} is reachable and still holds ${r.ref}, then run again`,
       });
     }
-    await s.git.addWorktreeForBranch(worktree, branch);
     if (r.costUsd !== undefined) await s.transact((file) => void recordCost(file, task.id, { costUsd: r.costUsd })).catch(() => undefined);
 
     const ok = r.verdict === 'success';

@@ -15,7 +15,8 @@ export type Prepared =
   | { kind: 'interrupted' };
 
 /**
- * Prepares `worktree` for the task's agent. `reused`: it came from the pool, so its included
+ * Prepares `worktree` for the task's agent. `reused`: it came from the pool (or, `resumed`, it is
+ * the worktree an interrupted attempt left), so its included
  * files are brought up to date rather than copied. The task's port block stays leased until the
  * task's run ends (the controller releases it).
  */
@@ -25,7 +26,7 @@ export async function prepareWorktree(
   worktree: string,
   terminal: TaskTerminal,
   attempt: AttemptPaths,
-  opts: { reused: boolean },
+  opts: { reused: boolean; resumed?: boolean },
 ): Promise<Prepared> {
   let env: Record<string, string>;
   try {
@@ -53,7 +54,7 @@ export async function prepareWorktree(
     }
   }
   if (copied || opts.reused) {
-    const message = describePreparation(opts.reused, copied);
+    const message = describePreparation(opts.reused, copied, opts.resumed);
     s.log({ type: 'INIT', taskId: task.id, message });
     terminal.write(`[launchpad] ${task.id}: ${message}\r\n`);
   }
@@ -75,8 +76,8 @@ export async function prepareWorktree(
 }
 
 /** `worktree from the pool; .worktreeinclude: 3 files copied (1.2 MB), 40 unchanged, 1 removed`. */
-export function describePreparation(reused: boolean, copied: CopyReport | undefined): string {
-  const parts = [reused ? 'worktree from the pool' : 'new worktree'];
+export function describePreparation(reused: boolean, copied: CopyReport | undefined, resumed = false): string {
+  const parts = [resumed ? 'worktree of the interrupted attempt' : reused ? 'worktree from the pool' : 'new worktree'];
   if (copied) {
     const counts = [`${copied.copied} file${copied.copied === 1 ? '' : 's'} copied (${formatBytes(copied.bytes)})`];
     if (copied.unchanged) counts.push(`${copied.unchanged} unchanged`);

@@ -110,6 +110,32 @@ describe('core/git/keptAttempts', function () {
     commitIn(wt, { 'x.txt': 'x\n' }, '[t1] after the locks');
   });
 
+  it('removeStaleLocks: a commit killed before it moved the branch is finished from the branch lock, not left unreachable', async () => {
+    const { g, wt } = await repoWithWorktree();
+    const path = (name: string) => git(wt, 'rev-parse', '--path-format=absolute', '--git-path', name);
+    const before = git(wt, 'rev-parse', 'HEAD').trim();
+    // What `git commit` had done when it was killed: the file staged, the commit written, the
+    // branch's lock holding its new value.
+    writeFileSync(join(wt, 'half.txt'), 'half\n');
+    git(wt, 'add', 'half.txt');
+    const tree = git(wt, 'write-tree').trim();
+    const commit = git(wt, 'commit-tree', tree, '-p', before, '-m', '[t1] half').trim();
+    writeFileSync(path('refs/heads/harness-t1.lock'), `${commit}\n`);
+    writeFileSync(path('index.lock'), '');
+    assert.deepEqual(await g.removeStaleLocks(wt, 'harness-t1'), [
+      'index.lock',
+      `refs/heads/harness-t1.lock (its commit ${commit.slice(0, 7)} completed)`,
+    ]);
+    assert.equal(git(wt, 'rev-parse', 'harness-t1').trim(), commit);
+    assert.equal(git(wt, 'status', '--porcelain'), '', 'the tree and index agree with the finished commit');
+    // A lock whose value is not a descendant of the branch (or no object at all) is only removed.
+    writeFileSync(path('refs/heads/harness-t1.lock'), `${before}\n`);
+    assert.deepEqual(await g.removeStaleLocks(wt, 'harness-t1'), ['refs/heads/harness-t1.lock']);
+    assert.equal(git(wt, 'rev-parse', 'harness-t1').trim(), commit);
+    writeFileSync(path('refs/heads/harness-t1.lock'), `${'f'.repeat(40)}\n`);
+    assert.deepEqual(await g.removeStaleLocks(wt, 'harness-t1'), ['refs/heads/harness-t1.lock']);
+  });
+
   it('pruneKeptAttempts: completed tasks by default, the named ones otherwise, older than a cutoff, dry run; an unknown id changes nothing', async () => {
     const { g, wt } = await repoWithWorktree();
     const keep = async (task: string, n: number) => {

@@ -1,9 +1,12 @@
 // A real Redis server for the queue tests: redis-server from the system (CI installs it, see
-// .ci/run), on a free port, in a temporary folder, nothing saved, stopped by stop() or when the
-// test process exits. A missing redis-server fails the suite with what to install.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+// .ci/run), else Debian's packages unpacked under .cache/redis (apt-get download and dpkg -x, no
+// root needed), on a free port, in a temporary folder, nothing saved, stopped by stop() or when
+// the test process exits. When neither can be had, the suite fails saying what to install.
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 import { tempDir } from '../helpers/tmp';
 
@@ -28,20 +31,43 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The repository's ignored cache (out/test/unit/queue → the repository's root). */
+const CACHE = join(__dirname, '..', '..', '..', '..', '.cache', 'redis');
+const PACKAGES = ['redis-server', 'redis-tools', 'libjemalloc2', 'liblzf1'];
+
+/** redis-server and the environment it runs in: the system's, else the cached one (made once). */
+function redisBinary(): { command: string; env: NodeJS.ProcessEnv } {
+  if (spawnSync('sh', ['-c', 'command -v redis-server']).status === 0) return { command: 'redis-server', env: process.env };
+  const root = join(CACHE, 'root');
+  const command = join(root, 'usr/bin/redis-server');
+  if (!existsSync(command)) {
+    const debs = join(CACHE, 'debs');
+    mkdirSync(debs, { recursive: true });
+    const got = spawnSync('apt-get', ['download', ...PACKAGES], { cwd: debs, encoding: 'utf8' });
+    if (got.status !== 0)
+      throw new Error(
+        `redis-server is not installed and Debian's packages could not be downloaded into ${debs} (${got.stderr.trim().split('\n').pop()}): apt-get install -y redis-server (.ci/run does)`,
+      );
+    for (const deb of readdirSync(debs).filter((f) => f.endsWith('.deb'))) execFileSync('dpkg', ['-x', join(debs, deb), root]);
+  }
+  // The libraries it needs beside it (usr/lib/<multiarch triplet>/).
+  const libs = readdirSync(join(root, 'usr/lib'))
+    .filter((d) => d.endsWith('-gnu'))
+    .map((d) => join(root, 'usr/lib', d));
+  return { command, env: { ...process.env, LD_LIBRARY_PATH: [...libs, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } };
+}
+
 export async function startRedis(): Promise<RedisServer> {
-  const which = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
-  if (which.status !== 0)
-    throw new Error(
-      'redis-server is not installed: the queue tests need it (Debian: apt-get install -y redis-server; .ci/run installs it)',
-    );
+  const redis = redisBinary();
   const port = await freePort();
   const dir = tempDir('launchpad-redis-');
   const password = `pw${randomBytes(8).toString('hex')}`;
   const child: ChildProcess = spawn(
-    'redis-server',
+    redis.command,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--requirepass', password],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: redis.env,
     },
   );
   const kill = () => child.exitCode === null && child.kill('SIGKILL');

@@ -251,6 +251,7 @@ export class Controller {
       // recovered, through the same recovery as a session start's, after the health check.
       const merges = new MergeQueue((id, merge) => worker.mergeGuard(id, merge));
       if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
+      await openPool(s);
       return this.loop(s, merges);
     }
     endOrphanedProcesses(s);
@@ -276,6 +277,7 @@ export class Controller {
     if (s.stopping) return 'stopped';
     await removeOrphanedWorktrees(s);
     if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
+    await openPool(s);
     return this.loop(s, merges, resumptions, adopted);
   }
 
@@ -501,6 +503,8 @@ export class Controller {
 
   private async endSession(s: Session, reason: StopReason): Promise<RunOutcome> {
     await s.worktreesRemoved();
+    // Preparations of the pool's worktrees end too (at once when stopped: they are redone later).
+    await s.pool.settled();
     let file: TaskFile;
     try {
       file = await s.transact((f) => {
@@ -665,4 +669,9 @@ function firstLine(text: string): string {
 
 function emptyStats(): Stats {
   return { tasks_total: 0, completed: 0, failed: 0, in_batch: 0, pending: 0, blocked: 0, attempts_total: 0, checkpoints: 0 };
+}
+
+/** The worktree pool, at the session's start (not in place: no worktree is made there). */
+async function openPool(s: Session): Promise<void> {
+  if (!s.inPlace) await s.pool.open();
 }

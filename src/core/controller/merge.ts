@@ -105,6 +105,7 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
 
   const head = await s.git.head();
   s.head = head ?? s.head;
+  s.pool.baseMoved();
   if (outside.length || task.out_of_scope?.length) await s.transact((file) => void recordOutOfScope(file, task.id, outside));
   const warn = outside.length
     ? [{ type: 'WARN' as const, taskId: task.id, message: `out-of-scope files merged: ${outside.join(', ')}` }]

@@ -18,7 +18,7 @@ import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
 import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
-import { returnToPool } from '../worktrees/pool';
+import { WorktreePool } from '../worktrees/pool';
 import { PortBlocks } from '../worktrees/ports';
 import { RunSpending } from './budget';
 import { classifyError, type EnvFailure, writeFailure } from './envFailure';
@@ -78,6 +78,8 @@ export class Session implements SessionContext {
   private readonly stopController = new AbortController();
   /** Worktree removals started by a task's end and not finished yet, by task id. */
   private readonly removals = new Map<string, Promise<void>>();
+  /** Prepared worktrees reused between tasks (session_config.worktree_pool). */
+  readonly pool: WorktreePool;
 
   constructor(
     readonly number: number,
@@ -95,6 +97,7 @@ export class Session implements SessionContext {
     this.records = new ProcessRecords(this.paths.processRecords);
     this.spending = new RunSpending(this.config);
     this.ports = new PortBlocks(this.config.portBlockSize, this.paths.root);
+    this.pool = new WorktreePool(this);
   }
 
   /** Aborted when a person stops the run: every agent, validation and cleanup ends. */
@@ -293,7 +296,7 @@ export class Session implements SessionContext {
     await this.removals.get(taskId);
     const branch = branchFor(taskId);
     const own = this.worktreePath(taskId);
-    if (existsSync(own) && !(await returnToPool(this, own))) await this.git.removeWorktree(own);
+    if (existsSync(own) && !(await this.pool.give(own))) await this.git.removeWorktree(own);
     if (await this.git.deleteBranch(branch)) return;
     const ref = `refs/heads/${branch}`;
     for (const w of await this.git.listWorktrees()) if (w.branch === ref) await this.git.removeWorktree(w.path);

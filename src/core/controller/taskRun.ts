@@ -12,9 +12,7 @@ import type { ProcessResult } from '../process/runProcess';
 import { STATE_FILE_NAMES } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { type CheckpointStep, type ClaimToken, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
-import { readIncludeRules } from '../worktrees/include';
-import { takeFromPool } from '../worktrees/pool';
-import { prepareWorktree } from '../worktrees/prepare';
+import { prepareWorktree, type WorktreeOrigin } from '../worktrees/prepare';
 import { worktreeSetupFailed } from '../worktrees/setup';
 import type { AgentVerdict } from './agentOutput';
 import { runAgent } from './agentRun';
@@ -105,10 +103,10 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     return interrupted(terminal);
   };
 
-  let reused: boolean;
+  let from: WorktreeOrigin;
   try {
     // A resumed attempt continues in the worktree it left, set up already.
-    reused = resume ? true : await createWorktree(s, task.id, worktree, branch, base);
+    from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base);
   } catch (err) {
     return stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, {
       agentRan: false,
@@ -119,7 +117,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const files = s.createAttempt(task.id, attempt, agentId);
   const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
   writeFileSync(files.prompt, prompt);
-  const ready = await prepareWorktree(s, before, worktree, terminal, files, { reused, resumed: !!resume });
+  const ready = await prepareWorktree(s, before, worktree, terminal, files, from);
   if (ready.kind === 'interrupted') return stopped();
   if (ready.kind === 'failed') return worktreeSetupFailed(s, before, terminal, ready.failure);
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
@@ -240,20 +238,21 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
 }
 
 /**
- * A worktree on a new branch from `base`: one from the pool when there is one (true), else a new
- * one (false); leftovers of an earlier attempt are removed first.
+ * A worktree on a new branch from `base`: a prepared one from the pool when there is one, else a
+ * new one; leftovers of an earlier attempt are removed first.
  */
-export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<boolean> {
+export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<WorktreeOrigin> {
   // The last attempt's worktree may still be being removed (Session.removeWorktreeSoon).
   await s.removalOf(taskId);
-  if (await takeFromPool(s, worktree, branch, base, readIncludeRules(s.toplevel))) return true;
+  const prepared = await s.pool.take(worktree, branch, base);
+  if (prepared) return { kind: 'pool', preparedAt: prepared.preparedAt };
   try {
     await s.git.addWorktree(worktree, branch, base);
   } catch {
     await s.discardWorktree(taskId);
     await s.git.addWorktree(worktree, branch, base);
   }
-  return false;
+  return { kind: 'new' };
 }
 
 /**

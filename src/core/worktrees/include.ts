@@ -6,6 +6,7 @@
 // the patterns mean exactly what they mean in a .gitignore. A directory a pattern names is copied
 // with everything in it; symbolic links stay links; mtimes are kept, so a worktree reused from
 // the pool is brought up to date by copying only what changed.
+import { createHash } from 'node:crypto';
 import { constants, existsSync, readFileSync, type Stats } from 'node:fs';
 import { copyFile, lstat, lutimes, mkdir, readlink, realpath, rmdir, symlink, unlink, utimes } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
@@ -62,37 +63,73 @@ export interface CopyReport {
 
 /** Copies at once; enough to keep the disk busy without holding thousands of open files. */
 const PARALLEL_COPIES = 32;
+/** lstat() calls at once: from the page cache, they are bound by the thread pool, not the disk. */
+const PARALLEL_STATS = 64;
+
+/** The included files of a checkout as found by one scan: each one's lstat, and a fingerprint of them all. */
+export interface IncludedScan {
+  /** Relative path → lstat, for the files and links (a socket or FIFO is left out). */
+  entries: Map<string, Stats>;
+  /**
+   * The rules, then every entry's path, kind, size and modification time, hashed: two scans with
+   * the same fingerprint found the same files unchanged (rsync's quick check, for all at once).
+   */
+  fingerprint: string;
+}
+
+/** Lists and lstat()s the included files of the checkout `dir` (see includedFiles). */
+export async function scanIncluded(git: Git, dir: string, rules: IncludeRules, signal?: AbortSignal): Promise<IncludedScan> {
+  const paths = await includedFiles(git, dir, rules);
+  const stats = new Array<Stats | undefined>(paths.length);
+  await eachLimited(paths.keys(), PARALLEL_STATS, async (i) => {
+    signal?.throwIfAborted();
+    stats[i] = await lstat(join(dir, paths[i]!)).catch(() => undefined);
+  });
+  const entries = new Map<string, Stats>();
+  const hash = createHash('sha256').update(rules.patterns.join('\n')).update('\0');
+  paths.forEach((rel, i) => {
+    const st = stats[i];
+    if (!st || !(st.isFile() || st.isSymbolicLink())) return; // gone meanwhile, or a socket / FIFO
+    entries.set(rel, st);
+    hash.update(`${rel}\0${st.isSymbolicLink() ? 'l' : 'f'}${st.size}:${Math.round(st.mtimeMs)}\n`);
+  });
+  return { entries, fingerprint: hash.digest('hex') };
+}
 
 /**
  * Copies the included files of the main checkout `top` into `worktree`. A fresh worktree gets
  * each one unless it already has something at that path. With `sync` (a worktree used before,
  * from the pool), the worktree's own included files are brought to what `top` holds now: the
  * changed ones copied again (size or mtime differ), the ones `top` no longer has removed.
+ * Returns what it did, and the scan of `top` it copied from.
  */
 export async function copyIncluded(
   git: Git,
   top: string,
   worktree: string,
   rules: IncludeRules,
-  opts: { sync: boolean },
-): Promise<CopyReport> {
-  const [wanted, inWorktree] = await Promise.all([includedFiles(git, top, rules), opts.sync ? includedFiles(git, worktree, rules) : []]);
+  opts: { sync: boolean; signal?: AbortSignal },
+): Promise<CopyReport & { source: IncludedScan }> {
+  const [source, inWorktree] = await Promise.all([
+    scanIncluded(git, top, rules, opts.signal),
+    opts.sync ? includedFiles(git, worktree, rules) : [],
+  ]);
   const present = new Set(inWorktree);
   const report: CopyReport = { copied: 0, bytes: 0, unchanged: 0, removed: 0, skipped: 0 };
   const inside = await insideCheck(worktree);
 
-  const wantedSet = new Set(wanted);
-  for (const extra of [...present].filter((p) => !wantedSet.has(p))) {
+  for (const extra of present) {
+    if (source.entries.has(extra)) continue;
     await unlink(join(worktree, extra)).catch(ignoreMissing);
     await pruneEmptyParents(worktree, extra);
     report.removed++;
   }
 
-  await eachLimited(wanted, PARALLEL_COPIES, async (rel) => {
+  await eachLimited(source.entries.keys(), PARALLEL_COPIES, async (rel) => {
+    opts.signal?.throwIfAborted();
     const src = join(top, rel);
     const dst = join(worktree, rel);
-    const from = await lstat(src).catch(() => undefined);
-    if (!from || !(from.isFile() || from.isSymbolicLink())) return; // gone meanwhile, or a socket / FIFO
+    const from = source.entries.get(rel)!;
     const to = await lstat(dst).catch(() => undefined);
     if (to) {
       if (!present.has(rel)) {
@@ -116,13 +153,13 @@ export async function copyIncluded(
       await lutimes(dst, from.atime, from.mtime).catch(() => undefined);
     } else {
       // A copy-on-write clone where the file system can (btrfs, XFS), a plain copy elsewhere.
-      await copyFile(src, dst, constants.COPYFILE_FICLONE | constants.COPYFILE_EXCL);
-      await utimes(dst, from.atime, from.mtime);
+      await copyFile(src, dst, constants.COPYFILE_FICLONE | constants.COPYFILE_EXCL).catch(ignoreMissing);
+      await utimes(dst, from.atime, from.mtime).catch(ignoreMissing);
       report.bytes += from.size;
     }
     report.copied++;
   });
-  return report;
+  return { ...report, source };
 }
 
 type Stat = Stats;
@@ -172,10 +209,10 @@ function ignoreMissing(err: NodeJS.ErrnoException): void {
   if (err.code !== 'ENOENT') throw err;
 }
 
-async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
+async function eachLimited<T>(items: Iterable<T>, limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  const it = items[Symbol.iterator]();
   const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
+    for (let next = it.next(); !next.done; next = it.next()) await work(next.value);
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(Array.from({ length: limit }, worker));
 }

@@ -9,16 +9,19 @@ import { copyIncluded, type CopyReport, readIncludeRules, WORKTREE_INCLUDE_FILE 
 import { recordKept } from './pool';
 import { runWorktreeSetup, type SetupFailure } from './setup';
 
+/** Where the task's worktree came from: a new checkout, the pool (prepared at `preparedAt`), or an interrupted attempt. */
+export type WorktreeOrigin = { kind: 'new' } | { kind: 'pool'; preparedAt: number } | { kind: 'resumed' };
+
 export type Prepared =
   | { kind: 'ready'; /** For the agent's environment: LAUNCHPAD_PORT_BASE, LAUNCHPAD_PORT_COUNT. */ env: Record<string, string> }
   | { kind: 'failed'; failure: SetupFailure }
   | { kind: 'interrupted' };
 
 /**
- * Prepares `worktree` for the task's agent. `reused`: it came from the pool (or, `resumed`, it is
- * the worktree an interrupted attempt left), so its included
- * files are brought up to date rather than copied. The task's port block stays leased until the
- * task's run ends (the controller releases it).
+ * Prepares `worktree` for the task's agent. A new worktree gets the included files copied; the
+ * pool's have them already (copied when the slot was prepared); an interrupted attempt's are
+ * brought up to date. The task's port block stays leased until the task's run ends (the
+ * controller releases it).
  */
 export async function prepareWorktree(
   s: Session,
@@ -26,7 +29,7 @@ export async function prepareWorktree(
   worktree: string,
   terminal: TaskTerminal,
   attempt: AttemptPaths,
-  opts: { reused: boolean; resumed?: boolean },
+  from: WorktreeOrigin,
 ): Promise<Prepared> {
   let env: Record<string, string>;
   try {
@@ -38,11 +41,11 @@ export async function prepareWorktree(
     };
   }
 
-  const rules = readIncludeRules(s.toplevel);
+  const rules = from.kind === 'pool' ? undefined : readIncludeRules(s.toplevel);
   let copied: CopyReport | undefined;
   if (rules) {
     try {
-      copied = await copyIncluded(s.git, s.toplevel, worktree, rules, { sync: opts.reused });
+      copied = await copyIncluded(s.git, s.toplevel, worktree, rules, { sync: from.kind === 'resumed' });
     } catch (err) {
       return {
         kind: 'failed',
@@ -53,8 +56,8 @@ export async function prepareWorktree(
       };
     }
   }
-  if (copied || opts.reused) {
-    const message = describePreparation(opts.reused, copied, opts.resumed);
+  if (copied || from.kind !== 'new') {
+    const message = describePreparation(from, copied);
     s.log({ type: 'INIT', taskId: task.id, message });
     terminal.write(`[launchpad] ${task.id}: ${message}\r\n`);
   }
@@ -75,9 +78,15 @@ export async function prepareWorktree(
   return { kind: 'ready', env };
 }
 
-/** `worktree from the pool; .worktreeinclude: 3 files copied (1.2 MB), 40 unchanged, 1 removed`. */
-export function describePreparation(reused: boolean, copied: CopyReport | undefined, resumed = false): string {
-  const parts = [resumed ? 'worktree of the interrupted attempt' : reused ? 'worktree from the pool' : 'new worktree'];
+/** `new worktree; .worktreeinclude: 3 files copied (1.2 MB), 40 unchanged, 1 removed`. */
+export function describePreparation(from: WorktreeOrigin, copied: CopyReport | undefined): string {
+  const parts = [
+    from.kind === 'resumed'
+      ? 'worktree of the interrupted attempt'
+      : from.kind === 'pool'
+        ? `worktree from the pool, prepared at ${new Date(from.preparedAt).toISOString().slice(11, 19)} (its included files as the main checkout had them then)`
+        : 'new worktree',
+  ];
   if (copied) {
     const counts = [`${copied.copied} file${copied.copied === 1 ? '' : 's'} copied (${formatBytes(copied.bytes)})`];
     if (copied.unchanged) counts.push(`${copied.unchanged} unchanged`);

@@ -3,7 +3,9 @@
 // new worktree at the same base gets (tracked files, index, included files, set-up output);
 // the pool keeps at most N; a folder in the pool that is not our worktree is never cleaned with git.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -14,10 +16,11 @@ import { createWorktree } from '../../../src/core/controller/taskRun';
 import { Git } from '../../../src/core/git/git';
 import { ProgressLog } from '../../../src/core/log/progressLog';
 import { silentLogger } from '../../../src/core/logger';
+import { processIdentity } from '../../../src/core/processIdentity';
 import { StatePaths } from '../../../src/core/statePaths';
 import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
-import { poolDir } from '../../../src/core/worktrees/pool';
+import { gitDirOf, poolDir, readReady } from '../../../src/core/worktrees/poolSlot';
 import { prepareWorktree } from '../../../src/core/worktrees/prepare';
 import { git, makeRepo, writeFiles } from '../helpers/gitRepo';
 import { makeHarness, readLog } from '../helpers/harness';
@@ -74,10 +77,10 @@ async function start(s: Session, id: string): Promise<{ worktree: string; reused
   const branch = `harness-${id}`;
   const { before, attempt } = await s.transact((file) => dispatchTask(file, id, { agentId: `agent_${id}`, branch, baseCommit: s.head }));
   const worktree = s.worktreePath(id);
-  const reused = await createWorktree(s, id, worktree, branch, s.head);
-  const ready = await prepareWorktree(s, before, worktree, s.terminals.open(before, worktree), s.createAttempt(id, attempt), { reused });
+  const from = await createWorktree(s, id, worktree, branch, s.head);
+  const ready = await prepareWorktree(s, before, worktree, s.terminals.open(before, worktree), s.createAttempt(id, attempt), from);
   assert.equal(ready.kind, 'ready', JSON.stringify(ready));
-  return { worktree, reused };
+  return { worktree, reused: from.kind === 'pool' };
 }
 
 /** Every entry under `dir` but the worktree's `.git` file: path, kind, mode, content or link target. */
@@ -134,17 +137,19 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     mkdirSync(join(w, 'emptydir/inner'), { recursive: true });
     writeFiles(w, { 'src/keep/tracked.txt': 'changed, not committed\n' });
 
+    // The main checkout's included files change before the worktree is prepared again.
+    writeFiles(root, { '.env': 'SECRET=2\n' });
     await s.removeWorktree('task-001');
     assert.ok(!existsSync(w), 'moved out of the task folder');
     assert.equal(slots(s).length, 1, 'kept in the pool');
     assert.equal(git(root, 'branch', '--list', 'harness-task-001'), '', 'its branch deleted');
+    await s.pool.settled();
 
-    // The main branch moves on, and the main checkout's included files change.
+    // The main branch moves on after the preparation: the dispatch moves the slot to it.
     writeFiles(root, { 'src/a.txt': 'a2\n', 'src/b.txt': 'b\n' });
     git(root, 'add', 'src');
     git(root, 'commit', '-q', '-m', 'main moves on');
     s.head = git(root, 'rev-parse', 'HEAD');
-    writeFiles(root, { '.env': 'SECRET=2\n' });
 
     const second = await start(s, 'task-002');
     assert.equal(second.reused, true);
@@ -166,8 +171,9 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     const init = readLog(root).filter((l) => l.includes(' INIT [task-002] '));
     assert.match(
       init[0]!,
-      / INIT \[task-002\] worktree from the pool; \.worktreeinclude: 1 file copied \(\d+ B\), 3 unchanged, 1 removed$/,
+      / INIT \[task-002\] worktree from the pool, prepared at \d\d:\d\d:\d\d \(its included files as the main checkout had them then\)$/,
     );
+    assert.deepEqual(git(second.worktree, 'reflog', '--format=%gs').split('\n').length, 1, 'no reflog of the earlier task');
   });
 
   it('keeps at most worktree_pool idle worktrees, and empties the pool once the setting is 0', async () => {
@@ -183,6 +189,9 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     (s.config as { worktreePool: number }).worktreePool = 0;
     await start(s, 'task-003');
     await s.removeWorktree('task-003');
+    assert.equal(slots(s).length, 1, 'not pooled once the setting is 0');
+    await s.pool.settled();
+    await s.pool.open(); // the next session's start
     assert.deepEqual(slots(s), []);
     assert.ok(!existsSync(poolDir(worktreeDir)), 'the pool folder goes with its last slot');
     assert.equal(git(root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1);
@@ -210,8 +219,103 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
 
     const { reused } = await start(s, 'task-001');
     assert.equal(reused, false, 'the stray folder is not used');
+    await s.pool.open();
+    await s.pool.settled();
     assert.equal(readFileSync(join(outer, 'precious-untracked.txt'), 'utf8'), 'keep me\n');
     assert.ok(!existsSync(stray), 'the stray folder is removed from the pool');
     rmSync(worktreeDir, { recursive: true, force: true });
+  });
+
+  it("a session's start fills the pool to worktree_pool in the background, each slot prepared at the base with the included files", async () => {
+    const { s, root } = await sessionFor({ worktree_pool: 3 });
+    await s.pool.open();
+    await s.pool.settled();
+    assert.equal(slots(s).length, 3);
+    for (const name of slots(s)) {
+      const slot = join(poolDir(s.config.worktreeRoot), name);
+      const mark = readReady(gitDirOf(slot)!);
+      assert.equal(mark?.base, s.head, `${name} prepared at the base`);
+      assert.equal(readFileSync(join(slot, '.env'), 'utf8'), 'SECRET=1\n');
+      assert.equal(readlinkSync(join(slot, 'node_modules/x-link')), 'x');
+      assert.equal(git(slot, 'status', '--porcelain'), '', `${name} clean`);
+    }
+    // Taken as they are: no checkout when the base has not moved (the mark says where it is).
+    const { worktree, reused } = await start(s, 'task-001');
+    assert.equal(reused, true);
+    assert.equal(git(worktree, 'symbolic-ref', '--short', 'HEAD'), 'harness-task-001');
+    assert.equal(slots(s).length, 2);
+    assert.equal(git(root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 4);
+  });
+
+  it('a slot another live process claimed is not taken; the claim of a process that is gone is taken over', async () => {
+    const { s } = await sessionFor({ worktree_pool: 1 });
+    await s.pool.open();
+    await s.pool.settled();
+    const slot = join(poolDir(s.config.worktreeRoot), slots(s)[0]!);
+    const claim = join(gitDirOf(slot)!, 'launchpad-claim');
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      writeFileSync(claim, `${other.pid} ${processIdentity(other.pid!)}\n`);
+      assert.equal((await start(s, 'task-001')).reused, false, 'claimed by a live process: a new worktree');
+      assert.ok(existsSync(slot), 'the claimed slot left alone');
+    } finally {
+      other.kill('SIGKILL');
+      await once(other, 'exit');
+    }
+    assert.equal((await start(s, 'task-002')).reused, true, 'its process gone: the slot is used');
+  });
+
+  it("a slot prepared before the main checkout's included files changed is prepared again before it is handed out", async () => {
+    const { s, root } = await sessionFor({ worktree_pool: 2 });
+    await start(s, 'task-001');
+    await start(s, 'task-002');
+    await s.removeWorktree('task-001');
+    await s.pool.settled(); // prepared with SECRET=1
+    writeFiles(root, { '.env': 'SECRET=3\n' });
+    await s.removeWorktree('task-002');
+    await s.pool.settled(); // this preparation sees SECRET=3: the first slot is stale now
+    const a = await start(s, 'task-003');
+    const b = await start(s, 'task-004');
+    assert.deepEqual([a.reused, b.reused], [true, true]);
+    assert.equal(readFileSync(join(a.worktree, '.env'), 'utf8'), 'SECRET=3\n');
+    assert.equal(readFileSync(join(b.worktree, '.env'), 'utf8'), 'SECRET=3\n');
+  });
+
+  it("never prepares a slot that is on a branch (a task's worktree recovered there): its work stays", async () => {
+    const { s } = await sessionFor({ worktree_pool: 2 });
+    const { worktree } = await start(s, 'task-001');
+    writeFiles(worktree, { 'src/wip.txt': 'work in progress\n' });
+    // Moved into the pool while on its branch, as a crash between a hand-out's two steps leaves it.
+    mkdirSync(poolDir(s.config.worktreeRoot), { recursive: true });
+    const slot = join(poolDir(s.config.worktreeRoot), 'slot-onbranch');
+    git(s.toplevel, 'worktree', 'move', worktree, slot);
+    await s.pool.open();
+    await s.pool.settled();
+    assert.equal(readFileSync(join(slot, 'src/wip.txt'), 'utf8'), 'work in progress\n');
+    assert.equal(git(slot, 'symbolic-ref', '--short', 'HEAD'), 'harness-task-001');
+    assert.equal(readReady(gitDirOf(slot)!), undefined, 'never marked ready');
+  });
+
+  it("over a leftover branch of the task, the slot goes back to the pool untouched and the branch's commits are kept", async () => {
+    const { s, root } = await sessionFor({ worktree_pool: 1 });
+    await s.pool.open();
+    await s.pool.settled();
+    const slot = join(poolDir(s.config.worktreeRoot), slots(s)[0]!);
+    const before = readReady(gitDirOf(slot)!);
+    git(root, 'branch', 'harness-task-001', s.head);
+    const side = tempDir('launchpad-side-');
+    git(root, 'worktree', 'add', '-q', side, 'harness-task-001');
+    writeFiles(side, { 'src/left.txt': 'left behind\n' });
+    git(side, 'add', '-A');
+    git(side, 'commit', '-q', '-m', 'leftover work');
+    const tip = git(side, 'rev-parse', 'HEAD');
+    git(root, 'worktree', 'remove', '--force', side);
+
+    const { reused, worktree } = await start(s, 'task-001');
+    assert.equal(reused, false, 'a new worktree, made after the leftover was kept');
+    assert.equal(git(worktree, 'rev-parse', 'HEAD'), s.head);
+    assert.match(git(root, 'for-each-ref', '--format=%(objectname)', 'refs/launchpad/attempts/task-001/'), new RegExp(tip));
+    assert.equal(git(slot, 'rev-parse', '--abbrev-ref', 'HEAD'), 'HEAD', 'the slot detached again');
+    assert.deepEqual(readReady(gitDirOf(slot)!), before, 'and ready as it was');
   });
 });

@@ -2,9 +2,11 @@
 // shell: a valid ref name is not shell-safe). A thin wrapper over runProcess rather than a git
 // library: the controller runs about ten git commands per task and the overhead budget is
 // measured against the same commands typed by hand.
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 import { type ProcessResult, runProcess } from '../process/runProcess';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
@@ -51,12 +53,37 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
   LC_ALL: 'C',
 });
 
+/**
+ * git's worktree commands (and `branch -d/-D`, which asks whether a branch is checked out in one)
+ * read every worktree's admin folder (.git/worktrees/<name>/), and `worktree add` writes a new
+ * one file by file: a command that reads it half-written dies ("failed to read
+ * .git/worktrees/<name>/commondir"). So in this process they run one at a time, and each is kept
+ * short: an add makes only the admin folder under this rule and checks its files out after it,
+ * a removal renames the folder away and lets `worktree prune` forget it, then deletes it.
+ */
+let worktreeAdmin: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const turn = worktreeAdmin.then(work, work);
+  worktreeAdmin = turn.catch(() => undefined);
+  return turn;
+}
+function readsWorktrees(args: readonly string[]): boolean {
+  return args[0] === 'worktree' || (args[0] === 'branch' && args.some((a) => a === '-d' || a === '-D' || a === '--delete'));
+}
+
 export class Git {
   constructor(readonly cwd: string) {}
 
   async run(
     args: string[],
     opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  ): Promise<ProcessResult> {
+    return readsWorktrees(args) ? oneAtATime(() => this.spawn(args, opts)) : this.spawn(args, opts);
+  }
+
+  private async spawn(
+    args: string[],
+    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv },
   ): Promise<ProcessResult> {
     const result = await runProcess({
       command: { file: 'git', args },
@@ -112,15 +139,56 @@ export class Git {
   }
 
   async addWorktree(path: string, branch: string, base: string): Promise<void> {
-    await this.run(['worktree', 'add', '-b', branch, '--', path, base]);
+    await this.addWorktreeThenCheckout(['-b', branch, '--', path, base], path);
   }
 
   /** A worktree for an existing branch (recovery validates a branch whose worktree is gone). */
   async addWorktreeForBranch(path: string, branch: string): Promise<void> {
-    await this.run(['worktree', 'add', '--', path, branch]);
+    await this.addWorktreeThenCheckout(['--', path, branch], path);
+  }
+
+  /** A worktree at `commit` with a detached HEAD. */
+  async addDetachedWorktree(path: string, commit: string): Promise<void> {
+    await this.addWorktreeThenCheckout(['--detach', '--', path, commit], path);
+  }
+
+  /**
+   * `git worktree add`, its admin folder made under the one-at-a-time rule and its files checked
+   * out after (what `worktree add` does itself: a checkout that runs the post-checkout hook).
+   */
+  private async addWorktreeThenCheckout(addArgs: string[], path: string): Promise<void> {
+    await this.run(['worktree', 'add', '--no-checkout', ...addArgs]);
+    await this.run(['checkout', '-q', '-f'], { cwd: path });
+  }
+
+  private commonDir: string | undefined;
+
+  /** `path` holds a linked worktree of this repository (its admin folder is in our .git/worktrees/). */
+  private async isOurWorktree(path: string): Promise<boolean> {
+    const admin = linkedAdminDir(path);
+    if (!admin) return false;
+    this.commonDir ??= (await this.text(['rev-parse', '--path-format=absolute', '--git-common-dir'])) || undefined;
+    return !!this.commonDir && resolve(admin, '..', '..') === resolve(this.commonDir);
+  }
+
+  async moveWorktree(from: string, to: string): Promise<void> {
+    await this.run(['worktree', 'move', '--', from, to]);
   }
 
   async removeWorktree(path: string): Promise<void> {
+    // A linked worktree of ours: renamed away (instant), forgotten by git, then deleted outside the rule.
+    const aside = `${path}.removing-${randomBytes(4).toString('hex')}`;
+    if (
+      (await this.isOurWorktree(path)) &&
+      (await rename(path, aside).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      await this.run(['worktree', 'prune'], { allowFail: true });
+      await rm(aside, { recursive: true, force: true });
+      return;
+    }
     const r = await this.run(['worktree', 'remove', '--force', '--force', '--', path], { allowFail: true });
     // Already gone from disk: drop git's record of it.
     if (r.code !== 0) await this.run(['worktree', 'prune'], { allowFail: true });
@@ -320,4 +388,14 @@ function overwrittenFiles(stderr: string): string[] {
         .map((l) => l.trim())
         .filter(Boolean)
     : [];
+}
+
+/** The admin folder of the linked worktree at `path` (its `.git` file: "gitdir: …"), absolute. */
+function linkedAdminDir(path: string): string | undefined {
+  try {
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'));
+    return m ? resolve(path, m[1]!.trim()) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -42,7 +42,7 @@ export async function withTempWorktree<T>(git: Git, path: string, commit: string
   await git.removeWorktree(path);
   rmSync(path, { recursive: true, force: true });
   mkdirSync(dirname(path), { recursive: true });
-  await git.run(['worktree', 'add', '--detach', '--', path, commit]);
+  await git.addDetachedWorktree(path, commit);
   try {
     return await fn(path);
   } finally {

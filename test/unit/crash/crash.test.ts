@@ -84,9 +84,29 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   ...[0.35, 0.45, 0.55, 0.7].map((f): [string, Make] => [`delay ${Math.round(f * 100)}% of a clean run`, delayAt(f)]),
 ];
 
+/**
+ * The same DAG with worktree_pool (2 × max_parallel) and included files: dispatches take
+ * prepared slots, ended tasks' worktrees are prepared in the background. Besides every check
+ * above, each validation compares its worktree with a new one (crash-validate.sh), and the pool
+ * is left with idle, unclaimed slots only.
+ */
+const POOL_SCENARIOS: Array<[string, Make]> = [
+  ['pool: no kill (control)', () => ({ kind: 'none' })],
+  // A checkout inside a slot: its preparation after a task, or its hand-out to a moved base.
+  ['pool: pool-checkout', script('pool-checkout', 'pool')],
+  ['pool: log BATCH #2', log(/\] BATCH /, 2)],
+  ['pool: log DISPATCH [task-004]', log(/\] DISPATCH \[task-004\]/)],
+  ['pool: log Completed [task-001]', log(/\] Completed \[task-001\]/)],
+  ['pool: agent-start:task-005', script('agent-start', 'task-005')],
+  ['pool: validate-end:task-006', script('validate-end', 'task-006')],
+  ['pool: merge-post:task-004', script('merge-post', 'task-004')],
+  ['pool: .tmp created #5', tmp(5)],
+  ...[0.45, 0.7].map((f): [string, Make] => [`pool: delay ${Math.round(f * 100)}% of a clean run`, delayAt(f)]),
+];
+
 /** CRASH_ONLY=<regex> runs only the matching scenarios (to look at one while fixing it). */
 const only = process.env.CRASH_ONLY ? new RegExp(process.env.CRASH_ONLY) : undefined;
-const SCENARIOS = only ? ALL_SCENARIOS.filter(([name]) => only.test(name)) : ALL_SCENARIOS;
+const SCENARIOS = [...ALL_SCENARIOS, ...POOL_SCENARIOS].filter(([name]) => !only || only.test(name));
 
 describe('crash safety: SIGKILL of launchpad run at many points, then run again', function () {
   const results = new Map<string, ScenarioResult>();
@@ -107,7 +127,7 @@ describe('crash safety: SIGKILL of launchpad run at many points, then run again'
       Array.from({ length: CONCURRENCY }, async () => {
         for (let next = queue.shift(); next; next = queue.shift()) {
           const [name, make] = next;
-          results.set(name, await runScenario(name, make(clean), cli));
+          results.set(name, await runScenario(name, make(clean), cli, { pool: name.startsWith('pool: ') }));
         }
       }),
     );

@@ -86,16 +86,30 @@ interface Scenario {
   root: string;
   worktrees: string;
   control: string;
+  /** session_config.worktree_pool, with included files to copy (0: no pool). */
+  pool: number;
 }
 
-function makeScenario(): Scenario {
+/** The pool scenarios' worktree_pool: 2 × max_parallel_agents, so dispatches take prepared slots. */
+export const CRASH_POOL_SIZE = 6;
+/** Ignored files of the main checkout that .worktreeinclude names, in the pool scenarios. */
+const INCLUDED = { '.env': 'TOKEN=crash\n', 'deps/lib/index.js': 'module.exports = 1;\n' };
+
+function makeScenario(pool: number): Scenario {
   const dir = tempDir('launchpad-crash-');
   const root = join(dir, 'repo');
   const worktrees = join(dir, 'worktrees');
   const control = join(dir, 'control');
   mkdirSync(root);
   mkdirSync(control);
-  makeRepo({ 'README.md': '# crash scenario\n' }, root);
+  makeRepo(pool ? { 'README.md': '# crash scenario\n', '.gitignore': '.env\ndeps/\n' } : { 'README.md': '# crash scenario\n' }, root);
+  if (pool) {
+    for (const [path, text] of Object.entries(INCLUDED)) {
+      mkdirSync(join(root, path, '..'), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    writeFileSync(join(root, '.worktreeinclude'), Object.keys(INCLUDED).join('\n') + '\n');
+  }
   const tasks = DAG.map((t) => ({
     id: t.id,
     title: `Task ${t.id}`,
@@ -113,7 +127,12 @@ function makeScenario(): Scenario {
   // A recovered task is retried at once (no back-off): the scenario is about crashes, not waiting.
   const file = {
     version: 3,
-    session_config: { max_parallel_agents: 3, max_tasks_per_session: 50, retry_backoff_seconds: 0 },
+    session_config: {
+      max_parallel_agents: 3,
+      max_tasks_per_session: 50,
+      retry_backoff_seconds: 0,
+      ...(pool ? { worktree_pool: pool } : {}),
+    },
     tasks,
     session_count: 0,
   };
@@ -124,7 +143,7 @@ function makeScenario(): Scenario {
     writeFileSync(path, `#!/bin/sh\nCRASH_HOOK=${hook} exec ${HOOK} "$@"\n`);
     chmodSync(path, 0o755);
   }
-  return { dir, root, worktrees, control };
+  return { dir, root, worktrees, control, pool };
 }
 
 interface RunHandle {
@@ -149,7 +168,14 @@ function startRun(cli: string, sc: Scenario, crashAt: string): RunHandle {
     ],
     {
       cwd: sc.root,
-      env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', CRASH_DIR: sc.control, CRASH_AT: crashAt },
+      env: {
+        ...process.env,
+        HARNESS_STATE_ROOT: '',
+        LAUNCHPAD_AGENT: '',
+        CRASH_DIR: sc.control,
+        CRASH_AT: crashAt,
+        CRASH_POOL: sc.pool ? '1' : '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -466,21 +492,35 @@ async function finalChecks(sc: Scenario, problems: string[], strayFiles: string[
   if (lost.length) problems.push(`agent commits unreachable: ${lost.join('; ')}`);
   // The log agrees with the task file: every completed task's last DISPATCH has its MERGE and Completed after it.
   problems.push(...logAgreesWithState(root, file));
-  const expected = new Set(['README.md', ...TASK_IDS.flatMap((id) => Object.keys(agentWork(id)))]);
+  const expected = new Set(['README.md', ...(sc.pool ? ['.gitignore'] : []), ...TASK_IDS.flatMap((id) => Object.keys(agentWork(id)))]);
   strayFiles.push(...tree.filter((f) => !expected.has(f)));
   // What a validation leaves in a worktree (its output, caches) is never a task's work.
   if (strayFiles.length) problems.push(`files on main that no task wrote: ${strayFiles.join(', ')}`);
   const dirty = await git(root, 'status', '--porcelain', '--untracked-files=no');
   if (dirty) problems.push(`main working tree left with changes: ${dirty.replace(/\n/g, '; ')}`);
-  const worktrees = (await git(root, 'worktree', 'list', '--porcelain')).split('\n').filter((l) => l.startsWith('worktree '));
-  if (worktrees.length !== 1) problems.push(`worktrees left: ${worktrees.slice(1).join(', ')}`);
+  const worktrees = (await git(root, 'worktree', 'list', '--porcelain')).split('\n\n').filter(Boolean).slice(1);
+  // The pool's slots stay (up to worktree_pool of them), detached and claimed by no process.
+  const slot = /^worktree (.*\/\.pool\/slot-[0-9a-f]+)\nHEAD [0-9a-f]+\ndetached$/;
+  const slots = sc.pool ? worktrees.filter((w) => slot.test(w.trim())) : [];
+  const left = worktrees.filter((w) => !slots.includes(w));
+  if (left.length) problems.push(`worktrees left: ${left.map((w) => w.split('\n')[0]).join(', ')}`);
+  if (slots.length > sc.pool) problems.push(`${slots.length} worktrees in the pool, more than worktree_pool ${sc.pool}`);
+  for (const w of slots) {
+    const gitDir = readFileSync(join(slot.exec(w.trim())![1]!, '.git'), 'utf8')
+      .replace(/^gitdir: /, '')
+      .trim();
+    if (existsSync(join(gitDir, 'launchpad-claim'))) problems.push(`${w.split('\n')[0]} still claimed after the last run`);
+  }
+  // A validation found a worktree that a new one would not be (the pool's promise).
+  const unlike = join(sc.control, 'pool-unlike-new');
+  if (existsSync(unlike)) problems.push(`a task's worktree was not what a new one is: ${readFileSync(unlike, 'utf8').trim()}`);
   const branches = await git(root, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/harness-*');
   if (branches) problems.push(`branches left: ${branches.replace(/\n/g, ', ')}`);
 }
 
-export async function runScenario(name: string, trigger: Trigger, cli: string): Promise<ScenarioResult> {
+export async function runScenario(name: string, trigger: Trigger, cli: string, opts: { pool?: boolean } = {}): Promise<ScenarioResult> {
   const t0 = Date.now();
-  const sc = makeScenario();
+  const sc = makeScenario(opts.pool ? CRASH_POOL_SIZE : 0);
   const problems: string[] = [];
   const strayFiles: string[] = [];
   const result: ScenarioResult = { name, trigger, reruns: [], lockWaits: 0, durationMs: 0, firstRunMs: 0, problems, strayFiles };

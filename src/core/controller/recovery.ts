@@ -6,13 +6,14 @@
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Git } from '../git/git';
+import { type Git, isRemovalLeftover } from '../git/git';
 import { branchFor, compareIds, taskIdOfBranch } from '../ids';
 import { type LogType, parseLogLine } from '../log/logLine';
 import { readLogLines } from '../log/logReader';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { ERROR_TAIL_CHARS, restartTask } from '../tasks/transitions';
+import { prepareWorktree } from '../worktrees/prepare';
 import { discardAttempt } from './discard';
 import { endUncharged } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
@@ -231,6 +232,18 @@ async function validateAndMerge(
       discardReason: 'agent reported failure',
     });
   const files = attempt ?? s.createAttempt(task.id, task.attempts);
+  if (kind === 'branch') {
+    // Made again from its branch: it gets what a new worktree gets (the included files,
+    // worktree_setup) before the validation judges it.
+    const ready = await prepareWorktree(s, task, worktree, terminal, files, { kind: 'new' });
+    s.ports.releaseTask(task.id);
+    if (ready.kind === 'interrupted') return 'interrupted';
+    if (ready.kind === 'failed') {
+      // The machine's failure: the work stays on its branch, the task in progress, for the next run.
+      s.stopForSetup(`the worktree of ${task.id} could not be set up again: ${ready.failure.cause}; to fix: ${ready.failure.advice}`);
+      return 'interrupted';
+    }
+  }
   const v = await validateTask(s, task, worktree, terminal, files);
   if (v.kind === 'interrupted') return 'interrupted';
   if (v.kind === 'fail') return discardAttempt(s, task, worktree, terminal, { ...v, discardReason: 'validation failed' });
@@ -371,7 +384,7 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
   const registered = new Set((await s.git.listWorktrees()).map((w) => w.path));
   for (const name of listDir(s.config.worktreeRoot)) {
     const path = join(s.config.worktreeRoot, name);
-    if (orphan(name) && !registered.has(path)) rmSync(path, { recursive: true, force: true });
+    if ((orphan(name) || isRemovalLeftover(name)) && !registered.has(path)) rmSync(path, { recursive: true, force: true });
   }
 }
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 import { type ProcessResult, runProcess } from '../process/runProcess';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
@@ -57,9 +57,10 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
  * git's worktree commands (and `branch -d/-D`, which asks whether a branch is checked out in one)
  * read every worktree's admin folder (.git/worktrees/<name>/), and `worktree add` writes a new
  * one file by file: a command that reads it half-written dies ("failed to read
- * .git/worktrees/<name>/commondir"). So in this process they run one at a time, and each is kept
- * short: an add makes only the admin folder under this rule and checks its files out after it,
- * a removal renames the folder away and lets `worktree prune` forget it, then deletes it.
+ * .git/worktrees/<name>/commondir"). So in this process they run one at a time. An add stays one
+ * git command, checkout included (split in two, a kill between them would leave a worktree with
+ * no index, whose next commit deletes every file); a removal renames the folder away and lets
+ * `worktree prune` forget it, then deletes the files outside this rule.
  */
 let worktreeAdmin: Promise<unknown> = Promise.resolve();
 function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
@@ -139,26 +140,17 @@ export class Git {
   }
 
   async addWorktree(path: string, branch: string, base: string): Promise<void> {
-    await this.addWorktreeThenCheckout(['-b', branch, '--', path, base], path);
+    await this.run(['worktree', 'add', '-b', branch, '--', path, base]);
   }
 
   /** A worktree for an existing branch (recovery validates a branch whose worktree is gone). */
   async addWorktreeForBranch(path: string, branch: string): Promise<void> {
-    await this.addWorktreeThenCheckout(['--', path, branch], path);
+    await this.run(['worktree', 'add', '--', path, branch]);
   }
 
   /** A worktree at `commit` with a detached HEAD. */
   async addDetachedWorktree(path: string, commit: string): Promise<void> {
-    await this.addWorktreeThenCheckout(['--detach', '--', path, commit], path);
-  }
-
-  /**
-   * `git worktree add`, its admin folder made under the one-at-a-time rule and its files checked
-   * out after (what `worktree add` does itself: a checkout that runs the post-checkout hook).
-   */
-  private async addWorktreeThenCheckout(addArgs: string[], path: string): Promise<void> {
-    await this.run(['worktree', 'add', '--no-checkout', ...addArgs]);
-    await this.run(['checkout', '-q', '-f'], { cwd: path });
+    await this.run(['worktree', 'add', '--detach', '--', path, commit]);
   }
 
   private commonDir: string | undefined;
@@ -177,7 +169,7 @@ export class Git {
 
   async removeWorktree(path: string): Promise<void> {
     // A linked worktree of ours: renamed away (instant), forgotten by git, then deleted outside the rule.
-    const aside = `${path}.removing-${randomBytes(4).toString('hex')}`;
+    const aside = removingName(path);
     if (
       (await this.isOurWorktree(path)) &&
       (await rename(path, aside).then(
@@ -398,4 +390,19 @@ function linkedAdminDir(path: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where a worktree being removed is renamed to: beside it, under a name no task id or pool slot
+ * has (a leading dot), so nothing takes it for a worktree while its files are deleted. A crash
+ * in between leaves it for the next session's clean-up (isRemovalLeftover).
+ */
+function removingName(path: string): string {
+  return join(dirname(path), `${REMOVING_PREFIX}${basename(path)}-${randomBytes(4).toString('hex')}`);
+}
+const REMOVING_PREFIX = '.removing-';
+
+/** A folder left by a removal that a crash interrupted (removingName). */
+export function isRemovalLeftover(name: string): boolean {
+  return name.startsWith(REMOVING_PREFIX);
 }

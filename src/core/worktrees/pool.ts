@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import type { Git } from '../git/git';
+import { type Git, isRemovalLeftover } from '../git/git';
 import type { Logger } from '../logger';
 import { isSameProcessAlive } from '../processIdentity';
 import { copyIncluded, readIncludeRules, scanIncluded } from './include';
@@ -425,7 +425,7 @@ function newSlotName(): string {
   return `new-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
-/** New slots whose making a crash interrupted: their process is gone. */
+/** New slots whose making a crash interrupted (their process is gone), and removals it interrupted. */
 function unfinishedSlots(dir: string): string[] {
   let names: string[];
   try {
@@ -435,7 +435,7 @@ function unfinishedSlots(dir: string): string[] {
   }
   return names
     .map((n) => ({ n, pid: Number(/^new-(\d+)-[0-9a-f]+$/.exec(n)?.[1]) }))
-    .filter(({ pid }) => pid > 0 && !isSameProcessAlive(pid, undefined))
+    .filter(({ n, pid }) => (pid > 0 && !isSameProcessAlive(pid, undefined)) || isRemovalLeftover(n))
     .map(({ n }) => join(dir, n));
 }
 

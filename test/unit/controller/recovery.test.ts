@@ -166,6 +166,26 @@ describe('controller: recovery of a dead session, row by row', function () {
       assertCleared(root, 'task-001');
     });
 
+    it('no worktree but a branch: the worktree made again gets the included files and worktree_setup before its validation', async () => {
+      const root = harness({
+        files: { 'README.md': '# project\n', '.gitignore': '.env\nsetup-out/\n' },
+        tasks: [{ id: 'task-001', validate: 'test -f .env && test -f setup-out/ok && test -f src/task-001/done.txt' }],
+        sessionConfig: { worktree_setup: 'mkdir -p setup-out && touch setup-out/ok' },
+      });
+      writeFileSync(join(root, '.env'), 'TOKEN=1\n');
+      writeFileSync(join(root, '.worktreeinclude'), '.env\n');
+      inProgress(root, 'task-001');
+      const wt = worktree(root, 'task-001');
+      commitWork(wt, 'task-001');
+      git(root, 'worktree', 'remove', '--force', wt);
+      verdict(root, 'task-001', 'success');
+      const r = await run(root, NO_AGENT);
+      assert.equal(r.code, 0, show(r, root));
+      assert.equal(taskById(root, 'task-001').status, 'completed');
+      assert.equal(taskById(root, 'task-001').error_log.length, 0, 'nothing charged');
+      assert.match(read(join(root, 'harness-progress.txt')), / INIT \[task-001\] new worktree; \.worktreeinclude: 1 file copied/);
+    });
+
     it('uncommitted changes of an agent that reported success → committed (WARN), validated and merged', async () => {
       const root = harness({ tasks: [{ id: 'task-001' }] });
       inProgress(root, 'task-001');

@@ -45,6 +45,29 @@ describe('core/git/git against real repositories', function () {
   });
 
   describe('worktrees and branches', () => {
+    it('worktree commands started at once all succeed: adds, moves, removals and listings never see a half-written admin folder', async () => {
+      const repo = makeRepo({ 'a.txt': 'a\n' });
+      const g = new Git(repo);
+      const root = tempDir('launchpad-wts-');
+      const ids = Array.from({ length: 12 }, (_, i) => `c${i}`);
+      await Promise.all(
+        ids.map(async (id, i) => {
+          await g.addWorktree(join(root, id), `harness-${id}`, 'main');
+          await g.listWorktrees();
+          if (i % 3 === 0) await g.moveWorktree(join(root, id), join(root, `${id}-moved`));
+          else if (i % 3 === 1) await g.removeWorktree(join(root, id));
+          await g.deleteBranch(`harness-${id}`).catch(() => undefined);
+        }),
+      );
+      const left = (await g.listWorktrees()).map((w) => w.path).filter((p) => p !== git(repo, 'rev-parse', '--show-toplevel'));
+      assert.equal(left.length, 8, left.join(', '));
+      assert.deepEqual(
+        readdirSync(root).filter((n) => n.startsWith('.removing-')),
+        [],
+        'removed folders deleted',
+      );
+    });
+
     it('addWorktree creates the branch and the worktree; listWorktrees shows it', async () => {
       const { repo, g, wt } = await repoWithWorktree();
       assert.ok(existsSync(join(wt, 'a.txt')));

@@ -9,7 +9,7 @@ import { InputError } from '../inputError';
 import { replaceFile, withJournalLock } from '../journal/atomicFile';
 import type { JournalPaths } from '../journal/journalPaths';
 import { logTimestamp } from '../log/logLine';
-import { buildTasksJson, parseTasksJson, serializeTasksJson, type SpecTaskEntry, type SpecTasksDoc } from './tasksJson';
+import { applySpecResult, buildTasksJson, parseTasksJson, serializeTasksJson, type SpecResult, type SpecTasksDoc } from './tasksJson';
 import { type MdTask, parseTasksMd, SpecTasksError, subtasksOf, withBox } from './tasksMd';
 
 const SPEC_NAME = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -90,11 +90,6 @@ function syncLocked(paths: JournalPaths, spec: string, edit?: (doc: SpecTasksDoc
   return { spec, md, doc, changed };
 }
 
-export type SpecResult =
-  | { kind: 'dispatched' }
-  | { kind: 'completed'; completedAt: string; durationMinutes: number; notes?: string }
-  | { kind: 'failed'; permanent: boolean; note: string | undefined };
-
 /**
  * A run's result for subtask `id`: on completion its box is ticked (and its parent's, once every
  * subtask of the parent is ticked), then tasks.json is synced with the result merged in.
@@ -127,29 +122,9 @@ export function recordSpecResult(
       }
       if (ticked.length) replaceFile(paths.specTasksMd(spec), bytes);
     }
-    syncLocked(paths, spec, (doc) => applyResult(doc, id, result));
+    syncLocked(paths, spec, (doc) => applySpecResult(doc, id, result));
     return ticked;
   });
-}
-
-function applyResult(doc: SpecTasksDoc, id: string, result: SpecResult): void {
-  let entry = doc.tasks.find((t) => t.id === id);
-  if (!entry) {
-    entry = { id, type: 'subtask', description: '', status: 'pending' } as SpecTaskEntry;
-    doc.tasks.push(entry);
-  }
-  if (result.kind === 'dispatched') {
-    entry.status = 'in_progress';
-    entry.attempts = (entry.attempts ?? 0) + 1;
-  } else if (result.kind === 'completed') {
-    entry.status = 'pass';
-    entry.completed_at = result.completedAt;
-    entry.duration_minutes = result.durationMinutes;
-    if (result.notes) entry.notes = result.notes;
-  } else {
-    entry.status = result.permanent ? 'blocked' : 'fail';
-    entry.notes = result.note ?? entry.notes ?? null;
-  }
 }
 
 function rel(paths: JournalPaths, file: string): string {

@@ -246,12 +246,14 @@ export async function createWorktree(s: Session, taskId: string, worktree: strin
   await s.removalOf(taskId);
   const prepared = await s.pool.take(worktree, branch, base);
   if (prepared) return { kind: 'pool', preparedAt: prepared.preparedAt };
-  try {
-    await s.git.addWorktree(worktree, branch, base);
-  } catch {
-    await s.discardWorktree(taskId);
-    await s.git.addWorktree(worktree, branch, base);
-  }
+  await s.pool.forDispatch(async () => {
+    try {
+      await s.git.addWorktree(worktree, branch, base);
+    } catch {
+      await s.discardWorktree(taskId);
+      await s.git.addWorktree(worktree, branch, base);
+    }
+  });
   return { kind: 'new' };
 }
 

@@ -71,6 +71,9 @@ export class WorktreePool {
   private readonly waiting: Array<() => void> = [];
   /** Worktrees on their way into the pool (returned or new), counted against its size before they arrive. */
   private arriving = 0;
+  /** New worktrees being made for dispatched tasks: the pool's own new ones wait for them. */
+  private dispatching = 0;
+  private readonly whenNoDispatch: Array<() => void> = [];
 
   constructor(private readonly host: PoolHost) {}
 
@@ -233,6 +236,20 @@ export class WorktreePool {
     if (next && this.readyMark(next)!.base !== this.host.head) this.schedule(next, 'advance');
   }
 
+  /**
+   * Makes a dispatched task's new worktree (`make`): the pool's own new worktrees, made in the
+   * background, wait until none is being made, so a task never queues behind them for the disk
+   * or for git's one-at-a-time worktree commands.
+   */
+  async forDispatch<T>(make: () => Promise<T>): Promise<T> {
+    this.dispatching++;
+    try {
+      return await make();
+    } finally {
+      if (--this.dispatching === 0) for (const go of this.whenNoDispatch.splice(0)) go();
+    }
+  }
+
   /** Resolves when the background work started so far has ended (a session's end waits for it). */
   async settled(): Promise<void> {
     while (this.work.size) await Promise.all([...this.work.values()].map((w) => w.done));
@@ -300,6 +317,8 @@ export class WorktreePool {
   }
 
   private async createSlot(name: string): Promise<void> {
+    while (this.dispatching) await new Promise<void>((go) => this.whenNoDispatch.push(go));
+    if (this.host.stopSignal.aborted) return;
     const { git, head } = this.host;
     const temp = join(this.dir, name);
     mkdirSync(this.dir, { recursive: true });

@@ -318,4 +318,17 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     assert.equal(git(slot, 'rev-parse', '--abbrev-ref', 'HEAD'), 'HEAD', 'the slot detached again');
     assert.deepEqual(readReady(gitDirOf(slot)!), before, 'and ready as it was');
   });
+
+  it("the pool's own new worktrees wait while a dispatched task's new worktree is being made", async () => {
+    const { s } = await sessionFor({ worktree_pool: 2 });
+    let release!: () => void;
+    const making = s.pool.forDispatch(() => new Promise<void>((resolve) => (release = resolve)));
+    await s.pool.open();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(slots(s), [], 'nothing made while the task waits for its worktree');
+    release();
+    await making;
+    await s.pool.settled();
+    assert.equal(slots(s).length, 2, 'made once it has its worktree');
+  });
 });

@@ -69,7 +69,10 @@ export class WorktreePool {
   private readonly work = new Map<string, Work>();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  /** Worktrees on their way into the pool (returned or new), counted against its size before they arrive. */
+  /**
+   * Worktrees on their way into the pool (returned, or new ones scheduled), counted against its
+   * size before they arrive (a count that errs high for a moment: the pool never exceeds N).
+   */
   private arriving = 0;
   /** New worktrees being made for dispatched tasks: the pool's own new ones wait for them. */
   private dispatching = 0;
@@ -106,7 +109,10 @@ export class WorktreePool {
     for (const slot of slots) if (!this.readyMark(slot)) this.schedule(slot);
     // The prepared ones are brought to the base now, one at a time: the first batch checks nothing out.
     for (const slot of slots) if (this.readyMark(slot) && !this.host.stopSignal.aborted) await this.advance(slot);
-    for (let i = slots.length; i < this.size; i++) this.schedule(undefined);
+    for (let i = slots.length + this.arriving; i < this.size; i++) {
+      this.arriving++;
+      this.schedule(undefined);
+    }
   }
 
   /**
@@ -306,17 +312,21 @@ export class WorktreePool {
   }
 
   /** A new slot: made under a name the pool does not list, prepared, then put in the pool. */
+  /** A new slot, counted in `arriving` since it was scheduled (open()), until it is in the pool folder or failed. */
   private async create(name: string): Promise<void> {
-    if (this.host.stopSignal.aborted || listSlots(this.dir).length + this.arriving >= this.size) return;
-    this.arriving++;
+    let counted = true;
+    const arrived = () => {
+      if (counted) this.arriving--;
+      counted = false;
+    };
     try {
-      await this.createSlot(name);
+      if (!this.host.stopSignal.aborted) await this.createSlot(name, arrived);
     } finally {
-      this.arriving--;
+      arrived();
     }
   }
 
-  private async createSlot(name: string): Promise<void> {
+  private async createSlot(name: string, arrived: () => void): Promise<void> {
     while (this.dispatching) await new Promise<void>((go) => this.whenNoDispatch.push(go));
     if (this.host.stopSignal.aborted) return;
     const { git, head } = this.host;
@@ -328,6 +338,7 @@ export class WorktreePool {
     try {
       await this.bringIncluded(temp, gitDir, head, false);
       await git.moveWorktree(temp, join(this.dir, slotName(randomBytes(4).toString('hex'))));
+      arrived();
     } catch (err) {
       if (!this.host.stopSignal.aborted) this.host.logger.warn(`worktree pool: could not make a new slot (${firstLine(err)})`);
       await this.deleteSlot(temp);

@@ -130,7 +130,9 @@ class TaskLookup {
 
   get(id: string): Task | undefined {
     try {
-      return this.store.load().file.tasks.find((t) => t.id === id);
+      // peek: the store's own parse, read only; a copy of the whole file per DISPATCH line would
+      // cost what the file's size costs.
+      return this.store.peek().tasks.find((t) => t.id === id);
     } catch {
       // Broken meanwhile: the view goes without the title and attempt.
       return undefined;

@@ -51,6 +51,22 @@ export class TaskFileSnapshot {
   }
 
   /**
+   * A transaction's draft (draft.ts): the top-level fields and the tasks array copied, each task
+   * this snapshot's own, frozen (those carried over from an earlier snapshot are frozen already,
+   * so only what changed is frozen here). Nothing of the draft is shared but frozen tasks.
+   */
+  draft(): TaskFile {
+    const tasks = this.file.tasks;
+    for (let i = 0; i < tasks.length; i++) deepFreeze(tasks[i]);
+    const out: Record<string, unknown> = {};
+    for (const k in this.file) {
+      const v = (this.file as Record<string, unknown>)[k];
+      out[k] = k === 'tasks' ? tasks.slice() : copyJson(v);
+    }
+    return out as TaskFile;
+  }
+
+  /**
    * `file` (a copy of this snapshot, changed) as it would be written: undefined when its text
    * would be what this snapshot's parse serializes to (nothing to write), unless `always`. Tasks
    * are matched by id; only those whose text changed, and the top-level fields, go through the

@@ -380,14 +380,17 @@ export class StateStore {
    * One read-modify-write under the state lock. `mutate` edits the freshly loaded file (its own
    * copy) in place and returns a result; the file is written only when the mutation changed its
    * text. Transactions from this process are queued so they never wait on their own lock.
+   * With `sharedTasks`, `mutate` gets a draft (draft.ts) whose unchanged tasks are the snapshot's
+   * frozen objects: for callers that write tasks only through transitions.ts, which copies a
+   * task before it changes it.
    */
-  transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
+  transact<T>(mutate: (file: TaskFile) => T, opts: { sharedTasks?: boolean } = {}): Promise<T> {
     const run = async () => {
       const hadArtefacts = existsSync(this.paths.artefacts);
       const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
       try {
         const base = this.snapshotOf(this.readBytes(readBuffer));
-        const file = base.copy();
+        const file = opts.sharedTasks && this.reuseParse ? base.draft() : base.copy();
         const result = mutate(file);
         const edit = refuseInvalid(() => base.edit(file));
         if (edit) this.write(edit);

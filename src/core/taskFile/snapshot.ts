@@ -79,6 +79,11 @@ export class TaskFileSnapshot {
     const known: Array<Task | undefined> = new Array(tasks.length);
     let whole = !Array.isArray(file.tasks);
     let changed = whole || tasks.length !== this.file.tasks.length;
+    // Ids told apart by where they were in this snapshot (unique there), so checking them for
+    // duplicates takes no set of every id; ids new to the file go in a small set.
+    const taken = new Uint8Array(this.file.tasks.length);
+    let newIds: Set<unknown> | undefined;
+    let unique = true;
     for (let i = 0; i < tasks.length && !whole; i++) {
       const task = tasks[i] as Task;
       if (task === null || typeof task !== 'object' || Array.isArray(task)) {
@@ -86,6 +91,14 @@ export class TaskFileSnapshot {
         break;
       }
       const j = this.indexOf(task, i);
+      if (j === undefined) {
+        newIds ??= new Set();
+        if (newIds.has(task.id)) unique = false;
+        newIds.add(task.id);
+      } else {
+        if (taken[j]) unique = false;
+        taken[j] = 1;
+      }
       const old = j === undefined ? undefined : this.file.tasks[j]!;
       if (j !== i) changed = true;
       if (old !== undefined && sameJson(old, task)) {
@@ -105,7 +118,8 @@ export class TaskFileSnapshot {
     const bytes = whole ? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8') : Buffer.concat(serializeTaskFileFrom(file, entries));
     let text: string | undefined;
     const decoded = () => (text ??= bytes.toString('utf8'));
-    const parsed = !whole && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i]) : undefined;
+    // A repeated id: the whole parse, which names it.
+    const parsed = !whole && unique && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i], true) : undefined;
     let next: TaskFileSnapshot;
     if (parsed) {
       // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order).

@@ -122,6 +122,19 @@ describe('core/taskFile snapshot', () => {
       () => snap.edit(dup),
       (e: unknown) => e instanceof TaskFileError && /duplicate id "a"/.test(e.message),
     );
+    // A repeated id however it comes: a task copied in again, two new tasks with one new id.
+    const again = snap.copy();
+    again.tasks.push(structuredClone(again.tasks[0]!));
+    assert.throws(
+      () => snap.edit(again),
+      (e: unknown) => e instanceof TaskFileError && e.message.includes('tasks[2].id: duplicate id "a" (also tasks[0].id)'),
+    );
+    const twoNew = snap.copy();
+    twoNew.tasks.push(task('c'), task('c'));
+    assert.throws(
+      () => snap.edit(twoNew),
+      (e: unknown) => e instanceof TaskFileError && e.message.includes('tasks[3].id: duplicate id "c" (also tasks[2].id)'),
+    );
     const top = snap.copy();
     (top as Record<string, unknown>).session_count = -1;
     assert.throws(

@@ -130,9 +130,9 @@ class TaskLookup {
 
   get(id: string): Task | undefined {
     try {
-      // peek: the store's own parse, read only; a copy of the whole file per DISPATCH line would
-      // cost what the file's size costs.
-      return this.store.peek().tasks.find((t) => t.id === id);
+      // The dispatch this process just wrote, without reading (or copying) the whole file again
+      // for every DISPATCH line.
+      return (this.store.lastKnown() ?? this.store.peek()).tasks.find((t) => t.id === id);
     } catch {
       // Broken meanwhile: the view goes without the title and attempt.
       return undefined;

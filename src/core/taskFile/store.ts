@@ -133,6 +133,16 @@ export class StateStore {
     return this.snapshotOf(this.readBytes(readBuffer)).frozen();
   }
 
+  /**
+   * peek() without reading the file: the parse of what this process last read or wrote, frozen,
+   * or undefined before any. Only for a view of what this process just wrote (run's DISPATCH line
+   * shows the task's title and attempt), where reading a large file per line would cost more than
+   * the line: another process's later write is not seen.
+   */
+  lastKnown(): TaskFile | undefined {
+    return this.snapshot?.frozen();
+  }
+
   /** Refuses (TaskFileError) a task file Launchpad may not replace: read-only, or not a regular file. */
   assertWritable(): void {
     const target = this.writeTarget();
@@ -245,7 +255,11 @@ export class StateStore {
     try {
       bytes = this.readBytes();
       const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
-      if (parsed.ok) return { kind: 'ok' };
+      if (parsed.ok) {
+        // Kept: the session's first load right after is this parse, not another one.
+        this.snapshot = new TaskFileSnapshot(bytes, parsed.file);
+        return { kind: 'ok' };
+      }
       error = parsed.error;
     } catch (err) {
       if (!(err instanceof TaskFileError)) throw err;

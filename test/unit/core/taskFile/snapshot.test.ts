@@ -233,6 +233,21 @@ describe('core/taskFile snapshot', () => {
       assert.deepEqual(store.peek(), new StateStore(paths, 'launchpad test', false).load().file);
     });
 
+    it('lastKnown gives what this process last read or wrote, frozen, without reading the file', async () => {
+      const { store, paths } = newStore();
+      assert.equal(new StateStore(new StatePaths(tempDir('launchpad-snapshot-')), 'launchpad test').lastKnown(), undefined);
+      store.save(taskFile([task('a')]));
+      await store.transact((f) => void (f.tasks[0]!.status = 'in_progress'));
+      const known = store.lastKnown()!;
+      assert.equal(known.tasks[0]!.status, 'in_progress');
+      assert.throws(() => void (known.tasks[0]!.status = 'failed'), TypeError);
+      // Another writer: peek reads it, lastKnown does not (until something reads the file).
+      writeFileSync(paths.tasks, serializeTaskFile(taskFile([task('a', { status: 'completed' })])));
+      assert.equal(store.lastKnown()!.tasks[0]!.status, 'in_progress');
+      assert.equal(store.peek().tasks[0]!.status, 'completed');
+      assert.equal(store.lastKnown()!.tasks[0]!.status, 'completed');
+    });
+
     it('a file another process rewrote is read again, even at the same size and modification time', async () => {
       const { store, paths } = newStore();
       store.save(taskFile([task('aaaa')]));

@@ -135,9 +135,10 @@ export class StateStore {
 
   /**
    * peek() without reading the file: the parse of what this process last read or wrote, frozen,
-   * or undefined before any. Only for a view of what this process just wrote (run's DISPATCH line
-   * shows the task's title and attempt), where reading a large file per line would cost more than
-   * the line: another process's later write is not seen.
+   * or undefined before any. Only for what follows this process's own write (run's DISPATCH line
+   * shows the task's title and attempt; the journal records the task an event is about), where
+   * reading a large file each time would cost more than the line: another process's later write
+   * is not seen.
    */
   lastKnown(): TaskFile | undefined {
     return this.snapshot?.frozen();

@@ -87,6 +87,16 @@ export default async function run(bench) {
     note: `anchor: the previous transaction ${write.peer.median.toFixed(1)} ms, ours ${write.ratio.toFixed(2)}× it`,
   });
   bench.checkRatio('  the same, vs the previous transaction', write, { peerName: 'previous transaction' });
+  // The session's transactions: the unchanged tasks shared (frozen), the one changed copied.
+  const { writableTask } = bench.core('taskFile/draft');
+  const touchShared = (f) => {
+    const t = writableTask(f, f.tasks[n++ % TASKS]);
+    t.attempts = (t.attempts + 1) % 3;
+  };
+  bench.info(
+    "StateStore.transact(), one task changed, the unchanged tasks shared (the session's transactions)",
+    await bench.time(() => store.transact(touchShared, { sharedTasks: true }), { warmup: 5, reps: 30 }),
+  );
   const read = await bench.pair(
     () => store.transact((f) => f.tasks.length),
     () => previousTransact(prevPaths, (f) => f.tasks.length),
@@ -125,14 +135,18 @@ export default async function run(bench) {
   };
   const claim = (f, id) =>
     id && transitions.dispatchTask(f, id, { agentId: 'agent_bench', branch: `harness-${id}`, baseCommit: 'abc1234' });
+  // As the session's transactions: the unchanged tasks shared with the store's parse.
   const ours = async () => {
-    const id = await store.transact((f) => {
-      const first = pass(f);
-      claim(f, first);
-      return first;
-    });
+    const id = await store.transact(
+      (f) => {
+        const first = pass(f);
+        claim(f, first);
+        return first;
+      },
+      { sharedTasks: true },
+    );
     claimed.push(id);
-    if (id) await store.transact((f) => void transitions.completeTask(f, id));
+    if (id) await store.transact((f) => void transitions.completeTask(f, id), { sharedTasks: true });
   };
   const previous = async () => {
     const id = await previousTransact(prevPaths, pass);

@@ -130,7 +130,9 @@ class TaskLookup {
 
   get(id: string): Task | undefined {
     try {
-      return this.store.load().file.tasks.find((t) => t.id === id);
+      // The dispatch this process just wrote, without reading (or copying) the whole file again
+      // for every DISPATCH line.
+      return (this.store.lastKnown() ?? this.store.peek()).tasks.find((t) => t.id === id);
     } catch {
       // Broken meanwhile: the view goes without the title and attempt.
       return undefined;

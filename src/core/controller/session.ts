@@ -145,8 +145,13 @@ export class Session implements SessionContext {
     }
   }
 
+  /**
+   * A transaction of the session. Its writes of tasks all go through transitions.ts, so the
+   * unchanged tasks are shared with the store's snapshot (frozen) instead of copied: on a large
+   * file a task's transactions copy the one task they change, not the whole parse.
+   */
   transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
-    return this.store.transact(mutate);
+    return this.store.transact(mutate, { sharedTasks: true });
   }
 
   worktreePath(taskId: string): string {

@@ -59,9 +59,11 @@ export function attachJournal(
     );
   };
   const append = (entry: NewEntry) => journal.append(entry);
+  // The task as the controller just wrote it, in this process: reading the whole file again for
+  // every event would cost what the file's size costs (lastKnown; peek before any write).
   const readTask = (id: string): { task: Task | undefined; file: TaskFile | undefined } => {
     try {
-      const file = store.peek();
+      const file = store.lastKnown() ?? store.peek();
       return { task: file.tasks.find((t) => t.id === id), file };
     } catch {
       return { task: undefined, file: undefined };

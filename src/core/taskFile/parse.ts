@@ -214,7 +214,12 @@ export function serializeTaskFileFrom(file: TaskFile, entries: readonly Uint8Arr
  * that parsed task, and the schema runs over the other tasks and the top-level fields alone.
  * Undefined when any part is refused or odd: parse the whole text then, which names the problem.
  */
-export function parseTaskFileParts(file: TaskFile, known: (index: number) => Task | undefined): TaskFile | undefined {
+export function parseTaskFileParts(
+  file: TaskFile,
+  known: (index: number) => Task | undefined,
+  /** The caller has checked that no two tasks share an id. */
+  idsUnique = false,
+): TaskFile | undefined {
   if (!Array.isArray(file.tasks)) return undefined;
   // Through JSON and back, as the written text will be read.
   const top: unknown = JSON.parse(JSON.stringify({ ...file, tasks: [] }));
@@ -223,7 +228,7 @@ export function parseTaskFileParts(file: TaskFile, known: (index: number) => Tas
   const head = taskFileSchema.safeParse(top);
   if (!head.success) return undefined;
   const tasks: Task[] = new Array(file.tasks.length);
-  const ids = new Set<string>();
+  const ids = idsUnique ? undefined : new Set<string>();
   for (let i = 0; i < file.tasks.length; i++) {
     let parsed = known(i);
     if (!parsed) {
@@ -236,8 +241,8 @@ export function parseTaskFileParts(file: TaskFile, known: (index: number) => Tas
       if (!one.success) return undefined;
       parsed = one.data;
     }
-    if (ids.has(parsed.id)) return undefined;
-    ids.add(parsed.id);
+    if (ids?.has(parsed.id)) return undefined;
+    ids?.add(parsed.id);
     tasks[i] = parsed;
   }
   head.data.tasks = tasks;

@@ -51,6 +51,22 @@ export class TaskFileSnapshot {
   }
 
   /**
+   * A transaction's draft (draft.ts): the top-level fields and the tasks array copied, each task
+   * this snapshot's own, frozen (those carried over from an earlier snapshot are frozen already,
+   * so only what changed is frozen here). Nothing of the draft is shared but frozen tasks.
+   */
+  draft(): TaskFile {
+    const tasks = this.file.tasks;
+    for (let i = 0; i < tasks.length; i++) deepFreeze(tasks[i]);
+    const out: Record<string, unknown> = {};
+    for (const k in this.file) {
+      const v = (this.file as Record<string, unknown>)[k];
+      out[k] = k === 'tasks' ? tasks.slice() : copyJson(v);
+    }
+    return out as TaskFile;
+  }
+
+  /**
    * `file` (a copy of this snapshot, changed) as it would be written: undefined when its text
    * would be what this snapshot's parse serializes to (nothing to write), unless `always`. Tasks
    * are matched by id; only those whose text changed, and the top-level fields, go through the
@@ -63,6 +79,11 @@ export class TaskFileSnapshot {
     const known: Array<Task | undefined> = new Array(tasks.length);
     let whole = !Array.isArray(file.tasks);
     let changed = whole || tasks.length !== this.file.tasks.length;
+    // Ids told apart by where they were in this snapshot (unique there), so checking them for
+    // duplicates takes no set of every id; ids new to the file go in a small set.
+    const taken = new Uint8Array(this.file.tasks.length);
+    let newIds: Set<unknown> | undefined;
+    let unique = true;
     for (let i = 0; i < tasks.length && !whole; i++) {
       const task = tasks[i] as Task;
       if (task === null || typeof task !== 'object' || Array.isArray(task)) {
@@ -70,6 +91,14 @@ export class TaskFileSnapshot {
         break;
       }
       const j = this.indexOf(task, i);
+      if (j === undefined) {
+        newIds ??= new Set();
+        if (newIds.has(task.id)) unique = false;
+        newIds.add(task.id);
+      } else {
+        if (taken[j]) unique = false;
+        taken[j] = 1;
+      }
       const old = j === undefined ? undefined : this.file.tasks[j]!;
       if (j !== i) changed = true;
       if (old !== undefined && sameJson(old, task)) {
@@ -89,7 +118,8 @@ export class TaskFileSnapshot {
     const bytes = whole ? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8') : Buffer.concat(serializeTaskFileFrom(file, entries));
     let text: string | undefined;
     const decoded = () => (text ??= bytes.toString('utf8'));
-    const parsed = !whole && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i]) : undefined;
+    // A repeated id: the whole parse, which names it.
+    const parsed = !whole && unique && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i], true) : undefined;
     let next: TaskFileSnapshot;
     if (parsed) {
       // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order).

@@ -133,6 +133,17 @@ export class StateStore {
     return this.snapshotOf(this.readBytes(readBuffer)).frozen();
   }
 
+  /**
+   * peek() without reading the file: the parse of what this process last read or wrote, frozen,
+   * or undefined before any. Only for what follows this process's own write (run's DISPATCH line
+   * shows the task's title and attempt; the journal records the task an event is about), where
+   * reading a large file each time would cost more than the line: another process's later write
+   * is not seen.
+   */
+  lastKnown(): TaskFile | undefined {
+    return this.snapshot?.frozen();
+  }
+
   /** Refuses (TaskFileError) a task file Launchpad may not replace: read-only, or not a regular file. */
   assertWritable(): void {
     const target = this.writeTarget();
@@ -245,7 +256,11 @@ export class StateStore {
     try {
       bytes = this.readBytes();
       const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
-      if (parsed.ok) return { kind: 'ok' };
+      if (parsed.ok) {
+        // Kept: the session's first load right after is this parse, not another one.
+        this.snapshot = new TaskFileSnapshot(bytes, parsed.file);
+        return { kind: 'ok' };
+      }
       error = parsed.error;
     } catch (err) {
       if (!(err instanceof TaskFileError)) throw err;
@@ -380,14 +395,17 @@ export class StateStore {
    * One read-modify-write under the state lock. `mutate` edits the freshly loaded file (its own
    * copy) in place and returns a result; the file is written only when the mutation changed its
    * text. Transactions from this process are queued so they never wait on their own lock.
+   * With `sharedTasks`, `mutate` gets a draft (draft.ts) whose unchanged tasks are the snapshot's
+   * frozen objects: for callers that write tasks only through transitions.ts, which copies a
+   * task before it changes it.
    */
-  transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
+  transact<T>(mutate: (file: TaskFile) => T, opts: { sharedTasks?: boolean } = {}): Promise<T> {
     const run = async () => {
       const hadArtefacts = existsSync(this.paths.artefacts);
       const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
       try {
         const base = this.snapshotOf(this.readBytes(readBuffer));
-        const file = base.copy();
+        const file = opts.sharedTasks && this.reuseParse ? base.draft() : base.copy();
         const result = mutate(file);
         const edit = refuseInvalid(() => base.edit(file));
         if (edit) this.write(edit);

@@ -66,7 +66,7 @@ export function runsSolo(task: Task): boolean {
  * already failed for a dependency reason are not marked again.
  */
 export function findDependencyFailures(tasks: readonly Task[]): DependencyFailure[] {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const pos = positions(tasks);
   const failures: DependencyFailure[] = [];
   const marked = new Set<string>();
   const mark = (task: Task, reason: string, blockedBy?: string) => {
@@ -78,11 +78,11 @@ export function findDependencyFailures(tasks: readonly Task[]): DependencyFailur
 
   for (const task of tasks) {
     if (task.status === 'completed') continue;
-    const unknown = task.depends_on.find((d) => !byId.has(d));
+    const unknown = task.depends_on.find((d) => !pos.has(d));
     if (unknown !== undefined) mark(task, `Unknown dependency ${unknown}`);
   }
-  for (const [taskId, cycle] of findCycles(tasks, byId)) {
-    if (!marked.has(taskId)) mark(byId.get(taskId)!, `Circular dependency detected: ${cycle}`);
+  for (const [taskId, cycle] of findCycles(tasks, pos)) {
+    if (!marked.has(taskId)) mark(tasks[pos.get(taskId)!]!, `Circular dependency detected: ${cycle}`);
   }
 
   // Blocked propagation: a breadth-first walk over reverse edges from every permanent failure.
@@ -140,7 +140,11 @@ export function blockedDependents(tasks: readonly Task[], id: string): Task[] {
 function reverseEdges(tasks: readonly Task[]): Map<string, Task[]> {
   const dependents = new Map<string, Task[]>();
   for (const task of tasks) {
-    for (const d of new Set(task.depends_on)) {
+    const on = task.depends_on;
+    for (let k = 0; k < on.length; k++) {
+      const d = on[k]!;
+      // Each dependency once (a list names a few; no Set per task).
+      if (k > 0 && on.indexOf(d) < k) continue;
       let list = dependents.get(d);
       if (!list) dependents.set(d, (list = []));
       list.push(task);
@@ -150,57 +154,77 @@ function reverseEdges(tasks: readonly Task[]): Map<string, Task[]> {
 }
 
 /**
+ * Each task by id (the last of a repeated id, as `new Map(pairs)` would keep). Built in a loop:
+ * a pass over a large file makes several of these, and the pairs would be garbage.
+ */
+function indexById(tasks: readonly Task[]): Map<string, Task> {
+  const byId = new Map<string, Task>();
+  for (let i = 0; i < tasks.length; i++) byId.set(tasks[i]!.id, tasks[i]!);
+  return byId;
+}
+
+/** Where each id is in `tasks` (the last of a repeated id, the task indexById keeps). */
+function positions(tasks: readonly Task[]): Map<string, number> {
+  const pos = new Map<string, number>();
+  for (let i = 0; i < tasks.length; i++) pos.set(tasks[i]!.id, i);
+  return pos;
+}
+
+/**
  * Every non-completed task that lies on a cycle, with one cycle through it written from it back
  * to it (`a -> b -> a`; a self-reference is `a -> a`). Tarjan's algorithm, iterative.
  */
-function findCycles(tasks: readonly Task[], byId: Map<string, Task>): Map<string, string> {
-  const live = (id: string) => {
-    const t = byId.get(id);
-    return t !== undefined && t.status !== 'completed';
+function findCycles(tasks: readonly Task[], pos: Map<string, number>): Map<string, string> {
+  // Tasks by number (positions): the walk's state in typed arrays, not maps keyed by id, since
+  // a pass over a large file runs this every time.
+  const n = tasks.length;
+  const liveAt = (id: string) => {
+    const i = pos.get(id);
+    return i !== undefined && tasks[i]!.status !== 'completed' ? i : -1;
   };
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
+  const index = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const stack: number[] = [];
   const components: string[][] = [];
   let counter = 0;
 
   for (const root of tasks) {
-    if (!live(root.id) || index.has(root.id)) continue;
-    const work: Array<{ id: string; next: number }> = [{ id: root.id, next: 0 }];
-    index.set(root.id, counter);
-    low.set(root.id, counter++);
-    stack.push(root.id);
-    onStack.add(root.id);
+    const r = liveAt(root.id);
+    if (r < 0 || index[r]! >= 0) continue;
+    const work: Array<{ i: number; next: number }> = [{ i: r, next: 0 }];
+    index[r] = low[r] = counter++;
+    stack.push(r);
+    onStack[r] = 1;
     while (work.length) {
       const frame = work.at(-1)!;
-      const deps = byId.get(frame.id)!.depends_on;
+      const deps = tasks[frame.i]!.depends_on;
       if (frame.next < deps.length) {
-        const d = deps[frame.next++]!;
-        if (!live(d)) continue;
-        if (!index.has(d)) {
-          index.set(d, counter);
-          low.set(d, counter++);
+        const d = liveAt(deps[frame.next++]!);
+        if (d < 0) continue;
+        if (index[d]! < 0) {
+          index[d] = low[d] = counter++;
           stack.push(d);
-          onStack.add(d);
-          work.push({ id: d, next: 0 });
-        } else if (onStack.has(d)) {
-          low.set(frame.id, Math.min(low.get(frame.id)!, index.get(d)!));
+          onStack[d] = 1;
+          work.push({ i: d, next: 0 });
+        } else if (onStack[d]) {
+          low[frame.i] = Math.min(low[frame.i]!, index[d]!);
         }
         continue;
       }
       work.pop();
       const parent = work.at(-1);
-      if (parent) low.set(parent.id, Math.min(low.get(parent.id)!, low.get(frame.id)!));
-      if (low.get(frame.id) === index.get(frame.id)) {
+      if (parent) low[parent.i] = Math.min(low[parent.i]!, low[frame.i]!);
+      if (low[frame.i] === index[frame.i]) {
         const component: string[] = [];
-        let id: string;
+        let i: number;
         do {
-          id = stack.pop()!;
-          onStack.delete(id);
-          component.push(id);
-        } while (id !== frame.id);
-        const selfLoop = component.length === 1 && byId.get(frame.id)!.depends_on.includes(frame.id);
+          i = stack.pop()!;
+          onStack[i] = 0;
+          component.push(tasks[i]!.id);
+        } while (i !== frame.i);
+        const id = tasks[frame.i]!.id;
+        const selfLoop = component.length === 1 && tasks[frame.i]!.depends_on.includes(id);
         if (component.length > 1 || selfLoop) components.push(component);
       }
     }
@@ -210,12 +234,12 @@ function findCycles(tasks: readonly Task[], byId: Map<string, Task>): Map<string
   for (const component of components) {
     const members = new Set(component.sort(compareIds));
     if (component.length <= EXACT_CYCLE_LIMIT) {
-      for (const id of component) cycles.set(id, cycleThrough(id, members, byId).join(' -> '));
+      for (const id of component) cycles.set(id, cycleThrough(id, members, tasks, pos).join(' -> '));
       continue;
     }
     // A huge knot: a path per member would cost members x edges and name thousands of tasks in
     // every message. One cycle, shortened, stands for all of them.
-    const sample = cycleThrough(component[0]!, members, byId);
+    const sample = cycleThrough(component[0]!, members, tasks, pos);
     const path = sample.length > 8 ? [...sample.slice(0, 4), `… ${sample.length - 8} more …`, ...sample.slice(-4)] : sample;
     const text = `${path.join(' -> ')} (${component.length} tasks depend on each other in a cycle)`;
     for (const id of component) cycles.set(id, id === component[0] ? text : `${id} is part of ${text}`);
@@ -227,12 +251,12 @@ function findCycles(tasks: readonly Task[], byId: Map<string, Task>): Map<string
 const EXACT_CYCLE_LIMIT = 64;
 
 /** Shortest path id -> … -> id inside one strongly connected component (breadth-first). */
-function cycleThrough(start: string, members: Set<string>, byId: Map<string, Task>): string[] {
+function cycleThrough(start: string, members: Set<string>, tasks: readonly Task[], pos: Map<string, number>): string[] {
   const parent = new Map<string, string>();
   const queue = [start];
   for (let i = 0; i < queue.length; i++) {
     const id = queue[i]!;
-    for (const d of byId.get(id)!.depends_on) {
+    for (const d of tasks[pos.get(id)!]!.depends_on) {
       if (!members.has(d)) continue;
       if (d === start) {
         const back: string[] = [];
@@ -303,10 +327,11 @@ export function retryNotBefore(task: Task, clock: RetryClock): number | undefine
  * when none is held back: when the run loop wakes up for it.
  */
 export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number | undefined {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
+  // Indexed only when some task could be waiting: most passes have none.
+  let byId: Map<string, Task> | undefined;
   let next: number | undefined;
   for (const t of tasks) {
-    if (!isRetryable(t) || !hasValidationCommand(t) || !allDepsCompleted(t, byId)) continue;
+    if (!isRetryable(t) || !hasValidationCommand(t) || !allDepsCompleted(t, (byId ??= indexById(tasks)))) continue;
     const at = retryNotBefore(t, clock);
     if (at !== undefined && (next === undefined || at < next)) next = at;
   }
@@ -320,7 +345,7 @@ export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number
  * could prove it done.
  */
 export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints: PoolOrderHints = {}): Task[] {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const byId = indexById(tasks);
   const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, byId);
   const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
   const retry = tasks.filter((t) => isRetryable(t) && ready(t) && (!clock || retryNotBefore(t, clock) === undefined));
@@ -400,8 +425,10 @@ function median(values: number[]): number {
 
 /** Tasks that would be eligible but have no validation command (logged once per run). */
 export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
-  return tasks.filter((t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, byId));
+  let byId: Map<string, Task> | undefined;
+  return tasks.filter(
+    (t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, (byId ??= indexById(tasks))),
+  );
 }
 
 /**
@@ -469,7 +496,7 @@ export interface DependencyAnalysis {
 
 /** The state of every task as `status` shows it. Read-only: nothing is marked. */
 export function analyzeTasks(tasks: readonly Task[]): DependencyAnalysis {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const byId = indexById(tasks);
   const blockedReasons = new Map<string, string>();
   for (const t of tasks) if (isDependencyFailure(t)) blockedReasons.set(t.id, t.error_log.at(-1)!);
   for (const f of findDependencyFailures(tasks)) blockedReasons.set(f.taskId, f.entry);

@@ -9,6 +9,7 @@ import type { AgentReport } from '../agents/report';
 import { compareIds } from '../ids';
 import { InputError } from '../inputError';
 import { type Category, logTimestamp } from '../log/logLine';
+import { writableTask } from '../taskFile/draft';
 import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
 import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures } from './dag';
 import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
@@ -16,12 +17,21 @@ import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
 /** How much failing output an error_tail keeps (characters): enough for a hover, bounded. */
 export const ERROR_TAIL_CHARS = 4000;
 
-/** The task `id`, which a run is about to write to. */
+/**
+ * The task `id`, which a run is about to write to, as an object it may write (writableTask: a
+ * transaction's draft shares unchanged tasks with the store, frozen).
+ */
 export function mustFind(file: TaskFile, id: string): Task {
   const task = file.tasks.find((t) => t.id === id);
   // A person deleted the task from the file while it ran: nothing left to record it in.
   if (!task) throw new TaskVanishedError(id);
-  return task;
+  return writableTask(file, task);
+}
+
+/** The task `id` to write to, or undefined when there is none. */
+function findWritable(file: TaskFile, id: string): Task | undefined {
+  const task = file.tasks.find((t) => t.id === id);
+  return task && writableTask(file, task);
 }
 
 export class TaskVanishedError extends Error {
@@ -124,9 +134,14 @@ export function assertClaim(file: TaskFile, token: ClaimToken): void {
 
 /** A heartbeat or checkpoint of the holder: the lease runs `leaseSeconds` from now again. */
 export function renewLease(file: TaskFile, token: ClaimToken, leaseSeconds: number, now = new Date()): 'renewed' | 'lost' {
-  const t = file.tasks.find((x) => x.id === token.taskId);
-  if (!holdsClaim(t, token)) return 'lost';
-  t!.lease_expires_at = leaseEnd(now, leaseSeconds);
+  if (
+    !holdsClaim(
+      file.tasks.find((x) => x.id === token.taskId),
+      token,
+    )
+  )
+    return 'lost';
+  findWritable(file, token.taskId)!.lease_expires_at = leaseEnd(now, leaseSeconds);
   return 'renewed';
 }
 
@@ -150,9 +165,10 @@ export function takeOverClaim(
   worker: WorkerLease,
   now = new Date(),
 ): { token: ClaimToken; previous: { claimedBy: string | null; leaseExpiresAt: string | null; generation: number } } | undefined {
-  const t = file.tasks.find((x) => x.id === id);
-  if (!t || t.status !== 'in_progress') return undefined;
-  if (t.claimed_by !== worker.workerId && !claimLapsed(t, now)) return undefined;
+  const shared = file.tasks.find((x) => x.id === id);
+  if (!shared || shared.status !== 'in_progress') return undefined;
+  if (shared.claimed_by !== worker.workerId && !claimLapsed(shared, now)) return undefined;
+  const t = writableTask(file, shared);
   const previous = { claimedBy: t.claimed_by ?? null, leaseExpiresAt: t.lease_expires_at ?? null, generation: t.claim_generation ?? 0 };
   return { token: takeClaim(t, worker, now), previous };
 }
@@ -259,7 +275,7 @@ export function recordCost(file: TaskFile, id: string, report: Pick<AgentReport,
 export function recordQueueRunner(file: TaskFile, id: string, agentId: string, runner: string): boolean {
   const t = file.tasks.find((x) => x.id === id);
   if (!t || t.status !== 'in_progress' || t.agent_id !== agentId) return false;
-  t.claimed_by = runner;
+  writableTask(file, t).claimed_by = runner;
   return true;
 }
 
@@ -316,9 +332,10 @@ export function failTask(file: TaskFile, id: string, failure: Failure, now = log
  */
 export function markDependencyFailures(file: TaskFile, now = logTimestamp()): DependencyFailure[] {
   const failures = findDependencyFailures(file.tasks);
+  if (!failures.length) return failures;
   const byId = new Map(file.tasks.map((t) => [t.id, t]));
   for (const f of failures) {
-    const t = byId.get(f.taskId)!;
+    const t = writableTask(file, byId.get(f.taskId)!);
     t.status = 'failed';
     t.error_log.push(f.entry);
     t.failed_at = now;
@@ -356,7 +373,8 @@ export function retryTasks(file: TaskFile, ids: readonly string[]): Task[] {
     return task;
   });
   const reset = new Map<string, Task>();
-  for (const task of tasks) {
+  for (const shared of tasks) {
+    const task = writableTask(file, reset.get(shared.id) ?? shared);
     task.attempts = 0;
     for (const t of [task, ...unblockDependents(file, task.id)]) {
       t.status = 'pending';
@@ -372,7 +390,7 @@ export function retryTasks(file: TaskFile, ids: readonly string[]): Task[] {
  * back to pending with their own attempts: `id` is being retried or removed. Returns them.
  */
 export function unblockDependents(file: TaskFile, id: string): Task[] {
-  const unblocked = blockedDependents(file.tasks, id);
+  const unblocked = blockedDependents(file.tasks, id).map((t) => writableTask(file, t));
   for (const t of unblocked) {
     t.status = 'pending';
     t.failed_at = null;
@@ -407,8 +425,9 @@ export function reopenTask(file: TaskFile, id: string): boolean {
  * Returns whether it changed.
  */
 export function unfailTask(file: TaskFile, id: string): boolean {
-  const t = file.tasks.find((x) => x.id === id);
-  if (!t || t.status !== 'failed') return false;
+  const found = file.tasks.find((x) => x.id === id);
+  if (!found || found.status !== 'failed') return false;
+  const t = writableTask(file, found);
   t.status = 'pending';
   t.attempts = Math.max(0, t.attempts - 1);
   t.error_log.pop();

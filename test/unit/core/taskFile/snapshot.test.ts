@@ -122,6 +122,19 @@ describe('core/taskFile snapshot', () => {
       () => snap.edit(dup),
       (e: unknown) => e instanceof TaskFileError && /duplicate id "a"/.test(e.message),
     );
+    // A repeated id however it comes: a task copied in again, two new tasks with one new id.
+    const again = snap.copy();
+    again.tasks.push(structuredClone(again.tasks[0]!));
+    assert.throws(
+      () => snap.edit(again),
+      (e: unknown) => e instanceof TaskFileError && e.message.includes('tasks[2].id: duplicate id "a" (also tasks[0].id)'),
+    );
+    const twoNew = snap.copy();
+    twoNew.tasks.push(task('c'), task('c'));
+    assert.throws(
+      () => snap.edit(twoNew),
+      (e: unknown) => e instanceof TaskFileError && e.message.includes('tasks[3].id: duplicate id "c" (also tasks[2].id)'),
+    );
     const top = snap.copy();
     (top as Record<string, unknown>).session_count = -1;
     assert.throws(
@@ -218,6 +231,21 @@ describe('core/taskFile snapshot', () => {
       copy.tasks[0]!.title = 'changed';
       assert.equal(store.peek().tasks[0]!.title, 'title of a');
       assert.deepEqual(store.peek(), new StateStore(paths, 'launchpad test', false).load().file);
+    });
+
+    it('lastKnown gives what this process last read or wrote, frozen, without reading the file', async () => {
+      const { store, paths } = newStore();
+      assert.equal(new StateStore(new StatePaths(tempDir('launchpad-snapshot-')), 'launchpad test').lastKnown(), undefined);
+      store.save(taskFile([task('a')]));
+      await store.transact((f) => void (f.tasks[0]!.status = 'in_progress'));
+      const known = store.lastKnown()!;
+      assert.equal(known.tasks[0]!.status, 'in_progress');
+      assert.throws(() => void (known.tasks[0]!.status = 'failed'), TypeError);
+      // Another writer: peek reads it, lastKnown does not (until something reads the file).
+      writeFileSync(paths.tasks, serializeTaskFile(taskFile([task('a', { status: 'completed' })])));
+      assert.equal(store.lastKnown()!.tasks[0]!.status, 'in_progress');
+      assert.equal(store.peek().tasks[0]!.status, 'completed');
+      assert.equal(store.lastKnown()!.tasks[0]!.status, 'completed');
     });
 
     it('a file another process rewrote is read again, even at the same size and modification time', async () => {

@@ -9,7 +9,8 @@ import { resolve } from 'node:path';
 import { tempDir } from '../helpers/tmp';
 import { cli } from './util';
 
-const README = resolve(__dirname, '../../../../README.md');
+/** The README and the documents it sends people to. */
+const DOCS = ['README.md', 'docs/journal.md', 'docs/milestones.md', 'docs/scale-out.md'].map((f) => resolve(__dirname, '../../../..', f));
 const COMMANDS = ['init', 'add', 'edit', 'remove', 'run', 'agents', 'status', 'retry', 'config', 'log', 'demo'];
 
 /** `launchpad …` lines of every command's help (the usage line aside). */
@@ -23,9 +24,9 @@ function helpExamples(): string[] {
   );
 }
 
-/** `launchpad …` command lines of the README's shell blocks and inline code, continuation lines joined. */
+/** `launchpad …` command lines of the documents' shell blocks and inline code, continuation lines joined. */
 function readmeExamples(): string[] {
-  const text = readFileSync(README, 'utf8');
+  const text = DOCS.map((f) => readFileSync(f, 'utf8')).join('\n');
   const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/\\\n\s*/g, ''));
   const inline = [...text.matchAll(/`(launchpad [^`]+)`/g)]
     .map((m) => m[1]!)

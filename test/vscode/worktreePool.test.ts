@@ -1,0 +1,75 @@
+// session_config.worktree_pool in a run started from VS Code: the session's start makes the
+// pool's worktrees in the background, later tasks take prepared ones (their INIT line says so),
+// every task is merged, and the pool is left with idle worktrees that the Worktrees view does not
+// list as tasks'. The workspace's task file and log are restored, the pool removed.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import * as vscode from 'vscode';
+
+import { COMMANDS } from '../../src/vscode/contributions';
+import type { LaunchpadApi } from '../../src/vscode/extension';
+import { git, launchpad, progressFile, tasksFile } from './launchpad';
+import { task } from './setup';
+
+const POOL = 2;
+const IDS = ['pool-1', 'pool-2', 'pool-3', 'pool-4'];
+
+/** The pool's worktrees as git lists them (detached, under <worktree root>/.pool/). */
+const slots = () =>
+  git('worktree', 'list', '--porcelain')
+    .split('\n')
+    .filter((l) => /^worktree .*\/\.pool\/slot-[0-9a-f]+$/.test(l))
+    .map((l) => l.slice('worktree '.length));
+
+describe('worktree pool', function () {
+  this.timeout(180_000);
+  let api: LaunchpadApi;
+  let savedTasks: string;
+  let savedLog: string;
+
+  before(async () => {
+    api = await launchpad();
+    await api.model.whenLoaded();
+    savedTasks = fs.readFileSync(tasksFile(), 'utf8');
+    savedLog = fs.readFileSync(progressFile(), 'utf8');
+  });
+  after(async () => {
+    for (const slot of slots()) git('worktree', 'remove', '--force', slot);
+    for (const slot of slots()) fs.rmSync(slot, { recursive: true, force: true });
+    fs.writeFileSync(tasksFile(), savedTasks);
+    fs.writeFileSync(progressFile(), savedLog);
+    await api.model.refresh();
+  });
+
+  it('later tasks start in prepared worktrees from the pool, and every task is merged', async () => {
+    const tasks = IDS.map((id) => task(id, `Pooled ${id}`, []));
+    const file = { version: 3, session_config: { max_parallel_agents: 1, worktree_pool: POOL }, tasks, session_count: 0 };
+    fs.writeFileSync(tasksFile(), JSON.stringify(file, null, 2) + '\n');
+    fs.writeFileSync(progressFile(), '');
+    await api.model.refresh();
+
+    await vscode.commands.executeCommand(COMMANDS.run);
+    const run = api.runs.active;
+    assert.ok(run, 'launchpad.run started a run');
+    const outcome = await run.done;
+    assert.equal(outcome.exitCode, 0, outcome.message);
+
+    const log = fs.readFileSync(progressFile(), 'utf8');
+    for (const id of IDS) assert.match(log, new RegExp(`Completed \\[${id}\\] \\(commit [0-9a-f]+\\)`), `${id} merged`);
+    const pooled = IDS.filter((id) => new RegExp(`INIT \\[${id}\\] worktree from the pool, prepared at `).test(log));
+    assert.ok(pooled.length >= 2, `at least two tasks took a prepared worktree: ${pooled.join(', ') || 'none'}\n${log}`);
+
+    const left = slots();
+    assert.ok(left.length >= 1 && left.length <= POOL, `the pool holds 1 to ${POOL} worktrees: ${left.join(', ')}`);
+    for (const slot of left) assert.equal(git('-C', slot, 'status', '--porcelain').trim(), '', `${path.basename(slot)} is clean`);
+    await api.model.refresh();
+    const shown = await api.views.worktrees.getChildren();
+    assert.deepEqual(
+      shown.filter((w) => w.path.includes(`${path.sep}.pool${path.sep}`)),
+      [],
+      'the Worktrees view lists task worktrees only',
+    );
+  });
+});

@@ -9,7 +9,8 @@ import { InputError } from '../inputError';
 import { replaceFile, withJournalLock } from '../journal/atomicFile';
 import type { JournalPaths } from '../journal/journalPaths';
 import { logTimestamp } from '../log/logLine';
-import { applySpecResult, buildTasksJson, parseTasksJson, serializeTasksJson, type SpecResult, type SpecTasksDoc } from './tasksJson';
+import { applySpecResult, type SpecResult } from '../tasks/specTransitions';
+import { buildTasksJson, parseTasksJson, serializeTasksJson, type SpecTasksDoc } from './tasksJson';
 import { type MdTask, parseTasksMd, SpecTasksError, subtasksOf, withBox } from './tasksMd';
 
 const SPEC_NAME = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

@@ -157,7 +157,7 @@ export class Git {
 
   /** `path` holds a linked worktree of this repository (its admin folder is in our .git/worktrees/). */
   private async isOurWorktree(path: string): Promise<boolean> {
-    const admin = linkedAdminDir(path);
+    const admin = linkedGitDir(path);
     if (!admin) return false;
     this.commonDir ??= (await this.text(['rev-parse', '--path-format=absolute', '--git-common-dir'])) || undefined;
     return !!this.commonDir && resolve(admin, '..', '..') === resolve(this.commonDir);
@@ -383,7 +383,7 @@ function overwrittenFiles(stderr: string): string[] {
 }
 
 /** The admin folder of the linked worktree at `path` (its `.git` file: "gitdir: …"), absolute. */
-function linkedAdminDir(path: string): string | undefined {
+export function linkedGitDir(path: string): string | undefined {
   try {
     const m = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'));
     return m ? resolve(path, m[1]!.trim()) : undefined;

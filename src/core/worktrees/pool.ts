@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { type Git, isRemovalLeftover } from '../git/git';
+import { type Git, isRemovalLeftover, linkedGitDir } from '../git/git';
 import type { Logger } from '../logger';
 import { isSameProcessAlive } from '../processIdentity';
 import { copyIncluded, readIncludeRules, scanIncluded } from './include';
@@ -28,7 +28,6 @@ import {
   busyWithGit,
   claimSlot,
   clearReady,
-  gitDirOf,
   listSlots,
   poolDir,
   readKept,
@@ -147,7 +146,7 @@ export class WorktreePool {
   /** The first of `slots` this process can claim, handed out; 'refused' when git refused it. */
   private async takeOne(slots: string[], worktree: string, branch: string, base: string): Promise<ReadyMark | 'refused' | undefined> {
     for (const slot of slots) {
-      const gitDir = gitDirOf(slot);
+      const gitDir = linkedGitDir(slot);
       if (!gitDir || !claimSlot(gitDir)) continue;
       try {
         // Claimed: still prepared (not used, or being prepared again, meanwhile)?
@@ -164,7 +163,7 @@ export class WorktreePool {
 
   /** Prepared, but against included files the main checkout no longer has. */
   private isStale(slot: string): boolean {
-    const gitDir = gitDirOf(slot);
+    const gitDir = linkedGitDir(slot);
     const mark = gitDir && readReady(gitDir);
     return !!mark && mark.includes !== this.includes;
   }
@@ -214,7 +213,7 @@ export class WorktreePool {
     if (this.size <= 0 || listSlots(this.dir).length + this.arriving >= this.size) return false;
     this.arriving++;
     try {
-      const gitDir = gitDirOf(worktree);
+      const gitDir = linkedGitDir(worktree);
       if (!gitDir || busyWithGit(gitDir)) return false;
       await this.host.git.run(['update-ref', '--no-deref', 'HEAD', 'HEAD'], { cwd: worktree });
       mkdirSync(this.dir, { recursive: true });
@@ -263,7 +262,7 @@ export class WorktreePool {
 
   /** The slot's ready mark when it can be handed out now. */
   private readyMark(slot: string): ReadyMark | undefined {
-    const gitDir = gitDirOf(slot);
+    const gitDir = linkedGitDir(slot);
     const mark = gitDir && readReady(gitDir);
     return mark && mark.includes === this.includes ? mark : undefined;
   }
@@ -293,7 +292,7 @@ export class WorktreePool {
 
   /** A prepared slot moved to the current base: git writes only the files that differ. */
   private async advance(slot: string): Promise<void> {
-    const gitDir = gitDirOf(slot);
+    const gitDir = linkedGitDir(slot);
     if (this.host.stopSignal.aborted || !gitDir || !claimSlot(gitDir)) return;
     try {
       const mark = readReady(gitDir);
@@ -333,7 +332,7 @@ export class WorktreePool {
     const temp = join(this.dir, name);
     mkdirSync(this.dir, { recursive: true });
     await git.addDetachedWorktree(temp, head);
-    const gitDir = gitDirOf(temp);
+    const gitDir = linkedGitDir(temp);
     if (!gitDir || !claimSlot(gitDir)) return;
     try {
       await this.bringIncluded(temp, gitDir, head, false);
@@ -350,7 +349,7 @@ export class WorktreePool {
   /** An idle slot made what a new worktree at the current base is. */
   private async prepare(slot: string): Promise<void> {
     if (this.host.stopSignal.aborted) return;
-    const gitDir = gitDirOf(slot);
+    const gitDir = linkedGitDir(slot);
     if (!gitDir) {
       await this.deleteSlot(slot); // not a worktree (any more): its folder goes
       return;
@@ -409,7 +408,7 @@ export class WorktreePool {
 
   /** Deletes an idle slot another process is not using (a pool shrunk to its setting). */
   private async deleteIfIdle(slot: string): Promise<void> {
-    const gitDir = gitDirOf(slot);
+    const gitDir = linkedGitDir(slot);
     if (gitDir && (onBranch(gitDir) || !claimSlot(gitDir))) return;
     await this.deleteSlot(slot);
   }
@@ -428,7 +427,7 @@ export class WorktreePool {
  * (kept by its patterns): an earlier record goes, and git is not asked.
  */
 export async function recordKept(git: Git, worktree: string, setUp: boolean): Promise<void> {
-  const gitDir = gitDirOf(worktree);
+  const gitDir = linkedGitDir(worktree);
   if (!gitDir) return;
   if (!setUp) {
     writeKept(gitDir, undefined);

@@ -6,9 +6,10 @@
 //                     Made with O_EXCL, so two controllers sharing the pool never use one slot
 //                     twice; a claim whose process is gone is taken over.
 //   launchpad-keep    gitignore patterns of what the last worktree_setup made (kept by the clean).
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 
+import { replaceFile } from '../journal/atomicFile';
 import { isSameProcessAlive, processIdentity } from '../processIdentity';
 
 /** The idle slots' folder, inside the worktree root (not a task id: ids start with a letter or digit). */
@@ -38,18 +39,6 @@ export function listSlots(dir: string): string[] {
   }
 }
 
-/** A linked worktree's own git folder, from its `.git` file ("gitdir: …"). */
-export function gitDirOf(worktree: string): string | undefined {
-  try {
-    const m = /^gitdir: (.+)$/m.exec(readFileSync(join(worktree, '.git'), 'utf8'));
-    if (!m) return undefined;
-    const dir = m[1]!.trim();
-    return isAbsolute(dir) ? dir : resolve(worktree, dir);
-  } catch {
-    return undefined;
-  }
-}
-
 /** A rebase or merge is in progress in the worktree whose git folder this is: not ours to reset. */
 export function busyWithGit(gitDir: string): boolean {
   return ['rebase-merge', 'rebase-apply', 'MERGE_HEAD'].some((f) => existsSync(join(gitDir, f)));
@@ -75,7 +64,7 @@ export function readReady(gitDir: string): ReadyMark | undefined {
 
 export function writeReady(gitDir: string, mark: ReadyMark): void {
   const file = join(gitDir, READY_FILE);
-  writeFileAtomic(file, JSON.stringify(mark) + '\n');
+  replaceFile(file, JSON.stringify(mark) + '\n');
 }
 
 export function clearReady(gitDir: string): void {
@@ -124,16 +113,5 @@ export function readKept(gitDir: string): string[] {
 
 export function writeKept(gitDir: string, patterns: string[] | undefined): void {
   if (!patterns) rmSync(join(gitDir, KEEP_FILE), { force: true });
-  else writeFileAtomic(join(gitDir, KEEP_FILE), patterns.join('\n') + (patterns.length ? '\n' : ''));
-}
-
-function writeFileAtomic(file: string, text: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w');
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
+  else replaceFile(join(gitDir, KEEP_FILE), patterns.join('\n') + (patterns.length ? '\n' : ''));
 }

@@ -13,14 +13,14 @@ import { headlessTerminals } from '../../../src/core/controller/headlessTerminal
 import { resolveRunConfig } from '../../../src/core/controller/runConfig';
 import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
-import { Git } from '../../../src/core/git/git';
+import { Git, linkedGitDir } from '../../../src/core/git/git';
 import { ProgressLog } from '../../../src/core/log/progressLog';
 import { silentLogger } from '../../../src/core/logger';
 import { processIdentity } from '../../../src/core/processIdentity';
 import { StatePaths } from '../../../src/core/statePaths';
 import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
-import { gitDirOf, poolDir, readReady } from '../../../src/core/worktrees/poolSlot';
+import { poolDir, readReady } from '../../../src/core/worktrees/poolSlot';
 import { prepareWorktree } from '../../../src/core/worktrees/prepare';
 import { git, makeRepo, writeFiles } from '../helpers/gitRepo';
 import { makeHarness, readLog } from '../helpers/harness';
@@ -233,7 +233,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     assert.equal(slots(s).length, 3);
     for (const name of slots(s)) {
       const slot = join(poolDir(s.config.worktreeRoot), name);
-      const mark = readReady(gitDirOf(slot)!);
+      const mark = readReady(linkedGitDir(slot)!);
       assert.equal(mark?.base, s.head, `${name} prepared at the base`);
       assert.equal(readFileSync(join(slot, '.env'), 'utf8'), 'SECRET=1\n');
       assert.equal(readlinkSync(join(slot, 'node_modules/x-link')), 'x');
@@ -252,7 +252,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     await s.pool.open();
     await s.pool.settled();
     const slot = join(poolDir(s.config.worktreeRoot), slots(s)[0]!);
-    const claim = join(gitDirOf(slot)!, 'launchpad-claim');
+    const claim = join(linkedGitDir(slot)!, 'launchpad-claim');
     const other = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {
       writeFileSync(claim, `${other.pid} ${processIdentity(other.pid!)}\n`);
@@ -293,7 +293,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     await s.pool.settled();
     assert.equal(readFileSync(join(slot, 'src/wip.txt'), 'utf8'), 'work in progress\n');
     assert.equal(git(slot, 'symbolic-ref', '--short', 'HEAD'), 'harness-task-001');
-    assert.equal(readReady(gitDirOf(slot)!), undefined, 'never marked ready');
+    assert.equal(readReady(linkedGitDir(slot)!), undefined, 'never marked ready');
   });
 
   it("over a leftover branch of the task, the slot goes back to the pool untouched and the branch's commits are kept", async () => {
@@ -301,7 +301,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     await s.pool.open();
     await s.pool.settled();
     const slot = join(poolDir(s.config.worktreeRoot), slots(s)[0]!);
-    const before = readReady(gitDirOf(slot)!);
+    const before = readReady(linkedGitDir(slot)!);
     git(root, 'branch', 'harness-task-001', s.head);
     const side = tempDir('launchpad-side-');
     git(root, 'worktree', 'add', '-q', side, 'harness-task-001');
@@ -316,7 +316,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     assert.equal(git(worktree, 'rev-parse', 'HEAD'), s.head);
     assert.match(git(root, 'for-each-ref', '--format=%(objectname)', 'refs/launchpad/attempts/task-001/'), new RegExp(tip));
     assert.equal(git(slot, 'rev-parse', '--abbrev-ref', 'HEAD'), 'HEAD', 'the slot detached again');
-    assert.deepEqual(readReady(gitDirOf(slot)!), before, 'and ready as it was');
+    assert.deepEqual(readReady(linkedGitDir(slot)!), before, 'and ready as it was');
   });
 
   it("the pool's own new worktrees wait while a dispatched task's new worktree is being made", async () => {

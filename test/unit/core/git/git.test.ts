@@ -45,7 +45,7 @@ describe('core/git/git against real repositories', function () {
   });
 
   describe('worktrees and branches', () => {
-    it('worktree commands started at once all succeed: adds, moves, removals and listings never see a half-written admin folder', async () => {
+    it('adds, moves, removals and listings started at once all succeed, and a removal leaves no folder behind', async () => {
       const repo = makeRepo({ 'a.txt': 'a\n' });
       const g = new Git(repo);
       const root = tempDir('launchpad-wts-');

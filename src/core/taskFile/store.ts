@@ -255,6 +255,8 @@ export class StateStore {
     let error: TaskFileError;
     try {
       bytes = this.readBytes();
+      // The bytes this process parsed already (run's checks before the session load the file).
+      if (this.snapshot?.matches(bytes)) return { kind: 'ok' };
       const parsed = parseTaskFileBytes(bytes, TASKS_FILE);
       if (parsed.ok) {
         // Kept: the session's first load right after is this parse, not another one.

@@ -112,6 +112,19 @@ describe('core/stateStore', () => {
       assert.equal(existsSync(paths.backup), false);
     });
 
+    it('keeps the parse of a file this process read already, rather than parsing it again', () => {
+      const { store, paths } = newStore();
+      writeFileSync(paths.tasks, good);
+      const before = store.peek();
+      assert.deepEqual(store.recover(), { kind: 'ok' });
+      assert.equal(store.peek(), before, 'the same parse, not a new one');
+      // Bytes it has not parsed are parsed (and checked) again.
+      writeFileSync(paths.tasks, serializeTaskFile(taskFile([task('t2')])));
+      assert.deepEqual(store.recover(), { kind: 'ok' });
+      assert.notEqual(store.peek(), before);
+      assert.equal(store.peek().tasks[0]!.id, 't2');
+    });
+
     for (const [name, broken] of [
       ['unparseable', '{"tasks": [ {"id": "t1", '],
       ['schema-invalid', '{"tasks": [{"id": "t1", "title": "x", "status": "done"}]}'],

@@ -55,6 +55,9 @@ await Promise.all([
     external: ['bullmq', 'ioredis'],
     define: { LAUNCHPAD_VERSION: JSON.stringify(version) },
   }),
+  // The helper that starts short commands for a large process (src/core/process/spawner.ts),
+  // found beside the bundle that starts it.
+  esbuild.build({ ...shared, entryPoints: ['src/core/process/spawnerMain.ts'], outfile: 'dist/spawnerMain.js' }),
   esbuild.build({
     entryPoints: testSources,
     outdir: 'out',

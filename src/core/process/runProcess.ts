@@ -23,6 +23,7 @@ import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
 import { ProcessTree } from './processTree';
+import { startCommand, type StartedProcess } from './spawner';
 import { startWatchdog, type Watchdog } from './watchdog';
 
 export interface ProcessSpec {
@@ -124,28 +125,28 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
 
-    const child = spawn(file, args, {
-      cwd: spec.cwd,
-      env: token ? { ...env, [MARKER_VAR]: markerValue(env[MARKER_VAR], token) } : env,
-      detached: true,
-      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(cgroup ? (['pipe'] as const) : [])],
-    });
-    const pid = child.pid;
-    if (cgroup && pid !== undefined && !moveIntoCgroup(cgroup, pid)) {
-      // Not movable after all: the marker alone finds what leaves the group.
-      removeCgroup(cgroup);
-      cgroup = undefined;
-    }
-    const tree = pid !== undefined && token ? new ProcessTree(pid, token, cgroup) : undefined;
+    // A task's process starts here, its pid needed at once; a short command may start from the
+    // spawner (spawner.ts), its pid known when it has started.
+    const child: StartedProcess = spec.record
+      ? spawn(file, args, {
+          cwd: spec.cwd,
+          env: { ...env, [MARKER_VAR]: markerValue(env[MARKER_VAR], token!) },
+          detached: true,
+          stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(cgroup ? (['pipe'] as const) : [])],
+        })
+      : startCommand(file, args, { cwd: spec.cwd, env, ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }) });
+    let pid: number | undefined;
+    let tree: ProcessTree | undefined;
     let watchdog: Watchdog | undefined;
 
     const endGroup = () => {
-      if (pid === undefined) return;
-      const group = killGroup(pid, 'SIGTERM');
+      const leader = pid;
+      if (leader === undefined) return;
+      const group = killGroup(leader, 'SIGTERM');
       const escaped = tree ? tree.signalEscaped('SIGTERM') : 0;
       if (!group && !escaped) return;
       const t = setTimeout(() => {
-        if (groupAlive(pid)) killGroup(pid, 'SIGKILL');
+        if (groupAlive(leader)) killGroup(leader, 'SIGKILL');
         tree?.killEscaped();
       }, grace);
       t.unref();
@@ -186,65 +187,80 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     };
 
     child.on('error', (e) => finish(null, null, e.message));
-    if (pid === undefined) return;
-    if (tree && spec.timeoutMs !== undefined)
-      watchdog = startWatchdog({ pgid: pid, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
-    liveRuns.set(pid, { tree, watchdog, cgroup });
-    spec.onSpawn?.(pid);
-    if (spec.record) {
-      const tracking = { marker: token!, cgroup, watchdog: watchdog && { pid: watchdog.pid, identity: watchdog.identity } };
-      spec.record.records.add(spec.record.name, pid, spec.record.label, tracking);
-    }
-    // Moved, recorded and watched: the command may start.
-    if (child.stdio[3]) {
-      const go = child.stdio[3] as Writable;
-      go.on('error', () => undefined);
-      go.end('\n');
-    }
-
-    const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];
-    const onData = (which: 0 | 1) => (chunk: Buffer) => {
-      const text = decoders[which]!.write(chunk);
-      if (!text) return;
-      (which === 0 ? out : err).push(text);
-      tail.push(text);
-      transcript?.write(text);
-      spec.onOutput?.(text);
-    };
-    child.stdout!.on('data', onData(0));
-    child.stderr!.on('data', onData(1));
-
-    if (spec.stdin !== undefined) {
-      child.stdin!.on('error', () => undefined); // the program may not read its input: EPIPE
-      child.stdin!.end(spec.stdin);
-    }
     if (spec.timeoutMs !== undefined) {
       const t = setTimeout(() => {
         timedOut = true;
-        endGroup();
+        if (pid === undefined) finish(null, null, 'not started within its time limit');
+        else endGroup();
       }, spec.timeoutMs);
       timers.push(t);
     }
-    if (spec.signal) {
-      if (spec.signal.aborted) onAbort();
-      else spec.signal.addEventListener('abort', onAbort, { once: true });
-    }
+    if (child.pid !== undefined) begin();
+    else child.on('spawn', begin);
 
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      // Whatever the leader left behind in its group goes with it.
-      endGroup();
-      // A process that escaped the group may still hold our pipes: do not wait for it forever.
-      const t = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish(code, signal);
-      }, grace + 1000);
-      t.unref();
-      timers.push(t);
-    });
-    child.on('close', (code, signal) => finish(exit?.code ?? code, exit?.signal ?? signal));
+    function begin(): void {
+      if (pid !== undefined) return;
+      // Started after the run was given up (its time limit): it ends at once.
+      if (settled) return void killGroup(child.pid!, 'SIGKILL');
+      pid = child.pid!;
+      if (cgroup && !moveIntoCgroup(cgroup, pid)) {
+        // Not movable after all: the marker alone finds what leaves the group.
+        removeCgroup(cgroup);
+        cgroup = undefined;
+      }
+      tree = token ? new ProcessTree(pid, token, cgroup) : undefined;
+      if (tree && spec.timeoutMs !== undefined)
+        watchdog = startWatchdog({ pgid: pid, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
+      liveRuns.set(pid, { tree, watchdog, cgroup });
+      spec.onSpawn?.(pid);
+      if (spec.record) {
+        const tracking = { marker: token!, cgroup, watchdog: watchdog && { pid: watchdog.pid, identity: watchdog.identity } };
+        spec.record.records.add(spec.record.name, pid, spec.record.label, tracking);
+      }
+      // Moved, recorded and watched: the command may start.
+      if (child.stdio[3]) {
+        const go = child.stdio[3] as Writable;
+        go.on('error', () => undefined);
+        go.end('\n');
+      }
+
+      const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];
+      const onData = (which: 0 | 1) => (chunk: Buffer) => {
+        const text = decoders[which]!.write(chunk);
+        if (!text) return;
+        (which === 0 ? out : err).push(text);
+        tail.push(text);
+        transcript?.write(text);
+        spec.onOutput?.(text);
+      };
+      child.stdout!.on('data', onData(0));
+      child.stderr!.on('data', onData(1));
+
+      if (spec.record && spec.stdin !== undefined) {
+        child.stdin!.on('error', () => undefined); // the program may not read its input: EPIPE
+        child.stdin!.end(spec.stdin);
+      }
+      if (spec.signal) {
+        if (spec.signal.aborted) onAbort();
+        else spec.signal.addEventListener('abort', onAbort, { once: true });
+      }
+
+      let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+      child.on('exit', (code, signal) => {
+        exit = { code, signal };
+        // Whatever the leader left behind in its group goes with it.
+        endGroup();
+        // A process that escaped the group may still hold our pipes: do not wait for it forever.
+        const t = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish(code, signal);
+        }, grace + 1000);
+        t.unref();
+        timers.push(t);
+      });
+      child.on('close', (code, signal) => finish(exit?.code ?? code, exit?.signal ?? signal));
+    }
   });
 }
 

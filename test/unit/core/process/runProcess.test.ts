@@ -5,6 +5,7 @@ import { join } from 'node:path';
 
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { runProcess } from '../../../../src/core/process/runProcess';
+import { setSpawnerMode } from '../../../../src/core/process/spawner';
 import { processIdentity } from '../../../../src/core/processIdentity';
 import { tempDir } from '../../helpers/tmp';
 
@@ -60,168 +61,186 @@ describe('core/process/runProcess', function () {
     }
   });
 
-  describe('results', () => {
-    it('reports exit codes and signals', async () => {
-      assert.equal((await runProcess({ command: 'true', cwd: dir })).code, 0);
-      const three = await runProcess({ command: 'exit 3', cwd: dir });
-      assert.equal(three.code, 3);
-      assert.equal(three.signal, null);
-      assert.equal(three.timedOut, false);
-      assert.equal(three.aborted, false);
-      const killed = await runProcess({ command: { file: 'sh', args: ['-c', 'kill -TERM $$'] }, cwd: dir });
-      assert.equal(killed.code, null);
-      assert.equal(killed.signal, 'SIGTERM');
-    });
+  // A short command starts here, or from the spawner when this process is large (spawner.ts):
+  // both ways give the same results.
+  for (const route of ['here', 'spawner'] as const) {
+    describe(route === 'here' ? 'a command started here' : 'a command started by the spawner', () => {
+      before(() => setSpawnerMode(route === 'here' ? 'never' : 'always'));
+      after(() => setSpawnerMode('auto'));
 
-    it('captures stdout and stderr apart, and both in the tail', async () => {
-      const r = await runProcess({ command: 'echo out; echo err >&2; echo out2', cwd: dir });
-      assert.equal(r.stdout, 'out\nout2\n');
-      assert.equal(r.stderr, 'err\n');
-      for (const s of ['out\n', 'err\n', 'out2\n']) assert.ok(r.tail.includes(s));
-      assert.equal(r.tail.length, r.stdout.length + r.stderr.length);
-    });
+      describe('results', () => {
+        it(
+          route === 'here' ? 'starts the command from this process' : 'starts the command from the spawner, not this process',
+          async () => {
+            const ppid = Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout);
+            if (route === 'here') assert.equal(ppid, process.pid);
+            else assert.ok(ppid > 0 && ppid !== process.pid, `parent ${ppid}`);
+          },
+        );
 
-    it('keeps only the last captureBytes of each stream and of the tail', async () => {
-      const r = await runProcess({
-        command: 'i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done; echo LAST >&2',
-        cwd: dir,
-        captureBytes: 100,
+        it('reports exit codes and signals', async () => {
+          assert.equal((await runProcess({ command: 'true', cwd: dir })).code, 0);
+          const three = await runProcess({ command: 'exit 3', cwd: dir });
+          assert.equal(three.code, 3);
+          assert.equal(three.signal, null);
+          assert.equal(three.timedOut, false);
+          assert.equal(three.aborted, false);
+          const killed = await runProcess({ command: { file: 'sh', args: ['-c', 'kill -TERM $$'] }, cwd: dir });
+          assert.equal(killed.code, null);
+          assert.equal(killed.signal, 'SIGTERM');
+        });
+
+        it('captures stdout and stderr apart, and both in the tail', async () => {
+          const r = await runProcess({ command: 'echo out; echo err >&2; echo out2', cwd: dir });
+          assert.equal(r.stdout, 'out\nout2\n');
+          assert.equal(r.stderr, 'err\n');
+          for (const s of ['out\n', 'err\n', 'out2\n']) assert.ok(r.tail.includes(s));
+          assert.equal(r.tail.length, r.stdout.length + r.stderr.length);
+        });
+
+        it('keeps only the last captureBytes of each stream and of the tail', async () => {
+          const r = await runProcess({
+            command: 'i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done; echo LAST >&2',
+            cwd: dir,
+            captureBytes: 100,
+          });
+          assert.equal(r.stdout.length, 100);
+          assert.ok(r.stdout.endsWith('line 2999\n'));
+          assert.equal(r.stderr, 'LAST\n');
+          assert.equal(r.tail.length, 100);
+          assert.ok(r.tail.includes('LAST'));
+        });
+
+        it('decodes UTF-8 split across reads', async () => {
+          const r = await runProcess({ command: 'yes é | head -n 40000 | tr -d "\\n"', cwd: dir });
+          assert.equal(r.stdout, 'é'.repeat(40000));
+        });
+
+        it('runs in cwd with the env given; an argument array bypasses the shell', async () => {
+          const r = await runProcess({
+            command: 'pwd; echo "$LP_TEST_VAR"',
+            cwd: dir,
+            env: { PATH: process.env.PATH, LP_TEST_VAR: 'from env' },
+          });
+          assert.equal(r.stdout, `${realpathSync(dir)}\nfrom env\n`);
+          const literal = await runProcess({ command: { file: 'printf', args: ['%s|%s', '$(echo hi)', '`id` "q"'] }, cwd: dir });
+          assert.equal(literal.stdout, '$(echo hi)|`id` "q"');
+        });
+
+        it('sets spawnError when the program or the cwd is missing', async () => {
+          const noCwd = await runProcess({ command: 'true', cwd: join(dir, 'missing') });
+          assert.equal(noCwd.code, null);
+          assert.match(noCwd.spawnError ?? '', /ENOENT/);
+          const noProgram = await runProcess({ command: { file: join(dir, 'no-such-program'), args: [] }, cwd: dir });
+          assert.match(noProgram.spawnError ?? '', /ENOENT/);
+        });
       });
-      assert.equal(r.stdout.length, 100);
-      assert.ok(r.stdout.endsWith('line 2999\n'));
-      assert.equal(r.stderr, 'LAST\n');
-      assert.equal(r.tail.length, 100);
-      assert.ok(r.tail.includes('LAST'));
-    });
 
-    it('decodes UTF-8 split across reads', async () => {
-      const r = await runProcess({ command: 'yes é | head -n 40000 | tr -d "\\n"', cwd: dir });
-      assert.equal(r.stdout, 'é'.repeat(40000));
-    });
+      describe('stdin', () => {
+        it('delivers stdin and closes it', async () => {
+          const r = await runProcess({ command: 'cat', cwd: dir, stdin: 'hello\nworld é' });
+          assert.equal(r.stdout, 'hello\nworld é');
+        });
 
-    it('runs in cwd with the env given; an argument array bypasses the shell', async () => {
-      const r = await runProcess({
-        command: 'pwd; echo "$LP_TEST_VAR"',
-        cwd: dir,
-        env: { PATH: process.env.PATH, LP_TEST_VAR: 'from env' },
+        it('delivers a large stdin whole', async () => {
+          const r = await runProcess({ command: 'wc -c', cwd: dir, stdin: 'x'.repeat(2 * 1024 * 1024) });
+          assert.equal(r.stdout.trim(), String(2 * 1024 * 1024));
+        });
+
+        it('a program that never reads its stdin is not an error', async () => {
+          const r = await runProcess({ command: 'exit 0', cwd: dir, stdin: 'y'.repeat(1024 * 1024) });
+          assert.equal(r.code, 0);
+        });
+
+        it('without stdin, a reader sees end of input at once', async () => {
+          const r = await runProcess({ command: 'cat; echo done', cwd: dir, timeoutMs: 10_000 });
+          assert.equal(r.timedOut, false);
+          assert.equal(r.stdout, 'done\n');
+        });
       });
-      assert.equal(r.stdout, `${realpathSync(dir)}\nfrom env\n`);
-      const literal = await runProcess({ command: { file: 'printf', args: ['%s|%s', '$(echo hi)', '`id` "q"'] }, cwd: dir });
-      assert.equal(literal.stdout, '$(echo hi)|`id` "q"');
-    });
 
-    it('sets spawnError when the program or the cwd is missing', async () => {
-      const noCwd = await runProcess({ command: 'true', cwd: join(dir, 'missing') });
-      assert.equal(noCwd.code, null);
-      assert.match(noCwd.spawnError ?? '', /ENOENT/);
-      const noProgram = await runProcess({ command: { file: join(dir, 'no-such-program'), args: [] }, cwd: dir });
-      assert.match(noProgram.spawnError ?? '', /ENOENT/);
-    });
-  });
+      it('writes the transcript (creating its folder) and appends on the next run; calls onOutput and onSpawn', async () => {
+        const transcript = join(dir, 'runs', 'task-001', 'attempt-1', 'transcript.txt');
+        const live: string[] = [];
+        let spawned = 0;
+        const r = await runProcess({
+          command: 'echo first; echo warning >&2',
+          cwd: dir,
+          transcript,
+          onOutput: (t) => live.push(t),
+          onSpawn: (pid) => (spawned = pid),
+        });
+        assert.ok(spawned > 0);
+        assert.equal(live.join(''), r.tail);
+        const text = readFileSync(transcript, 'utf8');
+        assert.ok(text.includes('first\n') && text.includes('warning\n'));
+        assert.equal(text.length, 'first\nwarning\n'.length);
+        await runProcess({ command: 'echo second', cwd: dir, transcript });
+        assert.equal(readFileSync(transcript, 'utf8'), `${text}second\n`);
+      });
 
-  describe('stdin', () => {
-    it('delivers stdin and closes it', async () => {
-      const r = await runProcess({ command: 'cat', cwd: dir, stdin: 'hello\nworld é' });
-      assert.equal(r.stdout, 'hello\nworld é');
-    });
+      describe('process groups: nothing is left running', () => {
+        const withGrandchild = (extra = '') => `sleep 300 ${extra} & echo $! > grandchild.pid; echo $$ > leader.pid; wait`;
 
-    it('delivers a large stdin whole', async () => {
-      const r = await runProcess({ command: 'wc -c', cwd: dir, stdin: 'x'.repeat(2 * 1024 * 1024) });
-      assert.equal(r.stdout.trim(), String(2 * 1024 * 1024));
-    });
+        it('a timeout ends the whole group: leader and background grandchild', async () => {
+          // Long enough for a loaded machine to start the grandchild and write its pid first.
+          const r = await runProcess({ command: withGrandchild(), cwd: dir, timeoutMs: 1500 });
+          assert.equal(r.timedOut, true);
+          const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
+          const leader = track(await pidFrom(join(dir, 'leader.pid')));
+          assert.equal(await dead(grandchild), true, 'the grandchild outlived the timeout');
+          assert.equal(await dead(leader), true);
+        });
 
-    it('a program that never reads its stdin is not an error', async () => {
-      const r = await runProcess({ command: 'exit 0', cwd: dir, stdin: 'y'.repeat(1024 * 1024) });
-      assert.equal(r.code, 0);
-    });
+        it('an abort through AbortSignal ends the whole group', async () => {
+          const controller = new AbortController();
+          const running = runProcess({ command: withGrandchild(), cwd: dir, signal: controller.signal });
+          const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
+          assert.equal(alive(grandchild), true);
+          controller.abort();
+          const r = await running;
+          assert.equal(r.aborted, true);
+          assert.equal(r.timedOut, false);
+          assert.equal(await dead(grandchild), true);
+          assert.equal(await dead(await pidFrom(join(dir, 'leader.pid'))), true);
+        });
 
-    it('without stdin, a reader sees end of input at once', async () => {
-      const r = await runProcess({ command: 'cat; echo done', cwd: dir, timeoutMs: 10_000 });
-      assert.equal(r.timedOut, false);
-      assert.equal(r.stdout, 'done\n');
-    });
-  });
+        it('an AbortSignal already aborted ends the process at once', async () => {
+          const controller = new AbortController();
+          controller.abort();
+          const r = await runProcess({ command: 'sleep 300', cwd: dir, signal: controller.signal });
+          assert.equal(r.aborted, true);
+          assert.notEqual(r.code, 0);
+        });
 
-  it('writes the transcript (creating its folder) and appends on the next run; calls onOutput and onSpawn', async () => {
-    const transcript = join(dir, 'runs', 'task-001', 'attempt-1', 'transcript.txt');
-    const live: string[] = [];
-    let spawned = 0;
-    const r = await runProcess({
-      command: 'echo first; echo warning >&2',
-      cwd: dir,
-      transcript,
-      onOutput: (t) => live.push(t),
-      onSpawn: (pid) => (spawned = pid),
-    });
-    assert.ok(spawned > 0);
-    assert.equal(live.join(''), r.tail);
-    const text = readFileSync(transcript, 'utf8');
-    assert.ok(text.includes('first\n') && text.includes('warning\n'));
-    assert.equal(text.length, 'first\nwarning\n'.length);
-    await runProcess({ command: 'echo second', cwd: dir, transcript });
-    assert.equal(readFileSync(transcript, 'utf8'), `${text}second\n`);
-  });
+        it('a leader that exits normally takes its background children with it (output still piped)', async () => {
+          const r = await runProcess({ command: 'sleep 300 & echo $! > grandchild.pid; echo bye', cwd: dir });
+          assert.equal(r.code, 0);
+          assert.equal(r.stdout, 'bye\n');
+          assert.equal(await dead(track(await pidFrom(join(dir, 'grandchild.pid')))), true);
+        });
 
-  describe('process groups: nothing is left running', () => {
-    const withGrandchild = (extra = '') => `sleep 300 ${extra} & echo $! > grandchild.pid; echo $$ > leader.pid; wait`;
+        it('a leader that exits normally takes its background children with it (output redirected)', async () => {
+          const r = await runProcess({ command: 'sleep 300 >/dev/null 2>&1 & echo $! > grandchild.pid; exit 0', cwd: dir });
+          assert.equal(r.code, 0);
+          assert.equal(await dead(track(await pidFrom(join(dir, 'grandchild.pid')))), true);
+        });
 
-    it('a timeout ends the whole group: leader and background grandchild', async () => {
-      // Long enough for a loaded machine to start the grandchild and write its pid first.
-      const r = await runProcess({ command: withGrandchild(), cwd: dir, timeoutMs: 1500 });
-      assert.equal(r.timedOut, true);
-      const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
-      const leader = track(await pidFrom(join(dir, 'leader.pid')));
-      assert.equal(await dead(grandchild), true, 'the grandchild outlived the timeout');
-      assert.equal(await dead(leader), true);
+        it('a grandchild that ignores SIGTERM is SIGKILLed after the grace period', async () => {
+          const stubborn = `sh -c 'trap "" TERM; echo $$ > grandchild.pid; exec sleep 300' & while [ ! -s grandchild.pid ]; do sleep 0.01; done; wait`;
+          const started = Date.now();
+          const r = await runProcess({ command: stubborn, cwd: dir, timeoutMs: 1500, graceMs: 400 });
+          const elapsed = Date.now() - started;
+          assert.equal(r.timedOut, true);
+          const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
+          assert.equal(await dead(grandchild), true);
+          // Timers never fire early: ending before timeout + grace would mean SIGTERM alone did it,
+          // so the grandchild was not ignoring it and this test would prove nothing.
+          assert.ok(elapsed >= 1500 + 400 - 20, `ended after ${elapsed} ms`);
+        });
+      });
     });
-
-    it('an abort through AbortSignal ends the whole group', async () => {
-      const controller = new AbortController();
-      const running = runProcess({ command: withGrandchild(), cwd: dir, signal: controller.signal });
-      const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
-      assert.equal(alive(grandchild), true);
-      controller.abort();
-      const r = await running;
-      assert.equal(r.aborted, true);
-      assert.equal(r.timedOut, false);
-      assert.equal(await dead(grandchild), true);
-      assert.equal(await dead(await pidFrom(join(dir, 'leader.pid'))), true);
-    });
-
-    it('an AbortSignal already aborted ends the process at once', async () => {
-      const controller = new AbortController();
-      controller.abort();
-      const r = await runProcess({ command: 'sleep 300', cwd: dir, signal: controller.signal });
-      assert.equal(r.aborted, true);
-      assert.notEqual(r.code, 0);
-    });
-
-    it('a leader that exits normally takes its background children with it (output still piped)', async () => {
-      const r = await runProcess({ command: 'sleep 300 & echo $! > grandchild.pid; echo bye', cwd: dir });
-      assert.equal(r.code, 0);
-      assert.equal(r.stdout, 'bye\n');
-      assert.equal(await dead(track(await pidFrom(join(dir, 'grandchild.pid')))), true);
-    });
-
-    it('a leader that exits normally takes its background children with it (output redirected)', async () => {
-      const r = await runProcess({ command: 'sleep 300 >/dev/null 2>&1 & echo $! > grandchild.pid; exit 0', cwd: dir });
-      assert.equal(r.code, 0);
-      assert.equal(await dead(track(await pidFrom(join(dir, 'grandchild.pid')))), true);
-    });
-
-    it('a grandchild that ignores SIGTERM is SIGKILLed after the grace period', async () => {
-      const stubborn = `sh -c 'trap "" TERM; echo $$ > grandchild.pid; exec sleep 300' & while [ ! -s grandchild.pid ]; do sleep 0.01; done; wait`;
-      const started = Date.now();
-      const r = await runProcess({ command: stubborn, cwd: dir, timeoutMs: 1500, graceMs: 400 });
-      const elapsed = Date.now() - started;
-      assert.equal(r.timedOut, true);
-      const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
-      assert.equal(await dead(grandchild), true);
-      // Timers never fire early: ending before timeout + grace would mean SIGTERM alone did it,
-      // so the grandchild was not ignoring it and this test would prove nothing.
-      assert.ok(elapsed >= 1500 + 400 - 20, `ended after ${elapsed} ms`);
-    });
-  });
+  }
 
   describe('process records', () => {
     it('a recorded run has a record while it runs, removed when it exits', async () => {

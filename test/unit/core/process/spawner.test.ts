@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { runProcess } from '../../../../src/core/process/runProcess';
+import { setSpawnerMode, spawnerPid } from '../../../../src/core/process/spawner';
+import { tempDir } from '../../helpers/tmp';
+
+const OUT_PROCESS = join(__dirname, '../../../../src/core/process');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function dead(pid: number): Promise<boolean> {
+  for (let i = 0; i < 500 && alive(pid); i++) await new Promise((r) => setTimeout(r, 10));
+  return !alive(pid);
+}
+
+/** Runs a node script that uses runProcess; resolves with its output lines and exit. */
+function script(dir: string, body: string, onLine?: (line: string, child: ReturnType<typeof spawn>) => void) {
+  const file = join(dir, 'script.js');
+  writeFileSync(
+    file,
+    `const { runProcess } = require(${JSON.stringify(join(OUT_PROCESS, 'runProcess.js'))});\n` +
+      `const { setSpawnerMode, spawnerPid } = require(${JSON.stringify(join(OUT_PROCESS, 'spawner.js'))});\n` +
+      `(async () => {\n${body}\n})();\n`,
+  );
+  const child = spawn(process.execPath, [file], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  let rest = '';
+  child.stdout.on('data', (d: Buffer) => {
+    rest += d.toString();
+    for (let i = rest.indexOf('\n'); i >= 0; i = rest.indexOf('\n')) {
+      const line = rest.slice(0, i);
+      rest = rest.slice(i + 1);
+      lines.push(line);
+      onLine?.(line, child);
+    }
+  });
+  return new Promise<{ lines: string[]; code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ lines, code, signal })),
+  );
+}
+
+describe('core/process/spawner', function () {
+  this.timeout(60_000);
+  let dir: string;
+  const groups: number[] = [];
+  beforeEach(() => {
+    dir = tempDir('launchpad-spawner-');
+  });
+  afterEach(() => {
+    setSpawnerMode('auto');
+    for (const pgid of groups.splice(0)) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  });
+
+  it('an idle spawner does not keep its process alive, and ends when that process ends', async () => {
+    const r = await script(
+      dir,
+      `setSpawnerMode('always'); const r = await runProcess({ command: 'echo $PPID', cwd: '.' }); console.log(r.stdout.trim(), spawnerPid());`,
+    );
+    assert.equal(r.code, 0, 'the script ended by itself once its command was done');
+    const [ppid, helper] = r.lines[0]!.split(' ').map(Number);
+    assert.equal(ppid, helper, 'the command was started by the spawner');
+    assert.equal(await dead(helper!), true, 'the spawner ended with the script');
+  });
+
+  it('ends when its process is killed (SIGKILL) in the middle of a command', async () => {
+    let helper = 0;
+    const r = await script(
+      dir,
+      `setSpawnerMode('always'); await runProcess({ command: 'echo "$$ $PPID"; sleep 30', cwd: '.', onOutput: (t) => console.log(t.trim()) });`,
+      (line, child) => {
+        const [group, parent] = line.split(' ').map(Number);
+        groups.push(group!);
+        helper = parent!;
+        child.kill('SIGKILL');
+      },
+    );
+    assert.equal(r.signal, 'SIGKILL');
+    assert.ok(helper > 0);
+    assert.equal(await dead(helper), true, 'the spawner outlived its process');
+  });
+
+  it('a spawner killed during a command: that command fails to run, the next starts a new spawner', async () => {
+    setSpawnerMode('always');
+    let first = 0;
+    const running = runProcess({
+      command: 'echo "$$ $PPID"; sleep 30',
+      cwd: dir,
+      onOutput: (t) => {
+        const [group, parent] = t.trim().split(' ').map(Number);
+        groups.push(group!);
+        first = parent!;
+        process.kill(parent!, 'SIGKILL');
+      },
+    });
+    const r = await running;
+    assert.equal(r.code, null);
+    assert.match(r.spawnError ?? '', /ended before it did/);
+    const next = await runProcess({ command: 'echo $PPID', cwd: dir });
+    const parent = Number(next.stdout);
+    assert.equal(next.code, 0);
+    assert.ok(parent !== first && parent !== process.pid, `parent ${parent}`);
+  });
+
+  it('a spawner that dies before starting anything: its commands and the later ones start here', async () => {
+    setSpawnerMode('always');
+    const running = runProcess({ command: 'echo $PPID', cwd: dir });
+    // The request is on its way; the spawner is still starting (node takes tens of ms).
+    process.kill(spawnerPid()!, 'SIGKILL');
+    const r = await running;
+    assert.equal(r.code, 0, r.spawnError);
+    assert.equal(Number(r.stdout), process.pid);
+    assert.equal(Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout), process.pid);
+  });
+
+  it('by default, a process past 100 MB resident starts its commands from the spawner; a small one does not', async () => {
+    const run = `const r = await runProcess({ command: 'echo $PPID', cwd: '.' }); console.log(Number(r.stdout) === process.pid ? 'here' : 'spawner');`;
+    const small = await script(dir, run);
+    // Touched, so that it is resident.
+    const large = await script(dir, `globalThis.keep = Buffer.alloc(160 * 1024 * 1024, 1);\n${run}`);
+    assert.deepEqual([small.lines, large.lines], [['here'], ['spawner']]);
+  });
+});

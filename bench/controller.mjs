@@ -24,6 +24,7 @@
 // a transaction and a log append, to show where a task's overhead goes.
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 import {
   agentTimes,
@@ -231,6 +232,37 @@ async function forkCost(bench, { work, ids, history, gitStart }) {
     'starting a process, small vs holding a 5,000-task file',
     `git --version ${gitStart.ms.toFixed(1)} ms at ${gitStart.rss.toFixed(0)} MB resident; ` +
       `${after.ms.toFixed(1)} ms after 40 transactions on the 5,000-task file, at ${rss().toFixed(0)} MB`,
+  );
+
+  // What a controller pays: a command, then a transaction (which writes the memory the fork
+  // write-protected, so each page faults once). Started here, and from the spawner.
+  const { runProcess } = bench.core('process/runProcess');
+  const { setSpawnerMode } = bench.core('process/spawner');
+  const pairs = { never: [], always: [] };
+  let n = 0;
+  for (let round = 0; round < 4; round++) {
+    for (const mode of ['never', 'always']) {
+      setSpawnerMode(mode);
+      await runProcess({ command: { file: 'git', args: ['--version'] }, cwd: dir });
+      const cpu = process.cpuUsage();
+      const t = performance.now();
+      for (let i = 0; i < 10; i++) {
+        await runProcess({ command: { file: 'git', args: ['--version'] }, cwd: dir });
+        await store.transact((f) => void (f.session_count = n++), { sharedTasks: true });
+      }
+      const used = process.cpuUsage(cpu);
+      if (round > 0)
+        pairs[mode].push({ ms: (performance.now() - t) / 10, cpu: (used.user + used.system) / 10000, sys: used.system / 10000 });
+    }
+  }
+  setSpawnerMode('auto');
+  const line = (mode) => {
+    const med = (f) => bench.summarize(pairs[mode].map(f)).median.toFixed(1);
+    return `${med((x) => x.ms)} ms (this process's CPU ${med((x) => x.cpu)} ms, ${med((x) => x.sys)} ms of it in the kernel)`;
+  };
+  bench.fact(
+    'a git command and a transaction, holding the 5,000-task file',
+    `the command started here ${line('never')}; from the spawner ${line('always')}`,
   );
 }
 

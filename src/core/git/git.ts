@@ -3,12 +3,13 @@
 // library: the controller runs about ten git commands per task and the overhead budget is
 // measured against the same commands typed by hand.
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import { type ProcessResult, runProcess } from '../process/runProcess';
+import { commitOfEmptyBranchLock } from './interruptedCommit';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
 
 export class GitError extends Error {
@@ -77,20 +78,21 @@ export class Git {
 
   async run(
     args: string[],
-    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; stdin?: string } = {},
   ): Promise<ProcessResult> {
     return readsWorktrees(args) ? oneAtATime(() => this.spawn(args, opts)) : this.spawn(args, opts);
   }
 
   private async spawn(
     args: string[],
-    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv },
+    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; stdin?: string },
   ): Promise<ProcessResult> {
     const result = await runProcess({
       command: { file: 'git', args },
       cwd: opts.cwd ?? this.cwd,
       env: { ...gitEnv(), ...opts.env },
       timeoutMs: opts.timeoutMs ?? GIT_TIMEOUT_MS,
+      ...(opts.stdin === undefined ? {} : { stdin: opts.stdin }),
     });
     if (!opts.allowFail && result.code !== 0) throw new GitError(args, result);
     return result;
@@ -318,18 +320,18 @@ export class Git {
     const ref = `refs/heads/${branch}`;
     // The branch's lock holds the value git was about to give it: a `git commit` killed after
     // writing its commit but before moving the branch. The commit is finished, so it is not lost.
+    // Killed before it wrote that value (an empty lock), the commit is looked for among the objects.
     let pending: string | undefined;
     const branchLock = await this.gitPath(`${ref}.lock`, worktree);
     if (existsSync(branchLock)) {
       const oid = readFileSync(branchLock, 'utf8').trim();
       const current = await this.resolve(ref);
-      if (
-        /^[0-9a-f]{40,64}$/.test(oid) &&
-        oid !== current &&
-        (await this.commitExists(oid)) &&
-        (!current || (await this.isAncestor(current, oid)))
-      )
-        pending = oid;
+      if (/^[0-9a-f]{40,64}$/.test(oid)) {
+        if (oid !== current && (await this.commitExists(oid)) && (!current || (await this.isAncestor(current, oid)))) pending = oid;
+      } else if (current) {
+        const partial = /^[0-9a-f]*$/.test(oid) ? oid : '';
+        pending = await commitOfEmptyBranchLock(this, worktree, branch, current, statSync(branchLock).mtimeMs, partial);
+      }
     }
     for (const name of ['index.lock', 'HEAD.lock', `${ref}.lock`]) {
       const path = await this.gitPath(name, worktree);

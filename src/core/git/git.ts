@@ -3,12 +3,14 @@
 // library: the controller runs about ten git commands per task and the overhead budget is
 // measured against the same commands typed by hand.
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
+import { acquireLock, type LockHandle } from '../lock';
 import { type ProcessResult, runProcess } from '../process/runProcess';
+import { commitOfEmptyBranchLock } from './interruptedCommit';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
 
 export class GitError extends Error {
@@ -57,10 +59,17 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
  * git's worktree commands (and `branch -d/-D`, which asks whether a branch is checked out in one)
  * read every worktree's admin folder (.git/worktrees/<name>/), and `worktree add` writes a new
  * one file by file: a command that reads it half-written dies ("failed to read
- * .git/worktrees/<name>/commondir"). So in this process they run one at a time. An add stays one
- * git command, checkout included (split in two, a kill between them would leave a worktree with
- * no index, whose next commit deletes every file); a removal renames the folder away and lets
- * `worktree prune` forget it, then deletes the files outside this rule.
+ * .git/worktrees/<name>/commondir"). So they run one at a time: queued in this process, and
+ * across processes on one repository (concurrent workers, the extension beside the CLI) under a
+ * lock in the git common dir (lock.ts's: a dead holder's is taken over). A lock, not a retry of
+ * what died: `worktree add -b` has made its branch by the time that read kills it, so it cannot
+ * simply run again; and not every collision is that read: a `worktree prune` deletes the admin
+ * folder of a worktree another process is moving (its gitdir names the old path until the move
+ * rewrites it), and a removal deletes an emptied .git/worktrees/ while an add creates its folder
+ * there. git commands Launchpad does not run (an agent's) do not take the lock.
+ * An add stays one git command, checkout included (split in two, a kill between them would leave
+ * a worktree with no index, whose next commit deletes every file); a removal renames the folder
+ * away and lets `worktree prune` forget it, then deletes the files outside this rule.
  */
 let worktreeAdmin: Promise<unknown> = Promise.resolve();
 function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
@@ -68,6 +77,7 @@ function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
   worktreeAdmin = turn.catch(() => undefined);
   return turn;
 }
+const WORKTREES_LOCK = 'launchpad-worktrees.lock';
 function readsWorktrees(args: readonly string[]): boolean {
   return args[0] === 'worktree' || (args[0] === 'branch' && args.some((a) => a === '-d' || a === '-D' || a === '--delete'));
 }
@@ -77,20 +87,53 @@ export class Git {
 
   async run(
     args: string[],
-    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; stdin?: string } = {},
   ): Promise<ProcessResult> {
-    return readsWorktrees(args) ? oneAtATime(() => this.spawn(args, opts)) : this.spawn(args, opts);
+    if (!readsWorktrees(args)) return this.spawn(args, opts);
+    return oneAtATime(async () => {
+      const lock = await this.lockWorktrees(opts.cwd ?? this.cwd, args);
+      try {
+        return await this.spawn(args, opts);
+      } finally {
+        lock?.release();
+      }
+    });
+  }
+
+  /**
+   * The cross-process half of oneAtATime; none outside a repository. After waiting as long as a
+   * git command may run (its holder stuck, or on another host: never taken over), the command
+   * runs without it.
+   */
+  private async lockWorktrees(cwd: string, args: string[]): Promise<LockHandle | undefined> {
+    const common = await this.commonDirOf(cwd);
+    if (!common) return undefined;
+    return acquireLock(join(common, WORKTREES_LOCK), `git ${args.slice(0, 2).join(' ')}`, GIT_TIMEOUT_MS).catch(() => undefined);
+  }
+
+  private commonDirs = new Map<string, string>();
+
+  /** The git common dir (where .git/worktrees/ is) of the repository holding `cwd`, absolute. */
+  private async commonDirOf(cwd: string): Promise<string | undefined> {
+    let dir = this.commonDirs.get(cwd);
+    if (!dir) {
+      const r = await this.spawn(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd, allowFail: true });
+      dir = r.code === 0 ? r.stdout.trim() : undefined;
+      if (dir) this.commonDirs.set(cwd, dir);
+    }
+    return dir;
   }
 
   private async spawn(
     args: string[],
-    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv },
+    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; stdin?: string },
   ): Promise<ProcessResult> {
     const result = await runProcess({
       command: { file: 'git', args },
       cwd: opts.cwd ?? this.cwd,
       env: { ...gitEnv(), ...opts.env },
       timeoutMs: opts.timeoutMs ?? GIT_TIMEOUT_MS,
+      ...(opts.stdin === undefined ? {} : { stdin: opts.stdin }),
     });
     if (!opts.allowFail && result.code !== 0) throw new GitError(args, result);
     return result;
@@ -153,14 +196,12 @@ export class Git {
     await this.run(['worktree', 'add', '--detach', '--', path, commit]);
   }
 
-  private commonDir: string | undefined;
-
   /** `path` holds a linked worktree of this repository (its admin folder is in our .git/worktrees/). */
   private async isOurWorktree(path: string): Promise<boolean> {
     const admin = linkedGitDir(path);
     if (!admin) return false;
-    this.commonDir ??= (await this.text(['rev-parse', '--path-format=absolute', '--git-common-dir'])) || undefined;
-    return !!this.commonDir && resolve(admin, '..', '..') === resolve(this.commonDir);
+    const common = await this.commonDirOf(this.cwd);
+    return !!common && resolve(admin, '..', '..') === resolve(common);
   }
 
   async moveWorktree(from: string, to: string): Promise<void> {
@@ -318,18 +359,18 @@ export class Git {
     const ref = `refs/heads/${branch}`;
     // The branch's lock holds the value git was about to give it: a `git commit` killed after
     // writing its commit but before moving the branch. The commit is finished, so it is not lost.
+    // Killed before it wrote that value (an empty lock), the commit is looked for among the objects.
     let pending: string | undefined;
     const branchLock = await this.gitPath(`${ref}.lock`, worktree);
     if (existsSync(branchLock)) {
       const oid = readFileSync(branchLock, 'utf8').trim();
       const current = await this.resolve(ref);
-      if (
-        /^[0-9a-f]{40,64}$/.test(oid) &&
-        oid !== current &&
-        (await this.commitExists(oid)) &&
-        (!current || (await this.isAncestor(current, oid)))
-      )
-        pending = oid;
+      if (/^[0-9a-f]{40,64}$/.test(oid)) {
+        if (oid !== current && (await this.commitExists(oid)) && (!current || (await this.isAncestor(current, oid)))) pending = oid;
+      } else if (current) {
+        const partial = /^[0-9a-f]*$/.test(oid) ? oid : '';
+        pending = await commitOfEmptyBranchLock(this, worktree, branch, current, statSync(branchLock).mtimeMs, partial);
+      }
     }
     for (const name of ['index.lock', 'HEAD.lock', `${ref}.lock`]) {
       const path = await this.gitPath(name, worktree);

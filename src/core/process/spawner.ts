@@ -125,8 +125,16 @@ class Spawner {
     const remote = new RemoteProcess(() => {
       if (!remote.ended && this.running.has(id)) this.proc?.send({ t: 'close-pipes', id } satisfies SpawnerRequest);
     });
+    let channel: ChildProcess;
+    try {
+      channel = this.channel();
+    } catch {
+      // Could not even be started (out of processes, memory): start everything here.
+      this.broken = true;
+      return startHere(file, args, opts);
+    }
     this.running.set(id, { remote, request });
-    this.channel().send(request);
+    channel.send(request);
     this.hold();
     return remote;
   }

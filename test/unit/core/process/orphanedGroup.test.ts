@@ -7,16 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
+import { alive } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;

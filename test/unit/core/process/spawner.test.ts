@@ -5,23 +5,10 @@ import { join } from 'node:path';
 
 import { runProcess } from '../../../../src/core/process/runProcess';
 import { setSpawnerMode, spawnerPid } from '../../../../src/core/process/spawner';
+import { dead } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
 
 const OUT_PROCESS = join(__dirname, '../../../../src/core/process');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function dead(pid: number): Promise<boolean> {
-  for (let i = 0; i < 500 && alive(pid); i++) await new Promise((r) => setTimeout(r, 10));
-  return !alive(pid);
-}
 
 /** Runs a node script that uses runProcess; resolves with its output lines and exit. */
 function script(dir: string, body: string, onLine?: (line: string, child: ReturnType<typeof spawn>) => void) {

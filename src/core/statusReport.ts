@@ -11,7 +11,8 @@ import { canRetry } from './tasks/transitions';
 export { describeCost } from './tasks/stats';
 import type { Task, TaskFile } from './taskFile/schema';
 import type { StateStore } from './taskFile/store';
-import { describePool, readPool, type SlotState } from './worktrees/poolReport';
+import type { SlotState } from './worktrees/poolReport';
+import { describePool } from './worktrees/poolText';
 
 export interface TaskSummary {
   id: string;
@@ -100,6 +101,8 @@ export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonl
 
 /** The pool in a line (no disk walked); null when it holds nothing. */
 async function poolStatus(store: StateStore, file: TaskFile, env: NodeJS.ProcessEnv): Promise<PoolStatus | null> {
+  // Loaded here: the extension imports this module at activation, and the pool's readers would load the task file's schema.
+  const { readPool } = await import('./worktrees/poolReport');
   const pool = await readPool(store.paths, file, { settings: { env } });
   if (!pool?.slots.length) return null;
   const states: Record<SlotState, number> = { prepared: 0, claimed: 0, stale_claim: 0, not_prepared: 0, on_branch: 0, not_worktree: 0 };

@@ -2,7 +2,8 @@
 import { escapeControlChars as e } from '../../core/controlChars';
 import { formatBytes } from '../../core/worktrees/diskUse';
 import { clearPool, type PoolClearing } from '../../core/worktrees/poolClear';
-import { describePool, describeSlot, type PoolReport, readPool } from '../../core/worktrees/poolReport';
+import { type PoolReport, readPool } from '../../core/worktrees/poolReport';
+import { describePool, describeSlot } from '../../core/worktrees/poolText';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { existingStateRoot } from '../stateRoot';

@@ -1,6 +1,6 @@
 // The worktree pool as a person sees it (`launchpad pool`, a line of `status`, the Worktrees
 // view): each slot's state from its own files (poolSlot.ts), and, when asked, the disk it holds.
-// Read-only: no claim, no lock.
+// Read-only: no claim, no lock. In words: poolText.ts.
 import { basename } from 'node:path';
 
 import type { RunSettings } from '../controller/runConfig';
@@ -105,42 +105,4 @@ function readSlot(path: string, head: string | undefined, disk: boolean): PoolSl
   }
   slot.state = slot.branch ? 'on_branch' : claim?.alive ? 'claimed' : claim ? 'stale_claim' : mark ? 'prepared' : 'not_prepared';
   return slot;
-}
-
-/** One slot's state in words: `prepared at the base (a1b2c3d, 2025-07-01 10:00:00 UTC)`. */
-export function describeSlot(s: PoolSlot): string {
-  const prepared = s.base
-    ? `${s.at_base ? 'at the base' : 'behind the base'} (${s.base.slice(0, 7)}, ${s.prepared_at!.slice(0, 19).replace('T', ' ')} UTC)`
-    : '';
-  switch (s.state) {
-    case 'prepared':
-      return `prepared ${prepared}`;
-    case 'claimed':
-      return `claimed by pid ${s.claimed_by} (being prepared or taken)`;
-    case 'stale_claim':
-      return `stale claim of pid ${s.claimed_by} (gone)${s.base ? `, prepared ${prepared}` : ''}`;
-    case 'not_prepared':
-      return s.git_busy ? 'not prepared, a rebase or merge in progress' : 'not prepared';
-    case 'on_branch':
-      return `on branch ${s.branch} (an attempt recovered there: never touched)`;
-    case 'not_worktree':
-      return 'not a worktree (the pool deletes it at its next start)';
-  }
-}
-
-/** `6 slots (5 prepared at the base, 1 claimed)`: what `status` says of the pool, no disk walked. */
-export function describePool(r: PoolReport): string {
-  const count = (test: (s: PoolSlot) => boolean) => r.slots.filter(test).length;
-  const parts: Array<[number, string]> = [
-    [count((s) => s.state === 'prepared' && s.at_base === true), 'prepared at the base'],
-    [count((s) => s.state === 'prepared' && s.at_base !== true), 'prepared behind the base'],
-    [count((s) => s.state === 'claimed'), 'claimed'],
-    [count((s) => s.state === 'stale_claim'), 'with a stale claim'],
-    [count((s) => s.state === 'not_prepared'), 'not prepared'],
-    [count((s) => s.state === 'on_branch'), 'on a branch'],
-    [count((s) => s.state === 'not_worktree'), 'not a worktree'],
-  ];
-  const shown = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
-  const n = r.slots.length;
-  return `${n} slot${n === 1 ? '' : 's'}${shown.length ? ` (${shown.join(', ')})` : ''}`;
 }

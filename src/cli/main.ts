@@ -11,6 +11,7 @@ import { initCommand } from './commands/init';
 import { journalCommand } from './commands/journal';
 import { logCommand } from './commands/log';
 import { milestonesCommand } from './commands/milestones';
+import { poolCommand } from './commands/pool';
 import { pruneAttemptsCommand } from './commands/pruneAttempts';
 import { removeCommand } from './commands/remove';
 import { restoreBackupCommand } from './commands/restoreBackup';
@@ -31,6 +32,7 @@ export const COMMANDS: Command[] = [
   workerCommand,
   agentsCommand,
   statusCommand,
+  poolCommand,
   retryCommand,
   configCommand,
   restoreBackupCommand,

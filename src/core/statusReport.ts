@@ -11,6 +11,8 @@ import { canRetry } from './tasks/transitions';
 export { describeCost } from './tasks/stats';
 import type { Task, TaskFile } from './taskFile/schema';
 import type { StateStore } from './taskFile/store';
+import type { SlotState } from './worktrees/poolReport';
+import { describePool } from './worktrees/poolText';
 
 export interface TaskSummary {
   id: string;
@@ -38,6 +40,19 @@ export interface TaskSummary {
 
 export type TaskCost = NonNullable<Task['cost']>;
 
+export interface PoolStatus {
+  dir: string;
+  /** session_config.worktree_pool. */
+  size: number;
+  slots: number;
+  /** Slots by state (`launchpad pool` describes each). */
+  states: Record<SlotState, number>;
+  /** Prepared slots at the base branch's head. */
+  at_base: number;
+  /** `6 slots (5 prepared at the base, 1 claimed)`. */
+  summary: string;
+}
+
 export interface StatusReport {
   root: string;
   tasks_total: number;
@@ -54,6 +69,8 @@ export interface StatusReport {
   /** The live `run` holding the session lock, if any. */
   active_session: LockHolder | null;
   worktrees: TaskWorktree[];
+  /** The idle worktrees kept for reuse (session_config.worktree_pool), when the pool folder holds any. */
+  worktree_pool: PoolStatus | null;
   recent_log: string[];
   tasks: TaskSummary[];
 }
@@ -82,7 +99,25 @@ export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonl
   }));
 }
 
-export async function buildStatus(store: StateStore, logLines = 5): Promise<StatusReport> {
+/** The pool in a line (no disk walked); null when it holds nothing. */
+async function poolStatus(store: StateStore, file: TaskFile, env: NodeJS.ProcessEnv): Promise<PoolStatus | null> {
+  // Loaded here: the extension imports this module at activation, and the pool's readers would load the task file's schema.
+  const { readPool } = await import('./worktrees/poolReport');
+  const pool = await readPool(store.paths, file, { settings: { env } });
+  if (!pool?.slots.length) return null;
+  const states: Record<SlotState, number> = { prepared: 0, claimed: 0, stale_claim: 0, not_prepared: 0, on_branch: 0, not_worktree: 0 };
+  for (const s of pool.slots) states[s.state]++;
+  return {
+    dir: pool.dir,
+    size: pool.size,
+    slots: pool.slots.length,
+    states,
+    at_base: pool.slots.filter((s) => s.state === 'prepared' && s.at_base).length,
+    summary: describePool(pool),
+  };
+}
+
+export async function buildStatus(store: StateStore, logLines = 5, env: NodeJS.ProcessEnv = process.env): Promise<StatusReport> {
   const paths: StatePaths = store.paths;
   const { file } = store.load();
   const stats = computeStats(file.tasks);
@@ -100,6 +135,7 @@ export async function buildStatus(store: StateStore, logLines = 5): Promise<Stat
     last_session: file.last_session ?? null,
     active_session: liveLockHolder(paths.sessionLock) ?? null,
     worktrees: await listTaskWorktrees(paths.root),
+    worktree_pool: await poolStatus(store, file, env),
     recent_log: tailLog(paths.progress, logLines),
     tasks: summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root))),
   };

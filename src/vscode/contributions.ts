@@ -20,6 +20,8 @@ export const COMMANDS = {
   openWorktreeTerminal: 'launchpad.openWorktreeTerminal',
   compareWorktree: 'launchpad.compareWorktree',
   removeWorktree: 'launchpad.removeWorktree',
+  /** Removes the worktree pool's idle slots (session_config.worktree_pool). */
+  clearWorktreePool: 'launchpad.clearWorktreePool',
   showOutput: 'launchpad.showOutput',
   installHooks: 'launchpad.installHooks',
   /** What a click on a task runs: retry when it failed, otherwise reveal it. */

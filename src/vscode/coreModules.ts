@@ -13,6 +13,8 @@ export { renderStartupMarkdown } from '../core/journal/startupReport';
 export { listSpecs } from '../core/specTasks/specFiles';
 export { StateStore, TaskFileMissingError } from '../core/taskFile/store';
 export { addTaskLogged, retryTaskLogged } from '../core/tasks/edits';
+export { clearPool } from '../core/worktrees/poolClear';
+export { readPool } from '../core/worktrees/poolReport';
 export { parseSettings } from './settingsValidation';
 // A long run of milestones: loading and status for the Milestones view, the runner, the decisions.
 export { Git } from '../core/git/git';

@@ -269,7 +269,7 @@ describe('run', function () {
       fs.writeFileSync(path.join(wt, 'docs.md'), '# docs\n');
       const node = await eventually('the worktree in the Worktrees view', async () => {
         await api.model.refresh();
-        return (await api.views.worktrees.getChildren()).find((n) => n.taskId === 'task-005');
+        return (await api.views.worktrees.getChildren()).find((n) => n.kind === 'worktree' && n.taskId === 'task-005');
       });
       const item = api.views.worktrees.getTreeItem(node);
       assert.equal(item.contextValue, 'worktree:needs_validation');

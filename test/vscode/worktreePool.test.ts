@@ -1,7 +1,8 @@
 // session_config.worktree_pool in a run started from VS Code: the session's start makes the
 // pool's worktrees in the background, later tasks take prepared ones (their INIT line says so),
-// every task is merged, and the pool is left with idle worktrees that the Worktrees view does not
-// list as tasks'. The workspace's task file and log are restored, the pool removed.
+// every task is merged, and the pool is left with idle worktrees that the Worktrees view lists
+// under its own "Worktree pool" node, not as tasks'; Clear Worktree Pool, answered in its quick
+// pick, removes them. The workspace's task file and log are restored, the pool removed.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,7 +11,8 @@ import * as vscode from 'vscode';
 
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
-import { git, launchpad, progressFile, tasksFile } from './launchpad';
+import type { WorktreesViewNode } from '../../src/vscode/views/worktreesProvider';
+import { answeringPicks, eventually, git, launchpad, progressFile, tasksFile } from './launchpad';
 import { task } from './setup';
 
 const POOL = 2;
@@ -67,9 +69,41 @@ describe('worktree pool', function () {
     await api.model.refresh();
     const shown = await api.views.worktrees.getChildren();
     assert.deepEqual(
-      shown.filter((w) => w.path.includes(`${path.sep}.pool${path.sep}`)),
+      shown.filter((w) => w.kind === 'worktree' && w.path.includes(`${path.sep}.pool${path.sep}`)),
       [],
-      'the Worktrees view lists task worktrees only',
+      'no slot among the task worktrees',
     );
+  });
+
+  it('the Worktrees view shows the pool as one node with a row per slot; Clear Worktree Pool removes them once confirmed', async () => {
+    const left = slots();
+    assert.ok(left.length >= 1, 'the run above left slots');
+    const pool = await eventually('the pool node', async () => {
+      await api.model.refresh();
+      return (await api.views.worktrees.getChildren()).find((n) => n.kind === 'pool');
+    });
+    const item = api.views.worktrees.getTreeItem(pool);
+    assert.equal(item.label, `Worktree pool: ${left.length} slot${left.length === 1 ? '' : 's'}`);
+    assert.equal(item.collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+    assert.equal(item.contextValue, 'pool');
+    const rows = await api.views.worktrees.getChildren(pool);
+    const paths = rows.map((r: WorktreesViewNode) => (r.kind === 'poolSlot' ? fs.realpathSync(r.path) : r.kind));
+    assert.deepEqual(paths.sort(), left.map((p) => fs.realpathSync(p)).sort());
+    for (const row of rows) {
+      const slot = api.views.worktrees.getTreeItem(row);
+      assert.match(String(slot.label), /^slot-[0-9a-f]+$/);
+      assert.match(String(slot.description), /^prepared (at|behind) the base \([0-9a-f]{7}, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$/);
+    }
+
+    // Esc keeps them; Enter on "Clear" removes them.
+    await answeringPicks(() => vscode.commands.executeCommand(COMMANDS.clearWorktreePool, pool), 'esc');
+    assert.deepEqual(slots(), left, 'cancelled: every slot kept');
+    await answeringPicks(() => vscode.commands.executeCommand(COMMANDS.clearWorktreePool, pool));
+    assert.deepEqual(slots(), [], 'git lists no slot');
+    for (const slot of left) assert.ok(!fs.existsSync(slot), `${path.basename(slot)} removed from the disk`);
+    await eventually('the view without the pool node', async () => {
+      await api.model.refresh();
+      return !(await api.views.worktrees.getChildren()).some((n) => n.kind === 'pool');
+    });
   });
 });

@@ -36,7 +36,7 @@ describe('worktrees view', function () {
   const node = () =>
     eventually('the worktree in the Worktrees view', async () => {
       await api.model.refresh();
-      return (await api.views.worktrees.getChildren()).find((n: WorktreeNode) => n.taskId === 'task-005');
+      return (await api.views.worktrees.getChildren()).find((n): n is WorktreeNode => n.kind === 'worktree' && n.taskId === 'task-005');
     });
   const listed = () => git('worktree', 'list', '--porcelain').includes(`worktree ${real}\n`);
 
@@ -54,7 +54,10 @@ describe('worktrees view', function () {
     assert.ok(!listed(), 'the worktree is gone from git');
     assert.ok(!fs.existsSync(wt()), 'and from the disk');
     assert.equal(git('rev-parse', branch).trim(), head, 'the branch is kept, with its commit');
-    await eventually('the view without it', async () => !(await api.views.worktrees.getChildren()).some((w) => w.taskId === 'task-005'));
+    await eventually(
+      'the view without it',
+      async () => !(await api.views.worktrees.getChildren()).some((w) => w.kind === 'worktree' && w.taskId === 'task-005'),
+    );
   });
 });
 

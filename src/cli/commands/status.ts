@@ -21,7 +21,7 @@ export const statusCommand: Command = {
     const store = existingStateRoot(ctx, 'status');
     let report: StatusReport;
     try {
-      report = await buildStatus(store);
+      report = await buildStatus(store, 5, ctx.io.env);
     } catch (err) {
       if (err instanceof TaskFileError && store.canRestoreBackup()) {
         const fix = err.where ? `fix ${err.where} by hand, or run` : 'fix the file by hand, or run';
@@ -85,6 +85,7 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
   lines.push('Worktrees:');
   if (r.worktrees.length) for (const w of r.worktrees) lines.push(`  ${e(w.branch)}  ${e(w.path)}`);
   else lines.push('  (none)');
+  if (r.worktree_pool) lines.push(`Worktree pool (worktree_pool: ${r.worktree_pool.size}): ${r.worktree_pool.summary}`);
   lines.push('');
   lines.push('Recent log:');
   for (const l of r.recent_log) lines.push(`  ${paintLogLine(e(l), c)}`);

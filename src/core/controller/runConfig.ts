@@ -1,12 +1,13 @@
 // The settings a run uses, resolved in one place from the front end (CLI flags, environment,
 // editor settings) and the task file, in that order of precedence.
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-
 import { resolveAgent, type ResolvedAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
 import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
+import { resolveWorktreeRoot } from '../worktrees/worktreeRoot';
+
+export { defaultWorktreeRoot, resolveWorktreeRoot } from '../worktrees/worktreeRoot';
 
 /** What a front end knows; each field undefined when not given there. */
 export interface RunSettings {
@@ -89,7 +90,6 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
   const env = settings.env ?? process.env;
   const agent = resolveAgentSetting(settings, file);
   const cfg = file.session_config;
-  const worktreeDir = settings.worktreeDir ?? env.LAUNCHPAD_WORKTREE_DIR ?? cfg.worktree_dir ?? undefined;
   return {
     agentCommand: agent?.command,
     agentSource: agent?.source,
@@ -106,7 +106,7 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     maxCostUsd: cfg.max_cost_usd ?? undefined,
     waitOnLimit: settings.waitOnLimit ?? false,
     limitBackoffMs: limitBackoffMs(env),
-    worktreeRoot: worktreeDir ? (isAbsolute(worktreeDir) ? worktreeDir : resolve(paths.root, worktreeDir)) : defaultWorktreeRoot(toplevel),
+    worktreeRoot: resolveWorktreeRoot(settings, file, paths, toplevel),
     worktreeSetup: cfg.worktree_setup?.trim() || undefined,
     worktreeSetupTimeoutMs: (cfg.worktree_setup_timeout_seconds ?? DEFAULT_WORKTREE_SETUP_TIMEOUT_S) * 1000,
     worktreePool: cfg.worktree_pool ?? 0,
@@ -156,12 +156,4 @@ function limitBackoffMs(env: NodeJS.ProcessEnv): number {
 
 function nonBlank(value: string | null | undefined): boolean {
   return typeof value === 'string' && value.trim() !== '';
-}
-
-/**
- * Beside the repository, not inside it: tools that walk the project (test runners, linters,
- * the editor's search) must not find a copy of it per running task.
- */
-export function defaultWorktreeRoot(toplevel: string): string {
-  return join(dirname(toplevel), `${basename(toplevel)}.launchpad-worktrees`);
 }

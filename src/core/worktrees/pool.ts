@@ -17,7 +17,7 @@
 // again before use. Disk: up to N idle worktrees, each a checkout plus its included files; with
 // N ≥ 2 × max_parallel_agents a dispatch never waits for a preparation.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { type Git, isRemovalLeftover, linkedGitDir } from '../git/git';
@@ -34,6 +34,7 @@ import {
   readReady,
   type ReadyMark,
   releaseSlot,
+  slotBranch,
   slotName,
   writeKept,
   writeReady,
@@ -297,7 +298,7 @@ export class WorktreePool {
     try {
       const mark = readReady(gitDir);
       const head = this.host.head;
-      if (!mark || mark.base === head || onBranch(gitDir)) return;
+      if (!mark || mark.base === head || slotBranch(gitDir) !== undefined) return;
       clearReady(gitDir);
       await this.host.git.run(['checkout', '-q', '-f', '--detach', head], { cwd: slot });
       writeReady(gitDir, { ...mark, base: head });
@@ -357,7 +358,7 @@ export class WorktreePool {
     if (!claimSlot(gitDir)) return;
     try {
       // On a branch: a task's worktree (an attempt recovered in place), not an idle slot.
-      if (onBranch(gitDir)) return;
+      if (slotBranch(gitDir) !== undefined) return;
       clearReady(gitDir);
       await this.checkOurs(slot);
       if (busyWithGit(gitDir)) throw new Error('a rebase or merge is in progress in it');
@@ -409,15 +410,20 @@ export class WorktreePool {
   /** Deletes an idle slot another process is not using (a pool shrunk to its setting). */
   private async deleteIfIdle(slot: string): Promise<void> {
     const gitDir = linkedGitDir(slot);
-    if (gitDir && (onBranch(gitDir) || !claimSlot(gitDir))) return;
+    if (gitDir && (slotBranch(gitDir) !== undefined || !claimSlot(gitDir))) return;
     await this.deleteSlot(slot);
   }
 
   private async deleteSlot(slot: string): Promise<void> {
-    await this.host.git.removeWorktree(slot);
-    // Not (or no longer) a worktree git knows: its folder goes all the same.
-    rmSync(slot, { recursive: true, force: true });
+    await deleteSlot(this.host.git, slot);
   }
+}
+
+/** Removes a slot (claimed, or not a worktree): renamed away and pruned as every worktree is. */
+export async function deleteSlot(git: Git, slot: string): Promise<void> {
+  await git.removeWorktree(slot);
+  // Not (or no longer) a worktree git knows: its folder goes all the same.
+  rmSync(slot, { recursive: true, force: true });
 }
 
 /**
@@ -455,7 +461,7 @@ function newSlotName(): string {
 }
 
 /** New slots whose making a crash interrupted (their process is gone), and removals it interrupted. */
-function unfinishedSlots(dir: string): string[] {
+export function unfinishedSlots(dir: string): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -468,19 +474,11 @@ function unfinishedSlots(dir: string): string[] {
     .map(({ n }) => join(dir, n));
 }
 
-function onBranch(gitDir: string): boolean {
-  try {
-    return readFileSync(join(gitDir, 'HEAD'), 'utf8').startsWith('ref:');
-  } catch {
-    return false;
-  }
-}
-
 function firstLine(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
 }
 
-function rmdirQuiet(dir: string): void {
+export function rmdirQuiet(dir: string): void {
   try {
     rmdirSync(dir);
   } catch {

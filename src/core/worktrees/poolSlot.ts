@@ -39,6 +39,18 @@ export function listSlots(dir: string): string[] {
   }
 }
 
+/**
+ * The branch the slot is checked out to (a task's worktree, an attempt recovered in place: never
+ * an idle slot's to prepare or remove); undefined when detached, as every idle slot is.
+ */
+export function slotBranch(gitDir: string): string | undefined {
+  try {
+    return /^ref:\s*(?:refs\/heads\/)?(.+)/.exec(readFileSync(join(gitDir, 'HEAD'), 'utf8'))?.[1]!.trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /** A rebase or merge is in progress in the worktree whose git folder this is: not ours to reset. */
 export function busyWithGit(gitDir: string): boolean {
   return ['rebase-merge', 'rebase-apply', 'MERGE_HEAD'].some((f) => existsSync(join(gitDir, f)));
@@ -71,6 +83,24 @@ export function clearReady(gitDir: string): void {
   rmSync(join(gitDir, READY_FILE), { force: true });
 }
 
+export interface Claim {
+  pid: number;
+  /** Its process is still the one that claimed (a pid reused since is not). */
+  alive: boolean;
+}
+
+/** Who claimed the slot, if anyone. */
+export function readClaim(gitDir: string): Claim | undefined {
+  let holder: string[];
+  try {
+    holder = readFileSync(join(gitDir, CLAIM_FILE), 'utf8').trim().split(' ');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(holder[0]);
+  return { pid, alive: isSameProcessAlive(pid, holder[1] || undefined) };
+}
+
 /** Claims the slot for this process: false when a live process holds it (or it is no worktree). */
 export function claimSlot(gitDir: string): boolean {
   const file = join(gitDir, CLAIM_FILE);
@@ -85,13 +115,9 @@ export function claimSlot(gitDir: string): boolean {
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return false;
-      let holder: string[];
-      try {
-        holder = readFileSync(file, 'utf8').trim().split(' ');
-      } catch {
-        continue; // released meanwhile
-      }
-      if (isSameProcessAlive(Number(holder[0]), holder[1] || undefined)) return false;
+      const holder = readClaim(gitDir);
+      if (!holder) continue; // released meanwhile
+      if (holder.alive) return false;
       rmSync(file, { force: true }); // its process is gone (a crash): the claim is void
     }
   }

@@ -5,6 +5,7 @@ import type { Session } from '../controller/session';
 import type { TaskTerminal } from '../controller/types';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
+import { formatBytes } from './diskUse';
 import { copyIncluded, type CopyReport, readIncludeRules, WORKTREE_INCLUDE_FILE } from './include';
 import { recordKept } from './pool';
 import { runWorktreeSetup, type SetupFailure } from './setup';
@@ -95,11 +96,4 @@ export function describePreparation(from: WorktreeOrigin, copied: CopyReport | u
     parts.push(`${WORKTREE_INCLUDE_FILE}: ${counts.join(', ')}`);
   }
   return parts.join('; ');
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
-  return `${(n / 1024 / 1024 / 1024).toFixed(2)} GB`;
 }

@@ -7,6 +7,7 @@ import { addTaskCommands } from './addTask';
 import { agentHookCommands } from './agentHooks';
 import { registerBaseContent } from './compareWorktree';
 import type { CommandDeps, Handlers } from './deps';
+import { poolCommands } from './poolCommands';
 import { runCommands } from './runCommands';
 import { setupCommands } from './setupCommands';
 import { registerSessionDocument, startSessionCommands } from './startSession';
@@ -23,6 +24,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     ...taskCommands(deps),
     ...setupCommands(deps),
     ...worktreeCommands(deps),
+    ...poolCommands(deps),
     ...agentHookCommands(deps),
     ...startSessionCommands(deps),
   };

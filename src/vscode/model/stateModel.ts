@@ -14,6 +14,8 @@ import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
+import type { PoolReport } from '../../core/worktrees/poolReport';
+import { readSettings, toRunSettings } from '../config';
 import { CONTEXT_KEYS } from '../contributions';
 import { loadCore } from '../coreLoader';
 
@@ -34,6 +36,8 @@ export interface StateSnapshot {
   byId: Map<string, TaskEntry>;
   /** Task worktrees (git worktree list). Empty in Restricted Mode, where no git process runs. */
   worktrees: TaskWorktree[];
+  /** The worktree pool's slots (no disk walked); undefined in Restricted Mode or without a valid task file. */
+  pool?: PoolReport | undefined;
   /** Kept attempts (refs/launchpad/attempts/), listed with the worktrees; each task's are in its kept_attempts. */
   keptAttempts: KeptAttempt[];
   /** Ids of tasks that have at least one attempt folder (prompt, transcripts). */
@@ -141,25 +145,35 @@ export class StateModel implements vscode.Disposable {
     snapshot.activeSession = liveLockHolder(paths.sessionLock);
     // The files are read: show them now, with the worktrees as last seen; listing worktrees runs
     // git (not in Restricted Mode) and follows with a second update only when they changed.
-    const previous = this.current?.paths.root === paths.root ? this.current.worktrees : [];
+    const same = this.current?.paths.root === paths.root;
+    const previous = same ? this.current!.worktrees : [];
     snapshot.worktrees = previous;
+    snapshot.pool = same ? this.current!.pool : undefined;
     this.publish(snapshot);
     if (!vscode.workspace.isTrusted) return snapshot;
     let worktrees: StateSnapshot['worktrees'];
     let kept: KeptAttempt[];
+    let pool: PoolReport | undefined;
     try {
-      [worktrees, kept] = await Promise.all([listTaskWorktrees(paths.root), keptAttemptsIn(paths.root)]);
+      [worktrees, kept, pool] = await Promise.all([listTaskWorktrees(paths.root), keptAttemptsIn(paths.root), this.readPool(snapshot)]);
     } catch (err) {
       this.logger.warn(`could not list worktrees: ${(err as Error).message}`);
       return snapshot;
     }
-    const unchanged = JSON.stringify([worktrees, kept]) === JSON.stringify([previous, snapshot.keptAttempts]);
+    const unchanged = JSON.stringify([worktrees, kept, pool]) === JSON.stringify([previous, snapshot.keptAttempts, snapshot.pool]);
     if (unchanged || this.current !== snapshot) return snapshot;
-    const complete = { ...snapshot, worktrees };
+    const complete = { ...snapshot, worktrees, pool };
     if (complete.file) setTasks(complete, kept);
     else complete.keptAttempts = kept;
     this.publish(complete);
     return complete;
+  }
+
+  /** The pool where a run from this window would keep it (launchpad.worktree.location, the task file). */
+  private async readPool(snapshot: StateSnapshot): Promise<PoolReport | undefined> {
+    if (!snapshot.file) return undefined;
+    const [{ readPool }, { settings }] = await Promise.all([loadCore(), readSettings()]);
+    return readPool(snapshot.paths, snapshot.file, { settings: toRunSettings(settings) });
   }
 
   private publish(snapshot: StateSnapshot): void {

@@ -6,7 +6,7 @@ import { CONTEXT_KEYS, VIEWS } from '../contributions';
 import type { StateModel } from '../model/stateModel';
 import { TasksProvider } from './tasksProvider';
 import type { TaskNode, TasksViewMode } from './taskTree';
-import { type WorktreeNode, WorktreesProvider } from './worktreesProvider';
+import { WorktreesProvider, type WorktreesViewNode } from './worktreesProvider';
 
 const MODE_KEY = 'launchpad.tasksViewMode';
 
@@ -14,7 +14,7 @@ export interface Views {
   readonly tasks: TasksProvider;
   readonly worktrees: WorktreesProvider;
   readonly tasksView: vscode.TreeView<TaskNode>;
-  readonly worktreesView: vscode.TreeView<WorktreeNode>;
+  readonly worktreesView: vscode.TreeView<WorktreesViewNode>;
   /** Shows the task in the Tasks view and selects it; false when it is not there. */
   revealTask(taskId: string): Promise<boolean>;
   setMode(mode: TasksViewMode): void;

@@ -11,7 +11,7 @@ import { cli } from './util';
 
 /** The README and the documents it sends people to. */
 const DOCS = ['README.md', 'docs/journal.md', 'docs/milestones.md', 'docs/scale-out.md'].map((f) => resolve(__dirname, '../../../..', f));
-const COMMANDS = ['init', 'add', 'edit', 'remove', 'run', 'agents', 'status', 'retry', 'config', 'log', 'demo'];
+const COMMANDS = ['init', 'add', 'edit', 'remove', 'run', 'agents', 'status', 'pool', 'retry', 'config', 'log', 'demo'];
 
 /** `launchpad …` lines of every command's help (the usage line aside). */
 function helpExamples(): string[] {

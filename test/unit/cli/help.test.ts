@@ -11,6 +11,7 @@ const OPTIONS: Record<string, string[]> = {
   init: ['--gitignore', '--no-gitignore', '--init-script'],
   add: ['--context', '--priority', '--depends-on', '--files', '--validate', '--timeout', '--max-attempts'],
   status: ['--json'],
+  pool: ['--disk', '--worktree-dir', '--json'],
   retry: [],
   'restore-backup': [],
   log: ['--type', '--task', '--session', '--category', '--grep', '--follow'],

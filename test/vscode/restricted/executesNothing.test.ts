@@ -97,6 +97,7 @@ describe('restricted mode executes nothing', function () {
     await vscode.commands.executeCommand(COMMANDS.init, { gitignore: true });
     await vscode.commands.executeCommand(COMMANDS.removeWorktree, 'task-001');
     await vscode.commands.executeCommand(COMMANDS.compareWorktree, 'task-001');
+    await vscode.commands.executeCommand(COMMANDS.clearWorktreePool);
     await vscode.commands.executeCommand(COMMANDS.installHooks, { agents: ['claude', 'cursor'] });
     await vscode.commands.executeCommand(COMMANDS.startSession, { spec: null, tasks: ['task-001'], confirm: true });
     const m1 = { dir, id: 'M1' };

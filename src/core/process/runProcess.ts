@@ -5,7 +5,6 @@
 // where one can be made, and carries an environment marker, so the processes that leave its
 // group (setsid, a shell's job control) end with it too; and a watchdog outside the controller
 // enforces its time limit should the controller die.
-import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -23,7 +22,7 @@ import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
 import { ProcessTree } from './processTree';
-import { startCommand, type StartedProcess } from './spawner';
+import { fromSpawner, startProcess, type StartedProcess } from './spawner';
 import { startWatchdog, type Watchdog } from './watchdog';
 
 export interface ProcessSpec {
@@ -100,8 +99,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const command = typeof spec.command === 'string' ? { file: '/bin/sh', args: ['-c', spec.command] } : spec.command;
   const token = spec.record ? newMarkerToken() : undefined;
   let cgroup = spec.record ? createRunCgroup() : undefined;
-  // With a cgroup, a shell waits to be moved into it and then becomes the command.
-  const { file, args } = cgroup
+  const viaSpawner = fromSpawner();
+  // A shell waits on its fd 3, then becomes the command: with a cgroup, until it has been moved
+  // into it; a task's process from the spawner (its pid known only when it has started), until
+  // it is recorded.
+  const hold = !!cgroup || (!!spec.record && viaSpawner);
+  const { file, args } = hold
     ? { file: '/bin/sh', args: ['-c', AWAIT_CGROUP_AND_EXEC, 'launchpad-task', command.file, ...command.args] }
     : command;
   const env = spec.env ?? process.env;
@@ -125,16 +128,17 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
 
-    // A task's process starts here, its pid needed at once; a short command may start from the
-    // spawner (spawner.ts), its pid known when it has started.
-    const child: StartedProcess = spec.record
-      ? spawn(file, args, {
-          cwd: spec.cwd,
-          env: { ...env, [MARKER_VAR]: markerValue(env[MARKER_VAR], token!) },
-          detached: true,
-          stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(cgroup ? (['pipe'] as const) : [])],
-        })
-      : startCommand(file, args, { cwd: spec.cwd, env, ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }) });
+    const child: StartedProcess = startProcess(
+      file,
+      args,
+      {
+        cwd: spec.cwd,
+        env: token ? { ...env, [MARKER_VAR]: markerValue(env[MARKER_VAR], token) } : env,
+        hold,
+        ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
+      },
+      viaSpawner,
+    );
     let pid: number | undefined;
     let tree: ProcessTree | undefined;
     let watchdog: Watchdog | undefined;
@@ -236,10 +240,6 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       child.stdout!.on('data', onData(0));
       child.stderr!.on('data', onData(1));
 
-      if (spec.record && spec.stdin !== undefined) {
-        child.stdin!.on('error', () => undefined); // the program may not read its input: EPIPE
-        child.stdin!.end(spec.stdin);
-      }
       if (spec.signal) {
         if (spec.signal.aborted) onAbort();
         else spec.signal.addEventListener('abort', onAbort, { once: true });

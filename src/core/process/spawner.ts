@@ -1,16 +1,16 @@
-// Where a short command (a git command) is started from. node starts a process by forking, and a
-// fork write-protects every page the forking process has touched: each page it writes next
-// costs a page fault. A controller holding a 5,000-task file (~150 MB resident) paid ~30 ms of
-// kernel time per command that way, ten commands per task; the editor's extension host is
-// larger still. Past SPAWNER_RSS_BYTES of resident memory, commands are started by a small
-// helper process (spawnerMain.ts) instead: one per process, started on first use, ended with it.
-// Task processes (agents, validations) are always started here: their cgroup hand-over and
-// records need the pid at once, and there are two per task.
+// Where a process is started from. node starts a process by forking, and a fork write-protects
+// every page the forking process has touched: each page it writes next costs a page fault. A
+// controller holding a 5,000-task file (~150 MB resident) paid ~30 ms of kernel time per command
+// that way, ten commands per task; the editor's extension host is larger still. Past
+// SPAWNER_RSS_BYTES of resident memory, processes are started by a small helper process
+// (spawnerMain.ts) instead: one per process, started on first use, ended with it. A task's
+// process started there is held on its fd 3 (AWAIT_CGROUP_AND_EXEC) until runProcess, told its
+// pid, has moved it into its cgroup and recorded it: nothing of it runs unrecorded.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { PassThrough, type Readable, Writable } from 'node:stream';
 
 import type { SpawnerReply, SpawnerRequest } from './spawnerProtocol';
 
@@ -34,6 +34,8 @@ export interface StartOptions {
   env: NodeJS.ProcessEnv;
   /** Written to the command's stdin, which is then closed; undefined: no stdin. */
   stdin?: string;
+  /** A pipe on fd 3 (stdio[3]): a line written to it lets AWAIT_CGROUP_AND_EXEC go on. */
+  hold?: boolean;
 }
 
 type Mode = 'auto' | 'always' | 'never';
@@ -50,11 +52,15 @@ export function spawnerPid(): number | undefined {
   return spawner.pid;
 }
 
-/** Starts a short command in its own process group, from the spawner when this process is large. */
-export function startCommand(file: string, args: string[], opts: StartOptions): StartedProcess {
+/** Whether a process started now would start from the spawner: this process is large. */
+export function fromSpawner(): boolean {
   const large = mode === 'always' || (mode === 'auto' && process.memoryUsage.rss() >= SPAWNER_RSS_BYTES);
-  if (large && spawner.usable()) return spawner.start(file, args, opts);
-  return startHere(file, args, opts);
+  return large && spawner.usable();
+}
+
+/** Starts a process in its own process group: from the spawner when `viaSpawner`, else here. */
+export function startProcess(file: string, args: string[], opts: StartOptions, viaSpawner = fromSpawner()): StartedProcess {
+  return viaSpawner ? spawner.start(file, args, opts) : startHere(file, args, opts);
 }
 
 function startHere(file: string, args: string[], opts: StartOptions): ChildProcess {
@@ -62,7 +68,7 @@ function startHere(file: string, args: string[], opts: StartOptions): ChildProce
     cwd: opts.cwd,
     env: opts.env,
     detached: true,
-    stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(opts.hold ? (['pipe'] as const) : [])],
   });
   if (opts.stdin !== undefined && child.stdin) {
     child.stdin.on('error', () => undefined); // the program may not read its input: EPIPE
@@ -77,11 +83,18 @@ class RemoteProcess extends EventEmitter implements StartedProcess {
   readonly stdin = null;
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
-  readonly stdio = [null, this.stdout, this.stderr];
+  readonly stdio: Array<Readable | Writable | null>;
   ended = false;
 
-  constructor(onPipesClosed: () => void) {
+  /** What ending fd 3 does: ask the spawner to write the line (or, adopted, write it here). */
+  release: (() => void) | undefined;
+
+  constructor(onPipesClosed: () => void, release?: () => void) {
     super();
+    this.release = release;
+    // fd 3 stands for the spawner's pipe.
+    const hold = release && new Writable({ write: (_chunk, _enc, done) => done(), final: (done) => (this.release?.(), done()) });
+    this.stdio = [null, this.stdout, this.stderr, ...(hold ? [hold] : [])];
     // runProcess destroys the pipes when it stops waiting for them: the spawner closes its own.
     this.stdout.once('close', onPipesClosed);
   }
@@ -122,9 +135,13 @@ class Spawner {
     const id = this.nextId++;
     const request: SpawnerRequest & { t: 'spawn' } = { t: 'spawn', id, file, args, cwd: opts.cwd, env: opts.env };
     if (opts.stdin !== undefined) request.stdin = opts.stdin;
-    const remote = new RemoteProcess(() => {
-      if (!remote.ended && this.running.has(id)) this.proc?.send({ t: 'close-pipes', id } satisfies SpawnerRequest);
-    });
+    if (opts.hold) request.hold = true;
+    const remote = new RemoteProcess(
+      () => {
+        if (!remote.ended && this.running.has(id)) this.proc?.send({ t: 'close-pipes', id } satisfies SpawnerRequest);
+      },
+      opts.hold ? () => this.running.has(id) && this.proc?.send({ t: 'release', id } satisfies SpawnerRequest) : undefined,
+    );
     let channel: ChildProcess;
     try {
       channel = this.channel();
@@ -201,16 +218,22 @@ class Spawner {
     if (!this.worked) this.broken = true;
     for (const [, { remote, request }] of entries) {
       if (remote.pid === undefined) {
-        this.adopt(remote, startHere(request.file, request.args, { cwd: request.cwd, env: request.env, stdin: request.stdin }));
+        const opts: StartOptions = { cwd: request.cwd, env: request.env, stdin: request.stdin, hold: request.hold };
+        this.adopt(remote, startHere(request.file, request.args, opts));
         continue;
       }
       remote.end();
-      remote.emit('error', new Error('the process that started this command ended before it did'));
+      remote.emit('error', new Error('the helper process that started it (spawnerMain.js) ended while it ran'));
     }
   }
 
   /** A command started here after all, reported through the stand-in runProcess already holds. */
   private adopt(remote: RemoteProcess, child: ChildProcess): void {
+    const hold = child.stdio[3] as Writable | null | undefined;
+    if (hold) {
+      hold.on('error', () => undefined);
+      remote.release = () => hold.end('\n');
+    }
     child.on('spawn', () => {
       remote.pid = child.pid;
       remote.emit('spawn');

@@ -5,6 +5,7 @@
 // It ends with its parent: the IPC channel closing ends it; the signals a terminal or a process
 // group sends do not, so a controller that stops gracefully can still run its git commands.
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 
 import type { SpawnerReply, SpawnerRequest } from './spawnerProtocol';
 
@@ -17,6 +18,11 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal
 process.on('disconnect', () => process.exit(0));
 
 process.on('message', (request: SpawnerRequest) => {
+  if (request.t === 'release') {
+    const hold = children.get(request.id)?.stdio[3] as Writable | null | undefined;
+    hold?.end('\n');
+    return;
+  }
   if (request.t === 'close-pipes') {
     const child = children.get(request.id);
     child?.stdout?.destroy();
@@ -28,8 +34,10 @@ process.on('message', (request: SpawnerRequest) => {
     cwd: request.cwd,
     env: request.env,
     detached: true,
-    stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(request.hold ? (['pipe'] as const) : [])],
   });
+  // The command may have ended before its release (it was killed): nothing to write to then.
+  (child.stdio[3] as Writable | null | undefined)?.on('error', () => undefined);
   child.on('error', (e) => {
     children.delete(id);
     send({ t: 'error', id, message: e.message });

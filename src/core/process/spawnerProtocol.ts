@@ -2,7 +2,9 @@
 // channel with its "advanced" serialization (output travels as bytes). One id per command.
 
 export type SpawnerRequest =
-  | { t: 'spawn'; id: number; file: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv; stdin?: string }
+  /** `hold`: a pipe on the command's fd 3, written and closed on `release` (AWAIT_CGROUP_AND_EXEC reads it). */
+  | { t: 'spawn'; id: number; file: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv; stdin?: string; hold?: boolean }
+  | { t: 'release'; id: number }
   /** The command's pipes are no longer read (a process that escaped its group may hold them). */
   | { t: 'close-pipes'; id: number };
 

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { basename, join } from 'node:path';
 
 import { cgroupsAvailable, runCgroupsParent, setCgroupsEnabled } from '../../../../src/core/process/cgroup';
+import { setSpawnerMode } from '../../../../src/core/process/spawner';
 import { canScanEnvironments, markedPids } from '../../../../src/core/process/environmentMarker';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { escapedMessage, killAllProcessGroupsNow, runProcess } from '../../../../src/core/process/runProcess';
@@ -100,10 +101,15 @@ async function allGone(token: string, pids: number[]): Promise<void> {
   await until(`no process left carrying the marker ${token}`, () => carriers(token).length === 0);
 }
 
+// Each way of following a task's processes, with the task's process started here and from the
+// spawner (a large controller's: spawner.ts).
 const modes = [
   ...(cgroupsAvailable() ? [{ name: 'in a cgroup', cgroups: true }] : []),
   ...(canScanEnvironments() ? [{ name: 'by environment marker', cgroups: false }] : []),
-];
+].flatMap((m) => [
+  { ...m, spawner: false },
+  { ...m, name: `${m.name}, started by the spawner`, spawner: true },
+]);
 
 describe('core/process: processes that leave their group still end', function () {
   this.timeout(90_000);
@@ -117,10 +123,14 @@ describe('core/process: processes that leave their group still end', function ()
       let records: ProcessRecords;
       beforeEach(() => {
         setCgroupsEnabled(mode.cgroups);
+        setSpawnerMode(mode.spawner ? 'always' : 'never');
         dir = tempDir('launchpad-escape-');
         records = new ProcessRecords(join(dir, 'procs'));
       });
-      afterEach(() => setCgroupsEnabled(true));
+      afterEach(() => {
+        setCgroupsEnabled(true);
+        setSpawnerMode('auto');
+      });
 
       const record = () => ({ records, name: 'task-001.agent', label: 'agent of task-001' });
 
@@ -217,6 +227,7 @@ describe('core/process: processes that leave their group still end', function ()
             script,
             [
               `require(${src('cgroup.js')}).setCgroupsEnabled(${mode.cgroups});`,
+              `require(${src('spawner.js')}).setSpawnerMode(${JSON.stringify(mode.spawner ? 'always' : 'never')});`,
               `const { ProcessRecords } = require(${src('processRecords.js')});`,
               `require(${src('runProcess.js')}).runProcess({`,
               `  command: ${JSON.stringify(ESCAPING)}, cwd: ${JSON.stringify(dir)}, timeoutMs: ${timeoutMs}, graceMs: 500,`,

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { setCgroupsEnabled } from '../../../../src/core/process/cgroup';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { runProcess } from '../../../../src/core/process/runProcess';
 import { setSpawnerMode } from '../../../../src/core/process/spawner';
@@ -219,78 +220,96 @@ describe('core/process/runProcess', function () {
           assert.ok(elapsed >= 1500 + 400 - 20, `ended after ${elapsed} ms`);
         });
       });
+
+      describe('process records', () => {
+        it('a recorded run has a record while it runs, removed when it exits', async () => {
+          const records = new ProcessRecords(join(dir, 'procs'));
+          let during: string[] = [];
+          let record: Record<string, unknown> = {};
+          let pid = 0;
+          const r = await runProcess({
+            command: 'echo started; sleep 0.2',
+            cwd: dir,
+            record: { records, name: 'task-001-agent', label: 'agent task-001' },
+            onSpawn: (p) => (pid = p),
+            onOutput: () => {
+              during = readdirSync(join(dir, 'procs'));
+              record = JSON.parse(readFileSync(join(dir, 'procs', 'task-001-agent.json'), 'utf8')) as Record<string, unknown>;
+            },
+          });
+          assert.equal(r.code, 0);
+          assert.deepEqual(during, ['task-001-agent.json']);
+          assert.equal(record.pid, pid);
+          assert.equal(record.label, 'agent task-001');
+          assert.ok(record.identity, 'the record carries the identity beside the pid');
+          assert.deepEqual(readdirSync(join(dir, 'procs')), []);
+        });
+
+        if (route === 'spawner')
+          it('a task process from the spawner starts only once it is recorded, with or without a cgroup', async () => {
+            for (const cgroups of [true, false]) {
+              setCgroupsEnabled(cgroups);
+              try {
+                const records = new ProcessRecords(join(dir, 'procs'));
+                const r = await runProcess({
+                  command: 'test -f procs/task-001-agent.json && echo recorded',
+                  cwd: dir,
+                  record: { records, name: 'task-001-agent', label: 'agent task-001' },
+                });
+                assert.equal(r.stdout, 'recorded\n', `cgroups ${cgroups ? 'on' : 'off'}`);
+              } finally {
+                setCgroupsEnabled(true);
+              }
+            }
+          });
+
+        it('the record is removed after a timeout too', async () => {
+          const records = new ProcessRecords(join(dir, 'procs'));
+          await runProcess({ command: 'sleep 300', cwd: dir, timeoutMs: 100, record: { records, name: 'v', label: 'validation' } });
+          assert.deepEqual(readdirSync(join(dir, 'procs')), []);
+        });
+
+        it('killAll ends a recorded live group, grandchildren included', async () => {
+          const records = new ProcessRecords(join(dir, 'procs'));
+          const leader = spawn('sh', ['-c', 'sleep 300 & echo $! > grandchild.pid; wait'], { cwd: dir, detached: true, stdio: 'ignore' });
+          const leaderPid = track(leader.pid!);
+          const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
+          records.add('task-001-agent', leaderPid, 'agent task-001');
+          const record = JSON.parse(readFileSync(join(dir, 'procs', 'task-001-agent.json'), 'utf8')) as {
+            pid: number;
+            identity?: string;
+            label: string;
+          };
+          assert.equal(record.pid, leaderPid);
+          assert.equal(record.identity, processIdentity(leaderPid));
+          assert.deepEqual(records.killAll(), ['agent task-001']);
+          assert.equal(await dead(grandchild), true);
+          assert.equal(await dead(leaderPid), true);
+          assert.deepEqual(readdirSync(join(dir, 'procs')), []);
+        });
+
+        it('killAll spares a live process whose pid matches but whose identity differs (a reused pid)', async () => {
+          const records = new ProcessRecords(join(dir, 'procs'));
+          const other = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+          const pid = track(other.pid!);
+          records.add('old-agent', pid, 'agent from a crashed session');
+          const path = join(dir, 'procs', 'old-agent.json');
+          const record = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+          writeFileSync(path, JSON.stringify({ ...record, identity: `${String(record.identity)}-before-reuse` }));
+          assert.deepEqual(records.killAll(), []);
+          assert.equal(alive(pid), true, 'killAll signalled a stranger');
+          assert.deepEqual(readdirSync(join(dir, 'procs')), [], 'the stale record is dropped');
+        });
+
+        it('killAll drops unreadable records, and is empty without a records folder', () => {
+          const records = new ProcessRecords(join(dir, 'procs'));
+          assert.deepEqual(records.killAll(), []);
+          records.add('x', process.pid, 'me');
+          writeFileSync(join(dir, 'procs', 'x.json'), '{"pid": ');
+          assert.deepEqual(records.killAll(), []);
+          assert.deepEqual(readdirSync(join(dir, 'procs')), []);
+        });
+      });
     });
   }
-
-  describe('process records', () => {
-    it('a recorded run has a record while it runs, removed when it exits', async () => {
-      const records = new ProcessRecords(join(dir, 'procs'));
-      let during: string[] = [];
-      let record: Record<string, unknown> = {};
-      let pid = 0;
-      const r = await runProcess({
-        command: 'echo started; sleep 0.2',
-        cwd: dir,
-        record: { records, name: 'task-001-agent', label: 'agent task-001' },
-        onSpawn: (p) => (pid = p),
-        onOutput: () => {
-          during = readdirSync(join(dir, 'procs'));
-          record = JSON.parse(readFileSync(join(dir, 'procs', 'task-001-agent.json'), 'utf8')) as Record<string, unknown>;
-        },
-      });
-      assert.equal(r.code, 0);
-      assert.deepEqual(during, ['task-001-agent.json']);
-      assert.equal(record.pid, pid);
-      assert.equal(record.label, 'agent task-001');
-      assert.ok(record.identity, 'the record carries the identity beside the pid');
-      assert.deepEqual(readdirSync(join(dir, 'procs')), []);
-    });
-
-    it('the record is removed after a timeout too', async () => {
-      const records = new ProcessRecords(join(dir, 'procs'));
-      await runProcess({ command: 'sleep 300', cwd: dir, timeoutMs: 100, record: { records, name: 'v', label: 'validation' } });
-      assert.deepEqual(readdirSync(join(dir, 'procs')), []);
-    });
-
-    it('killAll ends a recorded live group, grandchildren included', async () => {
-      const records = new ProcessRecords(join(dir, 'procs'));
-      const leader = spawn('sh', ['-c', 'sleep 300 & echo $! > grandchild.pid; wait'], { cwd: dir, detached: true, stdio: 'ignore' });
-      const leaderPid = track(leader.pid!);
-      const grandchild = track(await pidFrom(join(dir, 'grandchild.pid')));
-      records.add('task-001-agent', leaderPid, 'agent task-001');
-      const record = JSON.parse(readFileSync(join(dir, 'procs', 'task-001-agent.json'), 'utf8')) as {
-        pid: number;
-        identity?: string;
-        label: string;
-      };
-      assert.equal(record.pid, leaderPid);
-      assert.equal(record.identity, processIdentity(leaderPid));
-      assert.deepEqual(records.killAll(), ['agent task-001']);
-      assert.equal(await dead(grandchild), true);
-      assert.equal(await dead(leaderPid), true);
-      assert.deepEqual(readdirSync(join(dir, 'procs')), []);
-    });
-
-    it('killAll spares a live process whose pid matches but whose identity differs (a reused pid)', async () => {
-      const records = new ProcessRecords(join(dir, 'procs'));
-      const other = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
-      const pid = track(other.pid!);
-      records.add('old-agent', pid, 'agent from a crashed session');
-      const path = join(dir, 'procs', 'old-agent.json');
-      const record = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-      writeFileSync(path, JSON.stringify({ ...record, identity: `${String(record.identity)}-before-reuse` }));
-      assert.deepEqual(records.killAll(), []);
-      assert.equal(alive(pid), true, 'killAll signalled a stranger');
-      assert.deepEqual(readdirSync(join(dir, 'procs')), [], 'the stale record is dropped');
-    });
-
-    it('killAll drops unreadable records, and is empty without a records folder', () => {
-      const records = new ProcessRecords(join(dir, 'procs'));
-      assert.deepEqual(records.killAll(), []);
-      records.add('x', process.pid, 'me');
-      writeFileSync(join(dir, 'procs', 'x.json'), '{"pid": ');
-      assert.deepEqual(records.killAll(), []);
-      assert.deepEqual(readdirSync(join(dir, 'procs')), []);
-    });
-  });
 });

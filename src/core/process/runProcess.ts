@@ -22,7 +22,7 @@ import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
 import { ProcessTree } from './processTree';
-import { fromSpawner, startProcess, type StartedProcess } from './spawner';
+import { fromSpawner, type StartedProcess, startProcess } from './spawner';
 import { startWatchdog, type Watchdog } from './watchdog';
 
 export interface ProcessSpec {

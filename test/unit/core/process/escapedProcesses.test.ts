@@ -8,10 +8,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { basename, join } from 'node:path';
 
 import { cgroupsAvailable, runCgroupsParent, setCgroupsEnabled } from '../../../../src/core/process/cgroup';
-import { setSpawnerMode } from '../../../../src/core/process/spawner';
 import { canScanEnvironments, markedPids } from '../../../../src/core/process/environmentMarker';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { escapedMessage, killAllProcessGroupsNow, runProcess } from '../../../../src/core/process/runProcess';
+import { setSpawnerMode } from '../../../../src/core/process/spawner';
 import { tempDir } from '../../helpers/tmp';
 
 /** Alive as process.kill(pid, 0) says, a zombie (dead, not yet reaped) counting as dead. */

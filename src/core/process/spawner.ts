@@ -104,6 +104,15 @@ class RemoteProcess extends EventEmitter implements StartedProcess {
     this.stdout.end();
     this.stderr.end();
   }
+
+  /** 'close' as node's ChildProcess emits it: after all output has been read from both pipes. */
+  close(code: number | null, signal: NodeJS.Signals | null): void {
+    let open = 2;
+    const closed = () => --open === 0 && this.emit('close', code, signal);
+    this.stdout.once('close', closed);
+    this.stderr.once('close', closed);
+    this.end();
+  }
 }
 
 class Spawner {
@@ -198,8 +207,7 @@ class Spawner {
         return;
       case 'close':
         this.done(reply.id);
-        remote.end();
-        remote.emit('close', reply.code, reply.signal);
+        remote.close(reply.code, reply.signal);
         return;
     }
   }
@@ -238,11 +246,11 @@ class Spawner {
       remote.pid = child.pid;
       remote.emit('spawn');
     });
-    child.stdout!.pipe(remote.stdout);
-    child.stderr!.pipe(remote.stderr);
+    child.stdout!.pipe(remote.stdout, { end: false });
+    child.stderr!.pipe(remote.stderr, { end: false });
     child.on('error', (e) => remote.emit('error', e));
     child.on('exit', (code, signal) => remote.emit('exit', code, signal));
-    child.on('close', (code, signal) => remote.emit('close', code, signal));
+    child.on('close', (code, signal) => remote.close(code, signal));
   }
 
   private done(id: number): void {

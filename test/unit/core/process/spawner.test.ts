@@ -116,6 +116,14 @@ describe('core/process/spawner', function () {
     assert.equal(Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout), process.pid);
   });
 
+  it('relays all of the output of a command, however much, before its end', async () => {
+    setSpawnerMode('always');
+    for (let i = 0; i < 20; i++) {
+      const r = await runProcess({ command: 'head -c 262144 /dev/zero | tr "\\0" x; echo; echo err >&2', cwd: dir });
+      assert.deepEqual([r.stdout.length, r.stderr], [262145, 'err\n'], `run ${i + 1}`);
+    }
+  });
+
   it('by default, a process past 100 MB resident starts its commands from the spawner; a small one does not', async () => {
     const run = `const r = await runProcess({ command: 'echo $PPID', cwd: '.' }); console.log(Number(r.stdout) === process.pid ? 'here' : 'spawner');`;
     const small = await script(dir, run);

@@ -12,22 +12,9 @@ import { canScanEnvironments, markedPids } from '../../../../src/core/process/en
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { escapedMessage, killAllProcessGroupsNow, runProcess } from '../../../../src/core/process/runProcess';
 import { setSpawnerMode } from '../../../../src/core/process/spawner';
+import { alive } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
 
-/** Alive as process.kill(pid, 0) says, a zombie (dead, not yet reaped) counting as dead. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;

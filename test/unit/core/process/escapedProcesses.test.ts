@@ -15,7 +15,6 @@ import { setSpawnerMode } from '../../../../src/core/process/spawner';
 import { alive } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
 
-
 async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
@@ -303,26 +302,35 @@ describe('core/process cgroups', () => {
 });
 
 describe('core/process environment marker', () => {
-  it("a task run inside a task adds its token to the inherited ones: the outer task's scan finds its processes", async function () {
-    if (!canScanEnvironments()) this.skip();
-    const dir = tempDir('launchpad-marker-');
-    const stop = new AbortController();
-    let pid = 0;
-    const running = runProcess({
-      command: 'echo "$_LAUNCHPAD_PROC"; sleep 300',
-      cwd: dir,
-      env: { ...process.env, _LAUNCHPAD_PROC: 'outer0token' },
-      signal: stop.signal,
-      record: { records: new ProcessRecords(join(dir, 'procs')), name: 'inner', label: 'inner task' },
-      onSpawn: (p) => (pid = p),
-      onOutput: () => stop.abort(),
+  for (const spawner of [false, true]) {
+    describe(spawner ? 'started by the spawner' : 'started here', () => {
+      before(() => setSpawnerMode(spawner ? 'always' : 'never'));
+      after(() => setSpawnerMode('auto'));
+
+      it("a task run inside a task adds its token to the inherited ones: the outer task's scan finds its processes", async function () {
+        if (!canScanEnvironments()) this.skip();
+        const dir = tempDir('launchpad-marker-');
+        const stop = new AbortController();
+        // Looked for when it has started: it ends at its first output (from the spawner, that can
+        // come before a poll from here would see it).
+        let found = false;
+        const running = runProcess({
+          command: 'echo "$_LAUNCHPAD_PROC"; sleep 300',
+          cwd: dir,
+          env: { ...process.env, _LAUNCHPAD_PROC: 'outer0token' },
+          signal: stop.signal,
+          record: { records: new ProcessRecords(join(dir, 'procs')), name: 'inner', label: 'inner task' },
+          onSpawn: (pid) => (found = markedPids('outer0token').includes(pid)),
+          onOutput: () => stop.abort(),
+        });
+        const r = await running;
+        assert.ok(found, "the outer task's scan finds the inner task's process");
+        const [outer, inner] = r.stdout.trim().split(' ');
+        assert.equal(outer, 'outer0token');
+        assert.match(inner!, /^[0-9a-f]{24}$/);
+      });
     });
-    await until('the inner task to start', () => pid > 0 && markedPids('outer0token').includes(pid));
-    const r = await running;
-    const [outer, inner] = r.stdout.trim().split(' ');
-    assert.equal(outer, 'outer0token');
-    assert.match(inner!, /^[0-9a-f]{24}$/);
-  });
+  }
 });
 
 describe('core/process escapedMessage', () => {

@@ -6,6 +6,7 @@
 // environment marker finds what left the process group.
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { newMarkerToken } from './environmentMarker';
@@ -18,14 +19,18 @@ import { newMarkerToken } from './environmentMarker';
  */
 export const AWAIT_CGROUP_AND_EXEC = 'read _ <&3 || exit 125; exec 3<&-; exec "$@"';
 
-/** Moves a process into the cgroup; false when it could not. */
-export function moveIntoCgroup(dir: string, pid: number): boolean {
+/**
+ * Moves a process into the cgroup; false when it could not. Off the event loop: where the cgroup2
+ * mount lacks `favordynmods`, the kernel waits out an RCU grace period for each move (10-40 ms
+ * seen on a 2-core machine), which would otherwise stall everything else the process does.
+ */
+export async function moveIntoCgroup(dir: string, pid: number): Promise<boolean> {
   try {
-    const fd = openSync(join(dir, 'cgroup.procs'), constants.O_WRONLY);
+    const file = await open(join(dir, 'cgroup.procs'), constants.O_WRONLY);
     try {
-      writeSync(fd, String(pid));
+      await file.write(String(pid));
     } finally {
-      closeSync(fd);
+      await file.close();
     }
     return true;
   } catch {

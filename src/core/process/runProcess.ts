@@ -207,19 +207,28 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       // Started after the run was given up (its time limit): it ends at once.
       if (settled) return void killGroup(child.pid!, 'SIGKILL');
       pid = child.pid!;
-      if (cgroup && !moveIntoCgroup(cgroup, pid)) {
+      // Held on fd 3 until moved, recorded and watched; its output and exit are followed from
+      // now, so a kill while it waits (a time limit, an abort) ends the run as any other.
+      follow();
+      if (cgroup) void moveIntoCgroup(cgroup, pid).then(release);
+      else release(true);
+    }
+
+    function release(moved: boolean): void {
+      if (settled) return;
+      if (cgroup && !moved) {
         // Not movable after all: the marker alone finds what leaves the group.
         removeCgroup(cgroup);
         cgroup = undefined;
       }
-      tree = token ? new ProcessTree(pid, token, cgroup) : undefined;
+      tree = token ? new ProcessTree(pid!, token, cgroup) : undefined;
       if (tree && spec.timeoutMs !== undefined)
-        watchdog = startWatchdog({ pgid: pid, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
-      liveRuns.set(pid, { tree, watchdog, cgroup });
-      spec.onSpawn?.(pid);
+        watchdog = startWatchdog({ pgid: pid!, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
+      liveRuns.set(pid!, { tree, watchdog, cgroup });
+      spec.onSpawn?.(pid!);
       if (spec.record) {
         const tracking = { marker: token!, cgroup, watchdog: watchdog && { pid: watchdog.pid, identity: watchdog.identity } };
-        spec.record.records.add(spec.record.name, pid, spec.record.label, tracking);
+        spec.record.records.add(spec.record.name, pid!, spec.record.label, tracking);
       }
       // Moved, recorded and watched: the command may start.
       if (child.stdio[3]) {
@@ -227,7 +236,9 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         go.on('error', () => undefined);
         go.end('\n');
       }
+    }
 
+    function follow(): void {
       const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];
       const onData = (which: 0 | 1) => (chunk: Buffer) => {
         const text = decoders[which]!.write(chunk);

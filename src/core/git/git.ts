@@ -12,6 +12,7 @@ import { acquireLock, type LockHandle } from '../lock';
 import { type ProcessResult, runProcess } from '../process/runProcess';
 import { commitOfEmptyBranchLock } from './interruptedCommit';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
+import { oneAtATime } from './worktreeQueue';
 
 export class GitError extends Error {
   constructor(
@@ -66,17 +67,12 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
  * simply run again; and not every collision is that read: a `worktree prune` deletes the admin
  * folder of a worktree another process is moving (its gitdir names the old path until the move
  * rewrites it), and a removal deletes an emptied .git/worktrees/ while an add creates its folder
- * there. git commands Launchpad does not run (an agent's) do not take the lock.
+ * there. git commands Launchpad does not run (an agent's) do not take the lock. The worktree
+ * pool's background commands wait behind a task's (worktreeQueue.ts).
  * An add stays one git command, checkout included (split in two, a kill between them would leave
  * a worktree with no index, whose next commit deletes every file); a removal renames the folder
  * away and lets `worktree prune` forget it, then deletes the files outside this rule.
  */
-let worktreeAdmin: Promise<unknown> = Promise.resolve();
-function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  const turn = worktreeAdmin.then(work, work);
-  worktreeAdmin = turn.catch(() => undefined);
-  return turn;
-}
 const WORKTREES_LOCK = 'launchpad-worktrees.lock';
 function readsWorktrees(args: readonly string[]): boolean {
   return args[0] === 'worktree' || (args[0] === 'branch' && args.some((a) => a === '-d' || a === '-D' || a === '--delete'));
@@ -87,7 +83,15 @@ export class Git {
 
   async run(
     args: string[],
-    opts: { cwd?: string; allowFail?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; stdin?: string } = {},
+    opts: {
+      cwd?: string;
+      allowFail?: boolean;
+      timeoutMs?: number;
+      env?: NodeJS.ProcessEnv;
+      stdin?: string;
+      /** The worktree pool's own work: a worktree command waits behind any task's. */
+      background?: boolean;
+    } = {},
   ): Promise<ProcessResult> {
     if (!readsWorktrees(args)) return this.spawn(args, opts);
     return oneAtATime(async () => {
@@ -97,7 +101,7 @@ export class Git {
       } finally {
         lock?.release();
       }
-    });
+    }, opts.background);
   }
 
   /**
@@ -191,9 +195,9 @@ export class Git {
     await this.run(['worktree', 'add', '--', path, branch]);
   }
 
-  /** A worktree at `commit` with a detached HEAD. */
-  async addDetachedWorktree(path: string, commit: string): Promise<void> {
-    await this.run(['worktree', 'add', '--detach', '--', path, commit]);
+  /** A worktree at `commit` with a detached HEAD (the pool's: `background`, see run). */
+  async addDetachedWorktree(path: string, commit: string, opts: { background?: boolean } = {}): Promise<void> {
+    await this.run(['worktree', 'add', '--detach', '--', path, commit], opts);
   }
 
   /** `path` holds a linked worktree of this repository (its admin folder is in our .git/worktrees/). */
@@ -204,11 +208,11 @@ export class Git {
     return !!common && resolve(admin, '..', '..') === resolve(common);
   }
 
-  async moveWorktree(from: string, to: string): Promise<void> {
-    await this.run(['worktree', 'move', '--', from, to]);
+  async moveWorktree(from: string, to: string, opts: { background?: boolean } = {}): Promise<void> {
+    await this.run(['worktree', 'move', '--', from, to], opts);
   }
 
-  async removeWorktree(path: string): Promise<void> {
+  async removeWorktree(path: string, opts: { background?: boolean } = {}): Promise<void> {
     // A linked worktree of ours: renamed away (instant), forgotten by git, then deleted outside the rule.
     const aside = removingName(path);
     if (
@@ -218,13 +222,13 @@ export class Git {
         () => false,
       ))
     ) {
-      await this.run(['worktree', 'prune'], { allowFail: true });
+      await this.run(['worktree', 'prune'], { ...opts, allowFail: true });
       await rm(aside, { recursive: true, force: true });
       return;
     }
-    const r = await this.run(['worktree', 'remove', '--force', '--force', '--', path], { allowFail: true });
+    const r = await this.run(['worktree', 'remove', '--force', '--force', '--', path], { ...opts, allowFail: true });
     // Already gone from disk: drop git's record of it.
-    if (r.code !== 0) await this.run(['worktree', 'prune'], { allowFail: true });
+    if (r.code !== 0) await this.run(['worktree', 'prune'], { ...opts, allowFail: true });
   }
 
   async branchExists(branch: string): Promise<boolean> {

@@ -176,7 +176,7 @@ export class WorktreePool {
       if (mark.base !== base) await git.run(['checkout', '-q', '-f', '--detach', base], { cwd: slot });
     } catch (err) {
       this.host.logger.warn(`worktree pool: ${slot} could not be moved to ${base.slice(0, 12)} (${firstLine(err)}); deleting it`);
-      await this.deleteSlot(slot);
+      await this.deleteSlot(slot, false);
       return false;
     }
     // The branch must be new (a leftover of the task's, with commits to keep, is the caller's to
@@ -198,7 +198,7 @@ export class WorktreePool {
       return true;
     } catch (err) {
       this.host.logger.warn(`worktree pool: ${slot} could not be handed out (${firstLine(err)}); deleting it`);
-      await this.deleteSlot(slot);
+      await this.deleteSlot(slot, false);
       if (created.code === 0) await git.run(['branch', '-D', '--', branch], { allowFail: true });
       return false;
     }
@@ -332,12 +332,12 @@ export class WorktreePool {
     const { git, head } = this.host;
     const temp = join(this.dir, name);
     mkdirSync(this.dir, { recursive: true });
-    await git.addDetachedWorktree(temp, head);
+    await git.addDetachedWorktree(temp, head, { background: true });
     const gitDir = linkedGitDir(temp);
     if (!gitDir || !claimSlot(gitDir)) return;
     try {
       await this.bringIncluded(temp, gitDir, head, false);
-      await git.moveWorktree(temp, join(this.dir, slotName(randomBytes(4).toString('hex'))));
+      await git.moveWorktree(temp, join(this.dir, slotName(randomBytes(4).toString('hex'))), { background: true });
       arrived();
     } catch (err) {
       if (!this.host.stopSignal.aborted) this.host.logger.warn(`worktree pool: could not make a new slot (${firstLine(err)})`);
@@ -414,14 +414,15 @@ export class WorktreePool {
     await this.deleteSlot(slot);
   }
 
-  private async deleteSlot(slot: string): Promise<void> {
-    await deleteSlot(this.host.git, slot);
+  /** `background` but in a dispatch's own path: its git commands wait behind a task's (worktreeQueue.ts). */
+  private async deleteSlot(slot: string, background = true): Promise<void> {
+    await deleteSlot(this.host.git, slot, { background });
   }
 }
 
 /** Removes a slot (claimed, or not a worktree): renamed away and pruned as every worktree is. */
-export async function deleteSlot(git: Git, slot: string): Promise<void> {
-  await git.removeWorktree(slot);
+export async function deleteSlot(git: Git, slot: string, opts: { background?: boolean } = {}): Promise<void> {
+  await git.removeWorktree(slot, opts);
   // Not (or no longer) a worktree git knows: its folder goes all the same.
   rmSync(slot, { recursive: true, force: true });
 }

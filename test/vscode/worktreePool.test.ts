@@ -9,6 +9,8 @@ import * as path from 'node:path';
 
 import * as vscode from 'vscode';
 
+import { linkedGitDir } from '../../src/core/git/git';
+import { claimSlot, releaseSlot } from '../../src/core/worktrees/poolSlot';
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import type { WorktreesViewNode } from '../../src/vscode/views/worktreesProvider';
@@ -94,6 +96,22 @@ describe('worktree pool', function () {
       assert.match(String(slot.label), /^slot-[0-9a-f]+$/);
       assert.match(String(slot.description), /^prepared (at|behind) the base \([0-9a-f]{7}, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$/);
     }
+
+    // A slot claimed and released (as a run taking it does): its row follows, with no refresh asked for.
+    const gitDir = linkedGitDir(left[0]!)!;
+    const rowOf = async () => {
+      const row = (await api.views.worktrees.getChildren(pool)).find(
+        (r) => r.kind === 'poolSlot' && fs.realpathSync(r.path) === fs.realpathSync(left[0]!),
+      );
+      return row && String(api.views.worktrees.getTreeItem(row).description);
+    };
+    assert.ok(claimSlot(gitDir), 'the slot could be claimed');
+    try {
+      await eventually('the row to show the claim', async () => /^claimed by pid \d+/.test((await rowOf()) ?? ''));
+    } finally {
+      releaseSlot(gitDir);
+    }
+    await eventually('the row to show it prepared again', async () => /^prepared /.test((await rowOf()) ?? ''));
 
     // Esc keeps them; Enter on "Clear" removes them.
     await answeringPicks(() => vscode.commands.executeCommand(COMMANDS.clearWorktreePool, pool), 'esc');

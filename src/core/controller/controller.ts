@@ -418,6 +418,8 @@ export class Controller {
           running.set(task.id, { task, end });
         });
       }
+      // The first batch has its own worktrees made first; later ones take from the pool.
+      s.pool.fill();
       if (hold && !running.size) {
         if (hold === 'budget' || !s.config.waitOnLimit) return hold;
         const pause = s.spending.pause!;

@@ -103,29 +103,40 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     return interrupted(terminal);
   };
 
-  let from: WorktreeOrigin;
-  try {
-    // A resumed attempt continues in the worktree it left, set up already.
-    from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base);
-  } catch (err) {
-    return stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, {
-      agentRan: false,
-    });
-  }
-  if (s.stopping) return stopped();
+  // While its worktree is made and set up, the pool makes no new worktree of its own: the two
+  // would write the same files to the same disk at once (WorktreePool.startDispatch).
+  const dispatchEnds = s.pool.startDispatch();
+  const setUp = await (async () => {
+    let from: WorktreeOrigin;
+    try {
+      // A resumed attempt continues in the worktree it left, set up already.
+      from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base);
+    } catch (err) {
+      return {
+        ready: false as const,
+        end: await stopForEnvironment(s, before, worktreeFailure(worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, {
+          agentRan: false,
+        }),
+      };
+    }
+    if (s.stopping) return { ready: false as const, end: await stopped() };
 
-  const files = s.createAttempt(task.id, attempt, agentId);
-  const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
-  writeFileSync(files.prompt, prompt);
-  const ready = await prepareWorktree(s, before, worktree, terminal, files, from);
-  if (ready.kind === 'interrupted') return stopped();
-  if (ready.kind === 'failed') return worktreeSetupFailed(s, before, terminal, ready.failure);
+    const files = s.createAttempt(task.id, attempt, agentId);
+    const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
+    writeFileSync(files.prompt, prompt);
+    const ready = await prepareWorktree(s, before, worktree, terminal, files, from);
+    if (ready.kind === 'interrupted') return { ready: false as const, end: await stopped() };
+    if (ready.kind === 'failed') return { ready: false as const, end: await worktreeSetupFailed(s, before, terminal, ready.failure) };
+    return { ready: true as const, files, prompt, env: ready.env };
+  })().finally(dispatchEnds);
+  if (!setUp.ready) return setUp.end;
+  const { files, prompt } = setUp;
   terminal.write(`[launchpad] ${task.id} attempt ${attempt}: ${s.config.agentCommand}\r\n`);
 
   const agentCwd = s.projectDirIn(worktree);
   const agentEnv = {
     ...process.env,
-    ...ready.env,
+    ...setUp.env,
     LAUNCHPAD_TASK_ID: task.id,
     LAUNCHPAD_TASK_TITLE: task.title,
     LAUNCHPAD_PROMPT_FILE: files.prompt,
@@ -246,14 +257,12 @@ export async function createWorktree(s: Session, taskId: string, worktree: strin
   await s.removalOf(taskId);
   const prepared = await s.pool.take(worktree, branch, base);
   if (prepared) return { kind: 'pool', preparedAt: prepared.preparedAt };
-  await s.pool.forDispatch(async () => {
-    try {
-      await s.git.addWorktree(worktree, branch, base);
-    } catch {
-      await s.discardWorktree(taskId);
-      await s.git.addWorktree(worktree, branch, base);
-    }
-  });
+  try {
+    await s.git.addWorktree(worktree, branch, base);
+  } catch {
+    await s.discardWorktree(taskId);
+    await s.git.addWorktree(worktree, branch, base);
+  }
   return { kind: 'new' };
 }
 

@@ -1,8 +1,9 @@
 // session_config.worktree_pool: N. Up to N worktrees are kept for reuse in <worktree root>/.pool/,
 // prepared ahead of time, so a dispatch costs a few ref updates and a rename instead of a checkout
 // and a copy of the included files:
-//   - a session's start makes the pool N worktrees (new ones in the background) and prepares
-//     again those not prepared against the main checkout's current included files;
+//   - a session's start prepares again those not prepared against the main checkout's current
+//     included files; once its first batch is dispatched, the pool is filled up to N with new
+//     ones in the background, each made only while no task's own worktree is being made or set up;
 //   - a task's worktree, once the task has ended, returns to the pool (when it holds fewer than
 //     N) and is prepared in the background;
 //   - a dispatch takes a prepared one: moved to the base it needs when the base moved since (git
@@ -77,6 +78,8 @@ export class WorktreePool {
   /** New worktrees being made for dispatched tasks: the pool's own new ones wait for them. */
   private dispatching = 0;
   private readonly whenNoDispatch: Array<() => void> = [];
+  private opened = false;
+  private filled = false;
 
   constructor(private readonly host: PoolHost) {}
 
@@ -89,8 +92,8 @@ export class WorktreePool {
 
   /**
    * At a session's start: the pool shrinks to the setting (emptied when it is 0), its prepared
-   * slots are brought to the base, those not prepared against the main checkout's included files
-   * as they are now are prepared again, and it is filled up to N with new ones, in the background.
+   * slots are brought to the base, and those not prepared against the main checkout's included
+   * files as they are now are prepared again. fill() adds the new ones.
    */
   async open(): Promise<void> {
     for (const left of unfinishedSlots(this.dir)) await this.deleteSlot(left);
@@ -109,7 +112,20 @@ export class WorktreePool {
     for (const slot of slots) if (!this.readyMark(slot)) this.schedule(slot);
     // The prepared ones are brought to the base now, one at a time: the first batch checks nothing out.
     for (const slot of slots) if (this.readyMark(slot) && !this.host.stopSignal.aborted) await this.advance(slot);
-    for (let i = slots.length + this.arriving; i < this.size; i++) {
+    this.opened = true;
+    this.filled = false;
+  }
+
+  /**
+   * Fills the pool up to N with new worktrees, in the background, once after each open(). The run loop
+   * calls it when its first batch is dispatched: those tasks cannot take a slot made now anyway,
+   * and each new slot waits while any task's own worktree is being made and set up
+   * (startDispatch), so a first run on an empty pool is never slower than one without it.
+   */
+  fill(): void {
+    if (!this.opened || this.filled || this.size <= 0) return;
+    this.filled = true;
+    for (let i = listSlots(this.dir).length + this.arriving; i < this.size; i++) {
       this.arriving++;
       this.schedule(undefined);
     }
@@ -243,17 +259,18 @@ export class WorktreePool {
   }
 
   /**
-   * Makes a dispatched task's new worktree (`make`): the pool's own new worktrees, made in the
-   * background, wait until none is being made, so a task never queues behind them for the disk
-   * or for git's one-at-a-time worktree commands.
+   * A task's worktree is being made and set up (until its agent starts): the pool's own new
+   * worktrees wait until none is, so a task never queues behind them for the disk or for git's
+   * one-at-a-time worktree commands. Returns the call that ends it (once; later calls do nothing).
    */
-  async forDispatch<T>(make: () => Promise<T>): Promise<T> {
+  startDispatch(): () => void {
     this.dispatching++;
-    try {
-      return await make();
-    } finally {
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
       if (--this.dispatching === 0) for (const go of this.whenNoDispatch.splice(0)) go();
-    }
+    };
   }
 
   /** Resolves when the background work started so far has ended (a session's end waits for it). */
@@ -312,7 +329,7 @@ export class WorktreePool {
   }
 
   /** A new slot: made under a name the pool does not list, prepared, then put in the pool. */
-  /** A new slot, counted in `arriving` since it was scheduled (open()), until it is in the pool folder or failed. */
+  /** A new slot, counted in `arriving` since it was scheduled (fill()), until it is in the pool folder or failed. */
   private async create(name: string): Promise<void> {
     let counted = true;
     const arrived = () => {

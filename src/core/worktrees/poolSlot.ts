@@ -18,6 +18,8 @@ const SLOT_PREFIX = 'slot-';
 const READY_FILE = 'launchpad-ready';
 const CLAIM_FILE = 'launchpad-claim';
 const KEEP_FILE = 'launchpad-keep';
+/** The files whose changes change a slot's state (prepared, claimed): what a view watches. */
+export const SLOT_STATE_FILES: readonly string[] = [READY_FILE, CLAIM_FILE];
 
 export function poolDir(worktreeRoot: string): string {
   return join(worktreeRoot, POOL_DIR);

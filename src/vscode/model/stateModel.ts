@@ -15,6 +15,7 @@ import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
 import type { PoolReport } from '../../core/worktrees/poolReport';
+import { SLOT_STATE_FILES } from '../../core/worktrees/poolSlot';
 import { readSettings, toRunSettings } from '../config';
 import { CONTEXT_KEYS } from '../contributions';
 import { loadCore } from '../coreLoader';
@@ -48,9 +49,11 @@ export interface StateSnapshot {
 /** Reload delay after a change: coalesces the .bak/.tmp/rename bursts of one write. */
 const DEBOUNCE_MS = 100;
 
-/** What the watcher looks at, relative to the state root (files are replaced by rename). */
-const WATCHED =
-  '{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock,.launchpad/session.lock/holder.json,.git/worktrees/*}';
+/**
+ * What the watcher looks at, relative to the state root (files are replaced by rename): a pool
+ * slot's claim and ready mark too, so its row follows a run preparing and taking it.
+ */
+const WATCHED = `{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock,.launchpad/session.lock/holder.json,.git/worktrees/*,${SLOT_STATE_FILES.map((f) => `.git/worktrees/*/${f}`).join(',')}}`;
 
 export class StateModel implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<StateSnapshot>();

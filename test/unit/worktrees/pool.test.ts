@@ -191,7 +191,8 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     await s.removeWorktree('task-003');
     assert.equal(slots(s).length, 1, 'not pooled once the setting is 0');
     await s.pool.settled();
-    await s.pool.open(); // the next session's start
+    await s.pool.open();
+    s.pool.fill(); // the next session's start
     assert.deepEqual(slots(s), []);
     assert.ok(!existsSync(poolDir(worktreeDir)), 'the pool folder goes with its last slot');
     assert.equal(git(root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1);
@@ -220,6 +221,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     const { reused } = await start(s, 'task-001');
     assert.equal(reused, false, 'the stray folder is not used');
     await s.pool.open();
+    s.pool.fill();
     await s.pool.settled();
     assert.equal(readFileSync(join(outer, 'precious-untracked.txt'), 'utf8'), 'keep me\n');
     assert.ok(!existsSync(stray), 'the stray folder is removed from the pool');
@@ -229,6 +231,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
   it("a session's start fills the pool to worktree_pool in the background, each slot prepared at the base with the included files", async () => {
     const { s, root } = await sessionFor({ worktree_pool: 3 });
     await s.pool.open();
+    s.pool.fill();
     await s.pool.settled();
     assert.equal(slots(s).length, 3);
     for (const name of slots(s)) {
@@ -250,6 +253,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
   it('a slot another live process claimed is not taken; the claim of a process that is gone is taken over', async () => {
     const { s } = await sessionFor({ worktree_pool: 1 });
     await s.pool.open();
+    s.pool.fill();
     await s.pool.settled();
     const slot = join(poolDir(s.config.worktreeRoot), slots(s)[0]!);
     const claim = join(linkedGitDir(slot)!, 'launchpad-claim');
@@ -290,6 +294,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     const slot = join(poolDir(s.config.worktreeRoot), 'slot-onbranch');
     git(s.toplevel, 'worktree', 'move', worktree, slot);
     await s.pool.open();
+    s.pool.fill();
     await s.pool.settled();
     assert.equal(readFileSync(join(slot, 'src/wip.txt'), 'utf8'), 'work in progress\n');
     assert.equal(git(slot, 'symbolic-ref', '--short', 'HEAD'), 'harness-task-001');
@@ -299,6 +304,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
   it("over a leftover branch of the task, the slot goes back to the pool untouched and the branch's commits are kept", async () => {
     const { s, root } = await sessionFor({ worktree_pool: 1 });
     await s.pool.open();
+    s.pool.fill();
     await s.pool.settled();
     const slot = join(poolDir(s.config.worktreeRoot), slots(s)[0]!);
     const before = readReady(linkedGitDir(slot)!);
@@ -319,15 +325,19 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     assert.deepEqual(readReady(linkedGitDir(slot)!), before, 'and ready as it was');
   });
 
-  it("the pool's own new worktrees wait while a dispatched task's new worktree is being made", async () => {
+  it("the pool's own new worktrees wait while a dispatched task's new worktree is being made and set up", async () => {
     const { s } = await sessionFor({ worktree_pool: 2 });
-    let release!: () => void;
-    const making = s.pool.forDispatch(() => new Promise<void>((resolve) => (release = resolve)));
+    const first = s.pool.startDispatch();
+    const second = s.pool.startDispatch();
     await s.pool.open();
+    s.pool.fill();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.deepEqual(slots(s), [], 'nothing made while the task waits for its worktree');
-    release();
-    await making;
+    assert.deepEqual(slots(s), [], 'nothing made while two tasks wait for their worktrees');
+    first();
+    first(); // ending one twice does not end the other's
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(slots(s), [], 'nothing made while one task still waits');
+    second();
     await s.pool.settled();
     assert.equal(slots(s).length, 2, 'made once it has its worktree');
   });

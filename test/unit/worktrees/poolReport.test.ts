@@ -57,6 +57,7 @@ async function filledPool(size: number) {
   });
   s.head = (await g.head())!;
   await s.pool.open();
+  s.pool.fill();
   await s.pool.settled();
   const slots = readdirSync(poolDir(worktreeDir)).map((n) => join(poolDir(worktreeDir), n));
   assert.equal(slots.length, size);
@@ -185,6 +186,7 @@ describe('worktrees/poolReport and poolClear: the pool shown and freed', functio
     assert.ok(!existsSync(poolDir(worktreeDir)), 'the empty pool folder goes too');
 
     await s.pool.open();
+    s.pool.fill();
     await s.pool.settled();
     assert.equal(readdirSync(poolDir(worktreeDir)).length, 2);
     const { before } = await s.transact((file) =>

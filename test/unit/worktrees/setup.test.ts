@@ -8,6 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { linkedGitDir } from '../../../src/core/git/git';
+import { readReady } from '../../../src/core/worktrees/poolSlot';
 import {
   agentCmd,
   defaultWorktreeRoot,
@@ -159,6 +161,20 @@ describe('worktrees: a Node project whose validation is npm test, node_modules i
     );
     assert.equal(taskById(root, 'task-001').attempts, 0);
     assert.ok(!existsSync(join(defaultWorktreeRoot(root), 'task-001')));
+  });
+
+  it("with worktree_pool, the pool makes its new worktrees only once the task's own is set up", async () => {
+    const marks = tempDir('launchpad-setup-end-');
+    // The set-up notes when it ended (ms), outside the worktree.
+    const setup = `sleep 1; node -e 'process.stdout.write(String(Date.now()))' > ${shq(join(marks, 'end'))}`;
+    const root = harness({ tasks: [{ id: 'task-001' }], sessionConfig: { worktree_pool: 2, worktree_setup: setup } });
+    const r = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(r.code, 0, show(r, root));
+    const setUpEnd = Number(readFileSync(join(marks, 'end'), 'utf8'));
+    const pool = join(defaultWorktreeRoot(root), '.pool');
+    const prepared = readdirSync(pool).map((slot) => readReady(linkedGitDir(join(pool, slot))!)!.preparedAt);
+    assert.equal(prepared.length, 2, `two slots: ${readdirSync(pool).join(', ')}`);
+    for (const at of prepared) assert.ok(at >= setUpEnd, `a slot prepared at ${at}, before the task's set-up ended at ${setUpEnd}`);
   });
 
   it('refuses a worktree_setup_timeout_seconds over 7 days, and a worktree_pool over its limit, naming the field', async () => {

@@ -505,7 +505,9 @@ export class Controller {
 
   private async endSession(s: Session, reason: StopReason): Promise<RunOutcome> {
     await s.worktreesRemoved();
-    // Preparations of the pool's worktrees end too (at once when stopped: they are redone later).
+    // Preparations of the pool's worktrees end too (at once when stopped: they are redone later);
+    // its new worktrees not begun are left to the next session.
+    s.pool.close();
     await s.pool.settled();
     let file: TaskFile;
     try {

@@ -80,6 +80,10 @@ export class WorktreePool {
   private readonly whenNoDispatch: Array<() => void> = [];
   private opened = false;
   private filled = false;
+  private closing = false;
+  /** New slots scheduled whose `worktree add` has not begun; `replaced` of them a handed-back worktree took the place of. */
+  private unbegun = 0;
+  private replaced = 0;
 
   constructor(private readonly host: PoolHost) {}
 
@@ -114,6 +118,7 @@ export class WorktreePool {
     for (const slot of slots) if (this.readyMark(slot) && !this.host.stopSignal.aborted) await this.advance(slot);
     this.opened = true;
     this.filled = false;
+    this.closing = false;
   }
 
   /**
@@ -127,8 +132,19 @@ export class WorktreePool {
     this.filled = true;
     for (let i = listSlots(this.dir).length + this.arriving; i < this.size; i++) {
       this.arriving++;
+      this.unbegun++;
       this.schedule(undefined);
     }
+  }
+
+  /**
+   * At a session's end: new slots not begun yet are not made (the next session's fill makes
+   * them), so a run does not end minutes late making worktrees it will not use; the
+   * preparations under way end as usual (settled()).
+   */
+  close(): void {
+    this.closing = true;
+    for (const go of this.whenNoDispatch.splice(0)) go();
   }
 
   /**
@@ -227,7 +243,13 @@ export class WorktreePool {
    * deletes the worktree as before.
    */
   async give(worktree: string): Promise<boolean> {
-    if (this.size <= 0 || listSlots(this.dir).length + this.arriving >= this.size) return false;
+    if (this.size <= 0) return false;
+    if (listSlots(this.dir).length + this.arriving >= this.size) {
+      // Full but for new slots not begun yet: this worktree takes one's place (it needs a clean,
+      // a new one a whole checkout and a copy of the included files).
+      if (this.unbegun <= this.replaced) return false;
+      this.replaced++;
+    }
     this.arriving++;
     try {
       const gitDir = linkedGitDir(worktree);
@@ -291,16 +313,34 @@ export class WorktreePool {
     if (this.work.has(key)) return;
     const task = slot ? (kind === 'advance' ? () => this.advance(slot) : () => this.prepare(slot)) : () => this.create(key);
     // An advance starts at once: one checkout of what a merge changed, and a dispatch may wait for it.
-    const done = (kind === 'advance' && slot ? Promise.resolve() : this.turn())
+    const start = !slot ? this.createTurn() : kind === 'advance' ? Promise.resolve() : this.turn();
+    const done = start
       .then(task)
       .catch((err: unknown) => this.host.logger.warn(`worktree pool: ${firstLine(err)}`))
       .finally(() => {
         this.work.delete(key);
-        if (kind === 'advance' && slot) return;
-        this.running--;
-        this.waiting.shift()?.();
+        if (kind !== 'advance' || !slot) this.endTurn();
       });
     this.work.set(key, { kind: slot ? kind : 'create', done });
+  }
+
+  /**
+   * A turn for a new slot, taken only while no task's own worktree is being made or set up
+   * (startDispatch): a new slot waiting for that does not hold a turn the preparation of a
+   * handed-back worktree needs.
+   */
+  private async createTurn(): Promise<void> {
+    for (;;) {
+      while (this.dispatching && !this.closing) await new Promise<void>((go) => this.whenNoDispatch.push(go));
+      await this.turn();
+      if (!this.dispatching || this.closing) return;
+      this.endTurn();
+    }
+  }
+
+  private endTurn(): void {
+    this.running--;
+    this.waiting.shift()?.();
   }
 
   private async turn(): Promise<void> {
@@ -328,8 +368,10 @@ export class WorktreePool {
     }
   }
 
-  /** A new slot: made under a name the pool does not list, prepared, then put in the pool. */
-  /** A new slot, counted in `arriving` since it was scheduled (fill()), until it is in the pool folder or failed. */
+  /**
+   * A new slot: made under a name the pool does not list, prepared, then put in the pool; counted
+   * in `arriving` since it was scheduled (fill()), until it is in the pool folder or failed.
+   */
   private async create(name: string): Promise<void> {
     let counted = true;
     const arrived = () => {
@@ -337,15 +379,16 @@ export class WorktreePool {
       counted = false;
     };
     try {
-      if (!this.host.stopSignal.aborted) await this.createSlot(name, arrived);
+      this.unbegun--;
+      // Replaced by a task's worktree handed back meanwhile, or the session is ending: not made.
+      if (this.replaced > 0) return void this.replaced--;
+      if (!this.host.stopSignal.aborted && !this.closing) await this.createSlot(name, arrived);
     } finally {
       arrived();
     }
   }
 
   private async createSlot(name: string, arrived: () => void): Promise<void> {
-    while (this.dispatching) await new Promise<void>((go) => this.whenNoDispatch.push(go));
-    if (this.host.stopSignal.aborted) return;
     const { git, head } = this.host;
     const temp = join(this.dir, name);
     mkdirSync(this.dir, { recursive: true });

@@ -6,7 +6,18 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
@@ -323,6 +334,42 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     assert.match(git(root, 'for-each-ref', '--format=%(objectname)', 'refs/launchpad/attempts/task-001/'), new RegExp(tip));
     assert.equal(git(slot, 'rev-parse', '--abbrev-ref', 'HEAD'), 'HEAD', 'the slot detached again');
     assert.deepEqual(readReady(linkedGitDir(slot)!), before, 'and ready as it was');
+  });
+
+  it('a task worktree handed back takes the place of a new slot not begun yet: it is pooled, the new one never made', async () => {
+    const { s } = await sessionFor({ worktree_pool: 1 });
+    await s.pool.open();
+    const dispatch = s.pool.startDispatch(); // holds the new slot back
+    s.pool.fill();
+    const { worktree, reused } = await start(s, 'task-001');
+    assert.equal(reused, false);
+    await s.removeWorktree('task-001');
+    const inode = (p: string) => statSync(p).ino;
+    // Given back while the pool is full but for the unbegun slot: pooled.
+    const given = join(poolDir(s.config.worktreeRoot), slots(s)[0] ?? 'none');
+    assert.equal(slots(s).length, 1, 'the task worktree went into the pool');
+    assert.ok(!existsSync(worktree));
+    const ino = inode(given);
+    dispatch();
+    await s.pool.settled();
+    assert.deepEqual(slots(s), [given.slice(given.lastIndexOf('/') + 1)], 'one slot, the handed-back one');
+    assert.equal(inode(given), ino);
+    assert.ok(readReady(linkedGitDir(given)!), 'prepared');
+  });
+
+  it("a session's end leaves the new slots not begun to the next session", async () => {
+    const { s } = await sessionFor({ worktree_pool: 2 });
+    await s.pool.open();
+    const dispatch = s.pool.startDispatch();
+    s.pool.fill();
+    s.pool.close();
+    dispatch();
+    await s.pool.settled();
+    assert.deepEqual(slots(s), [], 'none made after the close');
+    await s.pool.open(); // the next session
+    s.pool.fill();
+    await s.pool.settled();
+    assert.equal(slots(s).length, 2, 'the next session makes them');
   });
 
   it("the pool's own new worktrees wait while a dispatched task's new worktree is being made and set up", async () => {

@@ -5,7 +5,8 @@
 //     included files; once its first batch is dispatched, the pool is filled up to N with new
 //     ones in the background, each made only while no task's own worktree is being made or set up;
 //   - a task's worktree, once the task has ended, returns to the pool (when it holds fewer than
-//     N) and is prepared in the background;
+//     N, or it can take the place of a new one not begun) and is prepared in the background;
+//     a session's end leaves the new ones not begun to the next session;
 //   - a dispatch takes a prepared one: moved to the base it needs when the base moved since (git
 //     writes only the files that differ), put on the task's new branch, moved to the task's path.
 //     With none prepared it waits for one being prepared again, else makes a new worktree.

@@ -6,21 +6,15 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
 import { mergeTask } from '../../../src/core/controller/merge';
-import { resolveRunConfig } from '../../../src/core/controller/runConfig';
 import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
 import type { TaskEvent } from '../../../src/core/controller/types';
-import { Git } from '../../../src/core/git/git';
 import { parseLogLine } from '../../../src/core/log/logLine';
-import { ProgressLog } from '../../../src/core/log/progressLog';
-import { silentLogger } from '../../../src/core/logger';
-import { StatePaths } from '../../../src/core/statePaths';
-import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
 import { git, writeFiles } from '../helpers/gitRepo';
 import { makeHarness, readLog, taskById } from '../helpers/harness';
+import { testSession } from '../helpers/session';
 import { tempDir } from '../helpers/tmp';
 
 const UTC_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
@@ -28,23 +22,7 @@ const UTC_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** A session over a fresh harness with one task, `task-001`, whose hint is src/task-001/. */
 async function sessionFor(files: Record<string, string> = {}): Promise<{ s: Session; root: string; events: TaskEvent[] }> {
   const root = makeHarness({ files: { 'README.md': '# project\n', ...files }, tasks: [{ id: 'task-001' }] });
-  const paths = new StatePaths(root);
-  const store = new StateStore(paths, 'test');
-  const git = new Git(root);
-  const toplevel = (await git.toplevel())!;
-  const config = resolveRunConfig({ worktreeDir: tempDir('launchpad-wt-'), env: {} }, store.load().file, paths, toplevel);
-  const s = new Session(7, {
-    git,
-    store,
-    config,
-    paths,
-    logger: silentLogger,
-    progress: new ProgressLog(paths.progress),
-    toplevel,
-    baseBranch: 'main',
-    terminals: headlessTerminals(),
-  });
-  s.head = (await git.head())!;
+  const { s } = await testSession(root, { number: 7, worktreeDir: tempDir('launchpad-wt-') });
   const events: TaskEvent[] = [];
   s.taskEvents.event((e) => events.push(e));
   return { s, root, events };

@@ -20,21 +20,16 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 
-import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
-import { resolveRunConfig } from '../../../src/core/controller/runConfig';
 import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
-import { Git, linkedGitDir } from '../../../src/core/git/git';
-import { ProgressLog } from '../../../src/core/log/progressLog';
-import { silentLogger } from '../../../src/core/logger';
+import { linkedGitDir } from '../../../src/core/git/git';
 import { processIdentity } from '../../../src/core/processIdentity';
-import { StatePaths } from '../../../src/core/statePaths';
-import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
 import { poolDir, readReady } from '../../../src/core/worktrees/poolSlot';
 import { prepareWorktree } from '../../../src/core/worktrees/prepare';
 import { git, makeRepo, writeFiles } from '../helpers/gitRepo';
 import { makeHarness, readLog } from '../helpers/harness';
+import { testSession } from '../helpers/session';
 import { tempDir } from '../helpers/tmp';
 
 const SETUP = 'test -f setup-out/marker || { mkdir -p setup-out/deep && echo made > setup-out/marker && echo x > setup-out/deep/file; }';
@@ -58,28 +53,7 @@ async function sessionFor(sessionConfig: Record<string, unknown>, opts: { worktr
   });
   symlinkSync('x', join(root, 'node_modules/x-link'));
   writeFileSync(join(root, '.worktreeinclude'), '.env\nnode_modules/\n');
-  const paths = new StatePaths(root);
-  const store = new StateStore(paths, 'test');
-  const g = new Git(root);
-  const toplevel = (await g.toplevel())!;
-  const config = resolveRunConfig(
-    { worktreeDir: opts.worktreeDir ?? tempDir('launchpad-wt-'), env: {} },
-    store.load().file,
-    paths,
-    toplevel,
-  );
-  const s = new Session(3, {
-    git: g,
-    store,
-    config,
-    paths,
-    logger: silentLogger,
-    progress: new ProgressLog(paths.progress),
-    toplevel,
-    baseBranch: 'main',
-    terminals: headlessTerminals(),
-  });
-  s.head = (await g.head())!;
+  const { s } = await testSession(root, { number: 3, worktreeDir: opts.worktreeDir ?? tempDir('launchpad-wt-') });
   return { s, root };
 }
 

@@ -8,16 +8,9 @@ import { once } from 'node:events';
 import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { headlessTerminals } from '../../../src/core/controller/headlessTerminals';
-import { resolveRunConfig } from '../../../src/core/controller/runConfig';
-import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
-import { Git, linkedGitDir } from '../../../src/core/git/git';
-import { ProgressLog } from '../../../src/core/log/progressLog';
-import { silentLogger } from '../../../src/core/logger';
+import { linkedGitDir } from '../../../src/core/git/git';
 import { processIdentity } from '../../../src/core/processIdentity';
-import { StatePaths } from '../../../src/core/statePaths';
-import { StateStore } from '../../../src/core/taskFile/store';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
 import { diskUse } from '../../../src/core/worktrees/diskUse';
 import { clearPool } from '../../../src/core/worktrees/poolClear';
@@ -26,6 +19,7 @@ import { poolDir } from '../../../src/core/worktrees/poolSlot';
 import { describePool } from '../../../src/core/worktrees/poolText';
 import { git, writeFiles } from '../helpers/gitRepo';
 import { makeHarness } from '../helpers/harness';
+import { testSession } from '../helpers/session';
 import { tempDir } from '../helpers/tmp';
 
 /** A session on a new repository whose pool (worktree_pool: `size`) is filled and prepared. */
@@ -39,23 +33,7 @@ async function filledPool(size: number) {
   });
   writeFiles(root, { 'node_modules/x/index.js': 'x\n' });
   writeFileSync(join(root, '.worktreeinclude'), 'node_modules/\n');
-  const paths = new StatePaths(root);
-  const store = new StateStore(paths, 'test');
-  const g = new Git(root);
-  const toplevel = (await g.toplevel())!;
-  const config = resolveRunConfig({ env: {} }, store.load().file, paths, toplevel);
-  const s = new Session(1, {
-    git: g,
-    store,
-    config,
-    paths,
-    logger: silentLogger,
-    progress: new ProgressLog(paths.progress),
-    toplevel,
-    baseBranch: 'main',
-    terminals: headlessTerminals(),
-  });
-  s.head = (await g.head())!;
+  const { s, paths, store } = await testSession(root);
   await s.pool.open();
   s.pool.fill();
   await s.pool.settled();

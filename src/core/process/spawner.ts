@@ -77,8 +77,8 @@ function startHere(file: string, args: string[], opts: StartOptions): ChildProce
   return child;
 }
 
-/** A command the spawner runs, seen from here: its pid once started, its output, its end. */
-class RemoteProcess extends EventEmitter implements StartedProcess {
+/** A command the spawner runs, seen from here: its pid once started, its output, its end (exported for its tests). */
+export class RemoteProcess extends EventEmitter implements StartedProcess {
   pid: number | undefined;
   readonly stdin = null;
   readonly stdout = new PassThrough();

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runProcess } from '../../../../src/core/process/runProcess';
-import { setSpawnerMode, spawnerPid } from '../../../../src/core/process/spawner';
+import { RemoteProcess, setSpawnerMode, spawnerPid } from '../../../../src/core/process/spawner';
 import { dead } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
 
@@ -122,6 +123,23 @@ describe('core/process/spawner', function () {
       const r = await runProcess({ command: 'head -c 262144 /dev/zero | tr "\\0" x; echo; echo err >&2', cwd: dir });
       assert.deepEqual([r.stdout.length, r.stderr], [262145, 'err\n'], `run ${i + 1}`);
     }
+  });
+
+  it("a relayed command's 'close' comes once its output has been read, as a child process's does", async () => {
+    const remote = new RemoteProcess(() => undefined);
+    const events: string[] = [];
+    remote.on('close', (code) => events.push(`close ${code}`));
+    remote.stdout.write('x'.repeat(100_000)); // nobody reads it yet
+    remote.stderr.write('err\n');
+    remote.close(0, null);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(events.length, 0, 'not closed while its output waits unread');
+    let out = '';
+    remote.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString()));
+    remote.stderr.on('data', () => events.push('stderr'));
+    await once(remote, 'close');
+    assert.equal(out.length, 100_000);
+    assert.deepEqual(events, ['stderr', 'close 0']);
   });
 
   it('by default, a process past 100 MB resident starts its commands from the spawner; a small one does not', async () => {

@@ -8,11 +8,10 @@ import { rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
-import { acquireLock, type LockHandle } from '../lock';
 import { type ProcessResult, runProcess } from '../process/runProcess';
 import { commitOfEmptyBranchLock } from './interruptedCommit';
+import { lockWorktrees, oneAtATime, readsWorktrees } from './worktreeCommands';
 import { parseWorktreeList, type WorktreeInfo } from './worktreeParser';
-import { oneAtATime } from './worktreeQueue';
 
 export class GitError extends Error {
   constructor(
@@ -56,28 +55,6 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
   LC_ALL: 'C',
 });
 
-/**
- * git's worktree commands (and `branch -d/-D`, which asks whether a branch is checked out in one)
- * read every worktree's admin folder (.git/worktrees/<name>/), and `worktree add` writes a new
- * one file by file: a command that reads it half-written dies ("failed to read
- * .git/worktrees/<name>/commondir"). So they run one at a time: queued in this process, and
- * across processes on one repository (concurrent workers, the extension beside the CLI) under a
- * lock in the git common dir (lock.ts's: a dead holder's is taken over). A lock, not a retry of
- * what died: `worktree add -b` has made its branch by the time that read kills it, so it cannot
- * simply run again; and not every collision is that read: a `worktree prune` deletes the admin
- * folder of a worktree another process is moving (its gitdir names the old path until the move
- * rewrites it), and a removal deletes an emptied .git/worktrees/ while an add creates its folder
- * there. git commands Launchpad does not run (an agent's) do not take the lock. The worktree
- * pool's background commands wait behind a task's (worktreeQueue.ts).
- * An add stays one git command, checkout included (split in two, a kill between them would leave
- * a worktree with no index, whose next commit deletes every file); a removal renames the folder
- * away and lets `worktree prune` forget it, then deletes the files outside this rule.
- */
-const WORKTREES_LOCK = 'launchpad-worktrees.lock';
-function readsWorktrees(args: readonly string[]): boolean {
-  return args[0] === 'worktree' || (args[0] === 'branch' && args.some((a) => a === '-d' || a === '-D' || a === '--delete'));
-}
-
 export class Git {
   constructor(readonly cwd: string) {}
 
@@ -95,24 +72,14 @@ export class Git {
   ): Promise<ProcessResult> {
     if (!readsWorktrees(args)) return this.spawn(args, opts);
     return oneAtATime(async () => {
-      const lock = await this.lockWorktrees(opts.cwd ?? this.cwd, args);
+      const common = await this.commonDirOf(opts.cwd ?? this.cwd);
+      const lock = common ? await lockWorktrees(common, args, GIT_TIMEOUT_MS) : undefined;
       try {
         return await this.spawn(args, opts);
       } finally {
         lock?.release();
       }
     }, opts.background);
-  }
-
-  /**
-   * The cross-process half of oneAtATime; none outside a repository. After waiting as long as a
-   * git command may run (its holder stuck, or on another host: never taken over), the command
-   * runs without it.
-   */
-  private async lockWorktrees(cwd: string, args: string[]): Promise<LockHandle | undefined> {
-    const common = await this.commonDirOf(cwd);
-    if (!common) return undefined;
-    return acquireLock(join(common, WORKTREES_LOCK), `git ${args.slice(0, 2).join(' ')}`, GIT_TIMEOUT_MS).catch(() => undefined);
   }
 
   private commonDirs = new Map<string, string>();

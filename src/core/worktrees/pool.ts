@@ -475,7 +475,7 @@ export class WorktreePool {
     await this.deleteSlot(slot);
   }
 
-  /** `background` but in a dispatch's own path: its git commands wait behind a task's (worktreeQueue.ts). */
+  /** `background` but in a dispatch's own path: its git commands wait behind a task's (worktreeCommands.ts). */
   private async deleteSlot(slot: string, background = true): Promise<void> {
     await deleteSlot(this.host.git, slot, { background });
   }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 
 import { Git } from '../../../../src/core/git/git';
-import { oneAtATime } from '../../../../src/core/git/worktreeQueue';
+import { oneAtATime } from '../../../../src/core/git/worktreeCommands';
 import { makeRepo } from '../../helpers/gitRepo';
 import { tempDir } from '../../helpers/tmp';
 
@@ -26,7 +26,7 @@ function held(order: string[], name: string): { run: () => Promise<string>; fini
   };
 }
 
-describe('core/git/worktreeQueue', () => {
+describe('core/git/worktreeCommands', () => {
   it('runs one command at a time; a waiting task command goes before waiting background ones, each kind in order', async () => {
     const order: string[] = [];
     const first = held(order, 'pool-1');

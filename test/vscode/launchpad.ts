@@ -135,8 +135,11 @@ export async function answeringPicks<T>(start: () => Thenable<T>, key: 'enter' |
   await eventually(
     'the command to return',
     async () => {
-      if (!settled) await vscode.commands.executeCommand(press);
+      // Pressed only once the pick has had time to show its items: Enter on a pick whose items
+      // have not arrived yet accepts nothing, which the command reads as a cancel.
       await sleep(300);
+      if (!settled) await vscode.commands.executeCommand(press);
+      await sleep(100);
       return settled;
     },
     30_000,

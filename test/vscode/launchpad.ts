@@ -95,24 +95,6 @@ export async function eventually<T>(
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
 
-/**
- * For a suite that writes its own tasks: the workspace's task file and log as the suite found
- * them are put back once it ends, and the model reloaded (mocha hooks of the calling describe,
- * after the hooks registered before this call).
- */
-export function keepWorkspaceFiles(api: () => LaunchpadApi): void {
-  let saved: { tasks: string; log: string } | undefined;
-  before(() => {
-    saved = { tasks: fs.readFileSync(tasksFile(), 'utf8'), log: fs.readFileSync(progressFile(), 'utf8') };
-  });
-  after(async () => {
-    if (!saved) return;
-    fs.writeFileSync(tasksFile(), saved.tasks);
-    fs.writeFileSync(progressFile(), saved.log);
-    await api().model.refresh();
-  });
-}
-
 export function readTaskFile(): { tasks: Array<Record<string, unknown> & { id: string }> } & Record<string, unknown> {
   return JSON.parse(fs.readFileSync(tasksFile(), 'utf8'));
 }

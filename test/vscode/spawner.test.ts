@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
-import { EXTENSION_ID, keepWorkspaceFiles, launchpad, progressFile, tasksFile } from './launchpad';
+import { EXTENSION_ID, launchpad, progressFile, tasksFile } from './launchpad';
 import { task } from './setup';
 
 /** This process's children: pid and command line, from /proc. */
@@ -32,12 +32,20 @@ function children(): Array<{ pid: number; argv: string[] }> {
 describe('git from a helper process', function () {
   this.timeout(120_000);
   let api: LaunchpadApi;
+  let savedTasks: string;
+  let savedLog: string;
 
   before(async () => {
     api = await launchpad();
     await api.model.whenLoaded();
+    savedTasks = fs.readFileSync(tasksFile(), 'utf8');
+    savedLog = fs.readFileSync(progressFile(), 'utf8');
   });
-  keepWorkspaceFiles(() => api);
+  after(async () => {
+    fs.writeFileSync(tasksFile(), savedTasks);
+    fs.writeFileSync(progressFile(), savedLog);
+    await api.model.refresh();
+  });
 
   it('a session run from the extension host starts its git commands from the helper beside the bundle', async function () {
     if (!fs.existsSync('/proc/self/stat')) return this.skip(); // found through /proc

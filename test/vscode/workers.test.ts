@@ -13,19 +13,7 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
-import {
-  CLI,
-  eventually,
-  git,
-  keepWorkspaceFiles,
-  launchpad,
-  progressFile,
-  readTaskFile,
-  shownTask,
-  tasksFile,
-  tooltipText,
-  workspaceRoot,
-} from './launchpad';
+import { CLI, eventually, git, launchpad, progressFile, readTaskFile, shownTask, tasksFile, tooltipText, workspaceRoot } from './launchpad';
 import { task } from './setup';
 
 /** A fixture task with its own validation command. */
@@ -49,19 +37,25 @@ const mergesOf = (id: string) =>
 describe('concurrent workers and in-place runs in the tasks view', function () {
   this.timeout(180_000);
   let api: LaunchpadApi;
+  let savedTasks: string;
+  let savedLog: string;
   let savedExclude: string;
   let worker: ChildProcess | undefined;
 
   before(async () => {
     api = await launchpad();
     await api.model.whenLoaded();
+    savedTasks = fs.readFileSync(tasksFile(), 'utf8');
+    savedLog = fs.readFileSync(progressFile(), 'utf8');
     savedExclude = fs.existsSync(excludeFile()) ? fs.readFileSync(excludeFile(), 'utf8') : '';
   });
-  after(() => {
+  after(async () => {
     worker?.kill('SIGKILL');
     fs.writeFileSync(excludeFile(), savedExclude);
+    fs.writeFileSync(tasksFile(), savedTasks);
+    fs.writeFileSync(progressFile(), savedLog);
+    await api.model.refresh();
   });
-  keepWorkspaceFiles(() => api);
 
   it('shows the worker holding each task and its lease; a run in VS Code joins as one more worker', async () => {
     const ids = ['cw-1', 'cw-2', 'cw-3', 'cw-4'];

@@ -14,7 +14,7 @@ import { claimSlot, releaseSlot } from '../../src/core/worktrees/poolSlot';
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import type { WorktreesViewNode } from '../../src/vscode/views/worktreesProvider';
-import { answeringPicks, eventually, git, keepWorkspaceFiles, launchpad, progressFile, tasksFile } from './launchpad';
+import { answeringPicks, eventually, git, launchpad, progressFile, tasksFile } from './launchpad';
 import { task } from './setup';
 
 const POOL = 2;
@@ -30,16 +30,22 @@ const slots = () =>
 describe('worktree pool', function () {
   this.timeout(180_000);
   let api: LaunchpadApi;
+  let savedTasks: string;
+  let savedLog: string;
 
   before(async () => {
     api = await launchpad();
     await api.model.whenLoaded();
+    savedTasks = fs.readFileSync(tasksFile(), 'utf8');
+    savedLog = fs.readFileSync(progressFile(), 'utf8');
   });
-  after(() => {
+  after(async () => {
     for (const slot of slots()) git('worktree', 'remove', '--force', slot);
     for (const slot of slots()) fs.rmSync(slot, { recursive: true, force: true });
+    fs.writeFileSync(tasksFile(), savedTasks);
+    fs.writeFileSync(progressFile(), savedLog);
+    await api.model.refresh();
   });
-  keepWorkspaceFiles(() => api);
 
   it('later tasks start in prepared worktrees from the pool, and every task is merged', async () => {
     const tasks = IDS.map((id) => task(id, `Pooled ${id}`, []));

@@ -26,6 +26,9 @@ export const ARTEFACT_DIR = '.launchpad';
 export const JOURNAL_FILE = '.agent-os/progress/progress.json';
 export const JOURNAL_MARKDOWN = '.agent-os/progress/progress.md';
 
+/** The journal's folder: progress.json, progress.md, their temp files while written, the monthly archives. */
+export const JOURNAL_DIR = '.agent-os/progress';
+
 /** Files the controller owns; they never count as a user's uncommitted work. */
 export const STATE_FILE_NAMES = [
   TASKS_FILE,
@@ -36,6 +39,26 @@ export const STATE_FILE_NAMES = [
   JOURNAL_FILE,
   JOURNAL_MARKDOWN,
 ] as const;
+
+/**
+ * Everything under the state root that is Launchpad's own, as paths relative to it (a trailing
+ * '/' is a whole folder): never a person's uncommitted work, never an agent's to commit or
+ * change, spared by an in-place rollback. The folders matter as much as the files: the journal
+ * writes `progress.json.tmp` before renaming it, and an in-place agent's `git add -A` at that
+ * moment must not commit it.
+ */
+export const OWN_PATHS: readonly string[] = [...STATE_FILE_NAMES, `${ARTEFACT_DIR}/`, `${JOURNAL_DIR}/`];
+
+/** OWN_PATHS relative to the repository's top level, for a state root at `sub` below it ('' at the top). */
+export function ownPathsAt(sub: string): string[] {
+  const prefix = sub && sub !== '.' ? `${sub.split('\\').join('/').replace(/\/$/, '')}/` : '';
+  return OWN_PATHS.map((p) => prefix + p);
+}
+
+/** Whether a path git printed (relative to the top level, '/'-separated) is one of Launchpad's own. */
+export function isOwnPath(path: string, sub: string): boolean {
+  return ownPathsAt(sub).some((own) => (own.endsWith('/') ? path.startsWith(own) : path === own));
+}
 
 export class StatePaths {
   readonly root: string;

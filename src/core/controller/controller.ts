@@ -16,7 +16,7 @@ import { type LogEntry, logTimestamp } from '../log/logLine';
 import { tailLog } from '../log/logReader';
 import { ProgressLog } from '../log/progressLog';
 import { type Logger, silentLogger } from '../logger';
-import { STATE_FILE_NAMES, type StatePaths } from '../statePaths';
+import { isOwnPath, type StatePaths } from '../statePaths';
 import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
@@ -120,9 +120,8 @@ export class Controller {
       // Another worker may be merging right now: its merge is not interrupted, nor its files dirty.
       const startChecks = async () => {
         const interrupted = await abortInterruptedMerge(git);
-        const sub = relative(toplevel, paths.root).split('\\').join('/');
-        const ours = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
-        return { interrupted, dirty: (await git.trackedChanges()).filter((f) => !ours.has(f)) };
+        const sub = relative(toplevel, paths.root);
+        return { interrupted, dirty: (await git.trackedChanges()).filter((f) => !isOwnPath(f, sub)) };
       };
       const { interrupted: interruptedMerge, dirty } = concurrent
         ? await underMergeLock(paths.artefacts, workerId, startChecks)

@@ -12,7 +12,7 @@ import type { Git } from '../git/git';
 import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { excludeStateFiles } from '../init';
 import type { Category } from '../log/logLine';
-import { ARTEFACT_DIR, JOURNAL_FILE, STATE_FILE_NAMES } from '../statePaths';
+import { OWN_PATHS, ownPathsAt } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { formatErrorEntry } from '../tasks/errorEntry';
 import { completeTask, dispatchTask, failTask } from '../tasks/transitions';
@@ -38,7 +38,7 @@ export function runsInPlace(task: Task): boolean {
 export async function runInPlace(s: Session, task: Task, opts: { resume?: boolean } = {}): Promise<TaskEnd> {
   const agentId = `agent_${randomBytes(4).toString('hex')}`;
   const root = s.toplevel;
-  await excludeStateFiles(s.paths, STATE_FILE_NAMES);
+  await excludeStateFiles(s.paths, OWN_PATHS);
   let before: Task;
   let attempt: number;
   let base: string;
@@ -183,11 +183,7 @@ function ourPathspecs(s: Session): string[] {
 }
 
 function pathspecsSparing(toplevel: string, root: string): string[] {
-  const sub = relative(toplevel, root).split('\\').join('/');
-  const at = (p: string) => (sub ? `${sub}/${p}` : p);
-  return [...STATE_FILE_NAMES.map(at), at(ARTEFACT_DIR), at(JOURNAL_FILE.split('/').slice(0, -1).join('/'))].map(
-    (p) => `:(top,exclude)${p}`,
-  );
+  return ownPathsAt(relative(toplevel, root)).map((p) => `:(top,exclude)${p.replace(/\/$/, '')}`);
 }
 
 /**

@@ -9,7 +9,7 @@ import { relative } from 'node:path';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
 import type { ProcessResult } from '../process/runProcess';
-import { STATE_FILE_NAMES } from '../statePaths';
+import { isOwnPath } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { type CheckpointStep, type ClaimToken, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
 import { prepareWorktree, type WorktreeOrigin } from '../worktrees/prepare';
@@ -283,9 +283,8 @@ export async function inspectWork(
     s.log({ type: 'WARN', taskId: task.id, message: `agent left ${leftovers.length} uncommitted change(s); committed them` });
   }
   const changed = await s.git.changedFiles(base, 'HEAD', worktree);
-  const sub = relative(s.toplevel, s.paths.root).split('\\').join('/');
-  const stateFiles = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
-  const touched = changed.filter((f) => stateFiles.has(f));
+  const sub = relative(s.toplevel, s.paths.root);
+  const touched = changed.filter((f) => isOwnPath(f, sub));
   if (touched.length) return `agent modified the controller's state files: ${touched.join(', ')}`;
   if (!changed.length && opts.warnIfEmpty)
     s.log({ type: 'WARN', taskId: task.id, message: 'agent made no changes; validating the base as it is' });

@@ -11,7 +11,7 @@ import { runProcess } from '../process/runProcess';
 import { checkSpecName, listSpecs, readTasksJson, syncSpec } from '../specTasks/specFiles';
 import { commitOwnWrites } from '../specTasks/specGit';
 import { specTaskRef } from '../specTasks/specImport';
-import { STATE_FILE_NAMES, StatePaths } from '../statePaths';
+import { isOwnPath, StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
 import { analyzeTasks, eligibleTasks } from '../tasks/dag';
@@ -217,9 +217,8 @@ async function gitStep(git: Git, root: string, toplevel: string, entries: readon
   const commits = log.code === 0 ? log.stdout.split('\n').filter(Boolean) : [];
   if (!commits.length) warnings.push('the repository has no commits yet');
   // Launchpad's own files (the state files, the journal) are not a person's uncommitted work.
-  const sub = relative(toplevel, root).split('\\').join('/');
-  const ours = new Set(STATE_FILE_NAMES.map((f) => (sub ? `${sub}/${f}` : f)));
-  const changed = (await git.trackedChanges()).filter((f) => !ours.has(f));
+  const sub = relative(toplevel, root);
+  const changed = (await git.trackedChanges()).filter((f) => !isOwnPath(f, sub));
   if (changed.length) {
     const shown = changed.slice(0, 10).join(', ') + (changed.length > 10 ? `, … (${changed.length} files)` : '');
     warnings.push(`uncommitted changes to tracked files: ${shown} (a run refuses to start until they are committed or stashed)`);

@@ -62,6 +62,19 @@ describe('controller: in-place mode', function () {
     assert.equal(taskById(root, 'a').status, 'failed');
   });
 
+  it("an agent's `git add -A` never commits the journal's folder: its temp file mid-write and its archives stay Launchpad's", async () => {
+    // The journal writes progress.json.tmp, then renames it; an archive appears once a month.
+    // The agent here finds both, as it would when its `git add -A` meets the journal mid-write.
+    const journal = '.agent-os/progress';
+    const agent = `mkdir -p ${journal}/archive && echo '{}' > ${journal}/progress.json.tmp && echo '[]' > ${journal}/archive/2026-10.json && ${agentCmd('writes-done.sh')}`;
+    const root = harness({ tasks: [{ id: 'a' }] });
+    const r = await run(root, agent, ['--in-place']);
+    assert.equal(r.code, 0, show(r, root));
+    assert.equal(git(root, 'log', '-1', '--format=%s').trim(), '[a] Task a');
+    assert.deepEqual(git(root, 'ls-files', '--', '.agent-os').trim(), '', 'nothing of the journal committed');
+    assert.equal(git(root, 'show', '--name-only', '--format=', 'HEAD').trim(), 'src/a/done.txt');
+  });
+
   it('refuses to start with uncommitted changes that are not its own', async () => {
     const root = harness({ tasks: [{ id: 'a' }] });
     appendFileSync(join(root, 'README.md'), 'local edit\n');

@@ -2,7 +2,7 @@
 // health check, the session count and max_sessions; a dirty main working tree is refused with
 // nothing changed; where worktrees go.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
@@ -190,12 +190,21 @@ describe('controller: session start', function () {
     assertNothingChanged(root, staged);
   });
 
-  it('tracked state files being modified do not make the tree dirty, nor do untracked files', async () => {
+  it('tracked state files being modified (the journal\'s folder too) do not make the tree dirty, nor do untracked files', async () => {
     const root = harness({ tasks: [{ id: 'task-001' }, { id: 'task-002' }], commitState: true });
     editTaskFile(root, (f) => (f.session_config.max_parallel_agents = 2));
     writeFileSync(join(root, 'harness-progress.txt'), '[2025-07-01T10:00:00Z] [SESSION-0] INIT hand-written\n');
     writeFileSync(join(root, 'notes.txt'), 'untracked\n');
+    // The journal's folder is Launchpad's too: a temp file committed mid-write and gone since, an archive changed.
+    mkdirSync(join(root, '.agent-os/progress/archive'), { recursive: true });
+    writeFileSync(join(root, '.agent-os/progress/progress.json.tmp'), '{}\n');
+    writeFileSync(join(root, '.agent-os/progress/archive/2026-10.json'), '[]\n');
+    git(root, 'add', '-f', '.agent-os');
+    git(root, 'commit', '-q', '-m', 'the journal, caught mid-write');
+    rmSync(join(root, '.agent-os/progress/progress.json.tmp'));
+    writeFileSync(join(root, '.agent-os/progress/archive/2026-10.json'), '[{}]\n');
     assert.match(git(root, 'status', '--porcelain'), / M harness-tasks\.json/);
+    assert.match(git(root, 'status', '--porcelain'), / D \.agent-os\/progress\/progress\.json\.tmp/);
     const r = await run(root, agentCmd('writes-done.sh'));
     assert.equal(r.code, 0, show(r, root));
     assert.equal(taskById(root, 'task-002').status, 'completed');

@@ -190,7 +190,7 @@ describe('controller: session start', function () {
     assertNothingChanged(root, staged);
   });
 
-  it('tracked state files being modified (the journal\'s folder too) do not make the tree dirty, nor do untracked files', async () => {
+  it("tracked state files being modified (the journal's folder too) do not make the tree dirty, nor do untracked files", async () => {
     const root = harness({ tasks: [{ id: 'task-001' }, { id: 'task-002' }], commitState: true });
     editTaskFile(root, (f) => (f.session_config.max_parallel_agents = 2));
     writeFileSync(join(root, 'harness-progress.txt'), '[2025-07-01T10:00:00Z] [SESSION-0] INIT hand-written\n');

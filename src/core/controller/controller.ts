@@ -20,10 +20,10 @@ import { isOwnPath, type StatePaths } from '../statePaths';
 import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
-import { eligibleTasks, isPermanentlyFailed, nextRetryTime, type RetryClock, selectBatch, tasksMissingValidation } from '../tasks/dag';
+import { isPermanentlyFailed } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
-import { ClaimLostError, ClaimRefusedError, markDependencyFailures, TaskVanishedError } from '../tasks/transitions';
-import { failOverCost, holdMessage, resumedMessage, waitingMessage } from './budget';
+import { ClaimLostError, ClaimRefusedError, TaskVanishedError, undoDispatch } from '../tasks/transitions';
+import { holdMessage, resumedMessage, waitingMessage } from './budget';
 import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
 import { endUncharged, releaseInterrupted } from './envStop';
 import { headlessTerminals } from './headlessTerminals';
@@ -31,6 +31,7 @@ import { runHealthCheck } from './healthCheck';
 import { runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
+import { type PassInput, type PoolPass, poolPass } from './poolPass';
 import {
   abortInterruptedMerge,
   endOrphanedProcesses,
@@ -42,7 +43,7 @@ import {
 import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
 import { TaskDurations } from './taskDurations';
-import { type ClaimedTask, claimTask, type Resume } from './taskRun';
+import { type ClaimedTask, type Resume } from './taskRun';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
 import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 
@@ -286,9 +287,10 @@ export class Controller {
   }
 
   /**
-   * Batches until nothing runs and nothing can start, a limit is reached, or a stop. One
-   * transaction per pass marks dependency failures, orders the eligible pool and claims the
-   * batch; a task's slot is free once its result is recorded.
+   * Batches until nothing runs and nothing can start, a limit is reached, or a stop. A pass
+   * (poolPass.ts) marks dependency failures, orders the eligible pool and claims the batch in one
+   * transaction: the loop's own, or the one that records a task's completion, whose claims the
+   * loop dispatches when it wakes. A task's slot is free once its result is recorded.
    */
   private async loop(s: Session, merges: MergeQueue, resumptions: Resumption[] = [], adopted: RunningAttempt[] = []): Promise<StopReason> {
     const running = new Map<string, { task: Task; end: Promise<TaskEnd> }>();
@@ -315,64 +317,18 @@ export class Controller {
       running.set(task.id, { task, end });
     }
 
-    for (;;) {
-      if (s.stopping) break;
-      if (s.worker) {
-        const ends = await s.worker.takeOverLapsed(new Set(running.keys()), async (id): Promise<TaskEnd> => {
-          // A lapsed attempt without a verdict is resumed here, by this worker.
-          const [resumption] = await recoverInProgress(s, merges, s.worker!.workerId, new Set([id]));
-          return resumption ? this.attempt(s, resumption.task, merges, resumption.resume) : 'completed';
-        });
-        for (const [id, end] of ends) {
-          const task = s.store.load().file.tasks.find((t) => t.id === id);
-          if (task) running.set(id, { task, end: end.catch((err) => this.taskCrashed(s, task, err)).finally(() => running.delete(id)) });
-        }
-        // Other workers merge too: new worktrees start from the base branch as it is now.
-        s.head = (await s.git.head()) ?? s.head;
-      }
-      const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
-      const budget = s.config.maxTasksPerSession - dispatched;
-      const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
-      // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
-      const hold = s.spending.hold;
-      const pool = await s.transact((file) => {
-        const overCost = failOverCost(file, s.config.maxCostUsd);
-        const failures = markDependencyFailures(file);
-        const eligible = eligibleTasks(file.tasks, clock, { durations: durations.estimates }).filter((t) => !running.has(t.id));
-        // Concurrent mode: tasks other workers hold (they constrain the batch, take none of its slots).
-        const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
-        let batch =
-          budget > 0 && !hold
-            ? selectBatch(
-                eligible,
-                [...running.values()].map((r) => r.task),
-                maxParallel,
-                elsewhere,
-              ).slice(0, budget)
-            : [];
-        const noAgent = batch.length > 0 && !s.config.agentCommand;
-        if (noAgent) batch = [];
-        // The batch is claimed in this same transaction, each task as it was before its dispatch
-        // kept for its run; in place, runInPlace dispatches its one task itself.
-        const claims = s.inPlace ? [] : batch.map((task) => claimTask(s, file, task.id));
-        if (batch.length) s.countIn(file);
-        return {
-          overCost,
-          failures,
-          eligible: eligible.length,
-          // A failed task waiting for its back-off: the loop wakes up for it.
-          retryAt: nextRetryTime(
-            file.tasks.filter((t) => !running.has(t.id)),
-            clock,
-          ),
-          missing: tasksMissingValidation(file.tasks),
-          allCompleted: file.tasks.every((t) => t.status === 'completed'),
-          elsewhere: elsewhere.length,
-          noAgent,
-          batch: claims.length ? claims.map((c) => c.before) : batch,
-          claims,
-        };
-      });
+    // Passes run in tasks' completions (Session.afterResult), written, their batches not yet
+    // dispatched; and the promise that wakes the loop for them.
+    const prepared: Array<{ pool: PoolPass; mark: number; budget: number }> = [];
+    let wakeForPass: () => void = () => undefined;
+    let passReady = new Promise<void>((resolve) => (wakeForPass = resolve));
+    const passInput = (budget: number, hold: boolean, ending?: string): PassInput => ({
+      running: [...[...running.values()].map((r) => r.task).filter((t) => t.id !== ending), ...prepared.flatMap((p) => p.pool.batch)],
+      budget,
+      hold,
+      durations: durations.estimates,
+    });
+    const reportPass = (pool: PoolPass) => {
       for (const f of pool.overCost) {
         s.log({ type: 'ERROR', taskId: f.taskId, category: 'TASK_EXEC', message: f.reason });
         this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
@@ -386,70 +342,135 @@ export class Controller {
         reportedMissing.add(t.id);
         s.log({ type: 'ERROR', taskId: t.id, category: 'CONFIG', message: 'Missing validation.command' });
       }
+    };
+    const dispatchBatch = ({ batch, claims }: PoolPass) => {
+      if (!batch.length) return;
+      // The pool's transaction counted the session (session_count).
+      s.counted = true;
+      s.log({
+        type: 'BATCH',
+        message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]`,
+      });
+      s.batches++;
+      batch.forEach((task, i) => {
+        const claimed = claims[i];
+        dispatched++;
+        durations.dispatched(task.id);
+        const end = (s.inPlace ? runInPlace(s, task) : this.attempt(s, task, merges, undefined, claimed))
+          .catch((err) => this.taskCrashed(s, task, err))
+          .then(async (how) => {
+            // Stopped because of the machine's failure elsewhere: not this task's failure either.
+            if (how === 'interrupted' && s.envFailure) await releaseInterrupted(s, task).catch((err) => s.logger.warn(String(err)));
+            // From its dispatch to its recorded result: what the pool's order weighs it by next.
+            if (how !== 'interrupted') durations.ended(task.id);
+            return how;
+          })
+          .finally(() => running.delete(task.id));
+        running.set(task.id, { task, end });
+      });
+    };
+    // Nothing runs and no claim waits to be dispatched: the loop may end.
+    const idle = () => !running.size && !prepared.length;
+    // A stop before the loop dispatched what a completion's pass claimed: those claims are undone.
+    const undoPrepared = async () => {
+      const claims = prepared.splice(0).flatMap((p) => p.pool.claims);
+      if (!claims.length) return;
+      await s
+        .transact((file) => {
+          for (const c of claims) undoDispatch(file, c.before.id, c.before);
+        })
+        .catch((err: Error) => s.logger.warn(`could not undo the claims of ${claims.map((c) => c.before.id).join(', ')}: ${err.message}`));
+    };
+    // Concurrent workers refresh the base and take over lapsed claims before each pass, and in
+    // place runInPlace claims its task itself: their passes stay in the loop.
+    if (!s.worker && !s.inPlace)
+      s.afterResult = (file, taskId) => {
+        if (s.stopping) return undefined;
+        durations.ended(taskId);
+        const claimed = prepared.reduce((n, p) => n + p.pool.batch.length, 0);
+        const budget = s.config.maxTasksPerSession - dispatched - claimed;
+        const pool = poolPass(s, file, passInput(budget, !!s.spending.hold, taskId));
+        const mark = s.transactionMark;
+        return () => {
+          prepared.push({ pool, mark, budget });
+          wakeForPass();
+        };
+      };
 
-      if (pool.noAgent) {
-        s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
-        if (!running.size) return 'config-error';
+    try {
+      for (;;) {
+        if (s.stopping) {
+          await undoPrepared();
+          break;
+        }
+        if (s.worker) {
+          const ends = await s.worker.takeOverLapsed(new Set(running.keys()), async (id): Promise<TaskEnd> => {
+            // A lapsed attempt without a verdict is resumed here, by this worker.
+            const [resumption] = await recoverInProgress(s, merges, s.worker!.workerId, new Set([id]));
+            return resumption ? this.attempt(s, resumption.task, merges, resumption.resume) : 'completed';
+          });
+          for (const [id, end] of ends) {
+            const task = s.store.load().file.tasks.find((t) => t.id === id);
+            if (task) running.set(id, { task, end: end.catch((err) => this.taskCrashed(s, task, err)).finally(() => running.delete(id)) });
+          }
+          // Other workers merge too: new worktrees start from the base branch as it is now.
+          s.head = (await s.git.head()) ?? s.head;
+        }
+        // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
+        const hold = s.spending.hold;
+        // What the passes of tasks' completions claimed is dispatched first; the last of them is
+        // this wake-up's pass when no transaction was asked for after it.
+        passReady = new Promise<void>((resolve) => (wakeForPass = resolve));
+        const early = prepared.splice(0);
+        for (const p of early) reportPass(p.pool);
+        for (const p of early) dispatchBatch(p.pool);
+        const last = early.at(-1);
+        const current = last && s.isLatestTransaction(last.mark) ? last : undefined;
+        const budget = current ? current.budget : s.config.maxTasksPerSession - dispatched;
+        const pool = current ? current.pool : await s.transact((file) => poolPass(s, file, passInput(budget, !!hold)));
+        if (!current) reportPass(pool);
+        if (pool.noAgent) {
+          s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
+          if (idle()) return 'config-error';
+        }
+        if (!current) dispatchBatch(pool);
+        // The first batch has its own worktrees made first; later ones take from the pool.
+        s.pool.fill();
+        if (hold && idle()) {
+          if (hold === 'budget' || !s.config.waitOnLimit) return hold;
+          const pause = s.spending.pause!;
+          s.log({ type: 'WARN', message: waitingMessage(pause) });
+          if (!(await s.spending.waitForResume(s.stopSignal))) break;
+          s.log({ type: 'WARN', message: resumedMessage(pause) });
+          continue;
+        }
+        // A concurrent worker waits while others hold tasks: their ends free dependents, and a
+        // claim that lapses is this worker's to recover. A failed task waiting for its back-off
+        // wakes the loop up too.
+        const othersWorking = pool.elsewhere > 0 && budget > 0 && !hold;
+        const waitForRetry = budget > 0 && !hold && pool.retryAt !== undefined;
+        if (idle() && !othersWorking && !waitForRetry) {
+          if (pool.allCompleted) return 'all-completed';
+          return budget <= 0 && pool.eligible ? 'max-tasks-per-session' : 'nothing-runnable';
+        }
+        if (idle() && waitForRetry) {
+          const at = new Date(pool.retryAt!).toISOString().replace(/\.\d{3}Z$/, 'Z');
+          s.logger.info(`waiting until ${at} to retry a failed task (or until ${s.baseBranch} moves)`);
+        }
+        let timer: NodeJS.Timeout | undefined;
+        const retryDue = waitForRetry
+          ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now()))))
+          : undefined;
+        const poll = s.worker ? [sleep(Math.min(2000, (s.worker.leaseSeconds * 1000) / 3))] : [];
+        await Promise.race([stopped, passReady, ...poll, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
+        clearTimeout(timer);
       }
-      const batch = pool.batch;
-      if (batch.length) {
-        // The pool's transaction counted the session (session_count).
-        s.counted = true;
-        s.log({
-          type: 'BATCH',
-          message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]`,
-        });
-        s.batches++;
-        batch.forEach((task, i) => {
-          const claimed = pool.claims[i];
-          dispatched++;
-          durations.dispatched(task.id);
-          const end = (s.inPlace ? runInPlace(s, task) : this.attempt(s, task, merges, undefined, claimed))
-            .catch((err) => this.taskCrashed(s, task, err))
-            .then(async (how) => {
-              // Stopped because of the machine's failure elsewhere: not this task's failure either.
-              if (how === 'interrupted' && s.envFailure) await releaseInterrupted(s, task).catch((err) => s.logger.warn(String(err)));
-              // From its dispatch to its recorded result: what the pool's order weighs it by next.
-              if (how !== 'interrupted') durations.ended(task.id);
-              return how;
-            })
-            .finally(() => running.delete(task.id));
-          running.set(task.id, { task, end });
-        });
-      }
-      // The first batch has its own worktrees made first; later ones take from the pool.
-      s.pool.fill();
-      if (hold && !running.size) {
-        if (hold === 'budget' || !s.config.waitOnLimit) return hold;
-        const pause = s.spending.pause!;
-        s.log({ type: 'WARN', message: waitingMessage(pause) });
-        if (!(await s.spending.waitForResume(s.stopSignal))) break;
-        s.log({ type: 'WARN', message: resumedMessage(pause) });
-        continue;
-      }
-      // A concurrent worker waits while others hold tasks: their ends free dependents, and a
-      // claim that lapses is this worker's to recover. A failed task waiting for its back-off
-      // wakes the loop up too.
-      const othersWorking = pool.elsewhere > 0 && budget > 0 && !hold;
-      const waitForRetry = budget > 0 && !hold && pool.retryAt !== undefined;
-      if (!running.size && !othersWorking && !waitForRetry) {
-        if (pool.allCompleted) return 'all-completed';
-        return budget <= 0 && pool.eligible ? 'max-tasks-per-session' : 'nothing-runnable';
-      }
-      if (!running.size && waitForRetry) {
-        const at = new Date(pool.retryAt!).toISOString().replace(/\.\d{3}Z$/, 'Z');
-        s.logger.info(`waiting until ${at} to retry a failed task (or until ${s.baseBranch} moves)`);
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const retryDue = waitForRetry
-        ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now()))))
-        : undefined;
-      const poll = s.worker ? [sleep(Math.min(2000, (s.worker.leaseSeconds * 1000) / 3))] : [];
-      await Promise.race([stopped, ...poll, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
-      clearTimeout(timer);
+      await Promise.allSettled([...running.values()].map((r) => r.end));
+      await undoPrepared();
+      return 'stopped';
+    } finally {
+      s.afterResult = undefined;
     }
-    await Promise.allSettled([...running.values()].map((r) => r.end));
-    return 'stopped';
   }
 
   /** An unexpected error inside one task's run: record it on the task, or stop if we cannot. */

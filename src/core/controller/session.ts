@@ -1,8 +1,9 @@
 // One controller session: the context every step shares (named, so a step can be driven
 // from a context built by hand), logging in the session's name, transactions, where a task's
 // worktree and attempt folders live, and the two ends of a task (completed, failed). Each end
-// runs its transition (tasks/transitions.ts) in a transaction first and logs after; the task's
-// worktree and branch are removed after it returns, so its slot is free at once.
+// runs its transition (tasks/transitions.ts) in a transaction first (a completion with the run
+// loop's next pool pass in it: afterResult) and logs after; the task's worktree and branch are
+// removed after it returns, so its slot is free at once.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -80,6 +81,16 @@ export class Session implements SessionContext {
   private readonly removals = new Map<string, Promise<void>>();
   /** Prepared worktrees reused between tasks (session_config.worktree_pool). */
   readonly pool: WorktreePool;
+  /**
+   * Run inside the transaction that records a task's completion, after it: the run loop's next
+   * pool pass, so one write records the result and claims the next batch. What it returns is
+   * called once that write is done. (Not after a failure: its retry must wait until the failed
+   * attempt's branch is kept and its worktree removed.)
+   */
+  afterResult: ((file: TaskFile, taskId: string) => (() => void) | undefined) | undefined;
+  /** Transactions asked for so far, and the number of the one running: tells whether a pass is the latest. */
+  private transactionsAsked = 0;
+  private transactionRunning = 0;
 
   constructor(
     readonly number: number,
@@ -151,7 +162,24 @@ export class Session implements SessionContext {
    * file a task's transactions copy the one task they change, not the whole parse.
    */
   transact<T>(mutate: (file: TaskFile) => T): Promise<T> {
-    return this.store.transact(mutate, { sharedTasks: true });
+    const n = ++this.transactionsAsked;
+    return this.store.transact(
+      (file) => {
+        this.transactionRunning = n;
+        return mutate(file);
+      },
+      { sharedTasks: true },
+    );
+  }
+
+  /** Inside a transaction: a mark that stays current until another transaction is asked for. */
+  get transactionMark(): number {
+    return this.transactionRunning;
+  }
+
+  /** Whether no transaction was asked for since the one `mark` was taken in. */
+  isLatestTransaction(mark: number): boolean {
+    return mark === this.transactionsAsked;
   }
 
   worktreePath(taskId: string): string {
@@ -216,11 +244,13 @@ export class Session implements SessionContext {
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
-    await this.transact((file) => {
+    const recorded = await this.transact((file) => {
       this.worker?.fence(file, task.id);
       completeTask(file, task.id);
+      return this.afterResult?.(file, task.id);
     });
     this.worker?.release(task.id);
+    recorded?.();
     const merged = mergeCommit
       ? [
           {

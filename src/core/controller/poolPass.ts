@@ -1,0 +1,74 @@
+// One pass over the eligible pool, inside a transaction: fail the tasks past their cost limit,
+// mark dependency failures, order the eligible pool, pick the batch that can run beside what
+// runs, and claim it (transitions.dispatchTask, through taskRun.claimTask). The run loop runs a
+// pass in a transaction of its own when it wakes; a task's end runs one in the transaction that
+// records its result (Session.afterResult), so a task costs one write of the task file, not
+// two, and the loop dispatches what that pass claimed.
+import type { Task, TaskFile } from '../taskFile/schema';
+import { type DependencyFailure, eligibleTasks, nextRetryTime, type RetryClock, selectBatch, tasksMissingValidation } from '../tasks/dag';
+import { markDependencyFailures } from '../tasks/transitions';
+import { failOverCost } from './budget';
+import type { Session } from './session';
+import { type ClaimedTask, claimTask } from './taskRun';
+
+/** What the loop knows when it asks for a pass. */
+export interface PassInput {
+  /** Tasks running, or claimed and about to be dispatched: the batch runs beside them. */
+  running: readonly Task[];
+  /** How many more tasks this session may dispatch (max_tasks_per_session). */
+  budget: number;
+  /** A reached budget or a tool's usage limit: nothing new starts. */
+  hold: boolean;
+  /** Estimated ms per task id, for the pool's order (TaskDurations). */
+  durations: ReadonlyMap<string, number>;
+}
+
+export interface PoolPass {
+  overCost: Array<{ taskId: string; reason: string }>;
+  failures: DependencyFailure[];
+  /** How many tasks were eligible (running ones left out). */
+  eligible: number;
+  /** A failed task waiting for its back-off: when the loop should wake up for it. */
+  retryAt: number | undefined;
+  missing: Task[];
+  allCompleted: boolean;
+  /** Concurrent mode: tasks other workers hold. */
+  elsewhere: number;
+  /** A batch was found but no agent is configured. */
+  noAgent: boolean;
+  /** The tasks to dispatch, each as it was before its claim when claimed here. */
+  batch: Task[];
+  /** Their claims (empty in place, where runInPlace dispatches its one task itself). */
+  claims: ClaimedTask[];
+}
+
+export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass {
+  const running = new Set(input.running.map((t) => t.id));
+  const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
+  const overCost = failOverCost(file, s.config.maxCostUsd);
+  const failures = markDependencyFailures(file);
+  const eligible = eligibleTasks(file.tasks, clock, { durations: input.durations }).filter((t) => !running.has(t.id));
+  // Concurrent mode: tasks other workers hold (they constrain the batch, take none of its slots).
+  const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
+  const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
+  let batch = input.budget > 0 && !input.hold ? selectBatch(eligible, input.running, maxParallel, elsewhere).slice(0, input.budget) : [];
+  const noAgent = batch.length > 0 && !s.config.agentCommand;
+  if (noAgent) batch = [];
+  const claims = s.inPlace ? [] : batch.map((task) => claimTask(s, file, task.id));
+  if (batch.length) s.countIn(file);
+  return {
+    overCost,
+    failures,
+    eligible: eligible.length,
+    retryAt: nextRetryTime(
+      file.tasks.filter((t) => !running.has(t.id)),
+      clock,
+    ),
+    missing: tasksMissingValidation(file.tasks),
+    allCompleted: file.tasks.every((t) => t.status === 'completed'),
+    elsewhere: elsewhere.length,
+    noAgent,
+    batch: claims.length ? claims.map((c) => c.before) : batch,
+    claims,
+  };
+}

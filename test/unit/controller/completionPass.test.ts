@@ -1,0 +1,83 @@
+// The pool pass in a task's completion: the write that records a task completed also claims the
+// next batch (one write of the task file per task, not two), and a stop that comes before the
+// loop dispatches that claim undoes it. In process (the Controller itself), on real repositories,
+// each write of harness-tasks.json read back as it lands.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Controller } from '../../../src/core/controller/controller';
+import { StatePaths } from '../../../src/core/statePaths';
+import { StateStore } from '../../../src/core/taskFile/store';
+import { agentCmd, harness, readLog, taskById } from './support';
+
+type Statuses = Record<string, string>;
+
+/** Every write of the task file during `body`, as the statuses it left on disk. */
+async function watchWrites<T>(root: string, body: () => Promise<T>): Promise<{ result: T; writes: Statuses[] }> {
+  const proto = StateStore.prototype as unknown as { write: (...args: unknown[]) => void };
+  const original = proto.write;
+  const writes: Statuses[] = [];
+  proto.write = function (this: unknown, ...args: unknown[]) {
+    original.apply(this, args);
+    const file = JSON.parse(readFileSync(join(root, 'harness-tasks.json'), 'utf8')) as { tasks: Array<{ id: string; status: string }> };
+    writes.push(Object.fromEntries(file.tasks.map((t) => [t.id, t.status])));
+  };
+  try {
+    return { result: await body(), writes };
+  } finally {
+    proto.write = original;
+  }
+}
+
+function controllerFor(root: string): Controller {
+  return new Controller({ paths: new StatePaths(root), settings: { cliAgent: agentCmd('writes-done.sh'), maxParallel: 1, env: {} } });
+}
+
+describe('controller: the pool pass in a completion', function () {
+  this.timeout(120_000);
+
+  it('records a task completed and claims the next one in the same write: a chain of four writes the file once per task', async () => {
+    const root = harness({ tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }, { id: 'd', dependsOn: ['c'] }] });
+    const { result, writes } = await watchWrites(root, () => controllerFor(root).run());
+    assert.equal(result.exitCode, 0, result.message);
+    const shown = writes.map((w) => JSON.stringify(w)).join('\n');
+    // Each completion's write shows the next task claimed already.
+    for (const [done, next] of [
+      ['a', 'b'],
+      ['b', 'c'],
+      ['c', 'd'],
+    ]) {
+      const first = writes.findIndex((w) => w[done] === 'completed');
+      assert.ok(first >= 0, `${done} completed\n${shown}`);
+      assert.equal(writes[first]![next], 'in_progress', `the write that completes ${done} claims ${next}\n${shown}`);
+    }
+    // The first claim, one write per task, and the session's end.
+    assert.equal(writes.length, 4 + 2, shown);
+    const log = readLog(root);
+    for (const id of ['a', 'b', 'c', 'd']) assert.ok(log.some((l) => l.includes(`Completed [${id}]`)));
+    // The log still tells it in order: a task's Completed line before the next BATCH.
+    const completedA = log.findIndex((l) => l.includes('Completed [a]'));
+    const batchB = log.findIndex((l) => /BATCH dispatching 1 task: \[b\]/.test(l));
+    assert.ok(completedA >= 0 && batchB > completedA, log.join('\n'));
+  });
+
+  it('a stop after a completion claimed the next task, before it was dispatched: the claim is undone, nothing charged', async () => {
+    const root = harness({ tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }] });
+    const controller = controllerFor(root);
+    // Fired inside the completion, once its write (which claimed b) is done, before the loop wakes.
+    controller.onDidChangeTask((e) => e.kind === 'completed' && e.taskId === 'a' && controller.stop());
+    const { result, writes } = await watchWrites(root, () => controller.run());
+    assert.equal(taskById(root, 'a').status, 'completed');
+    assert.ok(
+      writes.some((w) => w.a === 'completed' && w.b === 'in_progress'),
+      `b was claimed with a's completion: ${JSON.stringify(writes)}`,
+    );
+    const b = taskById(root, 'b');
+    assert.equal(b.status, 'pending', JSON.stringify(b));
+    assert.equal(b.attempts, 0, 'the undone claim is not charged');
+    assert.equal(b.agent_id ?? null, null);
+    assert.ok(!readLog(root).some((l) => l.includes('[b]')), readLog(root).join('\n'));
+    assert.equal(result.reason, 'stopped');
+  });
+});

@@ -37,6 +37,7 @@ import { rmdirIfEmpty } from '../fsQuiet';
 import { InputError } from '../inputError';
 import { acquireLock, tryAcquireLock } from '../lock';
 import { StatePaths, TASKS_FILE } from '../statePaths';
+import { FileDigest } from './fileDigest';
 import { MAX_TASK_FILE_BYTES, parseTaskFile, parseTaskFileBytes, serializeTaskFile, TaskFileError, tooLargeProblem } from './parse';
 import type { TaskFile } from './schema';
 import { type TaskFileEdit, TaskFileSnapshot } from './snapshot';
@@ -86,6 +87,9 @@ export const TRANSACTION_WAIT_MS = 10_000;
  * write, a restore are parsed afresh.
  */
 const snapshots = new Map<string, TaskFileSnapshot>();
+
+/** The sha256 of each task file as this process writes it, from where it changed (fileDigest.ts). */
+const digests = new Map<string, FileDigest>();
 
 /** Where load and transact read the file: one buffer for the process, its bytes compared in place. */
 const readBuffer: { buffer?: Buffer } = {};
@@ -580,7 +584,10 @@ export function recordWrite(paths: StatePaths, text: Uint8Array | string): void 
   try {
     mkdirSync(paths.artefacts, { recursive: true });
     const tmp = `${paths.taskFileRecord}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ sha256: sha256(text), written_at: new Date().toISOString() }) + '\n');
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    let digest = digests.get(paths.tasks);
+    if (!digest) digests.set(paths.tasks, (digest = new FileDigest()));
+    writeFileSync(tmp, JSON.stringify({ sha256: digest.digest(bytes), written_at: new Date().toISOString() }) + '\n');
     renameSync(tmp, paths.taskFileRecord);
   } catch {
     // see above

@@ -38,7 +38,9 @@ describe('controller: the pool pass in a completion', function () {
   this.timeout(120_000);
 
   it('records a task completed and claims the next one in the same write: a chain of four writes the file once per task', async () => {
-    const root = harness({ tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }, { id: 'd', dependsOn: ['c'] }] });
+    const root = harness({
+      tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }, { id: 'd', dependsOn: ['c'] }],
+    });
     const { result, writes } = await watchWrites(root, () => controllerFor(root).run());
     assert.equal(result.exitCode, 0, result.message);
     const shown = writes.map((w) => JSON.stringify(w)).join('\n');

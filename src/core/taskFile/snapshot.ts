@@ -16,14 +16,22 @@ export class TaskFileSnapshot {
   /** Each task's serializeTaskEntry, as UTF-8: made on the first edit, then carried over. */
   private entryBytes: Uint8Array[] | undefined;
   private byId: Map<string, number> | undefined;
+  /**
+   * Where each entry of entryBytes starts in `bytes`, when `bytes` is exactly their
+   * serializeTaskFileFrom (a snapshot of Launchpad's own write): the next edit copies the runs
+   * of unchanged tasks from `bytes` in one go instead of joining thousands of small buffers.
+   */
+  private offsets: Int32Array | undefined;
 
   /** `file` must be parseTaskFile's result for `bytes`, and nobody else's object. */
   constructor(
     private readonly bytes: Buffer,
     private readonly file: TaskFile,
     entries?: Uint8Array[],
+    offsets?: Int32Array,
   ) {
     this.entryBytes = entries;
+    this.offsets = offsets;
   }
 
   /** Whether `bytes` are exactly the bytes this snapshot was made from. */
@@ -82,6 +90,8 @@ export class TaskFileSnapshot {
     // Ids told apart by where they were in this snapshot (unique there), so checking them for
     // duplicates takes no set of every id; ids new to the file go in a small set.
     const taken = new Uint8Array(this.file.tasks.length);
+    // from[i]: the index in this snapshot of task i when its text is unchanged, else -1.
+    const from = new Int32Array(tasks.length).fill(-1);
     let newIds: Set<unknown> | undefined;
     let unique = true;
     for (let i = 0; i < tasks.length && !whole; i++) {
@@ -104,27 +114,39 @@ export class TaskFileSnapshot {
       if (old !== undefined && sameJson(old, task)) {
         entries[i] = before[j!]!;
         known[i] = old;
+        from[i] = j!;
         continue;
       }
       const entry = Buffer.from(serializeTaskEntry(task), 'utf8');
       entries[i] = entry;
       // Different objects, same text (a field set to undefined): the same parse.
-      if (old !== undefined && entry.equals(before[j!]!)) known[i] = old;
-      else changed = true;
+      if (old !== undefined && entry.equals(before[j!]!)) {
+        known[i] = old;
+        from[i] = j!;
+      } else changed = true;
     }
     if (!changed && !always && topText(file) === topText(this.file)) return undefined;
 
     // One buffer: written once, then compared with every read of the file.
-    const bytes = whole ? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8') : Buffer.concat(serializeTaskFileFrom(file, entries));
+    const joined = whole ? undefined : this.join(serializeTaskFileFrom(file, entries), from);
+    const bytes = joined?.bytes ?? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8');
     let text: string | undefined;
     const decoded = () => (text ??= bytes.toString('utf8'));
     // A repeated id: the whole parse, which names it.
     const parsed = !whole && unique && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i], true) : undefined;
     let next: TaskFileSnapshot;
     if (parsed) {
-      // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order).
-      const nextEntries = parsed.tasks.map((t, i) => (known[i] ? entries[i]! : Buffer.from(serializeTaskEntry(t), 'utf8')));
-      next = new TaskFileSnapshot(bytes, parsed, nextEntries);
+      // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order);
+      // where one differs from what was written, the written bytes no longer line up with them.
+      let offsets = joined?.offsets;
+      const nextEntries = parsed.tasks.map((t, i) => {
+        if (known[i]) return entries[i]!;
+        const entry = Buffer.from(serializeTaskEntry(t), 'utf8');
+        if (entry.equals(entries[i]!)) return entries[i]!;
+        offsets = undefined;
+        return entry;
+      });
+      next = new TaskFileSnapshot(bytes, parsed, nextEntries, offsets);
     } else {
       const full = parseTaskFile(decoded());
       if (!full.ok) throw full.error;
@@ -137,6 +159,50 @@ export class TaskFileSnapshot {
       },
       next,
     };
+  }
+
+  /**
+   * The parts of serializeTaskFileFrom (head, entry, separator, entry, …, tail) as one buffer,
+   * and where each entry starts in it. Entries unchanged from this snapshot (`from`), in a row,
+   * are copied from this snapshot's bytes at once when its offsets are known.
+   */
+  private join(parts: Uint8Array[], from: Int32Array): { bytes: Buffer; offsets?: Int32Array } {
+    const n = (parts.length - 1) / 2;
+    // serializeTaskFileFrom's one-part form: no tasks, or a file it serializes whole.
+    if (!Number.isInteger(n) || n !== from.length || n === 0) return { bytes: Buffer.concat(parts) };
+    let total = 0;
+    for (const p of parts) total += p.length;
+    const out = Buffer.allocUnsafe(total);
+    const offsets = new Int32Array(n);
+    const old = this.offsets;
+    out.set(parts[0]!, 0);
+    let pos = parts[0]!.length;
+    let i = 0;
+    while (i < n) {
+      const j = old ? from[i]! : -1;
+      if (j >= 0) {
+        let k = 1;
+        while (i + k < n && from[i + k] === j + k) k++;
+        // Entries j … j+k-1 and the separators between them, as they lie in this snapshot's bytes.
+        const start = old![j]!;
+        const end = old![j + k - 1]! + parts[2 * (i + k - 1) + 1]!.length;
+        this.bytes.copy(out, pos, start, end);
+        for (let m = 0; m < k; m++) offsets[i + m] = pos + (old![j + m]! - start);
+        pos += end - start;
+        i += k;
+      } else {
+        const entry = parts[2 * i + 1]!;
+        offsets[i] = pos;
+        out.set(entry, pos);
+        pos += entry.length;
+        i++;
+      }
+      // The separator after the last entry of a run, or the tail after the last entry.
+      const after = parts[2 * i]!;
+      out.set(after, pos);
+      pos += after.length;
+    }
+    return { bytes: out, offsets };
   }
 
   private entries(): Uint8Array[] {

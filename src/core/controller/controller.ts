@@ -31,7 +31,7 @@ import { runHealthCheck } from './healthCheck';
 import { runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
-import { type PassInput, type PoolPass, poolPass } from './poolPass';
+import { type PassInput, passStands, type PoolPass, poolPass, type RecordedPass, recordPass } from './poolPass';
 import {
   abortInterruptedMerge,
   endOrphanedProcesses,
@@ -319,7 +319,9 @@ export class Controller {
 
     // Passes run in tasks' completions (Session.afterResult), written, their batches not yet
     // dispatched; and the promise that wakes the loop for them.
-    const prepared: Array<{ pool: PoolPass; mark: number; budget: number }> = [];
+    const prepared: RecordedPass[] = [];
+    // The last pass of a completion, while it stands for a pass of the loop's (passStands).
+    let lastPass: RecordedPass | undefined;
     let wakeForPass: () => void = () => undefined;
     let passReady = new Promise<void>((resolve) => (wakeForPass = resolve));
     const passInput = (budget: number, hold: boolean, ending?: string): PassInput => ({
@@ -389,10 +391,10 @@ export class Controller {
         durations.ended(taskId);
         const claimed = prepared.reduce((n, p) => n + p.pool.batch.length, 0);
         const budget = s.config.maxTasksPerSession - dispatched - claimed;
-        const pool = poolPass(s, file, passInput(budget, !!s.spending.hold, taskId));
-        const mark = s.transactionMark;
+        const input = passInput(budget, !!s.spending.hold, taskId);
+        const pass = recordPass(poolPass(s, file, input), s.transactionMark, input, taskId);
         return () => {
-          prepared.push({ pool, mark, budget });
+          prepared.push(pass);
           wakeForPass();
         };
       };
@@ -419,13 +421,15 @@ export class Controller {
         // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
         const hold = s.spending.hold;
         // What the passes of tasks' completions claimed is dispatched first; the last of them is
-        // this wake-up's pass when no transaction was asked for after it.
+        // this wake-up's pass while it stands (passStands), also when the loop wakes again for
+        // the end of the task whose completion ran it.
         passReady = new Promise<void>((resolve) => (wakeForPass = resolve));
         const early = prepared.splice(0);
         for (const p of early) reportPass(p.pool);
         for (const p of early) dispatchBatch(p.pool);
-        const last = early.at(-1);
-        const current = last && s.isLatestTransaction(last.mark) ? last : undefined;
+        lastPass = early.at(-1) ?? lastPass;
+        const current = lastPass && passStands(s, lastPass, running.keys()) ? lastPass : undefined;
+        lastPass = current;
         const budget = current ? current.budget : s.config.maxTasksPerSession - dispatched;
         const pool = current ? current.pool : await s.transact((file) => poolPass(s, file, passInput(budget, !!hold)));
         if (!current) reportPass(pool);

@@ -72,3 +72,38 @@ export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass
     claims,
   };
 }
+
+/** A pass as the loop keeps it: what it found, and what it assumed. */
+export interface RecordedPass {
+  pool: PoolPass;
+  /** The transaction it ran in (Session.transactionMark). */
+  mark: number;
+  /** The dispatch budget it was given. */
+  budget: number;
+  /** The tasks it counted as running, its own batch included. */
+  running: ReadonlySet<string>;
+  /** The task whose completion ran it, which may still be ending. */
+  ending: string | undefined;
+}
+
+export function recordPass(pool: PoolPass, mark: number, input: PassInput, ending?: string): RecordedPass {
+  const running = new Set([...input.running, ...pool.batch].map((t) => t.id));
+  return { pool, mark, budget: input.budget, running, ending };
+}
+
+/**
+ * Whether `pass` still stands for a pass now, so the loop need not read the file again: no
+ * transaction was asked for since it ran (every task's end asks for one), the tasks running are
+ * those it counted (the completed one's may still be ending), and no retry it waits for is due.
+ */
+export function passStands(s: Session, pass: RecordedPass, running: Iterable<string>, now = Date.now()): boolean {
+  if (!s.isLatestTransaction(pass.mark)) return false;
+  if (pass.pool.retryAt !== undefined && pass.pool.retryAt <= now) return false;
+  let n = 0;
+  for (const id of running) {
+    if (id === pass.ending) continue;
+    if (!pass.running.has(id)) return false;
+    n++;
+  }
+  return n === pass.running.size;
+}

@@ -1,6 +1,6 @@
 // The pool pass in a task's completion: the write that records a task completed also claims the
-// next batch (one write of the task file per task, not two), and a stop that comes before the
-// loop dispatches that claim undoes it. In process (the Controller itself), on real repositories,
+// next batch (one write of the task file per task, not two; the loop reads the file no more),
+// and a stop that comes before the loop dispatches that claim undoes it. In process (the Controller itself), on real repositories,
 // each write of harness-tasks.json read back as it lands.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -13,20 +13,25 @@ import { agentCmd, harness, readLog, taskById } from './support';
 
 type Statuses = Record<string, string>;
 
-/** Every write of the task file during `body`, as the statuses it left on disk. */
-async function watchWrites<T>(root: string, body: () => Promise<T>): Promise<{ result: T; writes: Statuses[] }> {
-  const proto = StateStore.prototype as unknown as { write: (...args: unknown[]) => void };
-  const original = proto.write;
+/** Every write of the task file during `body`, as the statuses it left on disk, and how many transactions it took. */
+async function watchWrites<T>(root: string, body: () => Promise<T>): Promise<{ result: T; writes: Statuses[]; transactions: number }> {
+  const proto = StateStore.prototype as unknown as { write: (...args: unknown[]) => void; transact: (...args: unknown[]) => unknown };
+  const { write, transact } = proto;
   const writes: Statuses[] = [];
+  let transactions = 0;
   proto.write = function (this: unknown, ...args: unknown[]) {
-    original.apply(this, args);
+    write.apply(this, args);
     const file = JSON.parse(readFileSync(join(root, 'harness-tasks.json'), 'utf8')) as { tasks: Array<{ id: string; status: string }> };
     writes.push(Object.fromEntries(file.tasks.map((t) => [t.id, t.status])));
   };
+  proto.transact = function (this: unknown, ...args: unknown[]) {
+    transactions++;
+    return transact.apply(this, args);
+  };
   try {
-    return { result: await body(), writes };
+    return { result: await body(), writes, transactions };
   } finally {
-    proto.write = original;
+    Object.assign(proto, { write, transact });
   }
 }
 
@@ -41,7 +46,8 @@ describe('controller: the pool pass in a completion', function () {
     const root = harness({
       tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }, { id: 'd', dependsOn: ['c'] }],
     });
-    const { result, writes } = await watchWrites(root, () => controllerFor(root).run());
+    const watched = await watchWrites(root, () => controllerFor(root).run());
+    const { result, writes } = watched;
     assert.equal(result.exitCode, 0, result.message);
     const shown = writes.map((w) => JSON.stringify(w)).join('\n');
     // Each completion's write shows the next task claimed already.
@@ -54,8 +60,10 @@ describe('controller: the pool pass in a completion', function () {
       assert.ok(first >= 0, `${done} completed\n${shown}`);
       assert.equal(writes[first]![next], 'in_progress', `the write that completes ${done} claims ${next}\n${shown}`);
     }
-    // The first claim, one write per task, and the session's end.
+    // The first claim, one write per task, and the session's end; and no pass of the loop's
+    // own reads the file again when it wakes for the end of a task whose completion ran one.
     assert.equal(writes.length, 4 + 2, shown);
+    assert.equal(watched.transactions, 4 + 2, 'transactions');
     const log = readLog(root);
     for (const id of ['a', 'b', 'c', 'd']) assert.ok(log.some((l) => l.includes(`Completed [${id}]`)));
     // The log still tells it in order: a task's Completed line before the next BATCH.

@@ -17,9 +17,11 @@ export class TaskFileSnapshot {
   private entryBytes: Uint8Array[] | undefined;
   private byId: Map<string, number> | undefined;
   /**
-   * Where each entry of entryBytes starts in `bytes`, when `bytes` is exactly their
-   * serializeTaskFileFrom (a snapshot of Launchpad's own write): the next edit copies the runs
-   * of unchanged tasks from `bytes` in one go instead of joining thousands of small buffers.
+   * Where each entry of entryBytes starts in `bytes`, when `bytes` is Launchpad's own write of
+   * them (serializeTaskFileFrom); -1 for an entry that differs from the text written there (a
+   * task written in its own key order, which the parse put in the schema's). The next edit
+   * copies each run of unchanged tasks from `bytes` in one go instead of joining thousands of
+   * small buffers.
    */
   private offsets: Int32Array | undefined;
 
@@ -137,13 +139,13 @@ export class TaskFileSnapshot {
     let next: TaskFileSnapshot;
     if (parsed) {
       // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order);
-      // where one differs from what was written, the written bytes no longer line up with them.
-      let offsets = joined?.offsets;
+      // where one differs from what was written, it is not found at its offset.
+      const offsets = joined?.offsets;
       const nextEntries = parsed.tasks.map((t, i) => {
         if (known[i]) return entries[i]!;
         const entry = Buffer.from(serializeTaskEntry(t), 'utf8');
         if (entry.equals(entries[i]!)) return entries[i]!;
-        offsets = undefined;
+        if (offsets) offsets[i] = -1;
         return entry;
       });
       next = new TaskFileSnapshot(bytes, parsed, nextEntries, offsets);
@@ -180,9 +182,9 @@ export class TaskFileSnapshot {
     let i = 0;
     while (i < n) {
       const j = old ? from[i]! : -1;
-      if (j >= 0) {
+      if (j >= 0 && old![j]! >= 0) {
         let k = 1;
-        while (i + k < n && from[i + k] === j + k) k++;
+        while (i + k < n && from[i + k] === j + k && old![j + k]! >= 0) k++;
         // Entries j … j+k-1 and the separators between them, as they lie in this snapshot's bytes.
         const start = old![j]!;
         const end = old![j + k - 1]! + parts[2 * (i + k - 1) + 1]!.length;

@@ -96,15 +96,32 @@ function fmtStats(s, unit = 'ms') {
 // the command and wait4()s it, so it reports the child's own wall time and its CPU time (user +
 // system, from rusage) without python's start-up. CPU time is what stays comparable when other
 // work shares the machine. Without python3, the wall time seen from node is used.
+// The CPU time is the whole process tree's: the wrapper is a child subreaper, so a descendant
+// orphaned by its parent's exit (the helper a large controller starts its commands from, which
+// ends once the controller is gone) is waited for here too, with everything it waited for.
 export const RUSAGE_WRAPPER = `
-import os, sys, time
+import ctypes, os, resource, sys, time
+try:
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+except Exception:
+    pass
 t0 = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     os.close(3)
     os.execvp(sys.argv[1], sys.argv[1:])
-_, status, ru = os.wait4(pid, 0)
+_, status, _ = os.wait4(pid, 0)
 wall = (time.perf_counter() - t0) * 1000
+deadline = time.monotonic() + 10
+while True:
+    try:
+        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.002)
+    except ChildProcessError:
+        break
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 os.write(3, ("%f %f %d\\n" % (wall, (ru.ru_utime + ru.ru_stime) * 1000, os.waitstatus_to_exitcode(status))).encode())
 `;
 let python;

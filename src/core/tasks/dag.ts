@@ -91,7 +91,8 @@ export function findDependencyFailures(tasks: readonly Task[]): DependencyFailur
   const seen = new Set(queue);
   for (let i = 0; i < queue.length; i++) {
     const failedId = queue[i]!;
-    for (const dep of dependents.get(failedId) ?? []) {
+    for (const j of dependents.get(failedId) ?? []) {
+      const dep = tasks[j]!;
       if (seen.has(dep.id) || dep.status === 'completed' || dep.status === 'in_progress') continue;
       seen.add(dep.id);
       queue.push(dep.id);
@@ -137,44 +138,88 @@ export function blockedDependents(tasks: readonly Task[], id: string): Task[] {
   return found;
 }
 
-function reverseEdges(tasks: readonly Task[]): Map<string, Task[]> {
-  const dependents = new Map<string, Task[]>();
-  for (const task of tasks) {
-    const on = task.depends_on;
+/**
+ * The positions of the tasks that depend on each id (each dependent once). Kept with the
+ * dependency lists it was made from: the next pass reuses it while every task's list is the
+ * same (the same frozen array, as a transaction leaves an unchanged task, or equal).
+ */
+function reverseEdges(tasks: readonly Task[]): ReadonlyMap<string, readonly number[]> {
+  const last = lastEdges;
+  if (last && last.pos === positions(tasks) && sameDependencies(tasks, last.lists)) return last.dependents;
+  const dependents = new Map<string, number[]>();
+  const lists: Array<readonly string[]> = new Array(tasks.length);
+  for (let i = 0; i < tasks.length; i++) {
+    const on = tasks[i]!.depends_on;
+    lists[i] = kept(on);
     for (let k = 0; k < on.length; k++) {
       const d = on[k]!;
       // Each dependency once (a list names a few; no Set per task).
       if (k > 0 && on.indexOf(d) < k) continue;
       let list = dependents.get(d);
       if (!list) dependents.set(d, (list = []));
-      list.push(task);
+      list.push(i);
     }
   }
+  lastEdges = { pos: positions(tasks), lists, dependents };
   return dependents;
 }
 
-/**
- * Each task by id (the last of a repeated id, as `new Map(pairs)` would keep). Built in a loop:
- * a pass over a large file makes several of these, and the pairs would be garbage.
- */
-function indexById(tasks: readonly Task[]): Map<string, Task> {
-  const byId = new Map<string, Task>();
-  for (let i = 0; i < tasks.length; i++) byId.set(tasks[i]!.id, tasks[i]!);
-  return byId;
+let lastEdges: { pos: ReadonlyMap<string, number>; lists: Array<readonly string[]>; dependents: Map<string, number[]> } | undefined;
+
+function sameDependencies(tasks: readonly Task[], lists: Array<readonly string[]>): boolean {
+  for (let i = 0; i < tasks.length; i++) {
+    const a = tasks[i]!.depends_on;
+    const b = lists[i]!;
+    if (a === b) continue;
+    if (a.length !== b.length) return false;
+    for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+    lists[i] = kept(a);
+  }
+  return true;
 }
 
-/** Where each id is in `tasks` (the last of a repeated id, the task indexById keeps). */
-function positions(tasks: readonly Task[]): Map<string, number> {
+/**
+ * A dependency list as the cache keeps it: a frozen one (a snapshot's task: it cannot change)
+ * as it is, so the next check finds it at once; any other as a copy, so a change made to it in
+ * place is seen.
+ */
+function kept(list: readonly string[]): readonly string[] {
+  return Object.isFrozen(list) ? list : [...list];
+}
+
+/**
+ * Where each id is in `tasks` (the last of a repeated id, as `new Map(pairs)` keeps). A pass
+ * over a large file asks several times, and every pass of a run over the same ids: the last map
+ * made is kept with its ids and handed out again while the ids are the same, in order (strings
+ * compared, most of them the very same ones). Read only: it is shared.
+ */
+function positions(tasks: readonly Task[]): ReadonlyMap<string, number> {
+  const last = lastPositions;
+  if (last && last.ids.length === tasks.length) {
+    let i = 0;
+    while (i < tasks.length && tasks[i]!.id === last.ids[i]) i++;
+    if (i === tasks.length) return last.pos;
+  }
+  const ids: string[] = new Array(tasks.length);
   const pos = new Map<string, number>();
-  for (let i = 0; i < tasks.length; i++) pos.set(tasks[i]!.id, i);
+  for (let i = 0; i < tasks.length; i++) pos.set((ids[i] = tasks[i]!.id), i);
+  lastPositions = { ids, pos };
   return pos;
+}
+
+let lastPositions: { ids: string[]; pos: Map<string, number> } | undefined;
+
+/** The task with `id`, by positions(tasks). */
+function taskById(tasks: readonly Task[], pos: ReadonlyMap<string, number>, id: string): Task | undefined {
+  const i = pos.get(id);
+  return i === undefined ? undefined : tasks[i];
 }
 
 /**
  * Every non-completed task that lies on a cycle, with one cycle through it written from it back
  * to it (`a -> b -> a`; a self-reference is `a -> a`). Tarjan's algorithm, iterative.
  */
-function findCycles(tasks: readonly Task[], pos: Map<string, number>): Map<string, string> {
+function findCycles(tasks: readonly Task[], pos: ReadonlyMap<string, number>): Map<string, string> {
   // Tasks by number (positions): the walk's state in typed arrays, not maps keyed by id, since
   // a pass over a large file runs this every time.
   const n = tasks.length;
@@ -251,7 +296,7 @@ function findCycles(tasks: readonly Task[], pos: Map<string, number>): Map<strin
 const EXACT_CYCLE_LIMIT = 64;
 
 /** Shortest path id -> … -> id inside one strongly connected component (breadth-first). */
-function cycleThrough(start: string, members: Set<string>, tasks: readonly Task[], pos: Map<string, number>): string[] {
+function cycleThrough(start: string, members: Set<string>, tasks: readonly Task[], pos: ReadonlyMap<string, number>): string[] {
   const parent = new Map<string, string>();
   const queue = [start];
   for (let i = 0; i < queue.length; i++) {
@@ -274,8 +319,8 @@ function cycleThrough(start: string, members: Set<string>, tasks: readonly Task[
 
 const PRIORITY_RANK = { P0: 0, P1: 1, P2: 2 } as const;
 
-function allDepsCompleted(task: Task, byId: Map<string, Task>): boolean {
-  return task.depends_on.every((d) => byId.get(d)?.status === 'completed');
+function allDepsCompleted(task: Task, tasks: readonly Task[], pos: ReadonlyMap<string, number>): boolean {
+  return task.depends_on.every((d) => taskById(tasks, pos, d)?.status === 'completed');
 }
 
 /** What the pool's order may use besides the tasks themselves (passed in: dag.ts does no I/O). */
@@ -328,10 +373,10 @@ export function retryNotBefore(task: Task, clock: RetryClock): number | undefine
  */
 export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number | undefined {
   // Indexed only when some task could be waiting: most passes have none.
-  let byId: Map<string, Task> | undefined;
+  let pos: ReadonlyMap<string, number> | undefined;
   let next: number | undefined;
   for (const t of tasks) {
-    if (!isRetryable(t) || !hasValidationCommand(t) || !allDepsCompleted(t, (byId ??= indexById(tasks)))) continue;
+    if (!isRetryable(t) || !hasValidationCommand(t) || !allDepsCompleted(t, tasks, (pos ??= positions(tasks)))) continue;
     const at = retryNotBefore(t, clock);
     if (at !== undefined && (next === undefined || at < next)) next = at;
   }
@@ -345,8 +390,8 @@ export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number
  * could prove it done.
  */
 export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints: PoolOrderHints = {}): Task[] {
-  const byId = indexById(tasks);
-  const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, byId);
+  const pos = positions(tasks);
+  const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, tasks, pos);
   const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
   const retry = tasks.filter((t) => isRetryable(t) && ready(t) && (!clock || retryNotBefore(t, clock) === undefined));
   return poolOrder(tasks, [...pending, ...retry], hints);
@@ -425,9 +470,9 @@ function median(values: number[]): number {
 
 /** Tasks that would be eligible but have no validation command (logged once per run). */
 export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
-  let byId: Map<string, Task> | undefined;
+  let pos: ReadonlyMap<string, number> | undefined;
   return tasks.filter(
-    (t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, (byId ??= indexById(tasks))),
+    (t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, tasks, (pos ??= positions(tasks))),
   );
 }
 
@@ -496,7 +541,7 @@ export interface DependencyAnalysis {
 
 /** The state of every task as `status` shows it. Read-only: nothing is marked. */
 export function analyzeTasks(tasks: readonly Task[]): DependencyAnalysis {
-  const byId = indexById(tasks);
+  const pos = positions(tasks);
   const blockedReasons = new Map<string, string>();
   for (const t of tasks) if (isDependencyFailure(t)) blockedReasons.set(t.id, t.error_log.at(-1)!);
   for (const f of findDependencyFailures(tasks)) blockedReasons.set(f.taskId, f.entry);
@@ -508,7 +553,7 @@ export function analyzeTasks(tasks: readonly Task[]): DependencyAnalysis {
     else if (t.status === 'in_progress') state = 'running';
     else if (blockedReasons.has(t.id)) state = 'blocked';
     else if (t.status === 'failed' && isPermanentlyFailed(t)) state = 'failed';
-    else if (!allDepsCompleted(t, byId)) state = 'waiting';
+    else if (!allDepsCompleted(t, tasks, pos)) state = 'waiting';
     else if (!hasValidationCommand(t)) state = 'needs_validation';
     else state = t.status === 'failed' ? 'retryable' : 'ready';
     states.set(t.id, state);

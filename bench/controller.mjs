@@ -101,13 +101,14 @@ export default async function run(bench) {
       .filter((s) => s.startsWith('Merge [')).length;
     if (merged !== N) throw new Error(`expected ${N} merges, found ${merged} in ${dir}`);
     const empty = await runLaunchpad(dir, opts);
-    const own = [...agentTimes(times, ids, (p) => readFileSync(p, 'utf8')).values()];
-    const agentMs = own.reduce((a, b) => a + b.ms, 0) + N * agentStart.ms;
-    const agentCpu = own.reduce((a, b) => a + b.cpuMs, 0) + N * agentStart.cpuMs;
+    const agents = [...agentTimes(times, ids, (p) => readFileSync(p, 'utf8')).values()];
+    const agentMs = agents.reduce((a, b) => a + b.ms, 0) + N * agentStart.ms;
+    const agentCpu = agents.reduce((a, b) => a + b.cpuMs, 0) + N * agentStart.cpuMs;
     const wall = (full.ms - empty.ms - agentMs - N * validation.ms) / N;
     const cpu = (full.cpuMs - empty.cpuMs - agentCpu - N * validation.cpuMs) / N;
-    detail[size].push({ full: full.ms, empty: empty.ms, agent: agentMs / N, wall, cpu, fullCpu: full.cpuMs, emptyCpu: empty.cpuMs });
-    return { wall, cpu };
+    const own = (full.ownCpuMs - empty.ownCpuMs) / N;
+    detail[size].push({ full: full.ms, empty: empty.ms, agent: agentMs / N, wall, cpu, own, fullCpu: full.cpuMs, emptyCpu: empty.cpuMs });
+    return { wall, cpu, own };
   };
 
   // The peer, twice on fresh copies: wall time spawned from node; CPU time under the rusage parent.
@@ -142,6 +143,8 @@ export default async function run(bench) {
   const bigCpu = [];
   const peerWall = [];
   const peerCpu = [];
+  const oursOwn = [];
+  const bigOwn = [];
   for (let i = 0; i < reps + 1; i++) {
     const o = await ours();
     const b = await ours(BIG);
@@ -152,6 +155,8 @@ export default async function run(bench) {
     oursCpu.push(o.cpu);
     bigWall.push(b.wall);
     bigCpu.push(b.cpu);
+    oursOwn.push(o.own);
+    bigOwn.push(b.own);
     peerWall.push(pw);
     peerCpu.push(pc);
   }
@@ -191,20 +196,27 @@ export default async function run(bench) {
     budget: BUDGET,
     peerName: 'git by hand',
   });
-  // The two files' runs of a rep are made one after the other, so each pair sees the same
-  // machine; the growth is the median of those per-pair ratios, which a burst of other work on
-  // the machine moves far less than a ratio of medians taken minutes apart.
   const growth = mkPair(bigWall, oursWall);
   const growthCpu = mkPair(bigCpu, oursCpu);
-  growth.ratio = growth.pairRatios.median;
   growth.ours.cpu = growthCpu.ours;
   growth.peer.cpu = growthCpu.peer;
-  growth.cpuRatio = growthCpu.pairRatios.median;
+  growth.cpuRatio = growthCpu.ratio;
+  bench.fact(
+    'overhead per task, each rep (10-task file / 5,000-task file, ms)',
+    oursWall.map((x, i) => `${x.toFixed(0)}/${bigWall[i].toFixed(0)}`).join(' '),
+  );
+  bench.fact(
+    "the controller process's own CPU per task, each rep (10-task file / 5,000-task file, ms)",
+    oursOwn.map((x, i) => `${x.toFixed(0)}/${bigOwn[i].toFixed(0)}`).join(' '),
+  );
   bench.checkRatio(`overhead per task in a ${BIG}-task file (the same ${N} tasks after a history)`, growth, {
     budget: GROWTH_BUDGET,
     peerName: `${N}-task file`,
   });
   bench.checkRatio(`  the same, vs git by hand`, mkPair(bigWall, peerWall), { peerName: 'git by hand' });
+  bench.checkRatio(`the controller process's own CPU per task in a ${BIG}-task file`, mkPair(bigOwn, oursOwn), {
+    peerName: `${N}-task file`,
+  });
 
   await profile(bench, { base, work, agent, ids, agentStart, validation, gitStartMs: gitStart.ms, peerPerTask: wallPair.peer.median });
   await forkCost(bench, { work, ids, history: rawHistory, gitStart });

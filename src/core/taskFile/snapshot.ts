@@ -25,24 +25,33 @@ export class TaskFileSnapshot {
    */
   private offsets: Int32Array | undefined;
 
+  /** The two buffers this file's edits take turns writing into (BytesPool), once it has been edited. */
+  private pool: BytesPool | undefined;
+  /** Its bytes were handed to a later edit to write into: they are no longer this snapshot's. */
+  released = false;
+
   /** `file` must be parseTaskFile's result for `bytes`, and nobody else's object. */
   constructor(
     private readonly bytes: Buffer,
     private readonly file: TaskFile,
     entries?: Uint8Array[],
     offsets?: Int32Array,
+    pool?: BytesPool,
   ) {
     this.entryBytes = entries;
     this.offsets = offsets;
+    this.pool = pool;
   }
 
   /** Whether `bytes` are exactly the bytes this snapshot was made from. */
   matches(bytes: Uint8Array): boolean {
-    return this.bytes.equals(bytes);
+    return !this.released && this.bytes.equals(bytes);
   }
 
   /** The bytes as text. */
   text(): string {
+    // Never a later write's bytes taken for this one's.
+    if (this.released) throw new Error('the task file text of a snapshot a later write has replaced: read it at once');
     return this.bytes.toString('utf8');
   }
 
@@ -133,10 +142,10 @@ export class TaskFileSnapshot {
     const joined = whole ? undefined : this.join(serializeTaskFileFrom(file, entries), from);
     const bytes = joined?.bytes ?? Buffer.from(JSON.stringify(file, null, 2) + '\n', 'utf8');
     let text: string | undefined;
-    const decoded = () => (text ??= bytes.toString('utf8'));
+    let next: TaskFileSnapshot;
+    const decoded = () => (text ??= next?.released ? next.text() : bytes.toString('utf8'));
     // A repeated id: the whole parse, which names it.
     const parsed = !whole && unique && bytes.length <= MAX_TASK_FILE_BYTES ? parseTaskFileParts(file, (i) => known[i], true) : undefined;
-    let next: TaskFileSnapshot;
     if (parsed) {
       // The snapshot's entries are those of its parsed tasks (defaults filled in, keys in order);
       // where one differs from what was written, it is not found at its offset.
@@ -148,12 +157,13 @@ export class TaskFileSnapshot {
         if (offsets) offsets[i] = -1;
         return entry;
       });
-      next = new TaskFileSnapshot(bytes, parsed, nextEntries, offsets);
+      next = new TaskFileSnapshot(bytes, parsed, nextEntries, offsets, this.pool);
     } else {
       const full = parseTaskFile(decoded());
       if (!full.ok) throw full.error;
-      next = new TaskFileSnapshot(bytes, full.file);
+      next = new TaskFileSnapshot(bytes, full.file, undefined, undefined, this.pool);
     }
+    this.pool?.own(bytes, next);
     return {
       bytes,
       get text() {
@@ -174,7 +184,7 @@ export class TaskFileSnapshot {
     if (!Number.isInteger(n) || n !== from.length || n === 0) return { bytes: Buffer.concat(parts) };
     let total = 0;
     for (const p of parts) total += p.length;
-    const out = Buffer.allocUnsafe(total);
+    const out = (this.pool ??= new BytesPool()).take(total, this.bytes);
     const offsets = new Int32Array(n);
     const old = this.offsets;
     out.set(parts[0]!, 0);
@@ -216,6 +226,36 @@ export class TaskFileSnapshot {
     if (this.file.tasks[hint]?.id === task.id) return hint;
     this.byId ??= new Map(this.file.tasks.map((t, i) => [t.id, i]));
     return this.byId.get(task.id);
+  }
+}
+
+/**
+ * Two buffers that a file's successive edits take turns writing their bytes into: the one the
+ * edited snapshot does not hold. A new multi-megabyte buffer per write is what made V8 run a
+ * full garbage collection every few tasks on a large file (it counts such memory toward its
+ * limits); with two, a run writes the file in place of the bytes two writes back. The snapshot
+ * that held those is marked released: it is no longer the file's, and its text is refused.
+ */
+class BytesPool {
+  private readonly buffers: Array<Buffer | undefined> = [undefined, undefined];
+  private readonly owners: Array<TaskFileSnapshot | undefined> = [undefined, undefined];
+
+  /** `total` bytes to write into, in the buffer that does not hold `current`. */
+  take(total: number, current: Buffer): Buffer {
+    const slot = this.buffers[0] && current.buffer === this.buffers[0].buffer ? 1 : 0;
+    const owner = this.owners[slot];
+    if (owner) owner.released = true;
+    this.owners[slot] = undefined;
+    let buffer = this.buffers[slot];
+    // Room to grow, so a file that grows a little does not need a new one each time.
+    if (!buffer || buffer.length < total) buffer = this.buffers[slot] = Buffer.allocUnsafeSlow(total + (total >> 3));
+    return buffer.subarray(0, total);
+  }
+
+  /** The snapshot made from `bytes` (taken from this pool) holds them now. */
+  own(bytes: Buffer, snapshot: TaskFileSnapshot): void {
+    const slot = this.buffers.findIndex((b) => b !== undefined && b.buffer === bytes.buffer);
+    if (slot >= 0) this.owners[slot] = snapshot;
   }
 }
 

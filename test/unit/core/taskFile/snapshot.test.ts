@@ -168,6 +168,32 @@ describe('core/taskFile snapshot', () => {
     assert.equal(edit.next.matches(Buffer.concat([bytes, Buffer.from(' ')])), false);
   });
 
+  it("edits take turns in two buffers: the snapshot two writes back is released, its text refused, never another write's bytes", () => {
+    let snap = snapshotOf(serializeTaskFile(taskFile([task('a'), task('b')])));
+    const chain: Array<{ snap: TaskFileSnapshot; text: string }> = [];
+    for (let n = 1; n <= 6; n++) {
+      const file = snap.copy();
+      file.tasks[n % 2]!.attempts = n;
+      const edit = snap.edit(file)!;
+      chain.push({ snap: edit.next, text: edit.text });
+      snap = edit.next;
+    }
+    // The last two hold their bytes; every one before them gave its buffer to a later write.
+    for (const [i, { snap: s, text }] of chain.entries()) {
+      if (i >= chain.length - 2) {
+        assert.equal(s.released, false, `edit ${i + 1}`);
+        assert.equal(s.text(), text);
+        assert.ok(s.matches(Buffer.from(text)));
+      } else {
+        assert.equal(s.released, true, `edit ${i + 1}`);
+        assert.throws(() => s.text(), /a later write has replaced/);
+        assert.equal(s.matches(Buffer.from(text)), false);
+      }
+    }
+    // The bytes of each write were what it said when it was made; the newest are still.
+    assert.equal(snap.text(), serializeTaskFile(parsed(chain.at(-1)!.text)));
+  });
+
   it('copies share nothing with the snapshot or each other', () => {
     const snap = snapshotOf(serializeTaskFile(taskFile([task('a', { depends_on: ['b'] }), task('b')])));
     const one = snap.copy();
@@ -199,6 +225,19 @@ describe('core/taskFile snapshot', () => {
       const held = await store.transact((f) => f.tasks[0]!);
       await store.transact((f) => void (f.tasks[0]!.status = 'failed'));
       assert.equal(held.status, 'pending');
+    });
+
+    it("a load's text, read at once, is the file's; read after two more writes, it is refused rather than wrong", async () => {
+      const { store, paths } = newStore();
+      store.save(taskFile([task('a'), task('b')]));
+      await store.transact((f) => void (f.tasks[0]!.attempts = 1));
+      const now = store.load();
+      assert.equal(now.text, readFileSync(paths.tasks, 'utf8'));
+      const late = store.load();
+      await store.transact((f) => void (f.tasks[0]!.attempts = 2));
+      await store.transact((f) => void (f.tasks[0]!.attempts = 3));
+      assert.throws(() => late.text, /a later write has replaced/);
+      assert.equal(store.load().text, readFileSync(paths.tasks, 'utf8'));
     });
 
     it('every store of the process reads the file another one wrote from its snapshot, and its own copy', async () => {

@@ -10,11 +10,20 @@ import { blockedDependents } from './dag';
 import { addTask, editTask, type FieldChange, type NewTask, removeTask, type TaskChanges } from './taskOps';
 import { retryTasks } from './transitions';
 
+/**
+ * A person's edits change a task or two: the unchanged tasks are shared with the store's parse
+ * (draft.ts), and taskOps and transitions copy each task they change.
+ */
+const SHARED = { sharedTasks: true } as const;
+
 export async function addTaskLogged(store: StateStore, input: NewTask): Promise<Task> {
-  const { task, session } = await store.transact((file) => ({
-    task: addTask(file, input, highestTaskNumberAdded(store.paths.progress)),
-    session: file.session_count,
-  }));
+  const { task, session } = await store.transact(
+    (file) => ({
+      task: addTask(file, input, highestTaskNumberAdded(store.paths.progress)),
+      session: file.session_count,
+    }),
+    SHARED,
+  );
   const details = [
     `priority=${task.priority}`,
     `depends_on=[${task.depends_on.join(', ')}]`,
@@ -56,7 +65,10 @@ export function highestTaskNumberAdded(logFile: string): number {
 
 /** Changes fields of a task; logs which, with their values before. Nothing is written or logged when nothing changed. */
 export async function editTaskLogged(store: StateStore, id: string, changes: TaskChanges): Promise<{ task: Task; changed: FieldChange[] }> {
-  const { result, session } = await store.transact((file) => ({ result: editTask(file, id, changes), session: file.session_count }));
+  const { result, session } = await store.transact(
+    (file) => ({ result: editTask(file, id, changes), session: file.session_count }),
+    SHARED,
+  );
   if (result.changed.length) {
     const fields = result.changed.map((c) => `${c.field}=${showValue(c.after)} (was ${showValue(c.before)})`);
     log(store, session, { type: 'INIT', taskId: id, message: `task edited: ${fields.join(' ')}` });
@@ -69,7 +81,7 @@ export async function removeTaskLogged(
   id: string,
   opts: { force?: boolean } = {},
 ): Promise<ReturnType<typeof removeTask>> {
-  const { result, session } = await store.transact((file) => ({ result: removeTask(file, id, opts), session: file.session_count }));
+  const { result, session } = await store.transact((file) => ({ result: removeTask(file, id, opts), session: file.session_count }), SHARED);
   const notes = [
     result.detached.length ? ` removed from depends_on of ${result.detached.join(', ')}` : '',
     result.unblocked.length ? ` unblocked ${result.unblocked.join(', ')}` : '',
@@ -101,7 +113,7 @@ export async function retryTasksLogged(
     const unblockedBy = new Map<string, string>();
     for (const id of ids) for (const t of blockedDependents(file.tasks, id)) if (!unblockedBy.has(t.id)) unblockedBy.set(t.id, id);
     return { reset: retryTasks(file, ids), session: file.session_count, previousAttempts, unblockedBy };
-  });
+  }, SHARED);
   const retried = new Set(ids);
   log(
     store,
@@ -121,7 +133,10 @@ export async function retryTasksLogged(
 
 /** `launchpad config KEY VALUE`: returns the value before. */
 export async function setConfigLogged(store: StateStore, key: ConfigKey, value: unknown): Promise<unknown> {
-  const { before, session } = await store.transact((file) => ({ before: setConfigValue(file, key, value), session: file.session_count }));
+  const { before, session } = await store.transact(
+    (file) => ({ before: setConfigValue(file, key, value), session: file.session_count }),
+    SHARED,
+  );
   if (JSON.stringify(before) !== JSON.stringify(value)) {
     log(store, session, { type: 'INIT', message: `session_config.${key.key}=${showValue(value)} (was ${showValue(before)})` });
   }
@@ -130,7 +145,10 @@ export async function setConfigLogged(store: StateStore, key: ConfigKey, value: 
 
 /** `launchpad config --unset KEY`: back to the default; returns the value before. */
 export async function unsetConfigLogged(store: StateStore, key: ConfigKey): Promise<unknown> {
-  const { before, session } = await store.transact((file) => ({ before: unsetConfigValue(file, key), session: file.session_count }));
+  const { before, session } = await store.transact(
+    (file) => ({ before: unsetConfigValue(file, key), session: file.session_count }),
+    SHARED,
+  );
   const after = key.defaultValue;
   if (JSON.stringify(before) !== JSON.stringify(after)) {
     log(store, session, {

@@ -3,6 +3,7 @@
 // InputError changing nothing. A change of state (retry, unblock) is transitions.ts's.
 import { isValidTaskId } from '../ids';
 import { InputError } from '../inputError';
+import { writableTask } from '../taskFile/draft';
 import { formatPath } from '../taskFile/parse';
 import { PRIORITIES, type Priority, type Task, type TaskFile, taskSchema } from '../taskFile/schema';
 import { unblockDependents } from './transitions';
@@ -172,15 +173,23 @@ export function removeTask(
     );
   }
   const unblocked = unblockDependents(file, id).map((t) => t.id);
-  for (const t of dependents) t.depends_on = t.depends_on.filter((d) => d !== id);
+  for (const { id: dependent } of dependents) {
+    // Found again: unblocking may have put a copy in its place.
+    const t = writableTask(
+      file,
+      file.tasks.find((x) => x.id === dependent)!,
+    );
+    t.depends_on = t.depends_on.filter((d) => d !== id);
+  }
   file.tasks.splice(file.tasks.indexOf(task), 1);
   return { task, detached: dependents.map((t) => t.id), unblocked };
 }
 
+/** The task to change: its own copy when the transaction shares unchanged tasks (draft.ts). */
 function findTask(file: TaskFile, id: string): Task {
   const task = file.tasks.find((t) => t.id === id);
   if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
-  return task;
+  return writableTask(file, task);
 }
 
 export function checkTitle(title: string): string {

@@ -404,7 +404,8 @@ export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints:
  * included (longestChains); then, for retries, the oldest failure; then the id.
  */
 export function poolOrder(tasks: readonly Task[], pool: readonly Task[], hints: PoolOrderHints = {}): Task[] {
-  const chain = pool.length > 1 ? longestChains(tasks, hints.durations) : new Map<string, number>();
+  const chain =
+    pool.length > 1 ? (chainsOf(tasks, pool, hints.durations) ?? longestChains(tasks, hints.durations)) : new Map<string, number>();
   const retried = (t: Task) => (t.status === 'failed' ? 1 : 0);
   return [...pool].sort(
     (a, b) =>
@@ -460,6 +461,57 @@ export function longestChains(tasks: readonly Task[], durations?: ReadonlyMap<st
   }
   for (let i = 0; i < n; i++) if (!chain.has(live[i]!.id)) chain.set(live[i]!.id, total(i));
   return chain;
+}
+
+/**
+ * longestChains' figure for `roots` alone: a walk over the tasks that wait on them, directly or
+ * not, and no further, so a pool of tasks that little waits on costs that little on a file with
+ * a long backlog. Undefined when the walk meets a cycle (longestChains says what a cycle gets).
+ */
+export function chainsOf(
+  tasks: readonly Task[],
+  roots: readonly Task[],
+  durations?: ReadonlyMap<string, number>,
+): Map<string, number> | undefined {
+  const fallback = durations?.size ? median([...durations.values()]) : 1;
+  const pos = positions(tasks);
+  const dependents = reverseEdges(tasks);
+  const live = (i: number) => tasks[i]!.status !== 'completed' && !isPermanentlyFailed(tasks[i]!);
+  // Per position: UNSEEN, ON_PATH while its dependents are walked, else its chain.
+  const UNSEEN = -1;
+  const ON_PATH = -2;
+  const chain = new Map<number, number>();
+  const out = new Map<string, number>();
+  for (const root of roots) {
+    const r = pos.get(root.id);
+    if (r === undefined || !live(r)) continue;
+    const stack: Array<{ i: number; next: number; below: number }> = [];
+    const enter = (i: number) => {
+      chain.set(i, ON_PATH);
+      stack.push({ i, next: 0, below: 0 });
+    };
+    if ((chain.get(r) ?? UNSEEN) === UNSEEN) enter(r);
+    while (stack.length) {
+      const frame = stack.at(-1)!;
+      const waiting = dependents.get(tasks[frame.i]!.id) ?? [];
+      if (frame.next < waiting.length) {
+        const j = waiting[frame.next++]!;
+        if (j === frame.i || !live(j)) continue;
+        const known = chain.get(j) ?? UNSEEN;
+        if (known === ON_PATH) return undefined;
+        if (known === UNSEEN) enter(j);
+        else if (known > frame.below) frame.below = known;
+        continue;
+      }
+      stack.pop();
+      const own = (durations?.get(tasks[frame.i]!.id) ?? fallback) + frame.below;
+      chain.set(frame.i, own);
+      const parent = stack.at(-1);
+      if (parent && own > parent.below) parent.below = own;
+    }
+    out.set(root.id, chain.get(r)!);
+  }
+  return out;
 }
 
 function median(values: number[]): number {

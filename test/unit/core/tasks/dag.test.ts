@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Task } from '../../../../src/core/taskFile/schema';
 import {
   analyzeTasks,
+  chainsOf,
   eligibleTasks,
   entryCategory,
   findDependencyFailures,
@@ -22,7 +23,7 @@ import {
   tasksMissingValidation,
 } from '../../../../src/core/tasks/dag';
 import { computeStats } from '../../../../src/core/tasks/stats';
-import { exhausted, task } from '../fixtures';
+import { exhausted, rng, task } from '../fixtures';
 
 const ids = (tasks: readonly Task[]) => tasks.map((t) => t.id);
 const failuresOf = (tasks: Task[]) => Object.fromEntries(findDependencyFailures(tasks).map((f) => [f.taskId, f.entry]));
@@ -331,6 +332,29 @@ describe('core/dag', () => {
     it('duplicate and self dependencies count once, or not at all', () => {
       const tasks = [task('a'), task('b', { depends_on: ['a', 'a', 'b'] })];
       assert.equal(longestChains(tasks).get('a'), 2);
+    });
+
+    it("the pool's chains alone (chainsOf, walking only what waits on the pool) are longestChains' own, or none at a cycle", () => {
+      const rand = rng(5);
+      const statuses = ['pending', 'pending', 'pending', 'completed', 'in_progress', 'failed'] as const;
+      for (let n = 0; n < 200; n++) {
+        const size = 5 + rand(40);
+        const tasks = Array.from({ length: size }, (_, i) => {
+          const deps = Array.from({ length: rand(3) }, () => `t${rand(n % 4 === 0 ? size : Math.max(1, i))}`);
+          const status = statuses[rand(statuses.length)]!;
+          return status === 'failed' && rand(2) ? exhausted(`t${i}`, { depends_on: deps }) : task(`t${i}`, { status, depends_on: deps });
+        });
+        const durations = rand(2) ? new Map(tasks.filter(() => rand(3) === 0).map((t) => [t.id, 1 + rand(1000)])) : undefined;
+        const roots = tasks.filter(() => rand(3) === 0);
+        const all = longestChains(tasks, durations);
+        const some = chainsOf(tasks, roots, durations);
+        // Without a cycle in reach (every fourth case may have one), the same figures.
+        if (!some) {
+          assert.equal(n % 4, 0, `case ${n}: no cycle can be reached, yet the walk gave up`);
+          continue;
+        }
+        for (const r of roots) assert.equal(some.get(r.id), all.get(r.id), `case ${n}: ${r.id}`);
+      }
     });
   });
 

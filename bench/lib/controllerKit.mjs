@@ -4,6 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { ROOT, RUSAGE_WRAPPER, summarize } from './harness.mjs';
 
@@ -145,14 +146,14 @@ export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = fa
 
 /**
  * `launchpad run` in `dir`, timed (wall and CPU of its whole process tree, and `ownCpuMs`: the
- * controller process's own, from ownCpu.cjs); throws unless it exits 0 (or 1 with `workLeft`: a
+ * controller process's own, from ownCpu.mjs); throws unless it exits 0 (or 1 with `workLeft`: a
  * file with tasks no run can finish).
  */
 export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env = {}, cli = CLI, workLeft = false }) {
   const own = join(dir, '..', `.own-cpu-${process.pid}-${ownRuns++}`);
   const r = await timedSpawn(
     process.execPath,
-    ['--require', OWN_CPU, cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
+    ['--import', OWN_CPU, cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
     {
       cwd: dir,
       env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', BENCH_OWN_CPU: own, ...env },
@@ -166,7 +167,7 @@ export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env =
   return r;
 }
 
-const OWN_CPU = join(ROOT, 'bench', 'lib', 'ownCpu.cjs');
+const OWN_CPU = pathToFileURL(join(ROOT, 'bench', 'lib', 'ownCpu.mjs')).href;
 let ownRuns = 0;
 
 /**

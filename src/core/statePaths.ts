@@ -42,12 +42,13 @@ export const STATE_FILE_NAMES = [
 
 /**
  * Everything under the state root that is Launchpad's own, as paths relative to it (a trailing
- * '/' is a whole folder): never a person's uncommitted work, never an agent's to commit or
- * change, spared by an in-place rollback. The folders matter as much as the files: the journal
- * writes `progress.json.tmp` before renaming it, and an in-place agent's `git add -A` at that
- * moment must not commit it.
+ * '/' is a whole folder, a trailing '*' any name that starts so in that folder): never a person's
+ * uncommitted work, never an agent's to commit or change, spared by an in-place rollback. The
+ * folders matter as much as the files: the journal writes `progress.json.tmp` before renaming it,
+ * and an in-place agent's `git add -A` at that moment must not commit it; a broken task file
+ * restored from its backup is kept beside it as `harness-tasks.json.corrupt-<time>`.
  */
-export const OWN_PATHS: readonly string[] = [...STATE_FILE_NAMES, `${ARTEFACT_DIR}/`, `${JOURNAL_DIR}/`];
+export const OWN_PATHS: readonly string[] = [...STATE_FILE_NAMES, `${TASKS_FILE}.corrupt-*`, `${ARTEFACT_DIR}/`, `${JOURNAL_DIR}/`];
 
 /** OWN_PATHS relative to the repository's top level, for a state root at `sub` below it ('' at the top). */
 export function ownPathsAt(sub: string): string[] {
@@ -57,7 +58,12 @@ export function ownPathsAt(sub: string): string[] {
 
 /** Whether a path git printed (relative to the top level, '/'-separated) is one of Launchpad's own. */
 export function isOwnPath(path: string, sub: string): boolean {
-  return ownPathsAt(sub).some((own) => (own.endsWith('/') ? path.startsWith(own) : path === own));
+  return ownPathsAt(sub).some((own) => {
+    if (own.endsWith('/')) return path.startsWith(own);
+    if (!own.endsWith('*')) return path === own;
+    const prefix = own.slice(0, -1);
+    return path.startsWith(prefix) && !path.includes('/', prefix.length);
+  });
 }
 
 export class StatePaths {

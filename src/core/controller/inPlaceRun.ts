@@ -183,7 +183,9 @@ function ourPathspecs(s: Session): string[] {
 }
 
 function pathspecsSparing(toplevel: string, root: string): string[] {
-  return ownPathsAt(relative(toplevel, root)).map((p) => `:(top,exclude)${p.replace(/\/$/, '')}`);
+  return ownPathsAt(relative(toplevel, root)).map((p) =>
+    p.endsWith('*') ? `:(top,exclude,glob)${p}` : `:(top,exclude)${p.replace(/\/$/, '')}`,
+  );
 }
 
 /**
@@ -206,6 +208,6 @@ async function changesOutsideOurs(s: Session): Promise<boolean> {
 async function commitOutsideOurs(s: Session, message: string): Promise<void> {
   // (`add` with exclude pathspecs refuses when one names an ignored file: unstage ours instead.)
   await s.git.run(['add', '-A', '--', ':/']);
-  await s.git.run(['reset', '-q', '--', ...ourPathspecs(s).map((p) => p.replace(':(top,exclude)', ':(top)'))], { allowFail: true });
+  await s.git.run(['reset', '-q', '--', ...ourPathspecs(s).map((p) => p.replace(':(top,exclude', ':(top'))], { allowFail: true });
   await s.git.run(['commit', '-q', '--no-verify', '-m', message]);
 }

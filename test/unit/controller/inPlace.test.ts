@@ -75,6 +75,16 @@ describe('controller: in-place mode', function () {
     assert.equal(git(root, 'show', '--name-only', '--format=', 'HEAD').trim(), 'src/a/done.txt');
   });
 
+  it("the copy of a broken task file kept beside it (harness-tasks.json.corrupt-<time>) is Launchpad's: the run starts and the agent does not commit it", async () => {
+    const root = harness({ tasks: [{ id: 'a' }] });
+    const copy = 'harness-tasks.json.corrupt-2026-11-27T03-00-00-000Z';
+    writeFileSync(join(root, copy), '{ broken\n');
+    const r = await run(root, agentCmd('writes-done.sh'), ['--in-place']);
+    assert.equal(r.code, 0, show(r, root));
+    assert.equal(git(root, 'ls-files', '--', copy).trim(), '', 'not committed');
+    assert.equal(readFileSync(join(root, copy), 'utf8'), '{ broken\n');
+  });
+
   it('refuses to start with uncommitted changes that are not its own', async () => {
     const root = harness({ tasks: [{ id: 'a' }] });
     appendFileSync(join(root, 'README.md'), 'local edit\n');

@@ -222,8 +222,22 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         cgroup = undefined;
       }
       tree = token ? new ProcessTree(pid!, token, cgroup) : undefined;
-      if (tree && spec.timeoutMs !== undefined)
-        watchdog = startWatchdog({ pgid: pid!, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace });
+      const started =
+        tree && spec.timeoutMs !== undefined
+          ? startWatchdog({ pgid: pid!, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace }, viaSpawner)
+          : undefined;
+      if (started instanceof Promise) {
+        // From the helper: the command goes on waiting on its fd 3 until the watchdog has started.
+        void started.then((w) => {
+          if (settled) w?.stop();
+          else watched(w);
+        });
+      } else watched(started);
+    }
+
+    /** Watched (or not: no time limit, no watchdog to start): recorded, and the command may start. */
+    function watched(started: Watchdog | undefined): void {
+      watchdog = started;
       liveRuns.set(pid!, { tree, watchdog, cgroup });
       spec.onSpawn?.(pid!);
       if (spec.record) {

@@ -2,11 +2,13 @@
 // editor). Beside each task process that has a time limit runs a watchdog: a shell in its own
 // session, sleeping until a little after the deadline, that then ends the run's processes
 // (SIGTERM, SIGKILL after the grace period) and removes its cgroup. The controller ends the
-// watchdog when the run ends; a later session ends it through the process record.
+// watchdog when the run ends; a later session ends it through the process record. A large
+// controller starts it from its helper process, as it does the task's process (spawner.ts).
 import { spawn } from 'node:child_process';
 
-import { processIdentity } from '../processIdentity';
+import { isSameProcessAlive, processIdentity } from '../processIdentity';
 import { killGroup } from './killGroup';
+import { startProcess } from './spawner';
 
 /** After the deadline, so that a live controller (which ends the run at the deadline) acts first. */
 const AFTER_DEADLINE_MS = 1000;
@@ -48,31 +50,32 @@ export interface Watchdog {
   stop(): void;
 }
 
-export function startWatchdog(run: {
-  pgid: number;
-  token: string;
-  cgroup: string | undefined;
-  timeoutMs: number;
-  graceMs: number;
-}): Watchdog | undefined {
+export function startWatchdog(
+  run: {
+    pgid: number;
+    token: string;
+    cgroup: string | undefined;
+    timeoutMs: number;
+    graceMs: number;
+  },
+  viaSpawner = false,
+): Watchdog | Promise<Watchdog | undefined> | undefined {
   const leader = process.platform === 'linux' ? '' : (processIdentity(run.pgid) ?? '');
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
-  const child = spawn(
-    '/bin/sh',
-    [
-      '-c',
-      SCRIPT,
-      'launchpad-watchdog',
-      seconds(run.timeoutMs + AFTER_DEADLINE_MS),
-      seconds(run.graceMs),
-      String(run.pgid),
-      run.token,
-      run.cgroup ?? '',
-      leader,
-    ],
-    // Its own session: no terminal hang-up or group signal aimed at the controller reaches it.
-    { detached: true, stdio: 'ignore' },
-  );
+  const args = [
+    '-c',
+    SCRIPT,
+    'launchpad-watchdog',
+    seconds(run.timeoutMs + AFTER_DEADLINE_MS),
+    seconds(run.graceMs),
+    String(run.pgid),
+    run.token,
+    run.cgroup ?? '',
+    leader,
+  ];
+  if (viaSpawner) return fromSpawner(args);
+  // Its own session: no terminal hang-up or group signal aimed at the controller reaches it.
+  const child = spawn('/bin/sh', args, { detached: true, stdio: 'ignore' });
   child.on('error', () => undefined);
   child.unref();
   const pid = child.pid;
@@ -85,4 +88,33 @@ export function startWatchdog(run: {
       if (child.exitCode === null && child.signalCode === null) killGroup(pid, 'SIGKILL');
     },
   };
+}
+
+/**
+ * The watchdog started by the helper a large controller starts its processes from (spawner.ts),
+ * as the task's process is: a fork of the large process costs more than the message. Its pid is
+ * known once it has started; undefined when it could not start.
+ */
+function fromSpawner(args: string[]): Promise<Watchdog | undefined> {
+  return new Promise((resolve) => {
+    // In its own session there too (the helper starts every process detached).
+    const child = startProcess('/bin/sh', args, { cwd: process.cwd(), env: process.env }, true);
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    child.on('error', () => resolve(undefined));
+    child.stdout?.resume();
+    child.stderr?.resume();
+    child.on('spawn', () => {
+      const pid = child.pid!;
+      const identity = processIdentity(pid);
+      resolve({
+        pid,
+        identity,
+        stop() {
+          // The helper reaps it: past its exit, the pid may be another process's.
+          if (!exited && isSameProcessAlive(pid, identity)) killGroup(pid, 'SIGKILL');
+        },
+      });
+    });
+  });
 }

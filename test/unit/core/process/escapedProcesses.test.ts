@@ -11,7 +11,7 @@ import { cgroupsAvailable, runCgroupsParent, setCgroupsEnabled } from '../../../
 import { canScanEnvironments, markedPids } from '../../../../src/core/process/environmentMarker';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { escapedMessage, killAllProcessGroupsNow, runProcess } from '../../../../src/core/process/runProcess';
-import { setSpawnerMode } from '../../../../src/core/process/spawner';
+import { setSpawnerMode, spawnerPid } from '../../../../src/core/process/spawner';
 import { alive } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
 
@@ -97,6 +97,12 @@ const modes = [
   { ...m, name: `${m.name}, started by the spawner`, spawner: true },
 ]);
 
+/** A process's parent pid, from /proc. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 describe('core/process: processes that leave their group still end', function () {
   this.timeout(90_000);
   before(function () {
@@ -144,14 +150,20 @@ describe('core/process: processes that leave their group still end', function ()
 
       it('when the task process exits, with its watchdog and its cgroup', async () => {
         let tracking: { cgroup?: string; watchdog?: { pid: number } } = {};
+        let watchdogParent: number | undefined;
         const command = `setsid sleep 300 & echo $! > setsid.pid; echo "$_LAUNCHPAD_PROC" > token; grep '^0::' /proc/$$/cgroup > cgroup; echo started; sleep 0.2`;
         const r = await runProcess({
           command,
           cwd: dir,
           timeoutMs: 60_000,
           record: record(),
-          onOutput: () => (tracking = JSON.parse(readFileSync(join(dir, 'procs', 'task-001.agent.json'), 'utf8')) as typeof tracking),
+          onOutput: () => {
+            tracking = JSON.parse(readFileSync(join(dir, 'procs', 'task-001.agent.json'), 'utf8')) as typeof tracking;
+            watchdogParent ??= parentOf(tracking.watchdog!.pid);
+          },
         });
+        // Started where the task's process was: from the helper, or from this process.
+        assert.equal(watchdogParent, mode.spawner ? spawnerPid() : process.pid, 'the watchdog started where the task process was');
         assert.equal(r.code, 0);
         assert.equal(r.escaped, 1);
         const setsid = Number(await textOf(join(dir, 'setsid.pid')));

@@ -5,7 +5,7 @@
 // records its result (Session.afterResult), so a task costs one write of the task file, not
 // two, and the loop dispatches what that pass claimed.
 import type { Task, TaskFile } from '../taskFile/schema';
-import { type DependencyFailure, eligibleTasks, nextRetryTime, type RetryClock, selectBatch, tasksMissingValidation } from '../tasks/dag';
+import { type DependencyFailure, type RetryClock, scanPool, selectBatch } from '../tasks/dag';
 import { markDependencyFailures } from '../tasks/transitions';
 import { failOverCost } from './budget';
 import type { Session } from './session';
@@ -47,7 +47,8 @@ export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass
   const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
   const overCost = failOverCost(file, s.config.maxCostUsd);
   const failures = markDependencyFailures(file);
-  const eligible = eligibleTasks(file.tasks, clock, { durations: input.durations }).filter((t) => !running.has(t.id));
+  const scan = scanPool(file.tasks, clock, { durations: input.durations }, running);
+  const eligible = scan.eligible.filter((t) => !running.has(t.id));
   // Concurrent mode: tasks other workers hold (they constrain the batch, take none of its slots).
   const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
   const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
@@ -60,11 +61,8 @@ export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass
     overCost,
     failures,
     eligible: eligible.length,
-    retryAt: nextRetryTime(
-      file.tasks.filter((t) => !running.has(t.id)),
-      clock,
-    ),
-    missing: tasksMissingValidation(file.tasks),
+    retryAt: scan.retryAt,
+    missing: scan.missing,
     allCompleted: file.tasks.every((t) => t.status === 'completed'),
     elsewhere: elsewhere.length,
     noAgent,

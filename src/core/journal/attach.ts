@@ -22,7 +22,7 @@ import { specTaskRef, unfinishedParents } from '../specTasks/specImport';
 import type { StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { StateStore } from '../taskFile/store';
-import { eligibleTasks, isDependencyFailure, isPermanentlyFailed } from '../tasks/dag';
+import { eligibleTasks, isDependencyFailure, isPermanentlyFailed, taskWithId } from '../tasks/dag';
 import type { NewEntry } from './entrySchema';
 import { Journal } from './journal';
 import { JournalPaths } from './journalPaths';
@@ -64,7 +64,7 @@ export function attachJournal(
   const readTask = (id: string): { task: Task | undefined; file: TaskFile | undefined } => {
     try {
       const file = store.lastKnown() ?? store.peek();
-      return { task: file.tasks.find((t) => t.id === id), file };
+      return { task: taskWithId(file.tasks, id), file };
     } catch {
       return { task: undefined, file: undefined };
     }

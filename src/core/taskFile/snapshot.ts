@@ -295,7 +295,9 @@ function copyObject(v: object): unknown {
 /** Freezes every object and array of `value`, children first: a frozen one's are all frozen. */
 function deepFreeze(value: unknown): void {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
-  for (const k in value) deepFreeze((value as Record<string, unknown>)[k]);
+  // An array by index: for-in would make a key string for each of a large file's tasks.
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  else for (const k in value) deepFreeze((value as Record<string, unknown>)[k]);
   Object.freeze(value);
 }
 

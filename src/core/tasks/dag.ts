@@ -66,6 +66,13 @@ export function runsSolo(task: Task): boolean {
  * already failed for a dependency reason are not marked again.
  */
 export function findDependencyFailures(tasks: readonly Task[]): DependencyFailure[] {
+  if (stillSettled(tasks)) return [];
+  const failures = dependencyFailures(tasks);
+  lastSettled = failures.length ? undefined : settledState(tasks);
+  return failures;
+}
+
+function dependencyFailures(tasks: readonly Task[]): DependencyFailure[] {
   const pos = positions(tasks);
   const failures: DependencyFailure[] = [];
   const marked = new Set<string>();
@@ -100,6 +107,67 @@ export function findDependencyFailures(tasks: readonly Task[]): DependencyFailur
     }
   }
   return failures;
+}
+
+/**
+ * The last tasks findDependencyFailures found nothing to mark in (a settled state), as what
+ * its rules read of each task: the same dependents (so the same ids and dependency lists), and
+ * each task's status, with attempts and last entry where it is failed. A pass over a large file
+ * asks after every task's end; a settled state stays settled while each task either is as it
+ * was, or has since completed, or has started (from pending, or from a failure not of these
+ * rules): those only take tasks out of cycles and out of the walk from permanent failures, and
+ * in a settled state every live task with an unknown dependency or on a cycle is failed for it
+ * already, so none of them can have started. Anything else, and the rules run again.
+ */
+interface SettledState {
+  dependents: ReadonlyMap<string, readonly number[]>;
+  status: Array<Task['status']>;
+  attempts: number[];
+  maxAttempts: number[];
+  lastEntry: Array<string | undefined>;
+  dependencyFailure: Uint8Array;
+}
+
+let lastSettled: SettledState | undefined;
+
+function settledState(tasks: readonly Task[]): SettledState {
+  const n = tasks.length;
+  const s: SettledState = {
+    dependents: reverseEdges(tasks),
+    status: new Array(n),
+    attempts: new Array(n),
+    maxAttempts: new Array(n),
+    lastEntry: new Array(n),
+    dependencyFailure: new Uint8Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const t = tasks[i]!;
+    s.status[i] = t.status;
+    s.attempts[i] = t.attempts;
+    s.maxAttempts[i] = t.max_attempts;
+    s.lastEntry[i] = t.error_log.at(-1);
+    s.dependencyFailure[i] = isDependencyFailure(t) ? 1 : 0;
+  }
+  return s;
+}
+
+function stillSettled(tasks: readonly Task[]): boolean {
+  const s = lastSettled;
+  // reverseEdges hands out the same map while the ids and dependency lists are the same.
+  if (!s || s.status.length !== tasks.length || reverseEdges(tasks) !== s.dependents) return false;
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i]!;
+    const was = s.status[i]!;
+    if (t.status === was) {
+      if (was !== 'failed') continue;
+      if (t.attempts === s.attempts[i] && t.max_attempts === s.maxAttempts[i] && t.error_log.at(-1) === s.lastEntry[i]) continue;
+      return false;
+    }
+    if (t.status === 'completed') continue;
+    if (t.status === 'in_progress' && (was === 'pending' || (was === 'failed' && !s.dependencyFailure[i]))) continue;
+    return false;
+  }
+  return true;
 }
 
 /**
@@ -208,6 +276,14 @@ function positions(tasks: readonly Task[]): ReadonlyMap<string, number> {
 }
 
 let lastPositions: { ids: string[]; pos: Map<string, number> } | undefined;
+
+/**
+ * The task with `id` in `tasks` (ids are unique in any file the schema accepts), through the
+ * positions kept for them: a large file's run looks its tasks up several times per task.
+ */
+export function taskWithId(tasks: readonly Task[], id: string): Task | undefined {
+  return taskById(tasks, positions(tasks), id);
+}
 
 /** The task with `id`, by positions(tasks). */
 function taskById(tasks: readonly Task[], pos: ReadonlyMap<string, number>, id: string): Task | undefined {
@@ -368,33 +444,63 @@ export function retryNotBefore(task: Task, clock: RetryClock): number | undefine
 }
 
 /**
+ * What a pass needs of the pool, from one walk over the tasks: the eligible pool in order
+ * (eligibleTasks), the tasks kept out of it for want of a validation command
+ * (tasksMissingValidation), and when the loop should wake for a retry held back (nextRetryTime),
+ * among the tasks not in `running`.
+ */
+export interface PoolScan {
+  eligible: Task[];
+  missing: Task[];
+  retryAt: number | undefined;
+}
+
+export function scanPool(tasks: readonly Task[], clock?: RetryClock, hints: PoolOrderHints = {}, running?: ReadonlySet<string>): PoolScan {
+  const { ready, missing, retryAt } = walkPool(tasks, clock, running);
+  return { eligible: poolOrder(tasks, ready, hints), missing, retryAt };
+}
+
+/** scanPool's walk: the eligible pool unordered (pending tasks first), missing, retryAt. */
+function walkPool(
+  tasks: readonly Task[],
+  clock?: RetryClock,
+  running?: ReadonlySet<string>,
+): { ready: Task[]; missing: Task[]; retryAt: number | undefined } {
+  const pos = positions(tasks);
+  const pending: Task[] = [];
+  const retry: Task[] = [];
+  const missing: Task[] = [];
+  let retryAt: number | undefined;
+  for (const t of tasks) {
+    const first = t.status === 'pending';
+    if ((!first && !isRetryable(t)) || !allDepsCompleted(t, tasks, pos)) continue;
+    // A task without a validation command is never eligible: nothing could prove it done.
+    if (!hasValidationCommand(t)) missing.push(t);
+    else if (first) pending.push(t);
+    else {
+      const at = clock && retryNotBefore(t, clock);
+      if (at === undefined) retry.push(t);
+      else if (!running?.has(t.id) && (retryAt === undefined || at < retryAt)) retryAt = at;
+    }
+  }
+  return { ready: pending.concat(retry), missing, retryAt };
+}
+
+/**
  * The earliest time a retryable task held back by retryNotBefore may start (ms), or undefined
  * when none is held back: when the run loop wakes up for it.
  */
 export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number | undefined {
-  // Indexed only when some task could be waiting: most passes have none.
-  let pos: ReadonlyMap<string, number> | undefined;
-  let next: number | undefined;
-  for (const t of tasks) {
-    if (!isRetryable(t) || !hasValidationCommand(t) || !allDepsCompleted(t, tasks, (pos ??= positions(tasks)))) continue;
-    const at = retryNotBefore(t, clock);
-    if (at !== undefined && (next === undefined || at < next)) next = at;
-  }
-  return next;
+  return walkPool(tasks, clock).retryAt;
 }
 
 /**
  * The eligible pool: pending tasks whose dependencies are all completed, and retryable failed
  * ones that the retry rule (retryNotBefore, given a clock) lets start now, in the order they
- * should start (poolOrder). A task without a validation command is never eligible: nothing
- * could prove it done.
+ * should start (poolOrder), those without a validation command left out.
  */
 export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints: PoolOrderHints = {}): Task[] {
-  const pos = positions(tasks);
-  const ready = (t: Task) => hasValidationCommand(t) && allDepsCompleted(t, tasks, pos);
-  const pending = tasks.filter((t) => t.status === 'pending' && ready(t));
-  const retry = tasks.filter((t) => isRetryable(t) && ready(t) && (!clock || retryNotBefore(t, clock) === undefined));
-  return poolOrder(tasks, [...pending, ...retry], hints);
+  return scanPool(tasks, clock, hints).eligible;
 }
 
 /**
@@ -522,10 +628,7 @@ function median(values: number[]): number {
 
 /** Tasks that would be eligible but have no validation command (logged once per run). */
 export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
-  let pos: ReadonlyMap<string, number> | undefined;
-  return tasks.filter(
-    (t) => (t.status === 'pending' || isRetryable(t)) && !hasValidationCommand(t) && allDepsCompleted(t, tasks, (pos ??= positions(tasks))),
-  );
+  return walkPool(tasks).missing;
 }
 
 /**

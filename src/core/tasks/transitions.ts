@@ -11,7 +11,7 @@ import { InputError } from '../inputError';
 import { type Category, logTimestamp } from '../log/logLine';
 import { writableTask } from '../taskFile/draft';
 import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
-import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures } from './dag';
+import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures, taskWithId } from './dag';
 import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
 
 /** How much failing output an error_tail keeps (characters): enough for a hover, bounded. */
@@ -22,7 +22,7 @@ export const ERROR_TAIL_CHARS = 4000;
  * transaction's draft shares unchanged tasks with the store, frozen).
  */
 export function mustFind(file: TaskFile, id: string): Task {
-  const task = file.tasks.find((t) => t.id === id);
+  const task = taskWithId(file.tasks, id);
   // A person deleted the task from the file while it ran: nothing left to record it in.
   if (!task) throw new TaskVanishedError(id);
   return writableTask(file, task);
@@ -30,7 +30,7 @@ export function mustFind(file: TaskFile, id: string): Task {
 
 /** The task `id` to write to, or undefined when there is none. */
 function findWritable(file: TaskFile, id: string): Task | undefined {
-  const task = file.tasks.find((t) => t.id === id);
+  const task = taskWithId(file.tasks, id);
   return task && writableTask(file, task);
 }
 
@@ -128,19 +128,13 @@ export function holdsClaim(t: Task | undefined, token: ClaimToken): boolean {
 
 /** The fencing check before a worker writes or merges its task: throws ClaimLostError when it lost it. */
 export function assertClaim(file: TaskFile, token: ClaimToken): void {
-  const t = file.tasks.find((x) => x.id === token.taskId);
+  const t = taskWithId(file.tasks, token.taskId);
   if (!holdsClaim(t, token)) throw new ClaimLostError(token, t?.claimed_by);
 }
 
 /** A heartbeat or checkpoint of the holder: the lease runs `leaseSeconds` from now again. */
 export function renewLease(file: TaskFile, token: ClaimToken, leaseSeconds: number, now = new Date()): 'renewed' | 'lost' {
-  if (
-    !holdsClaim(
-      file.tasks.find((x) => x.id === token.taskId),
-      token,
-    )
-  )
-    return 'lost';
+  if (!holdsClaim(taskWithId(file.tasks, token.taskId), token)) return 'lost';
   findWritable(file, token.taskId)!.lease_expires_at = leaseEnd(now, leaseSeconds);
   return 'renewed';
 }
@@ -165,7 +159,7 @@ export function takeOverClaim(
   worker: WorkerLease,
   now = new Date(),
 ): { token: ClaimToken; previous: { claimedBy: string | null; leaseExpiresAt: string | null; generation: number } } | undefined {
-  const shared = file.tasks.find((x) => x.id === id);
+  const shared = taskWithId(file.tasks, id);
   if (!shared || shared.status !== 'in_progress') return undefined;
   if (shared.claimed_by !== worker.workerId && !claimLapsed(shared, now)) return undefined;
   const t = writableTask(file, shared);
@@ -273,7 +267,7 @@ export function recordCost(file: TaskFile, id: string, report: Pick<AgentReport,
  * it was recorded. The lease itself is the queue's (its job lock), so no lease_expires_at here.
  */
 export function recordQueueRunner(file: TaskFile, id: string, agentId: string, runner: string): boolean {
-  const t = file.tasks.find((x) => x.id === id);
+  const t = taskWithId(file.tasks, id);
   if (!t || t.status !== 'in_progress' || t.agent_id !== agentId) return false;
   writableTask(file, t).claimed_by = runner;
   return true;
@@ -365,7 +359,7 @@ export function retryTask(file: TaskFile, id: string): Task[] {
  */
 export function retryTasks(file: TaskFile, ids: readonly string[]): Task[] {
   const tasks = ids.map((id) => {
-    const task = file.tasks.find((t) => t.id === id);
+    const task = taskWithId(file.tasks, id);
     if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
     if (!canRetry(task)) {
       throw new InputError(`task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task can be retried`);
@@ -425,7 +419,7 @@ export function reopenTask(file: TaskFile, id: string): boolean {
  * Returns whether it changed.
  */
 export function unfailTask(file: TaskFile, id: string): boolean {
-  const found = file.tasks.find((x) => x.id === id);
+  const found = taskWithId(file.tasks, id);
   if (!found || found.status !== 'failed') return false;
   const t = writableTask(file, found);
   t.status = 'pending';

@@ -1,7 +1,8 @@
 // The dependency rules keep the last id positions and dependents they built and reuse them
-// while the tasks' ids and dependency lists are the same: whatever changed between two calls
-// (a list changed in place, a task added, removed or moved, frozen tasks shared between
-// calls), every answer is the one a fresh computation gives.
+// while the tasks' ids and dependency lists are the same, and the last state they found
+// nothing to mark in while it stays settled: whatever changed between two calls (a list
+// changed in place, a task added, removed or moved, frozen tasks shared between calls, a
+// status changed), every answer is the one a fresh computation gives.
 import assert from 'node:assert/strict';
 
 import type { Task } from '../../../../src/core/taskFile/schema';
@@ -86,5 +87,81 @@ describe('core/dag: reused positions and dependents', () => {
       }
       assert.deepEqual(answers(tasks), fresh(tasks), `edit ${n}`);
     }
+  });
+
+  it('over random runs with their dependency failures marked, every answer is a fresh one', () => {
+    // A second copy of the module, whose caches the calls on the first never touch: the run's
+    // copy keeps its settled state from one step to the next, as a session's passes do.
+    const dagPath = require.resolve('../../../../src/core/tasks/dag');
+    const kept = require.cache[dagPath];
+    delete require.cache[dagPath];
+    const reference = require(dagPath) as typeof import('../../../../src/core/tasks/dag');
+    require.cache[dagPath] = kept;
+    const freshFailures = (tasks: readonly Task[]) => {
+      reference.findDependencyFailures([task('other', { depends_on: ['x'] })]);
+      return reference.findDependencyFailures(structuredClone(tasks));
+    };
+
+    const rand = rng(23);
+    const id = (i: number) => `t${i}`;
+    let tasks: Task[] = Array.from({ length: 40 }, (_, i) => task(id(i), { depends_on: i ? [id(rand(i))] : [] }));
+    let settledSteps = 0;
+    for (let n = 0; n < 1500; n++) {
+      const i = rand(tasks.length);
+      const t = tasks[i]!;
+      const w = Object.isFrozen(t) ? (tasks[i] = structuredClone(t)) : t;
+      const failed = (entry: string) => ((w.status = 'failed'), w.error_log.push(entry));
+      switch (rand(12)) {
+        case 0:
+        case 1:
+          if (w.status === 'pending' || w.status === 'failed') w.status = 'in_progress';
+          break;
+        case 2:
+        case 3:
+          w.status = 'completed';
+          break;
+        case 4:
+          w.attempts++;
+          failed('[TEST_FAIL] no');
+          break;
+        case 5:
+          // A person's retry, or a reset of a completed task.
+          w.status = 'pending';
+          w.attempts = 0;
+          break;
+        case 6:
+          w.max_attempts = w.attempts;
+          failed('[AGENT_ERROR] gave up');
+          break;
+        case 7:
+          if (rand(4) === 0) w.depends_on = [id(rand(tasks.length + 2))];
+          break;
+        case 8:
+          // A cycle through a task that already ran.
+          if (rand(4) === 0) w.depends_on = [...w.depends_on, id(rand(tasks.length))];
+          break;
+        case 9:
+          failed('[COST_LIMIT] over');
+          break;
+        case 10:
+          // A new array of the same tasks, frozen: what the next transaction's draft holds.
+          tasks = tasks.map((x) => Object.freeze({ ...x, depends_on: Object.freeze([...x.depends_on]) as string[] }));
+          break;
+        default:
+          w.status = rand(2) ? 'in_progress' : 'failed';
+      }
+      const expected = freshFailures(tasks);
+      const found = findDependencyFailures(tasks);
+      assert.deepEqual(found, expected, `step ${n}`);
+      if (!found.length) settledSteps++;
+      // Marked as a run marks them, so the next step starts from a settled state.
+      for (const f of found) {
+        const j = tasks.findIndex((x) => x.id === f.taskId);
+        const m = (tasks[j] = structuredClone(tasks[j]!));
+        m.status = 'failed';
+        m.error_log.push(f.entry);
+      }
+    }
+    assert.ok(settledSteps > 300, `${settledSteps} steps found a settled state`);
   });
 });

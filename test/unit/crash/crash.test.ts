@@ -70,7 +70,8 @@ const ALL_SCENARIOS: Array<[string, Make]> = [
   ['log VALIDATE [task-001]', log(/\] VALIDATE \[task-001\]/)],
   ['log VALIDATE [task-005]', log(/\] VALIDATE \[task-005\]/)],
   ['log MERGE [task-004]', log(/\] MERGE \[task-004\]/)],
-  ['log MERGE [task-006]', log(/\] MERGE \[task-006\]/)],
+  // Not the last task's merge: after that, the run may end before the kill lands.
+  ['log MERGE [task-005]', log(/\] MERGE \[task-005\]/)],
   // The test kills it as a state save creates harness-tasks.json.tmp (the n-th save of the run).
   ...[1, 3, 5, 8, 11].map((n): [string, Make] => [`.tmp created #${n}`, tmp(n)]),
   // A state save blocked opening .tmp (a FIFO), killed there, a torn file left in its place.

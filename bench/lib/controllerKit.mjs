@@ -145,8 +145,8 @@ export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = fa
 }
 
 /**
- * `launchpad run` in `dir`, timed (wall and CPU of its whole process tree, and `ownCpuMs`: the
- * controller process's own, from ownCpu.mjs); throws unless it exits 0 (or 1 with `workLeft`: a
+ * `launchpad run` in `dir`, timed (wall and CPU of its whole process tree, `ownCpuMs`: the
+ * controller process's own, and `helperCpuMs`: its command helper's, from ownCpu.mjs); throws unless it exits 0 (or 1 with `workLeft`: a
  * file with tasks no run can finish).
  */
 export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env = {}, cli = CLI, workLeft = false }) {
@@ -162,7 +162,7 @@ export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env =
   );
   if (r.code !== 0 && !(workLeft && r.code === 1))
     throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);
-  r.ownCpuMs = Number(readFileSync(own, 'utf8'));
+  [r.ownCpuMs, r.helperCpuMs] = readFileSync(own, 'utf8').trim().split(' ').map(Number);
   rmSync(own);
   return r;
 }

@@ -4,7 +4,7 @@
 // names, which the benchmark reads: the controller's own time, which no other process's share of
 // the machine or the disk stretches. The helper's work is the controller's (a small controller
 // starts its commands itself), so it counts.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const file = process.env.BENCH_OWN_CPU;
 if (file) {
@@ -17,8 +17,9 @@ if (file) {
 }
 
 /**
- * The helper's CPU time so far (it ends after this process), from /proc: user + system in clock
- * ticks, which Linux reports in hundredths of a second. 0 without a helper, or without /proc.
+ * The helper's CPU time so far (it ends after this process), from /proc: the time each of its
+ * threads has spent on a CPU (schedstat, in nanoseconds), or else its user + system time (stat,
+ * in hundredths of a second). 0 without a helper, or without /proc.
  */
 function helperCpuMs() {
   let children;
@@ -31,14 +32,29 @@ function helperCpuMs() {
   for (const pid of children) {
     try {
       if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawnerMain.js')) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // After the command name in parentheses: field 3 (state) first, so utime and stime
-      // (fields 14 and 15) are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      ms += onCpuMs(pid) ?? ticksMs(pid);
     } catch {
       // It ended already.
     }
   }
   return ms;
+}
+
+function onCpuMs(pid) {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    return ns / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+function ticksMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // After the command name in parentheses: field 3 (state) first, so utime and stime (fields 14
+  // and 15) are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }

@@ -6,6 +6,7 @@ import { InputError } from '../inputError';
 import { writableTask } from '../taskFile/draft';
 import { formatPath } from '../taskFile/parse';
 import { PRIORITIES, type Priority, type Task, type TaskFile, taskSchema } from '../taskFile/schema';
+import { taskWithId } from './taskIndex';
 import { unblockDependents } from './transitions';
 
 export interface NewTask {
@@ -175,10 +176,7 @@ export function removeTask(
   const unblocked = unblockDependents(file, id).map((t) => t.id);
   for (const { id: dependent } of dependents) {
     // Found again: unblocking may have put a copy in its place.
-    const t = writableTask(
-      file,
-      file.tasks.find((x) => x.id === dependent)!,
-    );
+    const t = writableTask(file, taskWithId(file.tasks, dependent)!);
     t.depends_on = t.depends_on.filter((d) => d !== id);
   }
   file.tasks.splice(file.tasks.indexOf(task), 1);
@@ -187,7 +185,7 @@ export function removeTask(
 
 /** The task to change: its own copy when the transaction shares unchanged tasks (draft.ts). */
 function findTask(file: TaskFile, id: string): Task {
-  const task = file.tasks.find((t) => t.id === id);
+  const task = taskWithId(file.tasks, id);
   if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
   return writableTask(file, task);
 }

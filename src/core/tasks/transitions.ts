@@ -11,8 +11,9 @@ import { InputError } from '../inputError';
 import { type Category, logTimestamp } from '../log/logLine';
 import { writableTask } from '../taskFile/draft';
 import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
-import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures, taskWithId } from './dag';
+import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures } from './dag';
 import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
+import { taskWithId } from './taskIndex';
 
 /** How much failing output an error_tail keeps (characters): enough for a hover, bounded. */
 export const ERROR_TAIL_CHARS = 4000;

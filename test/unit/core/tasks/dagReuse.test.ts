@@ -90,13 +90,14 @@ describe('core/dag: reused positions and dependents', () => {
   });
 
   it('over random runs with their dependency failures marked, every answer is a fresh one', () => {
-    // A second copy of the module, whose caches the calls on the first never touch: the run's
-    // copy keeps its settled state from one step to the next, as a session's passes do.
-    const dagPath = require.resolve('../../../../src/core/tasks/dag');
-    const kept = require.cache[dagPath];
-    delete require.cache[dagPath];
-    const reference = require(dagPath) as typeof import('../../../../src/core/tasks/dag');
-    require.cache[dagPath] = kept;
+    // A second copy of the module and of its indexes, whose caches the calls on the first never
+    // touch: the run's copy keeps its settled state from one step to the next, as a session's
+    // passes do.
+    const paths = ['dag', 'taskIndex'].map((m) => require.resolve(`../../../../src/core/tasks/${m}`));
+    const kept = paths.map((p) => require.cache[p]);
+    for (const p of paths) delete require.cache[p];
+    const reference = require(paths[0]!) as typeof import('../../../../src/core/tasks/dag');
+    paths.forEach((p, i) => (require.cache[p] = kept[i]));
     const freshFailures = (tasks: readonly Task[]) => {
       reference.findDependencyFailures([task('other', { depends_on: ['x'] })]);
       return reference.findDependencyFailures(structuredClone(tasks));

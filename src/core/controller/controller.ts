@@ -393,9 +393,12 @@ export class Controller {
         const budget = s.config.maxTasksPerSession - dispatched - claimed;
         const input = passInput(budget, !!s.spending.hold, taskId);
         const pass = recordPass(poolPass(s, file, input), s.transactionMark, input, taskId);
-        return () => {
-          prepared.push(pass);
-          wakeForPass();
+        return {
+          written: () => {
+            prepared.push(pass);
+            wakeForPass();
+          },
+          next: pass.pool.next,
         };
       };
 

@@ -40,6 +40,8 @@ export interface PoolPass {
   batch: Task[];
   /** Their claims (empty in place, where runInPlace dispatches its one task itself). */
   claims: ClaimedTask[];
+  /** The first eligible task in the pool's order that this pass did not start (null: none). */
+  next: string | null;
 }
 
 export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass {
@@ -68,6 +70,7 @@ export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass
     noAgent,
     batch: claims.length ? claims.map((c) => c.before) : batch,
     claims,
+    next: eligible.find((t) => !batch.includes(t))?.id ?? null,
   };
 }
 

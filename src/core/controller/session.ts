@@ -42,6 +42,14 @@ export interface SessionContext {
   terminals: TerminalFactory;
 }
 
+/** The pool pass a task's completion ran (Session.afterResult). */
+export interface AfterResult {
+  /** Called once the transaction's write is done: the loop may dispatch what the pass claimed. */
+  written(): void;
+  /** The task the pass found next, among those it did not start (PoolPass.next). */
+  next: string | null;
+}
+
 export class Session implements SessionContext {
   readonly git: Git;
   readonly store: StateStore;
@@ -83,11 +91,11 @@ export class Session implements SessionContext {
   readonly pool: WorktreePool;
   /**
    * Run inside the transaction that records a task's completion, after it: the run loop's next
-   * pool pass, so one write records the result and claims the next batch. What it returns is
+   * pool pass, so one write records the result and claims the next batch. Its `written` is
    * called once that write is done. (Not after a failure: its retry must wait until the failed
    * attempt's branch is kept and its worktree removed.)
    */
-  afterResult: ((file: TaskFile, taskId: string) => (() => void) | undefined) | undefined;
+  afterResult: ((file: TaskFile, taskId: string) => AfterResult | undefined) | undefined;
   /** Transactions asked for so far, and the number of the one running: tells whether a pass is the latest. */
   private transactionsAsked = 0;
   private transactionRunning = 0;
@@ -244,13 +252,13 @@ export class Session implements SessionContext {
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
-    const recorded = await this.transact((file) => {
+    const pass = await this.transact((file) => {
       this.worker?.fence(file, task.id);
       completeTask(file, task.id);
       return this.afterResult?.(file, task.id);
     });
     this.worker?.release(task.id);
-    recorded?.();
+    pass?.written();
     const merged = mergeCommit
       ? [
           {
@@ -261,7 +269,7 @@ export class Session implements SessionContext {
         ]
       : [];
     this.log(...extra, ...merged, { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' });
-    this.taskEvents.fire({ taskId: task.id, kind: 'completed' });
+    this.taskEvents.fire({ taskId: task.id, kind: 'completed', ...(pass ? { next: pass.next } : {}) });
     this.removeWorktreeSoon(task.id);
   }
 

@@ -110,7 +110,7 @@ export function attachJournal(
         const durationMinutes = Math.round((endedAt - from) / 6000) / 10;
         await toSpec(task, { kind: 'completed', completedAt: task?.completed_at ?? new Date(endedAt).toISOString(), durationMinutes });
         const ref = specTaskRef(task);
-        const next = file ? eligibleTasks(file.tasks).find((t) => t.id !== e.taskId) : undefined;
+        const next = file ? nextTask(file, e) : undefined;
         await append({
           type: 'task_completed',
           spec: ref?.spec ?? 'harness',
@@ -219,6 +219,16 @@ export function nextSteps(file: TaskFile, max = 5): string[] {
     else if (t.status === 'pending' && !t.validation?.command?.trim()) steps.push(`give ${t.id} a validation command`);
   }
   return steps;
+}
+
+/**
+ * The task after a completion: the one the pool pass that ran with it found next, else (no pass
+ * ran with it: a concurrent worker, an in-place run) the first of the pool as it is now.
+ */
+function nextTask(file: TaskFile, e: TaskEvent): Task | undefined {
+  if (e.next === null) return undefined;
+  if (e.next !== undefined) return taskWithId(file.tasks, e.next);
+  return eligibleTasks(file.tasks).find((t) => t.id !== e.taskId);
 }
 
 /** `Task 1.2 - Title (spec auth)` for a spec's subtask, `task-003 - Title` otherwise. */

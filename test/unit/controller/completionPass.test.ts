@@ -7,9 +7,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Controller } from '../../../src/core/controller/controller';
+import type { RunOutcome, TaskEvent } from '../../../src/core/controller/types';
+import { Emitter } from '../../../src/core/events';
+import { attachJournal } from '../../../src/core/journal/attach';
 import { StatePaths } from '../../../src/core/statePaths';
 import { StateStore } from '../../../src/core/taskFile/store';
-import { agentCmd, harness, readLog, taskById } from './support';
+import { journalEntries } from '../journal/support';
+import { agentCmd, editTaskFile, harness, readLog, taskById } from './support';
 
 type Statuses = Record<string, string>;
 
@@ -89,5 +93,52 @@ describe('controller: the pool pass in a completion', function () {
     assert.equal(b.agent_id ?? null, null);
     assert.ok(!readLog(root).some((l) => l.includes('[b]')), readLog(root).join('\n'));
     assert.equal(result.reason, 'stopped');
+  });
+
+  it("names the task its pass found next, first in the pool's order among those it did not start; the journal's entry shows it", async () => {
+    // a goes first (d waits for it); then b, c, d in the order of their ids.
+    const root = harness({ tasks: [{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd', dependsOn: ['a'] }] });
+    const controller = controllerFor(root);
+    const named: Array<[string, string | null | undefined]> = [];
+    controller.onDidChangeTask((e) => e.kind === 'completed' && named.push([e.taskId, e.next]));
+    const journal = attachJournal(controller, new StatePaths(root));
+    const result = await journal.track(controller.run());
+    journal.dispose();
+    assert.equal(result.exitCode, 0, result.message);
+    // Each completion's pass claimed the task after it and names the one after that.
+    assert.deepEqual(named, [
+      ['a', 'c'],
+      ['b', 'd'],
+      ['c', null],
+      ['d', null],
+    ]);
+    const completed = journalEntries(root).filter((e) => e.type === 'task_completed');
+    assert.deepEqual(
+      completed.map((e) => [e.task_id, e.next_task]),
+      [
+        ['a', 'c'],
+        ['b', 'd'],
+        ['c', undefined],
+        ['d', undefined],
+      ],
+    );
+  });
+
+  it('the journal takes the next task from the completion, not from a pass of its own', async () => {
+    // x completed; y would come first in a pass over the file as it is now.
+    const root = harness({ tasks: [{ id: 'x' }, { id: 'y' }, { id: 'z' }] });
+    editTaskFile(root, (file) => (file.tasks[0].status = 'completed'));
+    const events = new Emitter<TaskEvent>();
+    const journal = attachJournal({ onDidChangeTask: events.event }, new StatePaths(root));
+    events.fire({ taskId: 'x', kind: 'completed', next: 'z' });
+    events.fire({ taskId: 'x', kind: 'completed', next: null });
+    events.fire({ taskId: 'x', kind: 'completed' });
+    await journal.track(Promise.resolve({ exitCode: 0, reason: 'all-completed', message: '', session: 1 } as RunOutcome));
+    journal.dispose();
+    const completed = journalEntries(root).filter((e) => e.type === 'task_completed');
+    assert.deepEqual(
+      completed.map((e) => e.next_task),
+      ['z', undefined, 'y'],
+    );
   });
 });

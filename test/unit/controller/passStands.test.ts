@@ -18,6 +18,7 @@ const pool = (batch: string[], retryAt?: number): PoolPass => ({
   noAgent: false,
   batch: batch.map(task),
   claims: [],
+  next: null,
 });
 /** A session whose latest transaction is `latest`. */
 const session = (latest: number) => ({ isLatestTransaction: (mark: number) => mark === latest }) as unknown as Session;

@@ -1,7 +1,8 @@
 // Controller overhead per task (budget: ≤ 1.5× the same git commands run by hand), and
-// how it grows with the task file: the same N tasks in a file of their own and after a
-// 4,990-task history (gen.mjs generateHistory: 3.6 MiB, a backlog every pass walks): per-task
-// overhead at 5,000 tasks ≤ 1.2× at N, the two alternated with each other and the peer.
+// how it grows with the task file: what one more task costs a run (runs of N and of 3N tasks in
+// files of the same size, their difference over 2N) in a file of their own and after a history
+// that makes the file 5,000 tasks (gen.mjs generateHistory: 3.6 MiB, a backlog every pass walks):
+// ≤ 1.2× at 5,000 tasks, the runs alternated with each other and the peer.
 //
 // Ours: `launchpad run --max-parallel 1` on a generated repository of 300 files with N independent
 // tasks, a no-op agent (one file, one commit) and `true` as every task's validation. Per task:
@@ -22,6 +23,7 @@
 // controller runs per task and git's own time for it, inotify counts of state transactions (the
 // state lock's mkdir) and saves (.tmp created), the log lines per task, and in-process timings of
 // a transaction and a log append, to show where a task's overhead goes.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,6 +41,8 @@ import {
   writeTasks,
 } from './lib/controllerKit.mjs';
 import { generateHistory } from './lib/gen.mjs';
+import { ROOT } from './lib/harness.mjs';
+import { processCpuMs } from './lib/ownCpu.mjs';
 
 export const description =
   'controller overhead per task (agent, validation, session start/end excluded) vs the same git commands by hand (≤ 1.5×)';
@@ -55,13 +59,12 @@ export default async function run(bench) {
   const work = bench.tmp('controller');
   const base = makeRepo(join(work, 'base'), { files: FILES, rng: bench.rng(SEED) });
   const agent = writeAgent(work);
-  const ids = Array.from({ length: N }, (_, i) => `task-${String(i + 1).padStart(3, '0')}`);
+  const ids = taskIds(N);
   // The history, with what a run's first pass would mark (tasks behind [DEPENDENCY] failures)
   // already marked, so both runs of a rep see the same steady file.
   const { markDependencyFailures } = bench.core('tasks/transitions');
   const rawHistory = generateHistory(BIG - N, { seed: SEED });
   markDependencyFailures({ tasks: rawHistory }, '2025-07-09T12:00:00Z');
-  const history = { 0: [], [BIG]: rawHistory };
 
   // What starting the agent and the validation costs at the least, seen from node.
   const noop = join(work, 'noop.sh');
@@ -83,44 +86,68 @@ export default async function run(bench) {
 
   let rep = 0;
   const detail = { 0: [], [BIG]: [] };
-  const ours = async (size = 0) => {
+  /**
+   * One run of `count` tasks in a file of `size` tasks (their own file when 0): its time beyond
+   * the agents and validations; with `empty`, per task, less a second run once all are completed
+   * (session start and end).
+   */
+  const ours = async (size = 0, count = N, empty = true) => {
     const k = rep++;
     const dir = copyRepo(base, join(work, `ours-${k}`));
     const times = join(work, `ours-${k}-times`);
     mkdirSync(times);
+    const runIds = count === N ? ids : taskIds(count);
     writeTasks(
       dir,
-      ids.map((id) => ({ id })),
+      runIds.map((id) => ({ id })),
       {},
-      history[size],
+      size ? rawHistory.slice(0, size - count) : [],
     );
     const opts = { agent, maxParallel: 1, worktreeDir: join(work, `ours-${k}-wt`), env: { BENCH_TIMES: times }, workLeft: size > 0 };
     const full = await runLaunchpad(dir, opts);
     const merged = git(dir, 'log', '--first-parent', '--format=%s')
       .split('\n')
       .filter((s) => s.startsWith('Merge [')).length;
-    if (merged !== N) throw new Error(`expected ${N} merges, found ${merged} in ${dir}`);
-    const empty = await runLaunchpad(dir, opts);
-    const agents = [...agentTimes(times, ids, (p) => readFileSync(p, 'utf8')).values()];
-    const agentMs = agents.reduce((a, b) => a + b.ms, 0) + N * agentStart.ms;
-    const agentCpu = agents.reduce((a, b) => a + b.cpuMs, 0) + N * agentStart.cpuMs;
-    const wall = (full.ms - empty.ms - agentMs - N * validation.ms) / N;
-    const cpu = (full.cpuMs - empty.cpuMs - agentCpu - N * validation.cpuMs) / N;
-    // The helper's work is the controller's: a small controller starts its commands itself.
-    const helper = (full.helperCpuMs - empty.helperCpuMs) / N;
-    const own = (full.ownCpuMs - empty.ownCpuMs) / N + helper;
+    if (merged !== count) throw new Error(`expected ${count} merges, found ${merged} in ${dir}`);
+    const agents = [...agentTimes(times, runIds, (p) => readFileSync(p, 'utf8')).values()];
+    const agentMs = agents.reduce((a, b) => a + b.ms, 0) + count * agentStart.ms;
+    const agentCpu = agents.reduce((a, b) => a + b.cpuMs, 0) + count * agentStart.cpuMs;
+    // What the run spent beyond its agents and validations; the helper's work is the
+    // controller's (a small controller starts its commands itself).
+    const run = {
+      wall: full.ms - agentMs - count * validation.ms,
+      cpu: full.cpuMs - agentCpu - count * validation.cpuMs,
+      own: full.ownCpuMs + full.helperCpuMs,
+      helper: full.helperCpuMs,
+    };
+    if (!empty) return { run };
+    const e = await runLaunchpad(dir, opts);
+    const wall = (run.wall - e.ms) / N;
+    const cpu = (run.cpu - e.cpuMs) / N;
+    const helper = (full.helperCpuMs - e.helperCpuMs) / N;
+    const own = (run.own - e.ownCpuMs - e.helperCpuMs) / N;
     detail[size].push({
       full: full.ms,
-      empty: empty.ms,
+      empty: e.ms,
       agent: agentMs / N,
       wall,
       cpu,
       own,
       helper,
       fullCpu: full.cpuMs,
-      emptyCpu: empty.cpuMs,
+      emptyCpu: e.cpuMs,
     });
-    return { wall, cpu, own };
+    return { wall, cpu, own, run };
+  };
+  /**
+   * What one more task costs a run in a file of `size` tasks: runs of N and of 3N tasks in files
+   * of the same size, their difference over 2N. What a session pays once whatever its number of
+   * tasks (starting its helper, compiling the task's code paths, the heap's first growth) cancels
+   * out, as the empty run above cannot: it starts no task.
+   */
+  const marginal = (small, large) => {
+    const per = (key) => (large.run[key] - small.run[key]) / (2 * N);
+    return { wall: per('wall'), cpu: per('cpu'), own: per('own'), helper: per('helper') };
   };
 
   // The peer, twice on fresh copies: wall time spawned from node; CPU time under the rusage parent.
@@ -157,9 +184,12 @@ export default async function run(bench) {
   const peerCpu = [];
   const oursOwn = [];
   const bigOwn = [];
+  const growthOf = { 0: [], [BIG]: [] };
   for (let i = 0; i < reps + 1; i++) {
     const o = await ours();
     const b = await ours(BIG);
+    const o3 = await ours(0, 3 * N, false);
+    const b3 = await ours(BIG, 3 * N, false);
     const pw = await peer(false);
     const pc = await peer(true);
     if (i === 0) continue;
@@ -169,6 +199,8 @@ export default async function run(bench) {
     bigCpu.push(b.cpu);
     oursOwn.push(o.own);
     bigOwn.push(b.own);
+    growthOf[0].push(marginal(o, o3));
+    growthOf[BIG].push(marginal(b, b3));
     peerWall.push(pw);
     peerCpu.push(pc);
   }
@@ -209,30 +241,57 @@ export default async function run(bench) {
     budget: BUDGET,
     peerName: 'git by hand',
   });
-  const growth = mkPair(bigWall, oursWall);
-  const growthCpu = mkPair(bigCpu, oursCpu);
+  const growthIn = (key) =>
+    mkPair(
+      growthOf[BIG].map((x) => x[key]),
+      growthOf[0].map((x) => x[key]),
+    );
+  const growth = growthIn('wall');
+  const growthCpu = growthIn('cpu');
   growth.ours.cpu = growthCpu.ours;
   growth.peer.cpu = growthCpu.peer;
   growth.cpuRatio = growthCpu.ratio;
+  const each = (key) => growthOf[0].map((x, i) => `${x[key].toFixed(0)}/${growthOf[BIG][i][key].toFixed(0)}`).join(' ');
+  bench.fact(`one more task, each rep (${N}-task file / ${BIG}-task file, ms)`, each('wall'));
+  bench.fact(`one more task, the controller's own CPU with its helper's, each rep (${N}-task file / ${BIG}-task file, ms)`, each('own'));
   bench.fact(
-    'overhead per task, each rep (10-task file / 5,000-task file, ms)',
-    oursWall.map((x, i) => `${x.toFixed(0)}/${bigWall[i].toFixed(0)}`).join(' '),
+    `one more task, the helper's share in the ${BIG}-task file (median)`,
+    `${bench.summarize(growthOf[BIG].map((x) => x.helper)).median.toFixed(1)} ms`,
   );
-  bench.fact(
-    "the controller's own CPU per task, its helper's included, each rep (10-task file / 5,000-task file, ms)",
-    oursOwn.map((x, i) => `${x.toFixed(0)}/${bigOwn[i].toFixed(0)}`).join(' '),
-  );
-  bench.checkRatio(`overhead per task in a ${BIG}-task file (the same ${N} tasks after a history)`, growth, {
+  bench.checkRatio(`one more task in a ${BIG}-task file (runs of ${N} and ${3 * N} tasks)`, growth, {
     budget: GROWTH_BUDGET,
     peerName: `${N}-task file`,
   });
-  bench.checkRatio(`  the same, vs git by hand`, mkPair(bigWall, peerWall), { peerName: 'git by hand' });
-  bench.checkRatio(`the controller's own CPU per task (its helper's included) in a ${BIG}-task file`, mkPair(bigOwn, oursOwn), {
+  bench.checkRatio(`  the controller's own CPU for it (its helper's included)`, growthIn('own'), { peerName: `${N}-task file` });
+  bench.fact(
+    `per task as (a run of ${N} − an empty run) / ${N}, each rep (${N}-task file / ${BIG}-task file, ms)`,
+    oursWall.map((x, i) => `${x.toFixed(0)}/${bigWall[i].toFixed(0)}`).join(' ') +
+      `; own CPU ${oursOwn.map((x, i) => `${x.toFixed(0)}/${bigOwn[i].toFixed(0)}`).join(' ')}`,
+  );
+  bench.checkRatio(`  the same as (a run of ${N} − an empty run) / ${N}, with the session's one-off costs`, mkPair(bigWall, oursWall), {
     peerName: `${N}-task file`,
   });
+  bench.checkRatio(`    its own CPU (its helper's included)`, mkPair(bigOwn, oursOwn), { peerName: `${N}-task file` });
+  bench.checkRatio(`  vs git by hand`, mkPair(bigWall, peerWall), { peerName: 'git by hand' });
 
-  await profile(bench, { base, work, agent, ids, agentStart, validation, gitStartMs: gitStart.ms, peerPerTask: wallPair.peer.median });
-  await forkCost(bench, { work, ids, history: rawHistory, gitStart });
+  const gitPerTask = await profile(bench, {
+    base,
+    work,
+    agent,
+    ids,
+    agentStart,
+    validation,
+    gitStartMs: gitStart.ms,
+    peerPerTask: wallPair.peer.median,
+  });
+  const store = await forkCost(bench, { work, ids, history: rawHistory, gitStart });
+  await growthFloor(bench, {
+    work,
+    ids,
+    bigStore: store,
+    processes: gitPerTask + PROCESSES_BESIDE_GIT,
+    smallOwnMs: bench.summarize(growthOf[0].map((x) => x.own)).median,
+  });
 }
 
 /**
@@ -292,6 +351,86 @@ async function forkCost(bench, { work, ids, history, gitStart }) {
   bench.fact(
     'a git command and a transaction, holding the 5,000-task file',
     `the command started here ${line('never')}; from the spawner ${line('always')}`,
+  );
+  return store;
+}
+
+function taskIds(n) {
+  return Array.from({ length: n }, (_, i) => `task-${String(i + 1).padStart(3, '0')}`);
+}
+
+/** Beside its git commands, a task starts its agent and its validation, each with a watchdog. */
+const PROCESSES_BESIDE_GIT = 4;
+
+/**
+ * The least the growth can be with one durable write of the task file per task and a task's
+ * processes: the CPU a saving transaction costs more on the 5,000-task file than on the 10-task
+ * file, plus, per process, what the large controller pays to start one (the cheaper of starting
+ * it itself and through its helper, the helper's CPU counted) beyond what a small controller
+ * pays starting it itself; over the 10-task file's own CPU per task. Measured in this process
+ * (holding the large file) and in a small node process started for it.
+ */
+async function growthFloor(bench, { work, ids, bigStore, processes, smallOwnMs }) {
+  const { StateStore } = bench.core('taskFile/store');
+  const { StatePaths } = bench.core('statePaths');
+  const { runProcess } = bench.core('process/runProcess');
+  const { setSpawnerMode, spawnerPid } = bench.core('process/spawner');
+  const cpuMs = (from) => {
+    const used = process.cpuUsage(from);
+    return (used.user + used.system) / 1000;
+  };
+  const transactionCpu = async (store) => {
+    let n = 0;
+    for (let i = 0; i < 5; i++) await store.transact((f) => void (f.session_count = n++), { sharedTasks: true });
+    const from = process.cpuUsage();
+    for (let i = 0; i < 30; i++) await store.transact((f) => void (f.session_count = n++), { sharedTasks: true });
+    return cpuMs(from) / 30;
+  };
+  const smallDir = join(work, 'floor-small');
+  mkdirSync(smallDir);
+  writeTasks(
+    smallDir,
+    ids.map((id) => ({ id })),
+  );
+  const txSmall = await transactionCpu(new StateStore(new StatePaths(smallDir), 'launchpad bench'));
+  const txBig = await transactionCpu(bigStore);
+
+  const git = () => runProcess({ command: { file: 'git', args: ['--version'] }, cwd: smallDir });
+  const startCpu = async (mode) => {
+    setSpawnerMode(mode);
+    for (let i = 0; i < 5; i++) await git();
+    const helper = () => (spawnerPid() ? processCpuMs(spawnerPid()) : 0);
+    const [from, helperFrom] = [process.cpuUsage(), helper()];
+    for (let i = 0; i < 30; i++) await git();
+    return (cpuMs(from) + helper() - helperFrom) / 30;
+  };
+  const bigDirect = await startCpu('never');
+  const bigHelper = await startCpu('always');
+  setSpawnerMode('auto');
+  // A small controller starts its processes itself: measured in a node process of its size.
+  const script = join(work, 'floor-small.mjs');
+  writeFileSync(
+    script,
+    `import { createRequire } from 'node:module';
+const { runProcess } = createRequire(import.meta.url)(${JSON.stringify(join(ROOT, 'out', 'src', 'core', 'process', 'runProcess.js'))});
+const git = () => runProcess({ command: { file: 'git', args: ['--version'] }, cwd: ${JSON.stringify(smallDir)} });
+for (let i = 0; i < 5; i++) await git();
+const from = process.cpuUsage();
+for (let i = 0; i < 30; i++) await git();
+const used = process.cpuUsage(from);
+console.log((used.user + used.system) / 1000 / 30, process.memoryUsage.rss() / 1048576);
+`,
+  );
+  const [smallStart, smallRss] = execFileSync(process.execPath, [script], { encoding: 'utf8' }).trim().split(' ').map(Number);
+  const bigStart = Math.min(bigDirect, bigHelper);
+  const write = txBig - txSmall;
+  const starts = processes * (bigStart - smallStart);
+  bench.fact(
+    'the floor of the growth, from the one write and the processes alone',
+    `a saving transaction ${txBig.toFixed(2)} ms cpu on the 5,000-task file, ${txSmall.toFixed(2)} on the ${ids.length}-task file (+${write.toFixed(1)} ms a task); ` +
+      `a process started by the large controller ${bigStart.toFixed(2)} ms cpu (itself ${bigDirect.toFixed(2)}, through its helper ${bigHelper.toFixed(2)}, the helper's included), ` +
+      `by a small one ${smallStart.toFixed(2)} (at ${smallRss.toFixed(0)} MB), × ${processes.toFixed(1)} a task (+${starts.toFixed(1)} ms); ` +
+      `over one more task's own CPU in the ${ids.length}-task file, ${smallOwnMs.toFixed(1)} ms a task: ${((smallOwnMs + write + starts) / smallOwnMs).toFixed(2)}× at least (budget ≤ ${GROWTH_BUDGET}×)`,
   );
 }
 
@@ -413,4 +552,5 @@ async function profile(bench, { base, work, agent, ids, agentStart, validation, 
     'git processes per task',
     `${(shared.n + extra.n).toFixed(1)} (peer 4): ${[...groups.keys()].filter((k) => !peerCmds.has(k)).join(', ')} beyond the peer's`,
   );
+  return shared.n + extra.n;
 }

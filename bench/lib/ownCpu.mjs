@@ -32,12 +32,17 @@ function helperCpuMs() {
   for (const pid of children) {
     try {
       if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawnerMain.js')) continue;
-      ms += onCpuMs(pid) ?? ticksMs(pid);
+      ms += processCpuMs(pid);
     } catch {
       // It ended already.
     }
   }
   return ms;
+}
+
+/** A process's CPU time so far (ms): its threads' time on a CPU, else its user + system time. */
+export function processCpuMs(pid) {
+  return onCpuMs(pid) ?? ticksMs(pid);
 }
 
 function onCpuMs(pid) {

@@ -422,6 +422,9 @@ console.log((used.user + used.system) / 1000 / 30, process.memoryUsage.rss() / 1
 `,
   );
   const [smallStart, smallRss] = execFileSync(process.execPath, [script], { encoding: 'utf8' }).trim().split(' ').map(Number);
+  // What a helper that does not fork could pay: posix_spawn, in a process group of its own, with
+  // two pipes, as python3 offers it (the benchmarks need python3 anyway).
+  const spawned = execFileSync('python3', ['-c', POSIX_SPAWN_CPU], { cwd: smallDir, encoding: 'utf8' }).trim();
   const bigStart = Math.min(bigDirect, bigHelper);
   const write = txBig - txSmall;
   const starts = processes * (bigStart - smallStart);
@@ -432,7 +435,30 @@ console.log((used.user + used.system) / 1000 / 30, process.memoryUsage.rss() / 1
       `by a small one ${smallStart.toFixed(2)} (at ${smallRss.toFixed(0)} MB), × ${processes.toFixed(1)} a task (+${starts.toFixed(1)} ms); ` +
       `over one more task's own CPU in the ${ids.length}-task file, ${smallOwnMs.toFixed(1)} ms a task: ${((smallOwnMs + write + starts) / smallOwnMs).toFixed(2)}× at least (budget ≤ ${GROWTH_BUDGET}×)`,
   );
+  bench.fact(
+    'starting a process without a fork',
+    `git --version by posix_spawn (its own session, two pipes) costs its parent ${Number(spawned).toFixed(2)} ms of CPU, ` +
+      `against ${bigHelper.toFixed(2)} ms through the helper (the caller's and the helper's)`,
+  );
 }
+
+/** Prints the CPU (ms) python3 spends per `git --version` started by posix_spawn with setsid and two pipes. */
+const POSIX_SPAWN_CPU = `
+import os, time
+def run():
+    r1, w1 = os.pipe(); r2, w2 = os.pipe()
+    actions = [(os.POSIX_SPAWN_DUP2, w1, 1), (os.POSIX_SPAWN_DUP2, w2, 2), (os.POSIX_SPAWN_CLOSE, r1), (os.POSIX_SPAWN_CLOSE, r2)]
+    pid = os.posix_spawnp('git', ['git', '--version'], os.environ, file_actions=actions, setsid=True)
+    os.close(w1); os.close(w2)
+    while os.read(r1, 65536): pass
+    while os.read(r2, 65536): pass
+    os.close(r1); os.close(r2)
+    os.waitpid(pid, 0)
+for _ in range(5): run()
+t = time.process_time()
+for _ in range(30): run()
+print((time.process_time() - t) * 1000 / 30)
+`;
 
 /** One traced run: where the controller's time per task goes. */
 async function profile(bench, { base, work, agent, ids, agentStart, validation, gitStartMs, peerPerTask }) {

@@ -132,8 +132,9 @@ export default async function run(bench) {
   // The controller's pass at max_parallel 1 with nothing running: it claims the head of the pool.
   const pass = (f) => {
     transitions.markDependencyFailures(f);
-    const batch = dag.selectBatch(dag.eligibleTasks(f.tasks), [], 1);
-    dag.tasksMissingValidation(f.tasks);
+    // One walk of the pool, as the controller's pass (poolPass.ts): the eligible pool, the tasks
+    // missing a validation command, the next retry time.
+    const batch = dag.selectBatch(dag.scanPool(f.tasks).eligible, [], 1);
     return batch[0]?.id;
   };
   const claim = (f, id) =>

@@ -359,15 +359,16 @@ export function retryNotBefore(task: Task, clock: RetryClock): number | undefine
   return at > clock.now ? at : undefined;
 }
 
-/**
- * What a pass needs of the pool, from one walk over the tasks: the eligible pool in order
- * (eligibleTasks), the tasks kept out of it for want of a validation command
- * (tasksMissingValidation), and when the loop should wake for a retry held back (nextRetryTime),
- * among the tasks not in `running`.
- */
+/** What a pass needs of the pool, from one walk over the tasks. */
 export interface PoolScan {
+  /** The eligible pool in order (eligibleTasks). */
   eligible: Task[];
+  /** Tasks that would be eligible but have no validation command (logged once per run). */
   missing: Task[];
+  /**
+   * The earliest time a retryable task held back by retryNotBefore may start (ms), among the
+   * tasks not running; undefined when none is held back: when the run loop wakes up for it.
+   */
   retryAt: number | undefined;
 }
 
@@ -400,14 +401,6 @@ function walkPool(
     }
   }
   return { ready: pending.concat(retry), missing, retryAt };
-}
-
-/**
- * The earliest time a retryable task held back by retryNotBefore may start (ms), or undefined
- * when none is held back: when the run loop wakes up for it.
- */
-export function nextRetryTime(tasks: readonly Task[], clock: RetryClock): number | undefined {
-  return walkPool(tasks, clock).retryAt;
 }
 
 /**
@@ -540,11 +533,6 @@ function median(values: number[]): number {
   const sorted = values.sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** Tasks that would be eligible but have no validation command (logged once per run). */
-export function tasksMissingValidation(tasks: readonly Task[]): Task[] {
-  return walkPool(tasks).missing;
 }
 
 /**

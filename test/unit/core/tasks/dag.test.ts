@@ -14,13 +14,12 @@ import {
   isRetryable,
   longestChains,
   MAX_RETRY_BACKOFF_S,
-  nextRetryTime,
   normalizeHint,
   retryBackoffSeconds,
   retryNotBefore,
   runsSolo,
+  scanPool,
   selectBatch,
-  tasksMissingValidation,
 } from '../../../../src/core/tasks/dag';
 import { computeStats } from '../../../../src/core/tasks/stats';
 import { exhausted, rng, task } from '../fixtures';
@@ -218,7 +217,7 @@ describe('core/dag', () => {
       assert.deepEqual(ids(eligibleTasks(tasks)), ['b', 'c']);
     });
 
-    it('never a task without validation.command; tasksMissingValidation names those that would be eligible', () => {
+    it("never a task without validation.command; the pool scan's missing names those that would be eligible", () => {
       const tasks = [
         task('ok'),
         task('none', { validation: undefined }),
@@ -230,7 +229,7 @@ describe('core/dag', () => {
         task('done', { validation: null, status: 'completed' }),
       ];
       assert.deepEqual(ids(eligibleTasks(tasks)), ['ok']);
-      assert.deepEqual(ids(tasksMissingValidation(tasks)), ['none', 'null', 'nullcmd', 'blank', 'retry']);
+      assert.deepEqual(ids(scanPool(tasks).missing), ['none', 'null', 'nullcmd', 'blank', 'retry']);
       assert.equal(hasValidationCommand(tasks[0]!), true);
       assert.equal(analyzeTasks(tasks).states.get('none'), 'needs_validation');
     });
@@ -397,7 +396,7 @@ describe('core/dag', () => {
       assert.deepEqual(ids(eligibleTasks([failed('a', { failed_at: null })], clock('base1', 1))), ['a']);
     });
 
-    it('pending tasks are never held back; nextRetryTime is the earliest held-back retry, for the loop to wake up', () => {
+    it("pending tasks are never held back; the pool scan's retryAt is the earliest held-back retry, for the loop to wake up", () => {
       const tasks = [
         task('p'),
         failed('a'),
@@ -407,11 +406,11 @@ describe('core/dag', () => {
       ];
       const c = clock('base1', 5);
       assert.deepEqual(ids(eligibleTasks(tasks, c)), ['p', 'moved']);
-      assert.equal(nextRetryTime(tasks, c), t0 + 30_000);
-      assert.equal(nextRetryTime([failed('b', { attempts: 2 })], c), t0 + 60_000);
-      assert.equal(nextRetryTime([task('p'), exhausted('dead')], c), undefined);
+      assert.equal(scanPool(tasks, c).retryAt, t0 + 30_000);
+      assert.equal(scanPool([failed('b', { attempts: 2 })], c).retryAt, t0 + 60_000);
+      assert.equal(scanPool([task('p'), exhausted('dead')], c).retryAt, undefined);
       // Held back for its dependency, not its back-off: not a reason to wake up.
-      assert.equal(nextRetryTime([task('dep'), failed('a', { depends_on: ['dep'] })], c), undefined);
+      assert.equal(scanPool([task('dep'), failed('a', { depends_on: ['dep'] })], c).retryAt, undefined);
     });
 
     it('with the clock and durations both: a held-back retry is left out, the rest in the order of the weighted chain', () => {
@@ -610,7 +609,7 @@ describe('core/dag', () => {
       const failures = findDependencyFailures(tasks);
       const eligible = eligibleTasks(tasks);
       const batch = selectBatch(eligible, [], 3);
-      const missing = tasksMissingValidation(tasks);
+      const missing = scanPool(tasks).missing;
       const { states } = analyzeTasks(tasks);
       const stats = computeStats(tasks);
       return { failures, eligible, batch, missing, states, stats };

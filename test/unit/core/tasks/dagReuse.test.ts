@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 
 import type { Task } from '../../../../src/core/taskFile/schema';
-import { analyzeTasks, eligibleTasks, findDependencyFailures, nextRetryTime, tasksMissingValidation } from '../../../../src/core/tasks/dag';
+import { analyzeTasks, eligibleTasks, findDependencyFailures, scanPool } from '../../../../src/core/tasks/dag';
 import { exhausted, rng, task } from '../fixtures';
 
 const clock = { head: 'h', now: 0, backoffSeconds: 0 };
@@ -19,8 +19,8 @@ function answers(tasks: readonly Task[]) {
     blocked: [...a.blockedReasons],
     failures: findDependencyFailures(tasks),
     eligible: eligibleTasks(tasks, clock).map((t) => t.id),
-    missing: tasksMissingValidation(tasks).map((t) => t.id),
-    retryAt: nextRetryTime(tasks, { ...clock, backoffSeconds: 60 }),
+    missing: scanPool(tasks).missing.map((t) => t.id),
+    retryAt: scanPool(tasks, { ...clock, backoffSeconds: 60 }).retryAt,
   };
 }
 

@@ -1,6 +1,6 @@
 // Loaded into a `launchpad run` the benchmarks time (node --import): at its exit, the CPU time of
 // that process (user + system, its children not included) and of the helper it starts its
-// commands from once it is large (spawnerMain.js, its child), in ms, go to the file BENCH_OWN_CPU
+// commands from once it is large (spawnerMain.py or .js, its child), in ms, go to the file BENCH_OWN_CPU
 // names, which the benchmark reads: the controller's own time, which no other process's share of
 // the machine or the disk stretches. The helper's work is the controller's (a small controller
 // starts its commands itself), so it counts.
@@ -31,7 +31,7 @@ function helperCpuMs() {
   let ms = 0;
   for (const pid of children) {
     try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawnerMain.js')) continue;
+      if (!/spawnerMain\.(js|py)\0/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))) continue;
       ms += processCpuMs(pid);
     } catch {
       // It ended already.

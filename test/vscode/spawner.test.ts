@@ -1,6 +1,7 @@
 // The extension host is a large process (hundreds of MB), so a session run from VS Code starts its
-// git commands from the helper process beside the extension's bundle (core/process/spawner.ts),
-// found in the installed copy too. The workspace's task file and log are restored.
+// git commands from a helper process whose script is beside the extension's bundle
+// (core/process/spawner.ts): python3's, or node's when told to, found in the installed copy too.
+// The workspace's task file and log are restored.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -47,10 +48,9 @@ describe('git from a helper process', function () {
     await api.model.refresh();
   });
 
-  it('a session run from the extension host starts its git commands from the helper beside the bundle', async function () {
-    if (!fs.existsSync('/proc/self/stat')) return this.skip(); // found through /proc
-    assert.ok(process.memoryUsage.rss() >= 100 * 1024 * 1024, `the extension host is past 100 MB resident`);
-    const file = { version: 3, session_config: { max_parallel_agents: 1 }, tasks: [task('helper-1', 'Helper', [])], session_count: 0 };
+  /** Runs a one-task session from the extension; returns the helpers beside the bundle that are this host's children. */
+  async function runSession(id: string): Promise<Array<{ pid: number; argv: string[] }>> {
+    const file = { version: 3, session_config: { max_parallel_agents: 1 }, tasks: [task(id, 'Helper', [])], session_count: 0 };
     fs.writeFileSync(tasksFile(), JSON.stringify(file, null, 2) + '\n');
     fs.writeFileSync(progressFile(), '');
     await api.model.refresh();
@@ -60,14 +60,32 @@ describe('git from a helper process', function () {
     assert.ok(run, 'launchpad.run started a run');
     const outcome = await run.done;
     assert.equal(outcome.exitCode, 0, outcome.message);
-    assert.match(fs.readFileSync(progressFile(), 'utf8'), /Completed \[helper-1\]/);
+    assert.match(fs.readFileSync(progressFile(), 'utf8'), new RegExp(`Completed \\[${id}\\]`));
+    return children().filter((c) => c.argv.some((a) => /spawnerMain\.(py|js)$/.test(a)));
+  }
 
-    const bundle = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
-    const helpers = children().filter((c) => c.argv.some((a) => a.endsWith('spawnerMain.js')));
-    assert.equal(helpers.length, 1, `one helper: ${JSON.stringify(children())}`);
+  it("a session run from the extension host starts its git commands from python3's helper beside the bundle; node's when told to", async function () {
+    if (!fs.existsSync('/proc/self/stat')) return this.skip(); // found through /proc
+    assert.ok(process.memoryUsage.rss() >= 100 * 1024 * 1024, `the extension host is past 100 MB resident`);
+    const dist = path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'dist');
+
+    const first = await runSession('helper-1');
+    assert.equal(first.length, 1, `one helper: ${JSON.stringify(children())}`);
     assert.ok(
-      helpers[0]!.argv.includes(path.join(bundle, 'dist', 'spawnerMain.js')),
-      `the helper is the bundle's own: ${helpers[0]!.argv.join(' ')}`,
+      first[0]!.argv.includes(path.join(dist, 'spawnerMain.py')) && /python/.test(first[0]!.argv[0]!),
+      `the helper is python3 with the bundle's own script: ${first[0]!.argv.join(' ')}`,
     );
+
+    process.env.LAUNCHPAD_SPAWNER_HELPER = 'node';
+    try {
+      const second = (await runSession('helper-2')).filter((c) => c.pid !== first[0]!.pid);
+      assert.equal(second.length, 1, `a new helper: ${JSON.stringify(children())}`);
+      assert.ok(
+        second[0]!.argv.includes(path.join(dist, 'spawnerMain.js')),
+        `the helper is node with the bundle's own script: ${second[0]!.argv.join(' ')}`,
+      );
+    } finally {
+      delete process.env.LAUNCHPAD_SPAWNER_HELPER;
+    }
   });
 });

@@ -2,16 +2,17 @@
 // every page the forking process has touched: each page it writes next costs a page fault. A
 // controller holding a 5,000-task file (~150 MB resident) paid ~30 ms of kernel time per command
 // that way, ten commands per task; the editor's extension host is larger still. Past
-// SPAWNER_RSS_BYTES of resident memory, processes are started by a small helper process
-// (spawnerMain.ts) instead: one per process, started on first use, ended with it. A task's
-// process started there is held on its fd 3 (AWAIT_CGROUP_AND_EXEC) until runProcess, told its
-// pid, has moved it into its cgroup and recorded it: nothing of it runs unrecorded.
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+// SPAWNER_RSS_BYTES of resident memory, processes are started by a small helper process instead
+// (spawnerHelpers.ts): one per process, started on first use, ended with it. python3's helper
+// comes first, as it starts a process without a fork; node's where python3 is missing or fails;
+// this process itself where neither can start. A task's process started there is held on its fd
+// 3 (AWAIT_CGROUP_AND_EXEC) until runProcess, told its pid, has moved it into its cgroup and
+// recorded it: nothing of it runs unrecorded.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { PassThrough, type Readable, Writable } from 'node:stream';
 
+import { type Helper, HELPER_SCRIPTS, type HelperKind, helperShipped, startHelper } from './spawnerHelpers';
 import type { SpawnerReply, SpawnerRequest } from './spawnerProtocol';
 
 /** From this much resident memory on, a fork costs more than asking the spawner. */
@@ -41,15 +42,33 @@ export interface StartOptions {
 type Mode = 'auto' | 'always' | 'never';
 let mode: Mode = 'auto';
 
-/** For tests: route every short command through the spawner, or none; a spawner given up on is tried again. */
-export function setSpawnerMode(next: Mode): void {
+/** Set by tests: only this helper. */
+let onlyKind: HelperKind | undefined;
+
+/** The helpers tried in turn. LAUNCHPAD_SPAWNER_HELPER=node skips python3's (to compare, or to rule it out). */
+function helperKinds(): HelperKind[] {
+  if (onlyKind) return [onlyKind];
+  return process.env.LAUNCHPAD_SPAWNER_HELPER === 'node' ? ['node'] : ['python', 'node'];
+}
+
+/**
+ * For tests: route every short command through the spawner, or none; with `helper`, only that
+ * helper (the other tried no more). Helpers given up on are tried again; an idle one is ended.
+ */
+export function setSpawnerMode(next: Mode, helper?: HelperKind): void {
   mode = next;
+  onlyKind = helper;
   spawner.reset();
 }
 
 /** For tests: the spawner's pid while it runs. */
 export function spawnerPid(): number | undefined {
   return spawner.pid;
+}
+
+/** For tests: which helper runs. */
+export function spawnerKind(): HelperKind | undefined {
+  return spawner.kind;
 }
 
 /** Whether a process started now would start from the spawner: this process is large. */
@@ -116,28 +135,45 @@ export class RemoteProcess extends EventEmitter implements StartedProcess {
 }
 
 class Spawner {
-  private proc: ChildProcess | undefined;
-  private broken = false;
-  /** Whether it has started a command yet: one that dies before that is not tried again. */
+  private helper: Helper | undefined;
+  /** Whether the helper has started a command yet: one that dies before that is not tried again. */
   private worked = false;
+  /** The kinds given up on: they could not start, or died before starting anything. */
+  private readonly failed = new Set<HelperKind>();
+  private readonly shipped = new Map<HelperKind, boolean>();
   private nextId = 1;
   private readonly running = new Map<number, { remote: RemoteProcess; request: SpawnerRequest & { t: 'spawn' } }>();
-  private readonly script = join(__dirname, 'spawnerMain.js');
 
   get pid(): number | undefined {
-    return this.proc?.pid;
+    return this.helper?.pid;
+  }
+
+  get kind(): HelperKind | undefined {
+    return this.helper?.kind;
   }
 
   reset(): void {
-    this.broken = false;
-    this.worked = false;
+    this.failed.clear();
+    // An idle helper ends: the next command starts a new one of the kinds now wanted.
+    if (this.helper && this.running.size === 0) this.stopHelper();
   }
 
-  /** False where the helper's script is missing (a copied bundle) or it could not be started. */
+  private stopHelper(): void {
+    this.helper!.stop();
+    this.helper = undefined;
+  }
+
+  /** False where no helper can be started: none shipped beside this code, or all given up on. */
   usable(): boolean {
-    if (this.broken) return false;
-    if (!this.proc && !existsSync(this.script)) this.broken = true;
-    return !this.broken;
+    return this.helper !== undefined || this.nextKind() !== undefined;
+  }
+
+  private nextKind(): HelperKind | undefined {
+    return helperKinds().find((kind) => {
+      if (this.failed.has(kind)) return false;
+      if (!this.shipped.has(kind)) this.shipped.set(kind, helperShipped(kind));
+      return this.shipped.get(kind);
+    });
   }
 
   start(file: string, args: string[], opts: StartOptions): StartedProcess {
@@ -147,38 +183,39 @@ class Spawner {
     if (opts.hold) request.hold = true;
     const remote = new RemoteProcess(
       () => {
-        if (!remote.ended && this.running.has(id)) this.proc?.send({ t: 'close-pipes', id } satisfies SpawnerRequest);
+        if (!remote.ended && this.running.has(id)) this.helper?.send({ t: 'close-pipes', id });
       },
-      opts.hold ? () => this.running.has(id) && this.proc?.send({ t: 'release', id } satisfies SpawnerRequest) : undefined,
+      opts.hold ? () => this.running.has(id) && this.helper?.send({ t: 'release', id }) : undefined,
     );
-    let channel: ChildProcess;
-    try {
-      channel = this.channel();
-    } catch {
-      // Could not even be started (out of processes, memory): start everything here.
-      this.broken = true;
-      return startHere(file, args, opts);
-    }
+    // An idle helper of a kind no longer wanted (the variable changed) gives way to one that is.
+    if (this.helper && this.running.size === 0 && !helperKinds().includes(this.helper.kind)) this.stopHelper();
+    const helper = this.channel();
+    if (!helper) return startHere(file, args, opts);
     this.running.set(id, { remote, request });
-    channel.send(request);
-    this.hold();
+    helper.send(request);
+    helper.hold(true);
     return remote;
   }
 
-  private channel(): ChildProcess {
-    if (this.proc) return this.proc;
-    // Node's own binary as node (in the editor it is the editor's, which needs the variable).
-    const proc = fork(this.script, [], {
-      execArgv: [],
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
-      serialization: 'advanced',
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    });
-    proc.on('message', (reply: SpawnerReply) => this.receive(reply));
-    proc.on('error', () => this.lost(proc));
-    proc.on('exit', () => this.lost(proc));
-    this.proc = proc;
-    return proc;
+  /** The running helper, or a new one of the first kind not given up on; none: start here. */
+  private channel(): Helper | undefined {
+    while (!this.helper) {
+      const kind = this.nextKind();
+      if (!kind) return undefined;
+      try {
+        const helper: Helper = startHelper(
+          kind,
+          (reply) => this.receive(reply),
+          () => this.lost(helper),
+        );
+        this.helper = helper;
+        this.worked = false;
+      } catch {
+        // Could not even be started (out of processes, memory).
+        this.failed.add(kind);
+      }
+    }
+    return this.helper;
   }
 
   private receive(reply: SpawnerReply): void {
@@ -213,25 +250,33 @@ class Spawner {
   }
 
   /**
-   * The spawner is gone (killed, or it could not start). Commands it had not started yet start
-   * here; those it had started lose their output and are reported as failed to run.
+   * The helper is gone (killed, or it could not start). Commands it had not started yet go to
+   * the next helper, or start here; those it had started lose their output and are reported as
+   * failed to run.
    */
-  private lost(proc: ChildProcess): void {
-    if (this.proc !== proc) return;
-    this.proc = undefined;
-    const entries = [...this.running.entries()];
+  private lost(helper: Helper): void {
+    if (this.helper !== helper) return;
+    this.helper = undefined;
+    helper.hold(false);
+    // It never started a single command: its kind cannot run here; the next one is tried.
+    if (!this.worked) this.failed.add(helper.kind);
+    const entries = [...this.running.values()];
     this.running.clear();
-    this.release();
-    // Never started a single command: it cannot run here; start everything directly from now on.
-    if (!this.worked) this.broken = true;
-    for (const [, { remote, request }] of entries) {
-      if (remote.pid === undefined) {
-        const opts: StartOptions = { cwd: request.cwd, env: request.env, stdin: request.stdin, hold: request.hold };
-        this.adopt(remote, startHere(request.file, request.args, opts));
+    for (const { remote, request } of entries) {
+      if (remote.pid !== undefined) {
+        remote.end();
+        remote.emit('error', new Error(`the helper process that started it (${HELPER_SCRIPTS[helper.kind]}) ended while it ran`));
         continue;
       }
-      remote.end();
-      remote.emit('error', new Error('the helper process that started it (spawnerMain.js) ended while it ran'));
+      const next = this.channel();
+      if (next) {
+        this.running.set(request.id, { remote, request });
+        next.send(request);
+        next.hold(true);
+        continue;
+      }
+      const opts: StartOptions = { cwd: request.cwd, env: request.env, stdin: request.stdin, hold: request.hold };
+      this.adopt(remote, startHere(request.file, request.args, opts));
     }
   }
 
@@ -253,20 +298,10 @@ class Spawner {
     child.on('close', (code, signal) => remote.close(code, signal));
   }
 
+  /** Commands in flight keep this process alive for their replies; an idle helper does not. */
   private done(id: number): void {
     this.running.delete(id);
-    if (this.running.size === 0) this.release();
-  }
-
-  /** Commands in flight keep this process alive for their replies; an idle spawner does not. */
-  private hold(): void {
-    this.proc?.ref();
-    this.proc?.channel?.ref();
-  }
-
-  private release(): void {
-    this.proc?.unref();
-    this.proc?.channel?.unref();
+    if (this.running.size === 0) this.helper?.hold(false);
   }
 }
 

@@ -1,5 +1,7 @@
-// The messages between a process and its spawner (spawner.ts, spawnerMain.ts), over node's IPC
-// channel with its "advanced" serialization (output travels as bytes). One id per command.
+// The messages between a process and its spawner (spawner.ts, spawnerHelpers.ts), one id per
+// command. To spawnerMain.js they travel over node's IPC channel with its "advanced"
+// serialization (output as bytes); to spawnerMain.py, as the frames below.
+import { constants } from 'node:os';
 
 export type SpawnerRequest =
   /** `hold`: a pipe on the command's fd 3, written and closed on `release` (AWAIT_CGROUP_AND_EXEC reads it). */
@@ -16,3 +18,65 @@ export type SpawnerReply =
   | { t: 'out'; id: number; fd: 1 | 2; data: Uint8Array }
   | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { t: 'close'; id: number; code: number | null; signal: NodeJS.Signals | null };
+
+// A frame: a 4-byte little-endian length of what follows it, a kind byte, a 4-byte little-endian
+// command id, then the payload. Requests: spawn (JSON of the request's fields), release,
+// close-pipes (none). Replies: ready (none), spawn (the pid, 4 bytes), error (the message),
+// stdout and stderr (the bytes), exit and close (JSON [code, signal number]).
+const HEADER = 9;
+const REQUEST_KIND = { spawn: 1, release: 2, 'close-pipes': 3 } as const;
+
+export function encodeRequest(request: SpawnerRequest): Buffer {
+  const { t, id, ...fields } = request;
+  const payload = t === 'spawn' ? Buffer.from(JSON.stringify(fields)) : Buffer.alloc(0);
+  const frame = Buffer.allocUnsafe(HEADER + payload.length);
+  frame.writeUInt32LE(5 + payload.length, 0);
+  frame.writeUInt8(REQUEST_KIND[t], 4);
+  frame.writeUInt32LE(id, 5);
+  payload.copy(frame, HEADER);
+  return frame;
+}
+
+const signalNames = new Map<number, NodeJS.Signals>();
+for (const [name, n] of Object.entries(constants.signals)) if (!signalNames.has(n)) signalNames.set(n, name as NodeJS.Signals);
+
+/** Reads replies from the helper's output, whatever the chunks it arrives in. */
+export class ReplyReader {
+  private pending: Buffer = Buffer.alloc(0);
+
+  /** The replies complete with this chunk; a frame split across chunks waits for its rest. */
+  read(chunk: Buffer): SpawnerReply[] {
+    let buf = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    const replies: SpawnerReply[] = [];
+    while (buf.length >= 4) {
+      const end = 4 + buf.readUInt32LE(0);
+      if (buf.length < end) break;
+      replies.push(decodeReply(buf.readUInt8(4), buf.readUInt32LE(5), buf.subarray(HEADER, end)));
+      buf = buf.subarray(end);
+    }
+    // Copied, so the chunk it came in is not kept alive by a small rest.
+    this.pending = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
+    return replies;
+  }
+}
+
+function decodeReply(kind: number, id: number, payload: Buffer): SpawnerReply {
+  switch (kind) {
+    case 0:
+      return { t: 'ready' };
+    case 1:
+      return { t: 'spawn', id, pid: payload.readUInt32LE(0) };
+    case 2:
+      return { t: 'error', id, message: payload.toString() };
+    case 3:
+    case 4:
+      return { t: 'out', id, fd: kind === 3 ? 1 : 2, data: payload };
+    case 5:
+    case 6: {
+      const [code, signal] = JSON.parse(payload.toString()) as [number | null, number | null];
+      return { t: kind === 5 ? 'exit' : 'close', id, code, signal: signal === null ? null : (signalNames.get(signal) ?? null) };
+    }
+    default:
+      throw new Error(`the spawner sent a frame of unknown kind ${kind}`);
+  }
+}

@@ -88,13 +88,15 @@ async function allGone(token: string, pids: number[]): Promise<void> {
 }
 
 // Each way of following a task's processes, with the task's process started here and from the
-// spawner (a large controller's: spawner.ts).
+// helper a large controller starts processes from (spawner.ts): python3's, and in the first way
+// node's too.
 const modes = [
   ...(cgroupsAvailable() ? [{ name: 'in a cgroup', cgroups: true }] : []),
   ...(canScanEnvironments() ? [{ name: 'by environment marker', cgroups: false }] : []),
-].flatMap((m) => [
-  { ...m, spawner: false },
-  { ...m, name: `${m.name}, started by the spawner`, spawner: true },
+].flatMap((m, i) => [
+  { ...m, spawner: undefined },
+  { ...m, name: `${m.name}, started by python's helper`, spawner: 'python' as const },
+  ...(i === 0 ? [{ ...m, name: `${m.name}, started by node's helper`, spawner: 'node' as const }] : []),
 ]);
 
 /** A process's parent pid, from /proc. */
@@ -115,7 +117,7 @@ describe('core/process: processes that leave their group still end', function ()
       let records: ProcessRecords;
       beforeEach(() => {
         setCgroupsEnabled(mode.cgroups);
-        setSpawnerMode(mode.spawner ? 'always' : 'never');
+        setSpawnerMode(mode.spawner ? 'always' : 'never', mode.spawner);
         dir = tempDir('launchpad-escape-');
         records = new ProcessRecords(join(dir, 'procs'));
       });
@@ -225,7 +227,7 @@ describe('core/process: processes that leave their group still end', function ()
             script,
             [
               `require(${src('cgroup.js')}).setCgroupsEnabled(${mode.cgroups});`,
-              `require(${src('spawner.js')}).setSpawnerMode(${JSON.stringify(mode.spawner ? 'always' : 'never')});`,
+              `require(${src('spawner.js')}).setSpawnerMode(${JSON.stringify(mode.spawner ? 'always' : 'never')}, ${JSON.stringify(mode.spawner)});`,
               `const { ProcessRecords } = require(${src('processRecords.js')});`,
               `require(${src('runProcess.js')}).runProcess({`,
               `  command: ${JSON.stringify(ESCAPING)}, cwd: ${JSON.stringify(dir)}, timeoutMs: ${timeoutMs}, graceMs: 500,`,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setCgroupsEnabled } from '../../../../src/core/process/cgroup';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { runProcess } from '../../../../src/core/process/runProcess';
-import { setSpawnerMode } from '../../../../src/core/process/spawner';
+import { setSpawnerMode, spawnerKind, spawnerPid } from '../../../../src/core/process/spawner';
 import { processIdentity } from '../../../../src/core/processIdentity';
 import { alive, dead } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
@@ -42,22 +42,19 @@ describe('core/process/runProcess', function () {
     }
   });
 
-  // A short command starts here, or from the spawner when this process is large (spawner.ts):
-  // both ways give the same results.
-  for (const route of ['here', 'spawner'] as const) {
-    describe(route === 'here' ? 'a command started here' : 'a command started by the spawner', () => {
-      before(() => setSpawnerMode(route === 'here' ? 'never' : 'always'));
+  // A short command starts here, or from a helper when this process is large (spawner.ts):
+  // python3's, or node's. Every way gives the same results.
+  for (const route of ['here', 'python', 'node'] as const) {
+    describe(route === 'here' ? 'a command started here' : `a command started by ${route}'s helper`, () => {
+      before(() => (route === 'here' ? setSpawnerMode('never') : setSpawnerMode('always', route)));
       after(() => setSpawnerMode('auto'));
 
       describe('results', () => {
-        it(
-          route === 'here' ? 'starts the command from this process' : 'starts the command from the spawner, not this process',
-          async () => {
-            const ppid = Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout);
-            if (route === 'here') assert.equal(ppid, process.pid);
-            else assert.ok(ppid > 0 && ppid !== process.pid, `parent ${ppid}`);
-          },
-        );
+        it(route === 'here' ? 'starts the command from this process' : 'starts the command from the helper, not this process', async () => {
+          const ppid = Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout);
+          if (route === 'here') assert.equal(ppid, process.pid);
+          else assert.deepEqual([ppid, spawnerKind()], [spawnerPid(), route], `parent ${ppid}`);
+        });
 
         it('reports exit codes and signals', async () => {
           assert.equal((await runProcess({ command: 'true', cwd: dir })).code, 0);
@@ -245,7 +242,7 @@ describe('core/process/runProcess', function () {
           assert.deepEqual(readdirSync(join(dir, 'procs')), []);
         });
 
-        if (route === 'spawner')
+        if (route !== 'here')
           it('a task process from the spawner starts only once it is recorded, with or without a cgroup', async () => {
             for (const cgroups of [true, false]) {
               setCgroupsEnabled(cgroups);

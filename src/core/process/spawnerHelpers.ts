@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 
-import { encodeRequest, ReplyReader, type SpawnerReply, type SpawnerRequest } from './spawnerProtocol';
+import { encodeBaseEnv, encodeRequest, ReplyReader, type SpawnerReply, type SpawnerRequest } from './spawnerProtocol';
 
 export type HelperKind = 'python' | 'node';
 
@@ -64,10 +64,13 @@ function nodeHelper(script: string, receive: (reply: SpawnerReply) => void, lost
 function pythonHelper(script: string, receive: (reply: SpawnerReply) => void, lost: () => void): Helper {
   // -I: none of the user's PYTHON* variables or site packages; -S: no site module (faster start).
   const proc = spawn('python3', ['-I', '-S', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // Sent, not inherited: a launcher (pyenv's shim) may have changed python3's own environment.
+  const base = { ...process.env };
   const reader = new ReplyReader();
   const input = proc.stdin as Socket;
   const output = proc.stdout as Socket;
   input.on('error', () => undefined); // it is gone: its exit says so
+  input.write(encodeBaseEnv(base));
   output.on('data', (chunk: Buffer) => {
     for (const reply of reader.read(chunk)) receive(reply);
   });
@@ -76,7 +79,7 @@ function pythonHelper(script: string, receive: (reply: SpawnerReply) => void, lo
   return {
     kind: 'python',
     pid: proc.pid,
-    send: (request) => void input.write(encodeRequest(request)),
+    send: (request) => void input.write(encodeRequest(request, base)),
     stop: () => input.end(),
     hold: (held) => {
       for (const handle of [proc, input, output]) {

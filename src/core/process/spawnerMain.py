@@ -21,7 +21,7 @@ if sys.version_info < (3, 8) or not hasattr(os, 'posix_spawn'):
     sys.exit(3)  # the parent falls back to spawnerMain.js
 
 FRAME = struct.Struct('<IBI')
-SPAWN, RELEASE, CLOSE_PIPES = 1, 2, 3
+BASE_ENV, SPAWN, RELEASE, CLOSE_PIPES = 0, 1, 2, 3
 READY, STARTED, ERROR, OUT, ERR, EXIT, CLOSE = 0, 1, 2, 3, 4, 5, 6
 
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -85,8 +85,19 @@ def program(file, env):
     raise FileNotFoundError(errno.ENOENT, 'not found', file)
 
 
+base_env = {}  # the parent's environment, which each spawn request gives the changes from
+
+
+def environment(changes):
+    env = dict(base_env)
+    env.update(changes['set'])
+    for key in changes['unset']:
+        env.pop(key, None)
+    return env
+
+
 def spawn(cid, request):
-    file, env = request['file'], request['env']
+    file, env = request['file'], environment(request['env'])
     stdin, hold = request.get('stdin'), request.get('hold')
     ours, theirs = [], []  # the ends kept here; the ends only the child keeps
     try:
@@ -218,6 +229,10 @@ def settle(command):
 
 
 def request(kind, cid, payload):
+    if kind == BASE_ENV:
+        base_env.clear()
+        base_env.update(json.loads(payload))
+        return
     if kind == SPAWN:
         try:
             spawn(cid, json.loads(payload))

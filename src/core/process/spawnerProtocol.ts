@@ -20,21 +20,44 @@ export type SpawnerReply =
   | { t: 'close'; id: number; code: number | null; signal: NodeJS.Signals | null };
 
 // A frame: a 4-byte little-endian length of what follows it, a kind byte, a 4-byte little-endian
-// command id, then the payload. Requests: spawn (JSON of the request's fields), release,
+// command id, then the payload. Requests: the base environment (JSON, id 0, sent once first),
+// spawn (JSON of the request's fields, its environment as the changes from the base: set and
+// unset, as a command's rarely differs from the next's by more than a few variables), release,
 // close-pipes (none). Replies: ready (none), spawn (the pid, 4 bytes), error (the message),
 // stdout and stderr (the bytes), exit and close (JSON [code, signal number]).
 const HEADER = 9;
-const REQUEST_KIND = { spawn: 1, release: 2, 'close-pipes': 3 } as const;
+const REQUEST_KIND = { env: 0, spawn: 1, release: 2, 'close-pipes': 3 } as const;
 
-export function encodeRequest(request: SpawnerRequest): Buffer {
-  const { t, id, ...fields } = request;
-  const payload = t === 'spawn' ? Buffer.from(JSON.stringify(fields)) : Buffer.alloc(0);
-  const frame = Buffer.allocUnsafe(HEADER + payload.length);
-  frame.writeUInt32LE(5 + payload.length, 0);
-  frame.writeUInt8(REQUEST_KIND[t], 4);
-  frame.writeUInt32LE(id, 5);
-  payload.copy(frame, HEADER);
-  return frame;
+function frame(kind: number, id: number, payload: Buffer): Buffer {
+  const bytes = Buffer.allocUnsafe(HEADER + payload.length);
+  bytes.writeUInt32LE(5 + payload.length, 0);
+  bytes.writeUInt8(kind, 4);
+  bytes.writeUInt32LE(id, 5);
+  payload.copy(bytes, HEADER);
+  return bytes;
+}
+
+/** The environment the spawn requests after it are told apart from. */
+export function encodeBaseEnv(base: NodeJS.ProcessEnv): Buffer {
+  return frame(REQUEST_KIND.env, 0, Buffer.from(JSON.stringify(base)));
+}
+
+export function encodeRequest(request: SpawnerRequest, base: NodeJS.ProcessEnv): Buffer {
+  if (request.t !== 'spawn') return frame(REQUEST_KIND[request.t], request.id, Buffer.alloc(0));
+  const { t: _t, id, env, ...fields } = request;
+  return frame(REQUEST_KIND.spawn, id, Buffer.from(JSON.stringify({ ...fields, env: envChanges(env, base) })));
+}
+
+/** What `env` sets that `base` has not (or has otherwise), and what of `base` it has not. */
+export function envChanges(env: NodeJS.ProcessEnv, base: NodeJS.ProcessEnv): { set: Record<string, string>; unset: string[] } {
+  const set: Record<string, string> = {};
+  const unset: string[] = [];
+  for (const key in env) {
+    const value = env[key];
+    if (value !== undefined && value !== base[key]) set[key] = value;
+  }
+  for (const key in base) if (env[key] === undefined) unset.push(key);
+  return { set, unset };
 }
 
 const signalNames = new Map<number, NodeJS.Signals>();

@@ -95,12 +95,16 @@ describe('core/process/runProcess', function () {
         });
 
         it('runs in cwd with the env given; an argument array bypasses the shell', async () => {
+          // Only the variables given: this process's HOME is not among them.
           const r = await runProcess({
-            command: 'pwd; echo "$LP_TEST_VAR"',
+            command: 'pwd; echo "$LP_TEST_VAR"; echo "${HOME-no HOME}"',
             cwd: dir,
             env: { PATH: process.env.PATH, LP_TEST_VAR: 'from env' },
           });
-          assert.equal(r.stdout, `${realpathSync(dir)}\nfrom env\n`);
+          assert.equal(r.stdout, `${realpathSync(dir)}\nfrom env\nno HOME\n`);
+          // No env: this process's own, as it is (not the helper's, which a launcher may change).
+          const inherited = await runProcess({ command: 'echo "$PATH"', cwd: dir });
+          assert.equal(inherited.stdout, `${process.env.PATH}\n`);
           const literal = await runProcess({ command: { file: 'printf', args: ['%s|%s', '$(echo hi)', '`id` "q"'] }, cwd: dir });
           assert.equal(literal.stdout, '$(echo hi)|`id` "q"');
         });

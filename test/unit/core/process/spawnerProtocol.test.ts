@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 
-import { encodeRequest, ReplyReader, type SpawnerReply } from '../../../../src/core/process/spawnerProtocol';
+import { encodeBaseEnv, encodeRequest, envChanges, ReplyReader, type SpawnerReply } from '../../../../src/core/process/spawnerProtocol';
 
 /** A reply frame as spawnerMain.py writes it. */
 function frame(kind: number, id: number, payload: Buffer | string = ''): Buffer {
@@ -13,15 +13,35 @@ function frame(kind: number, id: number, payload: Buffer | string = ''): Buffer 
 }
 
 describe('core/process/spawnerProtocol: the python helper frames', () => {
-  it('a request: its length, kind and id, then its fields as JSON (spawn) or nothing', () => {
-    const spawn = encodeRequest({ t: 'spawn', id: 7, file: 'git', args: ['status'], cwd: '/w', env: { A: 'é' }, hold: true });
-    const json = JSON.stringify({ file: 'git', args: ['status'], cwd: '/w', env: { A: 'é' }, hold: true });
+  it('a request: its length, kind and id, then its fields as JSON (spawn), its environment as changes from the base', () => {
+    const base = { HOME: '/h', PATH: '/bin', GONE: 'x' };
+    const spawn = encodeRequest(
+      { t: 'spawn', id: 7, file: 'git', args: ['status'], cwd: '/w', env: { HOME: '/h', PATH: '/usr/bin', A: 'é' }, hold: true },
+      base,
+    );
+    const json = JSON.stringify({
+      file: 'git',
+      args: ['status'],
+      cwd: '/w',
+      hold: true,
+      env: { set: { PATH: '/usr/bin', A: 'é' }, unset: ['GONE'] },
+    });
     assert.equal(spawn.readUInt32LE(0), 5 + Buffer.byteLength(json));
     assert.equal(spawn.length, 4 + spawn.readUInt32LE(0));
     assert.deepEqual([spawn.readUInt8(4), spawn.readUInt32LE(5)], [1, 7]);
-    assert.equal(spawn.subarray(9).toString(), json);
-    assert.deepEqual([...encodeRequest({ t: 'release', id: 300 })], [5, 0, 0, 0, 2, 44, 1, 0, 0]);
-    assert.deepEqual([...encodeRequest({ t: 'close-pipes', id: 1 })], [5, 0, 0, 0, 3, 1, 0, 0, 0]);
+    assert.deepEqual(JSON.parse(spawn.subarray(9).toString()), JSON.parse(json));
+    const first = encodeBaseEnv(base);
+    assert.deepEqual([first.readUInt8(4), first.readUInt32LE(5), JSON.parse(first.subarray(9).toString())], [0, 0, base]);
+    assert.deepEqual([...encodeRequest({ t: 'release', id: 300 }, base)], [5, 0, 0, 0, 2, 44, 1, 0, 0]);
+    assert.deepEqual([...encodeRequest({ t: 'close-pipes', id: 1 }, base)], [5, 0, 0, 0, 3, 1, 0, 0, 0]);
+  });
+
+  it("an environment's changes: what it sets anew or otherwise, what of the base it lacks", () => {
+    assert.deepEqual(envChanges({ A: '1', B: '2', C: undefined }, { A: '1', B: '1', C: '3', D: '4' }), {
+      set: { B: '2' },
+      unset: ['C', 'D'],
+    });
+    assert.deepEqual(envChanges({ A: '1' }, { A: '1' }), { set: {}, unset: [] });
   });
 
   it('replies, whatever the chunks they arrive in: split anywhere, or several in one', () => {

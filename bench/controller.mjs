@@ -431,9 +431,9 @@ console.log((used.user + used.system) / 1000 / 30, process.memoryUsage.rss() / 1
   const starts = processes * (bigStart - smallStart);
   bench.fact(
     'the floor of the growth, from the one write and the processes alone',
-    `a saving transaction ${txBig.toFixed(2)} ms cpu on the 5,000-task file, ${txSmall.toFixed(2)} on the ${ids.length}-task file (+${write.toFixed(1)} ms a task); ` +
+    `a saving transaction ${txBig.toFixed(2)} ms cpu on the 5,000-task file, ${txSmall.toFixed(2)} on the ${ids.length}-task file (${signed(write)} ms a task); ` +
       `a process started by the large controller ${bigStart.toFixed(2)} ms cpu (itself ${bigDirect.toFixed(2)}, through python3's helper ${bigHelper.toFixed(2)}, the helper's included), ` +
-      `by a small one ${smallStart.toFixed(2)} (at ${smallRss.toFixed(0)} MB), × ${processes.toFixed(1)} a task (+${starts.toFixed(1)} ms); ` +
+      `by a small one ${smallStart.toFixed(2)} (at ${smallRss.toFixed(0)} MB), × ${processes.toFixed(1)} a task (${signed(starts)} ms); ` +
       `over one more task's own CPU in the ${ids.length}-task file, ${smallOwnMs.toFixed(1)} ms a task: ${((smallOwnMs + write + starts) / smallOwnMs).toFixed(2)}× at least (budget ≤ ${GROWTH_BUDGET}×)`,
   );
   bench.fact(
@@ -442,6 +442,9 @@ console.log((used.user + used.system) / 1000 / 30, process.memoryUsage.rss() / 1
       `the caller's and the helper's; posix_spawn alone (its own session, two pipes) costs its parent ${Number(spawned).toFixed(2)} ms`,
   );
 }
+
+/** A difference with its sign: +1.5, −3.3. */
+const signed = (ms) => `${ms < 0 ? '−' : '+'}${Math.abs(ms).toFixed(1)}`;
 
 /** Prints the CPU (ms) python3 spends per `git --version` started by posix_spawn with setsid and two pipes. */
 const POSIX_SPAWN_CPU = `

@@ -77,11 +77,15 @@ def program(file, env):
     """The file node would run: a name without a slash is looked up on the PATH it is given."""
     if '/' in file:
         return file
+    denied = False  # one was found but may not be run: EACCES, as execvp says, if none may
     for folder in os.get_exec_path(env):
         path = os.path.join(folder, file)
-        if os.access(path, os.X_OK) and not os.path.isdir(path):
-            return path
-    raise FileNotFoundError(errno.ENOENT, 'not found', file)
+        if os.path.isfile(path):
+            if os.access(path, os.X_OK):
+                return path
+            denied = True
+    code = errno.EACCES if denied else errno.ENOENT
+    raise OSError(code, os.strerror(code), file)
 
 
 base_env = {}  # the parent's environment, which each spawn request gives the changes from
@@ -93,6 +97,18 @@ def environment(changes):
     for key in changes['unset']:
         env.pop(key, None)
     return env
+
+
+def start(path, argv, env, actions):
+    """posix_spawn in a session of its own, the signals as a fresh process has them."""
+    options = dict(file_actions=actions, setsid=True, setsigdef=DEFAULT_SIGNALS, setsigmask=())
+    try:
+        return os.posix_spawn(path, argv, env, **options)
+    except OSError as e:
+        if e.errno != errno.ENOEXEC:
+            raise
+    # No #! line: run by /bin/sh, as node's spawn (execvp) does.
+    return os.posix_spawn('/bin/sh', ['/bin/sh', path] + argv[1:], env, **options)
 
 
 def spawn(cid, request):
@@ -119,8 +135,7 @@ def spawn(cid, request):
         # posix_spawn has no working folder of its own: the child starts in this process's.
         os.chdir(request['cwd'])
         try:
-            pid = os.posix_spawn(program(file, env), [file] + request['args'], env,
-                                 file_actions=actions, setsid=True, setsigdef=DEFAULT_SIGNALS, setsigmask=())
+            pid = start(program(file, env), [file] + request['args'], env, actions)
         finally:
             os.chdir('/')
     except OSError as e:

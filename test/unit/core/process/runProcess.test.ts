@@ -109,12 +109,24 @@ describe('core/process/runProcess', function () {
           assert.equal(literal.stdout, '$(echo hi)|`id` "q"');
         });
 
+        it('runs an executable script without a #! line through /bin/sh, as execvp does', async () => {
+          const script = join(dir, 'plain-script');
+          writeFileSync(script, 'echo "ran as $0 with $1"\n', { mode: 0o755 });
+          const r = await runProcess({ command: { file: script, args: ['one'] }, cwd: dir });
+          assert.deepEqual([r.code, r.spawnError, r.stdout], [0, undefined, `ran as ${script} with one\n`]);
+        });
+
         it('sets spawnError when the program or the cwd is missing', async () => {
           const noCwd = await runProcess({ command: 'true', cwd: join(dir, 'missing') });
           assert.equal(noCwd.code, null);
           assert.match(noCwd.spawnError ?? '', /ENOENT/);
           const noProgram = await runProcess({ command: { file: join(dir, 'no-such-program'), args: [] }, cwd: dir });
           assert.match(noProgram.spawnError ?? '', /ENOENT/);
+          // Found on the PATH, but not executable: EACCES, not "missing".
+          writeFileSync(join(dir, 'not-executable'), 'echo no\n', { mode: 0o644 });
+          const env = { PATH: `${dir}:${process.env.PATH}` };
+          const denied = await runProcess({ command: { file: 'not-executable', args: [] }, cwd: dir, env });
+          assert.match(denied.spawnError ?? '', /EACCES/);
         });
       });
 

@@ -276,7 +276,16 @@ class Spawner {
         continue;
       }
       const opts: StartOptions = { cwd: request.cwd, env: request.env, stdin: request.stdin, hold: request.hold };
-      this.adopt(remote, startHere(request.file, request.args, opts));
+      let child: ChildProcess;
+      try {
+        child = startHere(request.file, request.args, opts);
+      } catch (e) {
+        // Refused as it stands (node checks the arguments first): thrown here, it would end this process.
+        remote.end();
+        remote.emit('error', e as Error);
+        continue;
+      }
+      this.adopt(remote, child);
     }
   }
 

@@ -62,8 +62,8 @@ def flush():
 
 
 class Command:
-    def __init__(self, cid, pid, pipes, hold):
-        self.cid, self.pid, self.hold = cid, pid, hold
+    def __init__(self, cid, pipes, hold):
+        self.cid, self.hold = cid, hold
         self.pipes = pipes  # the open ends read here: {fd: OUT | ERR}
         self.status = None  # (code, signal number) once it has exited
         self.stdin = None  # (fd, bytes left to write)
@@ -138,15 +138,18 @@ def spawn(cid, request):
             pid = start(program(file, env), [file] + request['args'], env, actions)
         finally:
             os.chdir('/')
-    except OSError as e:
+    except Exception as e:  # whatever it was, no pipe of it stays open here
         for fd in ours + theirs:
             os.close(fd)
-        code = errno.errorcode.get(e.errno, 'EIO') if e.errno else 'EIO'
-        send(ERROR, cid, f'spawn {file} {code}'.encode())
+        if isinstance(e, NotImplementedError):
+            raise
+        # node's message: the errno's name; else what was wrong (a NUL in an argument).
+        reason = errno.errorcode.get(e.errno, 'EIO') if isinstance(e, OSError) else str(e)
+        send(ERROR, cid, f'spawn {file} {reason}'.encode())
         return
     for fd in theirs:
         os.close(fd)
-    command = Command(cid, pid, {out_r: OUT, err_r: ERR}, hold_w)
+    command = Command(cid, {out_r: OUT, err_r: ERR}, hold_w)
     commands[cid] = command
     by_pid[pid] = command
     send(STARTED, cid, struct.pack('<I', pid))
@@ -252,7 +255,7 @@ def request(kind, cid, payload):
             spawn(cid, json.loads(payload))
         except NotImplementedError:
             os._exit(3)  # no posix_spawn in a session of its own here: the parent falls back
-        except Exception as e:  # a bug here must not end the others' relay
+        except Exception as e:  # a request it cannot read must not end the others' relay
             send(ERROR, cid, f'spawn: {e}'.encode())
         return
     command = commands.get(cid)

@@ -30,12 +30,19 @@ process.on('message', (request: SpawnerRequest) => {
     return;
   }
   const { id } = request;
-  const child = spawn(request.file, request.args, {
-    cwd: request.cwd,
-    env: request.env,
-    detached: true,
-    stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(request.hold ? (['pipe'] as const) : [])],
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(request.file, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      detached: true,
+      stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(request.hold ? (['pipe'] as const) : [])],
+    });
+  } catch (e) {
+    // Refused before starting (a NUL byte in an argument): that command's error, not the helper's end.
+    send({ t: 'error', id, message: (e as Error).message });
+    return;
+  }
   // The command may have ended before its release (it was killed): nothing to write to then.
   (child.stdio[3] as Writable | null | undefined)?.on('error', () => undefined);
   child.on('error', (e) => {

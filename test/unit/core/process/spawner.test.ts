@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runProcess } from '../../../../src/core/process/runProcess';
@@ -124,6 +124,18 @@ describe('core/process/spawner', function () {
         assert.equal(r.code, 0, r.spawnError);
         assert.equal(Number(r.stdout), process.pid);
         assert.equal(Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout), process.pid);
+      });
+
+      it('a command it cannot start (a NUL byte in an argument) is reported as not run; the same helper runs the next', async () => {
+        setSpawnerMode('always', kind);
+        const helper = Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout);
+        const openFiles = () => (existsSync(`/proc/${helper}/fd`) ? readdirSync(`/proc/${helper}/fd`).length : 0);
+        const before = openFiles();
+        const refused = await runProcess({ command: { file: 'echo', args: ['a\0b'] }, cwd: dir });
+        assert.equal(refused.code, null);
+        assert.match(refused.spawnError ?? '', /null byte/);
+        assert.equal(openFiles(), before, 'none of its pipes is left open in the helper');
+        assert.equal(Number((await runProcess({ command: 'echo $PPID', cwd: dir })).stdout), helper, 'the same helper');
       });
 
       it('relays all of the output of a command, however much, before its end', async () => {

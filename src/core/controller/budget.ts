@@ -7,7 +7,7 @@ import type { AgentReport, UsageLimit } from '../agents/report';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { isPermanentlyFailed } from '../tasks/dag';
 import { COST_LIMIT_REASON } from '../tasks/errorEntry';
-import { failTask, recordCost, undoDispatch } from '../tasks/transitions';
+import { failTask, recordCost } from '../tasks/transitions';
 import { hasWork } from './envStop';
 import type { TaskEnd } from './merge';
 import { LIMIT_BACKOFF_CAP_MS, type RunConfig } from './runConfig';
@@ -122,14 +122,14 @@ export function limitThatEnded(report: AgentReport | undefined, verdictKind: str
 export async function stopForLimit(s: Session, before: Task, preset: string, limit: UsageLimit, terminal: TaskTerminal): Promise<TaskEnd> {
   const keepWork = await hasWork(s, before.id);
   let note = '';
+  if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id, s.fenceOf(before.id)).catch(() => undefined);
   try {
-    await s.transact((file) => void undoDispatch(file, before.id, before, { keepWork }));
+    await s.giveBack(before, { keepWork });
     if (keepWork) note = '; its work is kept for the next run';
   } catch (err) {
     note = '; harness-tasks.json could not be updated';
     s.logger.warn(`could not record that ${before.id}'s attempt is not charged: ${(err as Error).message}`);
   }
-  if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id).catch(() => undefined);
   const pause = s.spending.limitHit(preset, limit);
   const until = isoMinute(pause.until) + (pause.fromTool ? '' : ' (back-off)');
   s.log({

@@ -4,6 +4,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
+import { StaleAttemptError } from '../attempt/lifecycle';
 import { Emitter } from '../events';
 import { localExecutor } from '../executor/local';
 import type { AttemptExecutor, RunningAttempt } from '../executor/types';
@@ -19,18 +20,21 @@ import { type Logger, silentLogger } from '../logger';
 import { isOwnPath, type StatePaths } from '../statePaths';
 import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
-import { StateStore } from '../taskFile/store';
+import { RUN_TRANSACTION_WAIT_MS, StateStore } from '../taskFile/store';
 import { isPermanentlyFailed } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
 import { ClaimLostError, ClaimRefusedError, TaskVanishedError, undoDispatch } from '../tasks/transitions';
 import { holdMessage, resumedMessage, waitingMessage } from './budget';
+import { CRASH_LOOP_LIMIT, crashesWithoutProgress } from './crashLoop';
 import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
-import { endUncharged, releaseInterrupted } from './envStop';
+import { endUncharged, giveBackLostWorktree, refuseStale, releaseInterrupted, worktreeLost } from './envStop';
 import { headlessTerminals } from './headlessTerminals';
 import { runHealthCheck } from './healthCheck';
 import { runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
+import { LoopInbox } from './loopEvents';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
+import { notCharged, outcomeOf } from './outcome';
 import { type PassInput, passStands, type PoolPass, poolPass, type RecordedPass, recordPass } from './poolPass';
 import {
   abortInterruptedMerge,
@@ -95,7 +99,7 @@ export class Controller {
       );
     }
 
-    const store = new StateStore(paths, 'launchpad run');
+    const store = new StateStore(paths, 'launchpad run', true, RUN_TRANSACTION_WAIT_MS);
     const env = this.opts.settings?.env ?? process.env;
     // Concurrent workers hold no session lock: a second run is one more worker, and each
     // transaction takes the state lock. A file that cannot be read yet is handled under the lock.
@@ -228,10 +232,6 @@ export class Controller {
         }
         reason = 'controller-error';
       }
-      // The machine's failure or an unusable task file outranks how the loop saw the stop.
-      if (s.envFailure) reason = 'environment';
-      else if (s.configFailure) reason = 'config-error';
-      else if (s.setupFailure) reason = 'env-setup-failed';
       return await this.endSession(s, reason);
     } catch (err) {
       throw asEnvFailureError(err);
@@ -250,7 +250,7 @@ export class Controller {
       // Other workers' processes and worktrees are live: only what this worker takes over is
       // recovered, through the same recovery as a session start's, after the health check.
       const merges = new MergeQueue((id, merge) => worker.mergeGuard(id, merge));
-      if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
+      if (!(await runHealthCheck(s))) return 'stopped';
       await openPool(s);
       return this.loop(s, merges);
     }
@@ -259,6 +259,8 @@ export class Controller {
     const merges = new MergeQueue();
     // In place, an interrupted attempt is resumed where it stopped; the rest recover as usual.
     const resumed = s.inPlace ? s.store.load().file.tasks.filter(runsInPlace) : [];
+    // In place the interrupted attempt resumes at once: a crash loop is looked for before it.
+    if (resumed.length && stopForCrashLoop(s)) return 'stopped';
     for (const task of resumed) await runInPlace(s, task, { resume: true }).catch((err) => this.taskCrashed(s, task, err));
     const others = resumed.length
       ? new Set(
@@ -275,8 +277,9 @@ export class Controller {
     // Removals the recovery started in the background end before the clean-up looks for leftovers.
     await s.worktreesRemoved();
     if (s.stopping) return 'stopped';
+    if (!resumed.length && stopForCrashLoop(s)) return 'stopped';
     await removeOrphanedWorktrees(s);
-    if (!(await runHealthCheck(s))) return s.stopping ? 'stopped' : 'env-setup-failed';
+    if (!(await runHealthCheck(s))) return 'stopped';
     await openPool(s);
     return this.loop(s, merges, resumptions, adopted);
   }
@@ -297,9 +300,17 @@ export class Controller {
     const reportedMissing = new Set<string>();
     const durations = TaskDurations.fromHistory(s.paths, s.store.load().file.tasks);
     let dispatched = 0;
-    let stopWake: () => void = () => undefined;
-    const stopped = new Promise<void>((resolve) => (stopWake = resolve));
-    s.stopSignal.addEventListener('abort', () => stopWake(), { once: true });
+    const inbox = new LoopInbox();
+    s.stopSignal.addEventListener('abort', () => inbox.post({ kind: 'stop' }), { once: true });
+    if (s.stopping) inbox.post({ kind: 'stop' });
+    // An attempt in flight: a slot taken until it ends, whichever way; its end wakes the loop.
+    const track = (task: Task, end: Promise<TaskEnd>) => {
+      const tracked = end.finally(() => {
+        running.delete(task.id);
+        inbox.post({ kind: 'attempt-ended', taskId: task.id });
+      });
+      running.set(task.id, { task, end: tracked });
+    };
     // Interrupted attempts the recovery chose to resume go first, in the worktrees they left.
     if (resumptions.length && !s.config.agentCommand) {
       s.log({ type: 'ERROR', category: 'CONFIG', message: NO_AGENT_COMMAND });
@@ -307,23 +318,31 @@ export class Controller {
     }
     for (const { task, end } of adopted) {
       dispatched++;
-      running.set(task.id, { task, end: end.catch((err) => this.taskCrashed(s, task, err)).finally(() => running.delete(task.id)) });
+      track(
+        task,
+        end.catch((err) => this.taskCrashed(s, task, err)),
+      );
+    }
+    if (resumptions.length) {
+      s.log({
+        type: 'BATCH',
+        message: `dispatching ${resumptions.length} resumed task${resumptions.length === 1 ? '' : 's'}: [${resumptions.map((r) => r.task.id).join(', ')}]`,
+      });
+      s.batches++;
     }
     for (const { task, resume } of resumptions) {
       dispatched++;
-      const end = this.attempt(s, task, merges, resume)
-        .catch((err) => this.taskCrashed(s, task, err))
-        .finally(() => running.delete(task.id));
-      running.set(task.id, { task, end });
+      track(
+        task,
+        this.attempt(s, task, merges, resume).catch((err) => this.taskCrashed(s, task, err)),
+      );
     }
 
     // Passes run in tasks' completions (Session.afterResult), written, their batches not yet
-    // dispatched; and the promise that wakes the loop for them.
+    // dispatched (each posts 'pass-ready').
     const prepared: RecordedPass[] = [];
     // The last pass of a completion, while it stands for a pass of the loop's (passStands).
     let lastPass: RecordedPass | undefined;
-    let wakeForPass: () => void = () => undefined;
-    let passReady = new Promise<void>((resolve) => (wakeForPass = resolve));
     const passInput = (budget: number, hold: boolean, ending?: string): PassInput => ({
       running: [...[...running.values()].map((r) => r.task).filter((t) => t.id !== ending), ...prepared.flatMap((p) => p.pool.batch)],
       budget,
@@ -366,9 +385,8 @@ export class Controller {
             // From its dispatch to its recorded result: what the pool's order weighs it by next.
             if (how !== 'interrupted') durations.ended(task.id);
             return how;
-          })
-          .finally(() => running.delete(task.id));
-        running.set(task.id, { task, end });
+          });
+        track(task, end);
       });
     };
     // Nothing runs and no claim waits to be dispatched: the loop may end.
@@ -396,7 +414,7 @@ export class Controller {
         return {
           written: () => {
             prepared.push(pass);
-            wakeForPass();
+            inbox.post({ kind: 'pass-ready' });
           },
           next: pass.pool.next,
         };
@@ -416,7 +434,11 @@ export class Controller {
           });
           for (const [id, end] of ends) {
             const task = s.store.load().file.tasks.find((t) => t.id === id);
-            if (task) running.set(id, { task, end: end.catch((err) => this.taskCrashed(s, task, err)).finally(() => running.delete(id)) });
+            if (task)
+              track(
+                task,
+                end.catch((err) => this.taskCrashed(s, task, err)),
+              );
           }
           // Other workers merge too: new worktrees start from the base branch as it is now.
           s.head = (await s.git.head()) ?? s.head;
@@ -426,7 +448,6 @@ export class Controller {
         // What the passes of tasks' completions claimed is dispatched first; the last of them is
         // this wake-up's pass while it stands (passStands), also when the loop wakes again for
         // the end of the task whose completion ran it.
-        passReady = new Promise<void>((resolve) => (wakeForPass = resolve));
         const early = prepared.splice(0);
         for (const p of early) reportPass(p.pool);
         for (const p of early) dispatchBatch(p.pool);
@@ -464,18 +485,16 @@ export class Controller {
           const at = new Date(pool.retryAt!).toISOString().replace(/\.\d{3}Z$/, 'Z');
           s.logger.info(`waiting until ${at} to retry a failed task (or until ${s.baseBranch} moves)`);
         }
-        let timer: NodeJS.Timeout | undefined;
-        const retryDue = waitForRetry
-          ? new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, pool.retryAt! - Date.now()))))
-          : undefined;
-        const poll = s.worker ? [sleep(Math.min(2000, (s.worker.leaseSeconds * 1000) / 3))] : [];
-        await Promise.race([stopped, passReady, ...poll, ...[...running.values()].map((r) => r.end), ...(retryDue ? [retryDue] : [])]);
-        clearTimeout(timer);
+        if (waitForRetry) inbox.after(pool.retryAt! - Date.now(), { kind: 'retry-due' });
+        if (s.worker) inbox.after(Math.min(2000, (s.worker.leaseSeconds * 1000) / 3), { kind: 'poll' });
+        await inbox.next();
+        inbox.clearTimers();
       }
       await Promise.allSettled([...running.values()].map((r) => r.end));
       await undoPrepared();
       return 'stopped';
     } finally {
+      inbox.clearTimers();
       s.afterResult = undefined;
     }
   }
@@ -507,17 +526,29 @@ export class Controller {
       return 'failed';
     }
     if (err instanceof ClaimRefusedError) return 'interrupted';
-    if (err instanceof ClaimLostError && s.worker) return s.worker.discardLost(err);
+    if (err instanceof ClaimLostError || err instanceof StaleAttemptError) return refuseStale(s, task.id, err);
+    // A git command that failed because the worktree went from under it: not the task's failure.
+    if (!s.inPlace && worktreeLost(s.worktreePath(task.id), s.fenceOf(task.id))) {
+      return giveBackLostWorktree(s, task, s.worktreePath(task.id)).catch(() => 'interrupted' as const);
+    }
     const message = err instanceof Error ? err.message : String(err);
-    if (err instanceof TaskFileError || err instanceof LockHeldError) {
+    if (err instanceof LockHeldError) {
+      // Held for longer than a run waits: a stuck holder, the machine's failure.
+      s.stopForEnvironment({
+        category: 'ENV_SETUP',
+        cause: `harness-tasks.json could not be updated: ${firstLine(err.message)}`,
+        advice: `if the holder is stuck, stop it (or remove ${err.lockDir} when no launchpad command runs)`,
+      });
+      return 'interrupted';
+    }
+    if (err instanceof TaskFileError) {
       s.log({
         type: 'ERROR',
         taskId: task.id,
         category: 'CONFIG',
         message: `cannot update harness-tasks.json, stopping: ${firstLine(message)}`,
       });
-      s.configFailure ??= message;
-      s.requestStop();
+      s.stopFor({ kind: 'config', message });
       return 'interrupted';
     }
     s.logger.error(err instanceof Error ? err : message);
@@ -546,16 +577,14 @@ export class Controller {
       file = s.store.load().file;
     }
     const stats = computeStats(file.tasks);
-    const machine = reason === 'environment' ? s.envFailure : undefined;
-    const charged = [...s.envUnrecorded];
-    const notCharged = charged.length
-      ? `the attempts of ${charged.join(', ')} stay counted: harness-tasks.json could not be written`
-      : 'no attempt was charged';
-    if (machine)
+    const cause = s.stopCause;
+    const failure = cause?.kind === 'environment' || cause?.kind === 'crash-loop' ? cause.failure : undefined;
+    const unrecorded = [...s.envUnrecorded];
+    if (failure)
       s.log({
         type: 'ERROR',
         category: 'ENV_SETUP',
-        message: `session stopped (${notCharged}). To fix: ${machine.advice}; then run again`,
+        message: `session stopped (${notCharged(unrecorded)}). To fix: ${failure.advice}; then run again`,
       });
     s.log({ type: 'STATS', message: formatStats(stats, { batches_dispatched: s.batches }) });
     const workLeft = file.tasks.some((t) => t.status !== 'completed' && !isPermanentlyFailed(t));
@@ -567,15 +596,9 @@ export class Controller {
     }
     rmdirIfEmpty(s.config.worktreeRoot);
 
-    const exit =
-      reason === 'config-error' || reason === 'environment' ? 2 : stats.completed === stats.tasks_total ? 0 : (HOLD_EXIT[reason] ?? 1);
-    const shown = exit === 0 ? 'all-completed' : reason;
-    const message = machine
-      ? describeEnvStop(machine, notCharged, stats)
-      : shown === 'budget' || shown === 'usage-limit'
-        ? `${holdMessage(s, shown)} (${counts(stats)})`
-        : describe(shown, stats, s.setupFailure);
-    return this.outcome(exit, shown, message, s.number, stats);
+    const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
+    const end = outcomeOf({ reason, cause, stats, unrecorded, hold });
+    return { ...end, session: s.number, stats, ...(s.notes.length ? { notes: [...s.notes] } : {}) };
   }
 
   private outcome(exitCode: RunOutcome['exitCode'], reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {
@@ -583,10 +606,29 @@ export class Controller {
   }
 }
 
-/** A run stopped by its budget (6) or a tool's usage limit (7): neither is the tasks' failure. */
-const HOLD_EXIT: Partial<Record<StopReason, RunOutcome['exitCode']>> = { budget: 6, 'usage-limit': 7 };
-
 const NO_AGENT_COMMAND = 'No agent command: pass --agent, set LAUNCHPAD_AGENT, launchpad.agent.command or session_config.agent_command';
+
+/**
+ * The sessions before this one kept ending in a crash with no task making progress: the session
+ * stops before dispatching anything (the interrupted tasks stay in progress, uncharged).
+ */
+function stopForCrashLoop(s: Session): boolean {
+  const crashed = crashesWithoutProgress(s.paths.progress);
+  if (crashed.length < CRASH_LOOP_LIMIT) return false;
+  const sessions = crashed
+    .reverse()
+    .map((n) => `SESSION-${n}`)
+    .join(', ');
+  const failure: EnvFailure = {
+    category: 'ENV_SETUP',
+    cause: `the last ${crashed.length} sessions (${sessions}) each ended in a crash (the controller killed, or the machine stopped) with no task making progress; stopping so that a crash loop does not go on`,
+    advice:
+      'find why launchpad run dies (out of memory: dmesg | grep -i oom; a supervisor or a time limit killing it); the interrupted tasks stay in progress, not charged, and the next run resumes them',
+  };
+  s.log({ type: 'ERROR', category: 'ENV_SETUP', message: failure.cause });
+  s.stopFor({ kind: 'crash-loop', failure });
+  return true;
+}
 
 /** The in-progress tasks recovery handles: all (or `only`) but those an executor follows. */
 function withoutAdopted(s: Session, only: ReadonlySet<string> | undefined, adopted: readonly RunningAttempt[]): Set<string> {
@@ -597,10 +639,6 @@ function withoutAdopted(s: Session, only: ReadonlySet<string> | undefined, adopt
       .file.tasks.filter((t) => t.status === 'in_progress' && !followed.has(t.id) && (!only || only.has(t.id)))
       .map((t) => t.id),
   );
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** The run's modes, read before any lock: an unreadable file is left to the locked start. */
@@ -628,33 +666,6 @@ async function underMergeLock<T>(artefacts: string, workerId: string, work: () =
   }
 }
 
-function counts(st: Stats): string {
-  const cost = st.cost_usd !== undefined ? `, $${st.cost_usd} reported` : '';
-  return `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress${cost}`;
-}
-
-function describe(reason: StopReason, st: Stats, setupFailure?: string): string {
-  const left = counts(st);
-  switch (reason) {
-    case 'all-completed':
-      return st.tasks_total ? `all ${st.tasks_total} tasks completed` : 'no tasks yet: add some with "launchpad add"';
-    case 'nothing-runnable':
-      return `stopped: nothing left that can run (${left})`;
-    case 'max-tasks-per-session':
-      return `stopped: max_tasks_per_session reached (${left}); run again to continue`;
-    case 'stopped':
-      return `stopped by request (${left}); the next run recovers tasks in progress`;
-    case 'env-setup-failed':
-      return `stopped: ${setupFailure ?? 'harness-init.sh failed twice'} (${left})`;
-    case 'config-error':
-      return `stopped: configuration error, see the log (${left})`;
-    case 'controller-error':
-      return `stopped: controller error, see the log and the Launchpad output (${left})`;
-    default:
-      return `stopped: ${reason} (${left})`;
-  }
-}
-
 function releaseLock(lock: LockHandle | undefined, progress: ProgressLog, session: number | undefined): void {
   try {
     if (session !== undefined) progress.append(session, { type: 'LOCK', message: lock ? 'released' : 'worker done' });
@@ -663,12 +674,6 @@ function releaseLock(lock: LockHandle | undefined, progress: ProgressLog, sessio
   } finally {
     lock?.release();
   }
-}
-
-/** The outcome's message when the machine stopped the session: the cause, then what to do. */
-function describeEnvStop(failure: EnvFailure, notCharged: string, st: Stats): string {
-  const left = `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress`;
-  return `stopped by the environment, not by the tasks (${notCharged}): ${failure.cause}\nto fix: ${failure.advice}; then run launchpad again (${left})`;
 }
 
 /**

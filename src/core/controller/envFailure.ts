@@ -108,7 +108,8 @@ export function classifyError(err: unknown): EnvFailure | undefined {
   if (err instanceof EnvFailureError) return err.failure;
   const gitOutput = gitOutputOf(err);
   if (gitOutput !== undefined) return classifyGitOutput(gitOutput);
-  const e = errnoOf(whyNotCreated(err));
+  // A write of harness-tasks.json that the file system refused keeps the errno as its cause.
+  const e = errnoOf(whyNotCreated(err)) ?? errnoOf((err as { cause?: unknown } | undefined)?.cause);
   if (!e) return undefined;
   // A program that cannot be started (spawn git ENOENT): not installed, or not on PATH.
   if (e.syscall?.startsWith('spawn ') && (e.code === 'ENOENT' || e.code === 'EACCES')) {
@@ -339,4 +340,13 @@ function pathIn(output: string): string | undefined {
 
 function firstLine(text: string): string {
   return text.split('\n')[0]!.trim();
+}
+
+/** The commit an attempt started from no longer exists (the base branch was rewritten meanwhile). */
+export function baseGone(taskId: string, base: string): EnvFailure {
+  return {
+    category: 'ENV_SETUP',
+    cause: `the base commit ${base.slice(0, 12)} of ${taskId} is gone (the branch was rewritten: a reset, a rebase or a force-push)`,
+    advice: `commit or stash what the attempt left, check that the base branch is where you want it, then run again`,
+  };
 }

@@ -4,10 +4,11 @@
 // left alone.
 import { existsSync } from 'node:fs';
 
+import { type AttemptFence, mayRemoveWorktree, worktreeOwner } from '../attempt/lifecycle';
 import { ExpectedError } from '../expectedErrors';
+import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
 import type { Task } from '../taskFile/schema';
-import { undoDispatch } from '../tasks/transitions';
 import { classifyError, type EnvFailure } from './envFailure';
 import type { TaskEnd } from './merge';
 import type { Session } from './session';
@@ -24,8 +25,7 @@ export class TaskConfigError extends ExpectedError {
 /**
  * The machine failed `before`'s attempt: nothing is charged, the session stops. Work the agent
  * did (commits on the task's branch, changes in its worktree) is kept: the task stays
- * in_progress, its attempts as before dispatch, and the next run's recovery validates and merges
- * it. Otherwise the task returns to its state before dispatch and the worktree goes.
+ * in_progress, and the next run's recovery validates and merges it or continues the attempt. Otherwise the task returns to its state before dispatch and the worktree goes.
  */
 export async function stopForEnvironment(
   s: Session,
@@ -37,16 +37,18 @@ export async function stopForEnvironment(
   s.stopForEnvironment(failure);
   // Before the agent ran, whatever the worktree holds (a half checkout on a full disk) is not work.
   const keepWork = opts.agentRan !== false && (await hasWork(s, before.id));
+  // Its worktree goes before the task is given back: once given back, another worker may claim
+  // it and make a worktree at the same path. A resumed attempt's worktree holds the interrupted
+  // attempt's work: it stays for the next run.
+  if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id, s.fenceOf(before.id)).catch(() => undefined);
   let recorded = true;
   try {
-    await s.transact((file) => void undoDispatch(file, before.id, before, { keepWork }));
+    await s.giveBack(before, { keepWork });
   } catch (err) {
     recorded = false;
     s.envUnrecorded.add(before.id);
     s.logger.warn(`could not record that ${before.id}'s attempt is not charged: ${(err as Error).message}`);
   }
-  // A resumed attempt's worktree holds the interrupted attempt's work: it stays for the next run.
-  if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id).catch(() => undefined);
   const kept = keepWork ? '; its committed work is kept for the next run' : '';
   s.log({
     type: 'ERROR',
@@ -66,8 +68,8 @@ export async function stopForEnvironment(
  * and its state for a run after the configuration is fixed.
  */
 export async function returnForConfig(s: Session, before: Task, err: TaskConfigError, terminal?: TaskTerminal): Promise<TaskEnd> {
-  await s.transact((file) => void undoDispatch(file, before.id, before));
-  if (before.status !== 'in_progress') await s.removeWorktree(before.id).catch(() => undefined);
+  if (before.status !== 'in_progress') await s.removeWorktree(before.id, s.fenceOf(before.id)).catch(() => undefined);
+  await s.giveBack(before);
   s.log({ type: 'ERROR', taskId: before.id, category: 'CONFIG', message: `${err.message} (not charged)` });
   s.taskEvents.fire({ taskId: before.id, kind: 'interrupted' });
   terminal?.write(`\r\n[launchpad] ${err.message}\r\n`);
@@ -97,9 +99,9 @@ export async function releaseInterrupted(s: Session, before: Task): Promise<void
   const dispatched = current?.status === 'in_progress' && (current.attempts > before.attempts || current.agent_id !== before.agent_id);
   if (!s.envFailure || !dispatched) return;
   const keepWork = await hasWork(s, before.id);
-  await s.transact((file) => void undoDispatch(file, before.id, before, { keepWork }));
   // A resumed attempt's worktree holds the interrupted attempt's work: it stays for the next run.
-  if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id).catch(() => undefined);
+  if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id, s.fenceOf(before.id)).catch(() => undefined);
+  await s.giveBack(before, { keepWork });
   const kept = keepWork ? '; its work is kept for the next run' : '';
   s.log({ type: 'WARN', taskId: before.id, message: `interrupted by the session's stop (${s.envFailure.cause}): not charged${kept}` });
 }
@@ -117,4 +119,53 @@ export async function hasWork(s: Session, taskId: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether the attempt's worktree was removed, or made another attempt's, while it ran: then
+ * whatever failed in it (the agent, a git command, the validation) is not the task's failure.
+ */
+export function worktreeLost(worktree: string, fence: AttemptFence | undefined): boolean {
+  return !existsSync(worktree) || (!!fence && !mayRemoveWorktree(worktree, fence));
+}
+
+/**
+ * The attempt's worktree went from under it (a person removed it, or another worker made it its
+ * own): the attempt is given back, its commits kept under a ref of ours, and the run goes on
+ * without stopping: the task runs again from its base.
+ */
+export async function giveBackLostWorktree(s: Session, before: Task, worktree: string, terminal?: TaskTerminal): Promise<TaskEnd> {
+  const fence = s.fenceOf(before.id);
+  const owner = existsSync(worktree) ? worktreeOwner(worktree) : undefined;
+  const what = owner ? `was made the worktree of another attempt (${owner.agentId ?? 'unknown agent'})` : 'was removed';
+  // Its commits are kept before anything else; the branch goes only when no other attempt has it checked out.
+  const kept = await s.keepAttempt(before.id, s.store.load().file.tasks.find((t) => t.id === before.id)?.attempts).catch(() => undefined);
+  if (!owner) await s.removeWorktree(before.id, fence).catch(() => undefined);
+  await s.giveBack(before);
+  const cause = `its worktree ${worktree} ${what} while the attempt ran`;
+  s.log({
+    type: 'WARN',
+    taskId: before.id,
+    message: `${cause}: not charged, the task runs again${kept ? `; the attempt's commits are kept as ${kept}` : ''}`,
+  });
+  s.note(`${before.id}: ${cause}; not charged. If something removes Launchpad's worktrees (a clean-up job, another tool), stop it.`);
+  s.taskEvents.fire({ taskId: before.id, kind: 'interrupted' });
+  terminal?.write(`\r\n[launchpad] ${cause}: not charged, the task runs again\r\n`);
+  terminal?.close('interrupted');
+  return 'interrupted';
+}
+
+/**
+ * An effect of an attempt that is no longer the task's (another worker took it over, or a
+ * recovery replaced it) was refused: nothing of it is applied. Its branch's commits are kept
+ * under a ref of ours; the worktree and branch are left to the attempt that holds the task now.
+ */
+export async function refuseStale(s: Session, taskId: string, err: Error): Promise<TaskEnd> {
+  const fence = s.fenceOf(taskId);
+  s.release(taskId);
+  const tip = await s.git.resolve(`refs/heads/${branchFor(taskId)}`).catch(() => undefined);
+  const n = fence?.generation ?? s.store.load().file.tasks.find((t) => t.id === taskId)?.attempts ?? 0;
+  const kept = tip ? await keepAttempt(s.git, taskId, n, tip, `refs/heads/${s.baseBranch}`).catch(() => undefined) : undefined;
+  s.log({ type: 'WARN', taskId, message: `refused: ${err.message}; nothing of it applied${kept ? `, its commits kept as ${kept}` : ''}` });
+  return 'interrupted';
 }

@@ -1,5 +1,5 @@
 // harness-init.sh at every session start (step 6 of session start). A failure is ENV_SETUP: it runs once
-// more, and a second failure stops the session.
+// more, and a second failure stops the session as the machine's failure (exit 2, with what to do).
 import { accessSync, constants, existsSync } from 'node:fs';
 
 import { escapedMessage } from '../process/runProcess';
@@ -12,6 +12,7 @@ export async function runHealthCheck(s: Session): Promise<boolean> {
   const terminal = s.terminals.open({ id: 'harness-init', title: 'health check (harness-init.sh)' }, s.paths.root);
   // Executable: honour its shebang; otherwise plain sh.
   const command = isExecutable(script) ? { file: script, args: [] } : { file: '/bin/sh', args: [script] };
+  let why = '';
   try {
     for (let round = 1; round <= 2; round++) {
       const r = await terminal.run('health-check', {
@@ -28,17 +29,22 @@ export async function runHealthCheck(s: Session): Promise<boolean> {
         return true;
       }
       if (s.stopping) return false;
-      const why = r.timedOut
-        ? `timed out after ${s.config.healthCheckTimeoutMs / 1000}s`
-        : (r.spawnError ?? `exited with ${r.code ?? r.signal}`);
       const last = lastMeaningfulLine(r.tail);
+      why = `${
+        r.timedOut ? `timed out after ${s.config.healthCheckTimeoutMs / 1000}s` : (r.spawnError ?? `exited with ${r.code ?? r.signal}`)
+      }${last ? `: ${last}` : ''}`;
       s.log({
         type: 'ERROR',
         category: 'ENV_SETUP',
-        message: `harness-init.sh ${why}${last ? `: ${last}` : ''}${round === 1 ? ' (running it once more)' : ''}`,
+        message: `harness-init.sh ${why}${round === 1 ? ' (running it once more)' : ''}`,
       });
     }
     s.log({ type: 'INIT', message: 'Environment health check: FAIL' });
+    s.stopForEnvironment({
+      category: 'ENV_SETUP',
+      cause: `the health check harness-init.sh failed twice (${why})`,
+      advice: `fix what it checks (run it by hand in ${s.paths.root}: sh harness-init.sh)`,
+    });
     return false;
   } finally {
     terminal.close('completed');

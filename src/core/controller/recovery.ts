@@ -1,21 +1,23 @@
 // What a session does about the last one before it starts new work: ends the processes a dead
 // controller left running, aborts its interrupted merge, writes the log lines a crash kept from
-// the log, recovers every in_progress task (the README's "Recovery" table: resumed, merged only
-// with a verdict of success, failed, or started afresh), and removes orphaned worktrees and
-// branches, keeping their commits.
+// the log, recovers every in_progress task (the recovery table of attempt/lifecycle.ts: resumed,
+// merged only with a verdict of success, failed on the agent's own failure, or started afresh),
+// and removes orphaned worktrees and branches, keeping their commits.
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { type AttemptFence, markWorktreeOwner, recoveryRow, StaleAttemptError } from '../attempt/lifecycle';
 import { type Git, isRemovalLeftover } from '../git/git';
 import { branchFor, compareIds, taskIdOfBranch } from '../ids';
 import { type LogType, parseLogLine } from '../log/logLine';
 import { readLogLines } from '../log/logReader';
-import type { AttemptPaths } from '../statePaths';
+import type { AttemptPaths, AttemptVerdict } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { ERROR_TAIL_CHARS, restartTask } from '../tasks/transitions';
+import { ERROR_TAIL_CHARS } from '../tasks/transitions';
 import { prepareWorktree } from '../worktrees/prepare';
 import { discardAttempt } from './discard';
-import { endUncharged } from './envStop';
+import { baseGone } from './envFailure';
+import { endUncharged, refuseStale, stopForEnvironment } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
 import type { Session } from './session';
@@ -58,12 +60,13 @@ export interface Resumption {
 }
 
 /**
- * The recovery of every in_progress task a dead (or stopped) session left, by the table in the
- * README ("Recovery"): an attempt is merged only when its agent's recorded verdict says success;
- * a recorded failure is recorded; an attempt without a verdict is resumed when it left any
- * progress, started afresh when it left none, and failed when its attempts are used up. Returns
- * the attempts to resume (their RECOVERY lines written, their uncommitted work kept at a ref).
- * `only`: the tasks a concurrent worker took over (all in-progress tasks when absent).
+ * The recovery of every in_progress task a dead (or stopped) session left, by the recovery table
+ * (attempt/lifecycle.ts, shown in ARCHITECTURE.md): an attempt is merged only when its agent's
+ * recorded verdict says success; a recorded failure is recorded; an attempt without a verdict is
+ * resumed (the same attempt, nothing more counted) when it left any progress, and started afresh
+ * (the attempt given back) when it left none. Returns the attempts to resume (their RECOVERY
+ * lines written, their uncommitted work kept at a ref). `only`: the tasks a concurrent worker
+ * took over (all in-progress tasks when absent).
  */
 export async function recoverInProgress(
   s: Session,
@@ -90,93 +93,87 @@ export async function recoverInProgress(
       // In the middle of a rebase (a crash inside the merge protocol) it shows as detached.
       worktrees.find((w) => w.detached && w.path === s.worktreePath(task.id));
     const recorded = s.verdictOf(task.id, task.agent_id);
-    const exhausted = task.attempts >= task.max_attempts;
+    // This session now drives the dead attempt: its effects are fenced by it.
+    const fence: AttemptFence = {
+      taskId: task.id,
+      agentId: task.agent_id ?? null,
+      generation: s.worker ? (task.claim_generation ?? 0) : undefined,
+    };
+    s.drive(fence);
 
     const recover = async (): Promise<TaskEnd | 'restarted' | Resume> => {
-      if (recorded?.verdict.kind === 'fail') {
-        const { category, reason } = recorded.verdict;
-        recovery('recorded failure', 'the agent ended with a failure; the controller stopped before recording it');
-        await s.failTask(task, category, reason, readTail(recorded.attempt.transcript, ERROR_TAIL_CHARS), 'agent reported failure');
-        return 'failed';
+      const worktree = wt?.path ?? s.worktreePath(task.id);
+      const where = wt ? 'worktree' : (await s.git.branchExists(branch)) ? 'branch' : 'none';
+      if (wt) {
+        await abortInterruptedRebase(s.git, worktree);
+        // Its processes are gone (endOrphanedProcesses): a lock a killed git left is stale.
+        const locks = await s.git.removeStaleLocks(worktree, branch);
+        if (locks.length) recovery('removed stale git lock', `${locks.join(', ')} left by a git command killed half-way`);
       }
-      if (!wt && !(await s.git.branchExists(branch))) {
-        if (exhausted) {
-          recovery('marked failed', 'no worktree or branch found');
-          await s.failTask(task, 'SESSION_TIMEOUT', 'No worktree or branch found', undefined, 'no worktree or branch found');
+      const base = where === 'none' ? undefined : await baseOf(s, task, branch);
+      // Merged already (the controller died between `git merge` and recording the task)? Asked
+      // before committing leftovers: what the worktree holds now (a validation's caches, build
+      // output) was never part of that merge, and committing it would make the merged branch
+      // look unmerged, so it would be validated and merged a second time.
+      const merged = !!base && (await s.git.countCommits(`${base}..${branch}`)) > 0 && (await s.git.isAncestor(branch, 'HEAD'));
+      const folder = s.attemptOf(task.id, task.agent_id);
+      const commits = base ? await s.git.commitSubjects(`${base}..${branch}`) : [];
+      const uncommitted = wt ? await s.git.anyChanges(worktree) : [];
+      const checkpoints = (task.checkpoints ?? []).filter((c) => c.agent_id && c.agent_id === task.agent_id);
+      const row = recoveryRow({
+        verdict: recorded?.verdict.kind ?? 'none',
+        workCommitted: s.workCommitted(task.id, task.agent_id),
+        merged,
+        where,
+        baseExists: true,
+        progress: commits.length + uncommitted.length + checkpoints.length > 0,
+      });
+
+      switch (row.action) {
+        case 'record-failure': {
+          const v = recorded!.verdict as Extract<AttemptVerdict, { kind: 'fail' }>;
+          recovery('recorded failure', 'the agent ended with a failure; the controller stopped before recording it');
+          await s.failTask(task, v.category, v.reason, readTail(recorded!.attempt.transcript, ERROR_TAIL_CHARS), 'agent reported failure');
           return 'failed';
         }
-        recovery('started afresh', 'no worktree or branch found');
-        await s.transact((f) => void restartTask(f, task.id));
-        return 'restarted';
+        case 'complete': {
+          const merge = (await mergedBy(s.git, branch))?.merge.slice(0, 7);
+          recovery('marked completed', `its branch was already merged${merge ? ` (merge ${merge})` : ''}`);
+          await s.completeTask(task, merge);
+          return 'completed';
+        }
+        case 'start-afresh': {
+          recovery('started afresh', where === 'none' ? 'no worktree or branch found' : 'interrupted before any progress');
+          // The worktree goes first, then the task: once it is pending, another worker may
+          // claim it and make a worktree at the same path.
+          if (where !== 'none') await s.discardWorktree(task.id, task.attempts, fence);
+          await s.restartTask(task.id);
+          return 'restarted';
+        }
+        case 'stop-base-gone':
+          return stopForEnvironment(s, task, baseGone(task.id, task.started_at_commit ?? ''));
+        case 'validate-and-merge':
+          if (where === 'branch') await s.git.addWorktreeForBranch(worktree, branch);
+          markWorktreeOwner(worktree, fence);
+          return validateAndMerge(s, task, merges, worktree, base!, where === 'branch' ? 'branch' : 'worktree', recorded?.attempt);
+        case 'resume': {
+          if (where === 'branch') await s.git.addWorktreeForBranch(worktree, branch);
+          // Its number: the task's count (a resumed attempt is the same attempt).
+          const interruptedAttempt = folder?.number || task.attempts;
+          let kept: string | undefined;
+          if (uncommitted.length) {
+            const snapshot = await s.git.snapshotChanges(
+              worktree,
+              `[launchpad] uncommitted work of ${task.id} attempt ${interruptedAttempt}, kept by a recovery`,
+            );
+            if (snapshot) kept = await s.keepAttempt(task.id, interruptedAttempt, snapshot);
+          }
+          const left = `${commits.length} commit(s), ${uncommitted.length} uncommitted change(s), ${checkpoints.length} checkpoint(s)`;
+          recovery('resumed agent', `interrupted without a verdict: ${left}`, kept);
+          const outputTail = folder && readTail(folder.transcript, RESUME_TAIL_CHARS);
+          return { worktree, base: base!, interruptedAttempt, commits, uncommitted, snapshotRef: kept, outputTail };
+        }
       }
-      const worktree = wt?.path ?? s.worktreePath(task.id);
-      if (wt) await abortInterruptedRebase(s.git, worktree);
-      else await s.git.addWorktreeForBranch(worktree, branch);
-      // Its processes are gone (endOrphanedProcesses): a lock a killed git left is stale.
-      const locks = await s.git.removeStaleLocks(worktree, branch);
-      if (locks.length) recovery('removed stale git lock', `${locks.join(', ')} left by a git command killed half-way`);
-
-      const base = await baseOf(s, task, branch);
-      // Merged already (the controller died between `git merge` and recording the task): done.
-      // Asked before committing leftovers: what the worktree holds now (a validation's caches,
-      // build output) was never part of that merge, and committing it would make the merged
-      // branch look unmerged, so it would be validated and merged a second time.
-      if ((await s.git.countCommits(`${base}..${branch}`)) > 0 && (await s.git.isAncestor(branch, 'HEAD'))) {
-        const merge = (await mergedBy(s.git, branch))?.merge.slice(0, 7);
-        recovery('marked completed', `its branch was already merged${merge ? ` (merge ${merge})` : ''}`);
-        await s.completeTask(task, merge);
-        return 'completed';
-      }
-      if (recorded?.verdict.kind === 'success' || s.workCommitted(task.id, task.agent_id)) {
-        return validateAndMerge(s, task, merges, worktree, base, wt ? 'worktree' : 'branch', recorded?.attempt);
-      }
-
-      // No verdict: the attempt was interrupted. What did it leave?
-      const folder = s.attemptOf(task.id, task.agent_id);
-      // Its number: after a person's stop refunded it, the task's count is one below it.
-      const interruptedAttempt = folder?.number || task.attempts;
-      const commits = await s.git.commitSubjects(`${base}..${branch}`);
-      const uncommitted = await s.git.anyChanges(worktree);
-      const checkpoints = (task.checkpoints ?? []).filter((c) => c.agent_id && c.agent_id === task.agent_id);
-      let kept: string | undefined;
-      if (uncommitted.length) {
-        const snapshot = await s.git.snapshotChanges(
-          worktree,
-          `[launchpad] uncommitted work of ${task.id} attempt ${interruptedAttempt}, kept by a recovery`,
-        );
-        if (snapshot) kept = await s.keepAttempt(task.id, interruptedAttempt, snapshot);
-      }
-      const progress = commits.length + uncommitted.length + checkpoints.length > 0;
-      const left = `${commits.length} commit(s), ${uncommitted.length} uncommitted change(s), ${checkpoints.length} checkpoint(s)`;
-      if (exhausted && !progress) {
-        recovery(`removed empty ${wt ? 'worktree' : 'branch'}`, 'no sub-agent progress');
-        await s.failTask(task, 'SESSION_TIMEOUT', 'Sub-agent work incomplete', undefined, 'no sub-agent progress');
-        return 'failed';
-      }
-      if (exhausted) {
-        recovery(
-          'marked failed',
-          `interrupted without a verdict (${left}), attempts exhausted (${task.attempts}/${task.max_attempts})`,
-          kept,
-        );
-        await s.failTask(
-          task,
-          'SESSION_TIMEOUT',
-          `Interrupted without a verdict with attempts exhausted; its work is kept (${left})`,
-          undefined,
-          'interrupted, attempts exhausted',
-        );
-        return 'failed';
-      }
-      if (!progress) {
-        recovery('started afresh', 'interrupted before any progress');
-        await s.transact((f) => void restartTask(f, task.id));
-        await s.removeWorktree(task.id);
-        return 'restarted';
-      }
-      recovery('resumed agent', `interrupted without a verdict: ${left}`, kept);
-      const outputTail = folder && readTail(folder.transcript, RESUME_TAIL_CHARS);
-      return { worktree, base, interruptedAttempt, commits, uncommitted, snapshotRef: kept, outputTail };
     };
     work.push(
       recover()
@@ -189,15 +186,19 @@ export async function recoverInProgress(
           // Not the task's failure (the machine's, or its configuration): nothing is charged.
           const uncharged = endUncharged(s, task, err);
           if (uncharged) return uncharged;
-          // One task's recovery failing must not stop the others, nor the session.
+          if (err instanceof StaleAttemptError) return refuseStale(s, task.id, err);
+          // One task's recovery failing must not stop the others, nor the session; nor is it
+          // the task's failure: it stays in progress, uncharged, for the next run.
+          s.release(task.id);
           const reason = `recovery failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
-          try {
-            await s.failTask(task, 'TASK_EXEC', reason, undefined, 'recovery failed');
-            return 'failed';
-          } catch {
-            s.log({ type: 'ERROR', taskId: task.id, category: 'TASK_EXEC', message: `${reason}; left in progress for the next run` });
-            return 'interrupted';
-          }
+          s.log({
+            type: 'ERROR',
+            taskId: task.id,
+            category: 'TASK_EXEC',
+            message: `${reason}; left in progress for the next run (not charged)`,
+          });
+          s.note(`${task.id}: ${reason}. It stays in progress; look at its worktree, then run again.`);
+          return 'interrupted';
         }),
     );
   }
@@ -240,7 +241,11 @@ async function validateAndMerge(
     if (ready.kind === 'interrupted') return 'interrupted';
     if (ready.kind === 'failed') {
       // The machine's failure: the work stays on its branch, the task in progress, for the next run.
-      s.stopForSetup(`the worktree of ${task.id} could not be set up again: ${ready.failure.cause}; to fix: ${ready.failure.advice}`);
+      s.stopForEnvironment({
+        category: 'ENV_SETUP',
+        cause: `the worktree of ${task.id} could not be set up again: ${ready.failure.cause}`,
+        advice: ready.failure.advice,
+      });
       return 'interrupted';
     }
   }
@@ -341,9 +346,10 @@ function heldByAnotherWorker(task: Task, mode: string | undefined, workerId: str
 }
 
 /**
- * Worktrees and branches named harness-<id> for a task that is not in progress are leftovers
- * of a crash between a task's end and its clean-up: remove them, keeping their commits under
- * refs/launchpad/attempts/ first. Other branches are not ours.
+ * Worktrees and branches named harness-<id> for a task that is not in progress (or that the
+ * task file no longer holds) are leftovers of a crash between a task's end and its clean-up, or
+ * of a removed task: remove them, keeping their commits under refs/launchpad/attempts/ first.
+ * Other branches are not ours.
  */
 export async function removeOrphanedWorktrees(s: Session): Promise<void> {
   const { file } = s.store.load();
@@ -354,7 +360,10 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
 
   for (const w of await s.git.listWorktrees()) {
     const id = w.branch ? taskIdOfBranch(w.branch) : undefined;
-    if (orphan(id)) removed.add(id);
+    // A worktree of ours (in the worktree folder) of a task the file no longer holds (a person
+    // removed the task) is an orphan too; a bare branch of that name may be a person's.
+    const ours = id !== undefined && !status.has(id) && w.path === s.worktreePath(id);
+    if (orphan(id) || ours) removed.add(id!);
   }
   for (const branch of await s.git.branches('harness-')) {
     const id = taskIdOfBranch(branch);
@@ -376,7 +385,7 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
     s.log({
       type: 'RECOVERY',
       taskId: id,
-      message: `action="removed orphaned worktree" reason="task is ${status.get(id)}"${kept ? ` kept=${kept}` : ''}`,
+      message: `action="removed orphaned worktree" reason="${status.has(id) ? `task is ${status.get(id)}` : 'no such task in harness-tasks.json'}"${kept ? ` kept=${kept}` : ''}`,
     });
   }
   // Directories left in our worktree folder without git knowing them (a crash inside `worktree add`).
@@ -384,7 +393,8 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
   const registered = new Set((await s.git.listWorktrees()).map((w) => w.path));
   for (const name of listDir(s.config.worktreeRoot)) {
     const path = join(s.config.worktreeRoot, name);
-    if ((orphan(name) || isRemovalLeftover(name)) && !registered.has(path)) rmSync(path, { recursive: true, force: true });
+    if ((orphan(name) || removed.has(name) || isRemovalLeftover(name)) && !registered.has(path))
+      rmSync(path, { recursive: true, force: true });
   }
 }
 

@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
+import { assertFence, type AttemptFence, mayRemoveWorktree, worktreeOwner } from '../attempt/lifecycle';
 import { Emitter } from '../events';
 import type { Git } from '../git/git';
 import { keepAttempt } from '../git/keptAttempts';
@@ -18,11 +19,12 @@ import { ProcessRecords } from '../process/processRecords';
 import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
-import { completeTask, failTask, mustFind, refundAttempt } from '../tasks/transitions';
+import { completeTask, failTask, mustFind, restartTask, undoDispatch } from '../tasks/transitions';
 import { WorktreePool } from '../worktrees/pool';
 import { PortBlocks } from '../worktrees/ports';
 import { RunSpending } from './budget';
 import { classifyError, type EnvFailure, writeFailure } from './envFailure';
+import type { StopCause } from './outcome';
 import type { RunConfig } from './runConfig';
 import type { TaskEvent, TerminalFactory } from './types';
 import type { Worker } from './workers';
@@ -68,12 +70,10 @@ export class Session implements SessionContext {
   /** session_count holds this session: it dispatched something (count()). */
   counted = false;
   readonly taskEvents = new Emitter<TaskEvent>();
-  /** The machine's failure that stopped the session (the first one), if any. */
-  envFailure: EnvFailure | undefined;
+  /** What stopped the session besides the loop's own end (the first cause): outcome.ts turns it into the outcome. */
+  stopCause: StopCause | undefined;
   /** Tasks whose attempt could not be un-charged after such a failure (the task file could not be written). */
   readonly envUnrecorded = new Set<string>();
-  /** A configuration error that stopped the session (harness-tasks.json became unusable). */
-  configFailure: string | undefined;
   /** Concurrent mode: this process's worker (claims, leases, the fencing check). */
   worker: Worker | undefined;
   /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
@@ -82,8 +82,8 @@ export class Session implements SessionContext {
   readonly spending: RunSpending;
   /** The port blocks of the running tasks (LAUNCHPAD_PORT_BASE). */
   readonly ports: PortBlocks;
-  /** Why a task's worktree could not be set up, when that stopped the session (ENV_SETUP). */
-  setupFailure: string | undefined;
+  /** What the run's end summary adds after its message: what a person should know or do. */
+  readonly notes: string[] = [];
   private readonly stopController = new AbortController();
   /** Worktree removals started by a task's end and not finished yet, by task id. */
   private readonly removals = new Map<string, Promise<void>>();
@@ -96,6 +96,11 @@ export class Session implements SessionContext {
    * attempt's branch is kept and its worktree removed.)
    */
   afterResult: ((file: TaskFile, taskId: string) => AfterResult | undefined) | undefined;
+  /**
+   * The attempt this session drives for each task it runs or recovers: every effect of it on the
+   * task (its end, its worktree's removal) is checked against the task's record first.
+   */
+  private readonly fences = new Map<string, AttemptFence>();
   /** Transactions asked for so far, and the number of the one running: tells whether a pass is the latest. */
   private transactionsAsked = 0;
   private transactionRunning = 0;
@@ -129,16 +134,25 @@ export class Session implements SessionContext {
   requestStop(): void {
     this.stopController.abort();
   }
-  /** The machine cannot set up worktrees: the session stops and says why (the first cause). */
-  stopForSetup(cause: string): void {
-    this.setupFailure ??= cause;
+  /** The session stops for `cause`; the first cause is the one reported. */
+  stopFor(cause: StopCause): void {
+    this.stopCause ??= cause;
     this.requestStop();
   }
 
   /** The session stops because of the machine (ENV_SETUP): the first failure is the one reported. */
   stopForEnvironment(failure: EnvFailure): void {
-    this.envFailure ??= failure;
-    this.requestStop();
+    this.stopFor({ kind: 'environment', failure });
+  }
+
+  /** The machine's failure that stopped the session, if that is what stopped it. */
+  get envFailure(): EnvFailure | undefined {
+    return this.stopCause?.kind === 'environment' ? this.stopCause.failure : undefined;
+  }
+
+  /** A line for the run's end summary (kept once). */
+  note(text: string): void {
+    if (!this.notes.includes(text)) this.notes.push(text);
   }
 
   /**
@@ -240,24 +254,64 @@ export class Session implements SessionContext {
   }
 
   /** Keeps the task's work (keepAttempt), then removes its worktree and branch. Returns the kept ref. */
-  async discardWorktree(taskId: string, attempt?: number): Promise<string | undefined> {
+  async discardWorktree(taskId: string, attempt?: number, fence?: AttemptFence): Promise<string | undefined> {
     const kept = await this.keepAttempt(taskId, attempt);
-    await this.removeWorktree(taskId);
+    await this.removeWorktree(taskId, fence);
     return kept;
   }
 
-  /** A person's stop interrupted agent `agentId`: its attempt is not charged (transitions.refundAttempt). */
-  async refundAttempt(taskId: string, agentId: string): Promise<void> {
-    await this.transact((file) => refundAttempt(file, taskId, agentId));
+  /** The interrupted attempt left nothing to continue from: the task starts afresh (transitions.restartTask). */
+  async restartTask(taskId: string): Promise<void> {
+    await this.transact((file) => {
+      this.assertOurs(file, taskId);
+      restartTask(file, taskId);
+    });
+    this.release(taskId);
+  }
+
+  /** From here on, the task's effects are the attempt's: checked against its fence. */
+  drive(fence: AttemptFence): void {
+    this.fences.set(fence.taskId, fence);
+  }
+
+  /** The attempt this session drives for the task, if any. */
+  fenceOf(taskId: string): AttemptFence | undefined {
+    return this.fences.get(taskId);
+  }
+
+  /** Inside a transaction, before the task's end is written: throws StaleAttemptError when it is not ours. */
+  private assertOurs(file: TaskFile, taskId: string): AttemptFence | undefined {
+    const fence = this.fences.get(taskId);
+    if (fence) assertFence(file, fence);
+    return fence;
+  }
+
+  /**
+   * The attempt ended for a reason that is not the task's: it is given back (transitions.
+   * undoDispatch: the task as `before` its dispatch, or with `keepWork` in progress with its
+   * work for the next run), only while the attempt is still the task's.
+   */
+  async giveBack(before: Task, opts: { keepWork?: boolean } = {}): Promise<void> {
+    await this.transact((file) => {
+      this.assertOurs(file, before.id);
+      undoDispatch(file, before.id, before, opts);
+    });
+    this.release(before.id);
+  }
+
+  /** The attempt ended (or was found stale): its fence goes. */
+  release(taskId: string): void {
+    this.fences.delete(taskId);
+    this.worker?.release(taskId);
   }
 
   async completeTask(task: Task, mergeCommit: string | undefined, extra: LogEvent[] = []): Promise<void> {
-    const pass = await this.transact((file) => {
-      this.worker?.fence(file, task.id);
+    const { pass, fence } = await this.transact((file) => {
+      const fence = this.assertOurs(file, task.id);
       completeTask(file, task.id);
-      return this.afterResult?.(file, task.id);
+      return { pass: this.afterResult?.(file, task.id), fence };
     });
-    this.worker?.release(task.id);
+    this.release(task.id);
     pass?.written();
     const merged = mergeCommit
       ? [
@@ -270,7 +324,7 @@ export class Session implements SessionContext {
       : [];
     this.log(...extra, ...merged, { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' });
     this.taskEvents.fire({ taskId: task.id, kind: 'completed', ...(pass ? { next: pass.next } : {}) });
-    this.removeWorktreeSoon(task.id);
+    this.removeWorktreeSoon(task.id, fence);
   }
 
   /**
@@ -278,11 +332,11 @@ export class Session implements SessionContext {
    * (keepAttempt), then discards the worktree.
    */
   async failTask(task: Task, category: Category, reason: string, tail: string | undefined, discardReason: string): Promise<void> {
-    const { entry, attempt } = await this.transact((file) => {
-      this.worker?.fence(file, task.id);
-      return { entry: failTask(file, task.id, { category, reason, tail }), attempt: mustFind(file, task.id).attempts };
+    const { entry, attempt, fence } = await this.transact((file) => {
+      const fence = this.assertOurs(file, task.id);
+      return { entry: failTask(file, task.id, { category, reason, tail }), attempt: mustFind(file, task.id).attempts, fence };
     });
-    this.worker?.release(task.id);
+    this.release(task.id);
     const kept = await this.keepAttempt(task.id, attempt).catch((err: Error) => err);
     const keptNote = typeof kept === 'string' ? ` kept=${kept}` : '';
     this.log(
@@ -297,7 +351,7 @@ export class Session implements SessionContext {
         taskId: task.id,
         message: `could not keep its commits (${kept.message.split('\n')[0]}); branch ${branchFor(task.id)} left in place`,
       });
-    else this.removeWorktreeSoon(task.id);
+    else this.removeWorktreeSoon(task.id, fence);
   }
 
   /**
@@ -306,8 +360,8 @@ export class Session implements SessionContext {
    * waits for all (worktreesRemoved). One that fails is a WARN line, and the next run's clean-up
    * removes what is left.
    */
-  removeWorktreeSoon(taskId: string): void {
-    const removal: Promise<void> = this.removeWorktree(taskId)
+  removeWorktreeSoon(taskId: string, fence?: AttemptFence): void {
+    const removal: Promise<void> = this.removeWorktree(taskId, fence)
       .catch((err: unknown) => {
         const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
         this.log({ type: 'WARN', taskId, message: `could not remove its worktree and branch (${why}); the next run removes them` });
@@ -332,13 +386,24 @@ export class Session implements SessionContext {
    * Removes the task's worktree and branch, wherever they are; missing ones are fine. Almost
    * always the worktree is the one made at worktreePath(): it goes first, and only when the
    * branch is then still checked out somewhere else (a worktree made under another worktree_dir,
-   * or one whose folder a person deleted) are the worktrees listed to find it.
+   * or one whose folder a person deleted) are the worktrees listed to find it. With `fence`, a
+   * worktree that another attempt has made its own meanwhile (its owner mark) is left alone, and
+   * so is the branch it has checked out.
    */
-  async removeWorktree(taskId: string): Promise<void> {
+  async removeWorktree(taskId: string, fence?: AttemptFence): Promise<void> {
     // One removal of a task's worktree at a time: a later one starts after the one going.
     await this.removals.get(taskId);
     const branch = branchFor(taskId);
     const own = this.worktreePath(taskId);
+    if (fence && !mayRemoveWorktree(own, fence)) {
+      const owner = worktreeOwner(own);
+      this.log({
+        type: 'WARN',
+        taskId,
+        message: `worktree left alone: it belongs to the attempt of ${owner?.agentId ?? 'another agent'} now, not to ${fence.agentId ?? 'this attempt'}`,
+      });
+      return;
+    }
     if (existsSync(own) && !(await this.pool.give(own))) await this.git.removeWorktree(own);
     if (await this.git.deleteBranch(branch)) return;
     const ref = `refs/heads/${branch}`;

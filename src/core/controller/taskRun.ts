@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
+import { assertFence, type AttemptFence, markWorktreeOwner } from '../attempt/lifecycle';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
 import type { ProcessResult } from '../process/runProcess';
@@ -19,7 +20,7 @@ import { runAgent } from './agentRun';
 import { limitThatEnded, stopForLimit } from './budget';
 import { discardAttempt } from './discard';
 import { classifyExit, diskSpaceNote, programProblem, startFailure, worktreeFailure, writeFailure } from './envFailure';
-import { endUncharged, stopForEnvironment } from './envStop';
+import { endUncharged, giveBackLostWorktree, stopForEnvironment, worktreeLost } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
 import { checkProgram } from './programCheck';
@@ -55,8 +56,12 @@ export function claimTask(s: Session, file: TaskFile, taskId: string): ClaimedTa
   return { agentId, base, ...claim };
 }
 
-/** Takes over an interrupted attempt inside the caller's transaction (transitions.resumeTask). */
-function resumeClaim(file: TaskFile, taskId: string, resume: Resume): ClaimedTask {
+/**
+ * Continues an interrupted attempt inside the caller's transaction (transitions.resumeTask): only
+ * while the task still names the attempt the recovery found (`found`).
+ */
+function resumeClaim(file: TaskFile, taskId: string, resume: Resume, found: AttemptFence | undefined): ClaimedTask {
+  if (found) assertFence(file, found);
   const agentId = newAgentId();
   return { agentId, base: resume.base, ...resumeTask(file, taskId, agentId) };
 }
@@ -82,8 +87,12 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const branch = branchFor(task.id);
   const worktree = resume?.worktree ?? s.worktreePath(task.id);
   const { agentId, base, before, attempt, token } =
-    claimed ?? (await s.transact((file) => (resume ? resumeClaim(file, task.id, resume) : claimTask(s, file, task.id))));
+    claimed ??
+    (await s.transact((file) => (resume ? resumeClaim(file, task.id, resume, s.fenceOf(task.id)) : claimTask(s, file, task.id))));
   s.worker?.hold(token);
+  // Every effect of this attempt from here on is checked against its fence.
+  const fence: AttemptFence = { taskId: task.id, agentId, generation: (token ?? s.worker?.tokenOf(task.id))?.generation };
+  s.drive(fence);
   const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : '';
   s.log({
     type: 'DISPATCH',
@@ -95,13 +104,9 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const terminal = s.terminals.open(task, worktree);
   const fail = (category: Category, reason: string, discardReason: string, tail?: string) =>
     discardAttempt(s, before, worktree, terminal, { category, reason, tail, discardReason });
-  // A person's stop before the agent gave its verdict: the attempt is not charged.
-  const stopped = async () => {
-    await s
-      .refundAttempt(task.id, agentId)
-      .catch((err: Error) => s.logger.warn(`could not refund the attempt of ${task.id}: ${err.message}`));
-    return interrupted(terminal);
-  };
+  // A person's stop before the agent gave its verdict: the task stays in progress, and the next
+  // run continues the same attempt (or gives it back, when it left nothing).
+  const stopped = () => interrupted(terminal);
 
   // While its worktree is made and set up, the pool makes no new worktree of its own: the two
   // would write the same files to the same disk at once (WorktreePool.startDispatch).
@@ -111,6 +116,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     try {
       // A resumed attempt continues in the worktree it left, set up already.
       from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base);
+      markWorktreeOwner(worktree, fence);
     } catch (err) {
       return {
         ready: false as const,
@@ -119,13 +125,13 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
         }),
       };
     }
-    if (s.stopping) return { ready: false as const, end: await stopped() };
+    if (s.stopping) return { ready: false as const, end: stopped() };
 
     const files = s.createAttempt(task.id, attempt, agentId);
     const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
     writeFileSync(files.prompt, prompt);
     const ready = await prepareWorktree(s, before, worktree, terminal, files, from);
-    if (ready.kind === 'interrupted') return { ready: false as const, end: await stopped() };
+    if (ready.kind === 'interrupted') return { ready: false as const, end: stopped() };
     if (ready.kind === 'failed') return { ready: false as const, end: await worktreeSetupFailed(s, before, terminal, ready.failure) };
     return { ready: true as const, files, prompt, env: ready.env };
   })().finally(dispatchEnds);
@@ -149,6 +155,8 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     return stopForEnvironment(s, before, programProblem('agent command', missing.program, missing.problem), terminal, { agentRan: false });
   const { agent, verdict, report } = await runAgent(s, task, terminal, files, { cwd: agentCwd, env: agentEnv, prompt });
   if (agent.aborted && s.stopping) return stopped();
+  // Whatever the agent said, a worktree removed from under it is not the task's failure.
+  if (worktreeLost(worktree, fence)) return giveBackLostWorktree(s, before, worktree, terminal);
   // Before the machine's faults: a tool out of quota often exits non-zero with no work done.
   const limit = limitThatEnded(report, verdict.kind);
   if (limit) return stopForLimit(s, before, report!.preset, limit, terminal);
@@ -194,6 +202,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   }
   if (validation.kind === 'interrupted') return interrupted(terminal);
   if (validation.kind === 'fail') {
+    if (worktreeLost(worktree, fence)) return giveBackLostWorktree(s, before, worktree, terminal);
     return discardAttempt(s, before, worktree, terminal, { ...validation, discardReason: 'validation failed' });
   }
   return merges.enqueue(task.id, () => mergeTask(s, before, worktree, terminal, files));
@@ -300,6 +309,9 @@ export function claimText(s: Session, generation: number): string {
 export async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
   try {
     await s.transact((file) => {
+      // A stale agent's checkpoint (its attempt taken over or replaced) is not the task's.
+      const fence = s.fenceOf(taskId);
+      if (fence) assertFence(file, fence);
       recordCheckpoint(file, taskId, c);
       s.worker?.renewIn(file, taskId);
     });

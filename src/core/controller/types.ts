@@ -10,7 +10,7 @@ export type StopReason =
   | 'max-tasks-per-session'
   | 'max-sessions'
   | 'stopped'
-  | 'env-setup-failed'
+  | 'crash-loop'
   | 'state-unrecoverable'
   | 'config-error'
   | 'environment'
@@ -30,6 +30,8 @@ export interface RunOutcome {
   message: string;
   session: number;
   stats: Stats;
+  /** What a person should know or do beyond the message (a file to restore, a fault named), one line each. */
+  notes?: string[];
 }
 
 export type ProcessKind = 'setup' | 'agent' | 'validation' | 'cleanup' | 'health-check';

@@ -8,19 +8,9 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
-import { keepAttempt } from '../git/keptAttempts';
-import { branchFor } from '../ids';
 import { acquireLock } from '../lock';
 import type { TaskFile } from '../taskFile/schema';
-import {
-  assertClaim,
-  claimLapsed,
-  ClaimLostError,
-  type ClaimToken,
-  renewLease,
-  takeOverClaim,
-  type WorkerLease,
-} from '../tasks/transitions';
+import { claimLapsed, ClaimLostError, type ClaimToken, renewLease, takeOverClaim, type WorkerLease } from '../tasks/transitions';
 import type { TaskEnd } from './merge';
 import { abortInterruptedMerge } from './recovery';
 import type { Session } from './session';
@@ -59,12 +49,6 @@ export class Worker implements WorkerLease {
   }
   tokenOf(taskId: string): ClaimToken | undefined {
     return this.held.get(taskId);
-  }
-
-  /** Inside a transaction before the task's end is written: throws ClaimLostError if it is not ours. */
-  fence(file: TaskFile, taskId: string): void {
-    const token = this.held.get(taskId);
-    if (token) assertClaim(file, token);
   }
 
   /** Inside a transaction: renews the task's lease if we hold it (a checkpoint). */
@@ -164,27 +148,5 @@ export class Worker implements WorkerLease {
     } finally {
       lock.release();
     }
-  }
-
-  /**
-   * A lost claim: the task is the new holder's. Our attempt's commits stay reachable under
-   * refs/launchpad/attempts/<id>/<generation>; the worktree and branch are left to the holder.
-   */
-  async discardLost(err: ClaimLostError): Promise<TaskEnd> {
-    const s = this.s();
-    this.release(err.token.taskId);
-    const tip = await s.git.run(['rev-parse', '--verify', '-q', `refs/heads/${branchFor(err.token.taskId)}`], { allowFail: true });
-    const ref =
-      tip.code === 0
-        ? await keepAttempt(s.git, err.token.taskId, err.token.generation, tip.stdout.trim(), `refs/heads/${s.baseBranch}`).catch(
-            () => undefined,
-          )
-        : undefined;
-    s.log({
-      type: 'WARN',
-      taskId: err.token.taskId,
-      message: `${err.message}: attempt discarded${ref ? `, its commits kept as ${ref}` : ''}`,
-    });
-    return 'interrupted';
   }
 }

@@ -77,8 +77,15 @@ export interface RestoredBackup {
   file: TaskFile;
 }
 
-/** How long `add`, `retry` and the controller wait for another writer's transaction. */
+/** How long `add`, `retry` and the other commands wait for another writer's transaction. */
 export const TRANSACTION_WAIT_MS = 10_000;
+
+/**
+ * How long a run waits for the state lock: far longer than a command, so a person's commands in
+ * a loop beside it (add, edit, retry) delay its writes but never stop it. A lock held longer is
+ * a stuck holder: the machine's failure, not the tasks'.
+ */
+export const RUN_TRANSACTION_WAIT_MS = 10 * 60_000;
 
 /**
  * The task file as this process last read or wrote it, by path: every StateStore of the process
@@ -103,6 +110,8 @@ export class StateStore {
     private readonly command = 'launchpad',
     /** false: parse the whole file on every read and check every write whole (no snapshot). */
     private readonly reuseParse = true,
+    /** How long a transaction waits for the state lock. */
+    private readonly lockWaitMs = TRANSACTION_WAIT_MS,
   ) {}
 
   private get snapshot(): TaskFileSnapshot | undefined {
@@ -408,7 +417,7 @@ export class StateStore {
   transact<T>(mutate: (file: TaskFile) => T, opts: { sharedTasks?: boolean } = {}): Promise<T> {
     const run = async () => {
       const hadArtefacts = existsSync(this.paths.artefacts);
-      const lock = await acquireLock(this.paths.stateLock, this.command, TRANSACTION_WAIT_MS);
+      const lock = await acquireLock(this.paths.stateLock, this.command, this.lockWaitMs);
       try {
         const base = this.snapshotOf(this.readBytes(readBuffer));
         const file = opts.sharedTasks && this.reuseParse ? base.draft() : base.copy();
@@ -565,7 +574,13 @@ function refuseInvalid<T>(edit: () => T): T {
 function writeError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code && ['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT'].includes(code)) {
-    return new TaskFileError(TASKS_FILE, '', [`cannot be written (${(err as Error).message}); the file was left as it was`]);
+    // The file system's error stays its cause: the controller classifies it as the machine's failure.
+    return Object.assign(
+      new TaskFileError(TASKS_FILE, '', [`cannot be written (${(err as Error).message}); the file was left as it was`]),
+      {
+        cause: err,
+      },
+    );
   }
   return err;
 }

@@ -1,5 +1,5 @@
 // Every change of a task's state, as functions over the loaded task file (run inside a
-// StateStore transaction): dispatch, resume, refund, restart, checkpoint, complete, fail,
+// StateStore transaction): dispatch, resume, restart, checkpoint, complete, fail,
 // dependency failure, retry, and a concurrent worker's claims (lease renewal, take-over of a
 // lapsed claim, the fencing check).
 // Nothing else writes `status` or the fields that go with it; every timestamp they write is
@@ -87,8 +87,8 @@ export class ClaimLostError extends Error {
 }
 
 /**
- * An agent takes the task: in_progress, one more attempt counted (at dispatch, so a task that
- * crashes its controller still runs out of attempts), who runs it where. Checkpoints are kept
+ * An agent takes the task: in_progress, one more attempt counted (only a dispatch counts one),
+ * who runs it where. Checkpoints are kept
  * (each says which attempt made it): they are what a resumed or retried agent learns from.
  * Returns the task as it was before, and the attempt's number.
  */
@@ -125,12 +125,6 @@ function leaseEnd(now: Date, seconds: number): string {
 /** Whether `token` is still the task's claim (in progress, same worker, same generation). */
 export function holdsClaim(t: Task | undefined, token: ClaimToken): boolean {
   return !!t && t.status === 'in_progress' && t.claimed_by === token.workerId && (t.claim_generation ?? 0) === token.generation;
-}
-
-/** The fencing check before a worker writes or merges its task: throws ClaimLostError when it lost it. */
-export function assertClaim(file: TaskFile, token: ClaimToken): void {
-  const t = taskWithId(file.tasks, token.taskId);
-  if (!holdsClaim(t, token)) throw new ClaimLostError(token, t?.claimed_by);
 }
 
 /** A heartbeat or checkpoint of the holder: the lease runs `leaseSeconds` from now again. */
@@ -176,40 +170,28 @@ function releaseClaim(t: Task): void {
 }
 
 /**
- * A new agent takes over an interrupted attempt in the worktree it left (its branch and base
- * commit stay): one more attempt counted, like any dispatch, so a crash loop still ends.
- * Returns the task as it was before, and the new attempt's number.
+ * A new agent continues an interrupted attempt in the work it left (its branch and base commit
+ * stay). The attempt is the same one, so nothing more is counted: an interruption (a crash, a
+ * person's stop, a lost worker) is never the task's fault; crash loops are stopped per session
+ * instead. Returns the task as it was before, and the attempt's number.
  */
 export function resumeTask(file: TaskFile, id: string, agentId: string): { before: Task; attempt: number; token?: ClaimToken | undefined } {
   const t = mustFind(file, id);
   const before = structuredClone(t);
   t.status = 'in_progress';
-  t.attempts += 1;
   t.agent_id = agentId;
   return { before, attempt: t.attempts };
 }
 
 /**
- * A person stopped the run while agent `agentId` worked: its attempt is given back (the task
- * stays in_progress, agent_id kept so the next run finds its checkpoints, and the resume that
- * run makes counts as the attempt). Only while that agent holds the task. Returns whether it
- * refunded.
- */
-export function refundAttempt(file: TaskFile, id: string, agentId: string): boolean {
-  const t = mustFind(file, id);
-  if (t.status !== 'in_progress' || t.agent_id !== agentId || t.attempts === 0) return false;
-  t.attempts -= 1;
-  return true;
-}
-
-/**
- * An interrupted attempt that left nothing (no commit, no change, no checkpoint): the task goes
- * back to pending to start afresh, with no error recorded (a fault of the machine is not the
- * task's); the attempt stays counted, so a crash loop still ends.
+ * An interrupted attempt that left nothing to continue from (no commit, no change, no
+ * checkpoint; or no worktree or branch at all): the task goes back to pending to start afresh,
+ * with no error recorded and the attempt given back (an interruption is not the task's fault).
  */
 export function restartTask(file: TaskFile, id: string): Task {
   const t = mustFind(file, id);
   t.status = 'pending';
+  t.attempts = Math.max(0, t.attempts - 1);
   releaseClaim(t);
   return t;
 }
@@ -218,13 +200,13 @@ export function restartTask(file: TaskFile, id: string): Task {
  * The attempt failed for the machine's reason (ENV_SETUP) or a configuration error, not the
  * task's: it is not charged. `before` is the task as dispatchTask found it. By default the task
  * returns to that state: status, attempts, claim, base commit and checkpoints as they were. With
- * `keepWork` (the agent's work is committed on its branch and kept for the next run's recovery
- * to validate and merge) it stays in_progress with its claim, and only its attempts go back.
+ * `keepWork` (the agent's work is on its branch, kept for the next run) nothing changes: the
+ * task stays in progress, and the next run continues the same attempt as after any interruption.
  */
 export function undoDispatch(file: TaskFile, id: string, before: Task, opts: { keepWork?: boolean } = {}): Task {
   const t = mustFind(file, id);
-  t.attempts = before.attempts;
   if (opts.keepWork) return t;
+  t.attempts = before.attempts;
   // The fields dispatchTask writes, each as it was (absent when it was absent).
   for (const key of ['status', 'agent_id', 'worktree_branch', 'started_at_commit', 'checkpoints'] as const) {
     if (key in before) (t as Record<string, unknown>)[key] = structuredClone(before[key]);

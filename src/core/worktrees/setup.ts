@@ -9,7 +9,6 @@ import type { Session } from '../controller/session';
 import type { TaskTerminal } from '../controller/types';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { undoDispatch } from '../tasks/transitions';
 
 /** Why a worktree could not be set up, and what a person does about it. */
 export interface SetupFailure {
@@ -78,15 +77,22 @@ export async function runWorktreeSetup(
  * agent has nothing to learn from it.
  */
 export async function worktreeSetupFailed(s: Session, before: Task, terminal: TaskTerminal, failure: SetupFailure): Promise<TaskEnd> {
-  s.stopForSetup(`the worktree of ${before.id} could not be set up: ${failure.cause}; to fix: ${failure.advice}`);
+  s.stopForEnvironment({
+    category: 'ENV_SETUP',
+    cause: `the worktree of ${before.id} could not be set up: ${failure.cause}`,
+    advice: failure.advice,
+  });
+  // The worktree goes before the task is given back: another worker may claim it then.
+  await s
+    .removeWorktree(before.id, s.fenceOf(before.id))
+    .catch((err: Error) => s.logger.warn(`could not remove the worktree of ${before.id}: ${err.message}`));
   let recorded = true;
   try {
-    await s.transact((file) => void undoDispatch(file, before.id, before));
+    await s.giveBack(before);
   } catch (err) {
     recorded = false;
     s.logger.warn(`could not record that ${before.id}'s attempt is not charged: ${(err as Error).message}`);
   }
-  await s.removeWorktree(before.id).catch((err: Error) => s.logger.warn(`could not remove the worktree of ${before.id}: ${err.message}`));
   s.log({
     type: 'ERROR',
     taskId: before.id,

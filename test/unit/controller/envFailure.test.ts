@@ -115,7 +115,7 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
     );
 
     const t = taskById(root, 'task-001');
-    assert.equal(t.attempts, 0, 'the attempt was charged');
+    assert.equal(t.attempts, 1, 'one attempt, in progress: the next run continues it');
     assert.deepEqual(t.error_log, []);
     assert.equal(t.status, 'in_progress', 'the committed work is left for the next run');
     assert.deepEqual(harnessBranches(root), ['harness-task-001']);
@@ -132,6 +132,7 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
       "the first agent's commit was not the one merged",
     );
     assert.equal(linesOf(root, 'DISPATCH').length, 1, 'the work was done again by an agent');
+    assert.equal(taskById(root, 'task-001').attempts, 1, 'the lock cost an attempt');
   });
 
   it('a leftover refs/heads/harness-task-001.lock (an agent killed inside git commit): one dispatch, not three; nothing charged', async () => {
@@ -190,7 +191,7 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
       /install `launchpad-test-checker` or fix the task's validation\.command/,
     );
     const t = taskById(root, 'task-001');
-    assert.equal(t.attempts, 0);
+    assert.deepEqual([t.status, t.attempts], ['in_progress', 1], 'one attempt, in progress: the next run continues it');
     assert.deepEqual(t.error_log, []);
     assert.equal(linesOf(root, 'VALIDATE').length, 0, 'the validation ran');
 
@@ -201,6 +202,7 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
     assert.equal(again.code, 0, show(again, root));
     assert.equal(taskById(root, 'task-001').status, 'completed');
     assert.equal(linesOf(root, 'DISPATCH').length, 1);
+    assert.equal(taskById(root, 'task-001').attempts, 1, 'the missing program cost an attempt');
   });
 
   it('a read-only state root: exit 2 with the cause and "make DIR writable", no stack trace, nothing changed', async function () {
@@ -291,7 +293,7 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
         git(root, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':!harness-*', ':!.harness-active', ':!.agent-os'),
         '',
       );
-      assert.equal(taskById(root, 'task-001').attempts, 0);
+      assert.deepEqual([taskById(root, 'task-001').status, taskById(root, 'task-001').attempts], ['in_progress', 1]);
 
       rmSync(join(disk, 'filler'));
       const again = await run(root, 'echo RESULT:FAIL not needed');
@@ -309,11 +311,11 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
       const r = await run(root, agentCmd('floods-full-disk.sh'), [], { DISK: disk });
       assertEnvStop(root, r, /could not write .*attempt-1\/transcript\.log: no space left on device \(ENOSPC\)/, /free disk space/);
       const t = taskById(root, 'task-001');
-      assert.equal(t.attempts, 0);
+      assert.equal(t.attempts, 1);
       assert.equal(t.status, 'in_progress', 'its committed work is kept for the next run');
       const again = await run(root, 'echo RESULT:FAIL not needed');
       assert.equal(again.code, 0, show(again, root));
-      assert.equal(taskById(root, 'task-001').status, 'completed');
+      assert.deepEqual([taskById(root, 'task-001').status, taskById(root, 'task-001').attempts], ['completed', 1]);
     });
   });
 

@@ -112,18 +112,20 @@ describe('controller: session start', function () {
     assert.equal(taskById(root, 'task-001').status, 'completed');
   });
 
-  it('health check failing twice: the session stops with exit 1 and nothing is dispatched', async () => {
+  it('health check failing twice: the session stops with exit 2, the cause and what to do, and nothing is dispatched', async () => {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     writeInitScript(root, 'echo "node_modules missing"; exit 4');
     const r = await run(root, agentCmd('writes-done.sh'));
-    assert.equal(r.code, 1, show(r, root));
-    assert.match(r.stdout, /harness-init\.sh failed twice/);
+    assert.equal(r.code, 2, show(r, root));
+    assert.match(r.stdout, /harness-init\.sh failed twice \(exited with 4: node_modules missing\)/);
+    assert.match(r.stdout, /to fix: fix what it checks \(run it by hand in .*: sh harness-init\.sh\)/);
     const errors = linesOf(root, 'ERROR');
     assert.deepEqual(
       errors.map((l) => l.category),
-      ['ENV_SETUP', 'ENV_SETUP'],
+      ['ENV_SETUP', 'ENV_SETUP', 'ENV_SETUP'],
     );
     assert.match(errors[1]!.message, /exited with 4: node_modules missing/);
+    assert.match(errors[2]!.message, /^session stopped \(no attempt was charged\)\. To fix: fix what it checks/);
     assert.equal(linesOf(root, 'INIT').at(-1)!.message, 'Environment health check: FAIL');
     assert.equal(linesOf(root, 'BATCH').length + linesOf(root, 'DISPATCH').length, 0);
     const t = taskById(root, 'task-001');

@@ -42,7 +42,7 @@ async function stopWith(signal: NodeJS.Signals, ids: string[]) {
   return { root, r, all };
 }
 
-function assertStopped(root: string, r: { code: number | null; stdout: string; stderr: string }, ids: string[], attempts = 0): void {
+function assertStopped(root: string, r: { code: number | null; stdout: string; stderr: string }, ids: string[], attempts = 1): void {
   assert.equal(r.code, 1, show(r as never, root));
   assert.match(r.stdout, /stopped by request/);
   const lines = logLines(root);
@@ -55,7 +55,7 @@ function assertStopped(root: string, r: { code: number | null; stdout: string; s
     assert.equal(t.status, 'in_progress', id);
     assert.equal(t.worktree_branch, `harness-${id}`);
     assert.match(String(t.agent_id), /^agent_/);
-    assert.equal(t.attempts, attempts, `${id}: attempts after the stop`);
+    assert.equal(t.attempts, attempts, `${id}: the attempt in progress counts once`);
     assert.equal(linesOf(root, 'AGENT_DONE', id).length, 0, `${id} was collected as if it had finished`);
     assert.equal(linesOf(root, 'DISCARD', id).length, 0, `${id} was discarded`);
   }
@@ -70,7 +70,7 @@ function assertStopped(root: string, r: { code: number | null; stdout: string; s
 
 /**
  * The agents were stopped before their verdict: their work (committed) is never merged as it
- * is; the next run resumes each agent in its worktree, and that is the task's first counted attempt.
+ * is; the next run resumes each agent in its worktree, as the same (first) attempt.
  */
 async function assertResumedByNextRun(root: string, ids: string[]): Promise<void> {
   // Finishes what the stopped agent left (its done.txt committed) with one more commit.
@@ -81,7 +81,7 @@ async function assertResumedByNextRun(root: string, ids: string[]): Promise<void
   for (const id of ids) {
     const t = taskById(root, id);
     assert.equal(t.status, 'completed');
-    assert.equal(t.attempts, 1, `${id}: the stopped attempt was charged`);
+    assert.equal(t.attempts, 1, `${id}: the stop cost an attempt`);
     assert.match(linesOf(root, 'RECOVERY', id)[0]!.message, /^action="resumed agent" reason="interrupted without a verdict: 1 commit\(s\)/);
     assert.match(linesOf(root, 'DISPATCH', id)[1]!.message, /resuming=attempt-1$/);
     assertOrder(root, id, ['RECOVERY', 'DISPATCH', 'AGENT_DONE', 'VALIDATE', 'MERGE', 'Completed']);

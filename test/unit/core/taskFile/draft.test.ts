@@ -51,7 +51,7 @@ function transition(f: TaskFile, id: string, kind: number, n: number): void {
       tr.recordOutOfScope(f, id, n % 2 ? ['README.md'] : []);
       break;
     case 9:
-      if (t.status === 'in_progress' && t.agent_id) tr.refundAttempt(f, id, t.agent_id);
+      if (t.status === 'in_progress') tr.resumeTask(f, id, `agent_${n}`);
       break;
     case 10:
       if (t.status === 'in_progress') {

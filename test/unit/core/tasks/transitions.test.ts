@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 
+import { assertFence, StaleAttemptError } from '../../../../src/core/attempt/lifecycle';
 import type { Task, TaskFile } from '../../../../src/core/taskFile/schema';
 import { blockedByOf, blockedDependents, findDependencyFailures } from '../../../../src/core/tasks/dag';
 import { formatErrorEntry, MAX_REASON_CHARS, oneLineReason, parseErrorEntry } from '../../../../src/core/tasks/errorEntry';
 import {
-  assertClaim,
   claimLapsed,
-  ClaimLostError,
   ClaimRefusedError,
   completeTask,
   dispatchTask,
@@ -15,7 +14,6 @@ import {
   markDependencyFailures,
   recordCheckpoint,
   recordOutOfScope,
-  refundAttempt,
   renewLease,
   restartTask,
   resumeTask,
@@ -85,13 +83,13 @@ describe('core/tasks/transitions', () => {
       assert.equal('checkpoints' in byId(file, 'a'), false);
     });
 
-    it('keepWork: stays in_progress with its claim (the next run recovers the work); only the attempt is given back', () => {
+    it('keepWork: stays in_progress with its claim and its count: the next run continues the same attempt on the work', () => {
       const file = taskFile([task('a', { attempts: 1, status: 'failed' })]);
       const { before } = dispatchTask(file, 'a', claim);
       undoDispatch(file, 'a', before, { keepWork: true });
       const a = byId(file, 'a');
       assert.equal(a.status, 'in_progress');
-      assert.equal(a.attempts, 1);
+      assert.equal(a.attempts, 2);
       assert.equal(a.agent_id, 'agent_0001');
       assert.equal(a.worktree_branch, 'harness-a');
       assert.equal(a.started_at_commit, 'abc1234');
@@ -131,7 +129,7 @@ describe('core/tasks/transitions', () => {
   });
 
   describe('resumeTask', () => {
-    it('a new agent takes over in the same worktree: one more attempt, branch, base and checkpoints kept', () => {
+    it('a new agent continues the same attempt in the same worktree: nothing more counted, branch, base and checkpoints kept', () => {
       const checkpoints = [{ step: 1, total: 2, description: 'half', timestamp: NOW, attempt: 1, agent_id: 'agent_0001' }];
       const file = taskFile([
         task('a', {
@@ -145,10 +143,10 @@ describe('core/tasks/transitions', () => {
       ]);
       const { before, attempt } = resumeTask(file, 'a', 'agent_0002');
       const a = byId(file, 'a');
-      assert.equal(attempt, 2);
+      assert.equal(attempt, 1);
       assert.deepEqual(
         [a.status, a.attempts, a.agent_id, a.worktree_branch, a.started_at_commit],
-        ['in_progress', 2, 'agent_0002', 'harness-a', 'abc1234'],
+        ['in_progress', 1, 'agent_0002', 'harness-a', 'abc1234'],
       );
       assert.deepEqual(a.checkpoints, checkpoints);
       assert.equal(before.agent_id, 'agent_0001');
@@ -159,38 +157,14 @@ describe('core/tasks/transitions', () => {
     });
   });
 
-  describe('refundAttempt', () => {
-    it("gives back the attempt of the agent a person's stop interrupted; the task stays in_progress with its agent", () => {
-      const file = taskFile([task('a', { status: 'in_progress', attempts: 2, agent_id: 'agent_0002', worktree_branch: 'harness-a' })]);
-      assert.equal(refundAttempt(file, 'a', 'agent_0002'), true);
-      const a = byId(file, 'a');
-      assert.deepEqual([a.status, a.attempts, a.agent_id, a.worktree_branch], ['in_progress', 1, 'agent_0002', 'harness-a']);
-    });
-
-    it('refunds nothing for another agent, a task no longer in progress, or no attempt counted', () => {
-      const file = taskFile([
-        task('a', { status: 'in_progress', attempts: 2, agent_id: 'agent_0003' }),
-        task('b', { status: 'failed', attempts: 2, agent_id: null }),
-        task('c', { status: 'in_progress', attempts: 0, agent_id: 'agent_0002' }),
-      ]);
-      assert.equal(refundAttempt(file, 'a', 'agent_0002'), false);
-      assert.equal(refundAttempt(file, 'b', 'agent_0002'), false);
-      assert.equal(refundAttempt(file, 'c', 'agent_0002'), false);
-      assert.deepEqual(
-        file.tasks.map((t) => t.attempts),
-        [2, 2, 0],
-      );
-    });
-  });
-
   describe('restartTask', () => {
-    it('an interrupted attempt that left nothing: pending again, claim released, no error recorded, the attempt still counted', () => {
+    it('an interrupted attempt that left nothing: pending again, claim released, no error recorded, the attempt given back', () => {
       const file = taskFile([
         task('a', { status: 'in_progress', attempts: 2, agent_id: 'x', worktree_branch: 'harness-a', error_log: ['[TEST_FAIL] one'] }),
       ]);
       restartTask(file, 'a');
       const a = byId(file, 'a');
-      assert.deepEqual([a.status, a.attempts, a.agent_id, a.worktree_branch], ['pending', 2, null, null]);
+      assert.deepEqual([a.status, a.attempts, a.agent_id, a.worktree_branch], ['pending', 1, null, null]);
       assert.deepEqual(a.error_log, ['[TEST_FAIL] one']);
     });
   });
@@ -411,8 +385,9 @@ describe('core/tasks/transitions: concurrent claims', () => {
     const taken = takeOverClaim(file, 'a', w2, later)!;
     assert.deepEqual(taken.previous, { claimedBy: 'w1', leaseExpiresAt: '2025-07-01T10:01:00Z', generation: 1 });
     assert.deepEqual(taken.token, { taskId: 'a', workerId: 'w2', generation: 2 });
-    assert.throws(() => assertClaim(file, old!), ClaimLostError);
-    assert.doesNotThrow(() => assertClaim(file, taken.token));
+    const fence = (generation: number) => ({ taskId: 'a', agentId: claim.agentId, generation });
+    assert.throws(() => assertFence(file, fence(old!.generation)), StaleAttemptError);
+    assert.doesNotThrow(() => assertFence(file, fence(taken.token.generation)));
     assert.equal(byId(file, 'a').attempts, 1, 'a take-over is not a new attempt');
   });
 

@@ -14,6 +14,7 @@ import { slugify } from './names';
 import type { HarnessPaths } from './paths';
 import { ACTIVE_STATUSES, dependentsOf, stateOf } from './schedule';
 import { type MilestoneState, newMilestoneState } from './stateFile';
+import * as transitions from './transitions';
 
 export interface DecisionResult {
   message: string;
@@ -44,29 +45,18 @@ export function approve(store: LongRunStore, run: LongRun, id: string, reason?: 
   if (id === 'final') {
     if (run.state.overall.awaiting !== 'e2e') throw new InputError('the run is not waiting at the final end-to-end gate');
     store.update((s) => {
-      s.overall.awaiting = null;
-      s.overall.status = 'completed';
-      s.overall.completed = logTimestamp();
-      s.log.push(
-        logEntry(
-          `final end-to-end gate failure accepted by a person${reason ? `: ${reason}` : ''} (${s.overall.reason ?? ''}); run completed`,
-        ),
-      );
-      s.overall.reason = null;
+      const gap = s.overall.reason ?? '';
+      transitions.acceptFinalGap(s.overall);
+      s.log.push(logEntry(`final end-to-end gate failure accepted by a person${reason ? `: ${reason}` : ''} (${gap}); run completed`));
     });
     return done('the final gate failure was accepted; the long run is completed');
   }
   const m = milestone(run, id);
-  if (m.status === 'awaiting_approval') {
+  if (transitions.allows('approvePlan', m.status)) {
     const attempt = m.attempts + 1;
     store.updateMilestone(
       id,
-      (x) => {
-        x.status = 'executing';
-        x.attempts = attempt;
-        x.since = logTimestamp();
-        x.rejection = null;
-      },
+      (x) => void transitions.approvePlan(x),
       `plan approved${reason ? ` (${reason})` : ''}: executing ${m.plan} (attempt ${attempt})`,
     );
     return done(`${id}: plan approved; it runs as attempt ${attempt}`);
@@ -103,17 +93,9 @@ export function approve(store: LongRunStore, run: LongRun, id: string, reason?: 
 export function reject(store: LongRunStore, run: LongRun, id: string, reason: string): DecisionResult {
   const m = milestone(run, id);
   if (!reason.trim()) throw new InputError('a rejection needs a reason (--reason TEXT): the next plan is made with it');
-  if (m.status !== 'awaiting_approval') throw new InputError(`${id} is "${m.status}": only a plan awaiting approval can be rejected`);
-  store.updateMilestone(
-    id,
-    (x) => {
-      x.status = 'planning';
-      x.plan = null;
-      x.rejection = reason;
-      x.since = logTimestamp();
-    },
-    `plan ${m.plan} rejected: ${reason}; planning again`,
-  );
+  if (!transitions.allows('rejectPlan', m.status))
+    throw new InputError(`${id} is "${m.status}": only a plan awaiting approval can be rejected`);
+  store.updateMilestone(id, (x) => transitions.rejectPlan(x, reason), `plan ${m.plan} rejected: ${reason}; planning again`);
   return done(`${id}: plan rejected; the next run plans it again with your reason`);
 }
 
@@ -125,16 +107,10 @@ export function retry(store: LongRunStore, run: LongRun, id: string): DecisionRe
       `${id} was skipped and cannot be un-skipped; to attempt it again, add a new milestone with the same goal ("launchpad milestones correct add")`,
     );
   }
-  if (m.status !== 'failed') throw new InputError(`${id} is "${m.status}": only a failed milestone can be retried`);
+  if (!transitions.allows('retry', m.status)) throw new InputError(`${id} is "${m.status}": only a failed milestone can be retried`);
   store.updateMilestone(
     id,
-    (x) => {
-      x.status = 'planning';
-      x.plan = null;
-      x.rejection = `the previous attempt failed: ${m.reason ?? 'no reason recorded'}`;
-      x.reason = null;
-      x.since = logTimestamp();
-    },
+    (x) => transitions.retry(x),
     `retry requested by a person after: ${m.reason ?? 'failure'}; planning again (Attempts stays ${m.attempts})`,
   );
   return done(`${id}: planning again; Attempts stays ${m.attempts}`);
@@ -147,15 +123,7 @@ export function skip(store: LongRunStore, run: LongRun, id: string, reason: stri
   if (m.status === 'completed') throw new InputError(`${id} is completed: completed milestones are never changed`);
   if (m.status === 'skipped') throw new InputError(`${id} is already skipped`);
   const blocked = dependentsOf(run, id);
-  store.updateMilestone(
-    id,
-    (x) => {
-      x.status = 'skipped';
-      x.awaiting = null;
-      x.since = null;
-    },
-    `skipped: ${reason}${blocked.length ? ` (blocks ${blocked.join(', ')})` : ''}`,
-  );
+  store.updateMilestone(id, (x) => transitions.skip(x), `skipped: ${reason}${blocked.length ? ` (blocks ${blocked.join(', ')})` : ''}`);
   return done(
     `${id}: skipped${blocked.length ? `; ${blocked.join(', ')} stay blocked until unblocked ("launchpad milestones unblock ${blocked[0]} --despite ${id}")` : ''}`,
     m.status === 'pending' ? [] : [id],
@@ -181,11 +149,9 @@ export function unblock(store: LongRunStore, run: LongRun, id: string, despite: 
 
 /** The run stops for good (overall status failed). */
 export function abortRun(store: LongRunStore, run: LongRun, reason: string): DecisionResult {
-  if (run.state.overall.status === 'completed') throw new InputError('the long run is already completed');
+  if (!transitions.allowsRun('abortRun', run.state.overall.status)) throw new InputError('the long run is already completed');
   store.update((s) => {
-    s.overall.status = 'failed';
-    s.overall.awaiting = null;
-    s.overall.reason = `aborted: ${reason || 'by a person'}`;
+    transitions.abortRun(s.overall, reason || 'by a person');
     s.log.push(logEntry(`aborted by a person: ${reason || 'no reason given'}`));
   });
   return done('the long run is aborted (overall status failed)');
@@ -200,28 +166,10 @@ export function rollback(store: LongRunStore, run: LongRun, id: string): Decisio
   const m = milestone(run, id);
   if (m.status !== 'completed' || !m.checkpoint)
     throw new InputError(`${id} is "${m.status}": roll back to a completed milestone's checkpoint`);
-  const reset = dependentsOf(run, id).filter((x) => {
-    const s = stateOf(run, x).status;
-    return s !== 'completed' && s !== 'skipped';
-  });
+  const reset = dependentsOf(run, id).filter((x) => transitions.allows('rollBack', stateOf(run, x).status));
   if (!reset.length) throw new InputError(`no milestone after ${id} is in progress or pending: nothing to re-plan`);
   store.update((s) => {
-    for (const x of s.milestones.filter((y) => reset.includes(y.id))) {
-      Object.assign(x, {
-        status: 'pending',
-        attempts: 0,
-        plan: null,
-        review: null,
-        checkpoint: null,
-        started: null,
-        since: null,
-        awaiting: null,
-        reason: null,
-        rejection: null,
-        integrationFixes: 0,
-        integrationAccepted: false,
-      } satisfies Partial<MilestoneState>);
-    }
+    for (const x of s.milestones.filter((y) => reset.includes(y.id))) transitions.rollBack(x);
     s.log.push(
       logEntry(`rolled back to the checkpoint of ${id} (${m.checkpoint}) by a person: ${reset.join(', ')} back to pending with Attempts 0`),
     );
@@ -276,10 +224,7 @@ export function addCorrective(store: LongRunStore, run: LongRun, input: Correcti
   store.update((s) => {
     s.milestones.push(newMilestoneState(id));
     // The answer to a failed final gate: the run goes on, and the gate runs again after it.
-    if (s.overall.awaiting === 'e2e') {
-      s.overall.awaiting = null;
-      s.overall.status = 'running';
-    }
+    if (s.overall.awaiting === 'e2e') transitions.reopenRun(s.overall);
     s.log.push(
       logEntry(
         `corrective milestone added by a person: ${input.reason || input.goal} (depends on ${input.dependencies.join(', ') || 'nothing'}${input.blocks.length ? `; ${input.blocks.join(', ')} now wait for it` : ''})`,
@@ -319,7 +264,7 @@ function addDependency(run: LongRun, id: string, dep: string): void {
 /** The answer a session gate got: pause or abort are written; continue changes nothing. */
 export function pauseRun(store: LongRunStore): DecisionResult {
   store.update((s) => {
-    s.overall.status = 'paused';
+    transitions.pauseRun(s.overall);
     s.log.push(logEntry('paused by a person'));
   });
   return done('paused; run again to continue');

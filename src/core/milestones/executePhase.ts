@@ -1,10 +1,10 @@
 // Run-plan: the approved plan's tasks run through the controller in the milestone's worktree.
 // All completed: on to review. A task that failed after its attempts fails the milestone.
-import { logTimestamp } from '../log/logLine';
 import { advanced, type LongRunContext, type PhaseEnd } from './context';
 import { ensureMilestoneWorktree } from './milestoneGit';
 import { prepareTasks, runMilestoneTasks } from './milestoneTasks';
 import { stateOf } from './schedule';
+import * as transitions from './transitions';
 
 export async function executeMilestone(ctx: LongRunContext, id: string): Promise<PhaseEnd> {
   const { store, paths } = ctx;
@@ -18,26 +18,10 @@ export async function executeMilestone(ctx: LongRunContext, id: string): Promise
   const end = await runMilestoneTasks(ctx, id, paths.abs(me.plan!));
   switch (end.kind) {
     case 'completed':
-      store.updateMilestone(
-        id,
-        (m) => {
-          m.status = 'validating';
-          m.review = null;
-          m.since = logTimestamp();
-        },
-        `run-plan completed every task (attempt ${me.attempts}); review-work`,
-      );
+      store.updateMilestone(id, (m) => transitions.startReview(m), `run-plan completed every task (attempt ${me.attempts}); review-work`);
       return advanced;
     case 'failed':
-      store.updateMilestone(
-        id,
-        (m) => {
-          m.status = 'failed';
-          m.reason = end.reason;
-          m.since = null;
-        },
-        `failed in run-plan: ${end.reason}`,
-      );
+      store.updateMilestone(id, (m) => transitions.fail(m, end.reason), `failed in run-plan: ${end.reason}`);
       return { kind: 'failed' };
     case 'rate-limited':
       store.log(`rate limit: ${end.task}'s worker stopped on a usage limit; state saved, its attempt given back (run-plan resumes)`, id);

@@ -4,7 +4,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { logTimestamp } from '../log/logLine';
 import type { LongRunContext } from './context';
 import { logEntry, type LongRun } from './longRun';
 import { formatMilestone, milestoneNumber } from './milestoneFile';
@@ -12,6 +11,7 @@ import { withTempWorktree } from './milestoneGit';
 import { slugify } from './names';
 import { newMilestoneState } from './stateFile';
 import { completionSummary } from './statusBlock';
+import * as transitions from './transitions';
 import { runChecks } from './verify';
 
 /** Corrective milestones the final gate adds by itself before a person decides. */
@@ -24,7 +24,7 @@ export async function finalGate(ctx: LongRunContext, signal: AbortSignal): Promi
   let run = store.load();
   if (run.state.overall.status !== 'completing') {
     store.update((s) => {
-      s.overall.status = 'completing';
+      transitions.startCompleting(s.overall);
       s.log.push(logEntry('every milestone is done: final E2E gate on the integrated result'));
     });
   }
@@ -39,9 +39,7 @@ export async function finalGate(ctx: LongRunContext, signal: AbortSignal): Promi
 
   if (check.ok) {
     store.update((s) => {
-      s.overall.status = 'completed';
-      s.overall.completed = logTimestamp();
-      s.overall.reason = null;
+      transitions.completeRun(s.overall);
       s.log.push(logEntry(`final E2E gate passed (${check.lines.join('; ')}); long run completed`));
     });
     const summary = await completionSummary(ctx, store.load(), check.lines);
@@ -93,7 +91,7 @@ function addE2ECorrective(ctx: LongRunContext, run: LongRun, failure: string): s
   store.setName(id, name);
   store.update((s) => {
     s.milestones.push(newMilestoneState(id));
-    s.overall.status = 'running';
+    transitions.reopenRun(s.overall);
     s.overall.e2eFixes = attempt;
     s.log.push(
       logEntry(

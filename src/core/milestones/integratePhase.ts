@@ -7,13 +7,13 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path';
 
 import { Git } from '../git/git';
-import { logTimestamp } from '../log/logLine';
 import { type Checkpoint, formatCheckpoint } from './checkpointFile';
 import { advanced, type LongRunContext, type PhaseEnd } from './context';
 import type { LongRun } from './longRun';
 import { branchHead, discardMilestoneWork, ensureMilestoneWorktree, milestoneChanges, withTempWorktree } from './milestoneGit';
 import { milestoneStore, runMilestoneTasks, unfinishedTasks } from './milestoneTasks';
 import { stateOf } from './schedule';
+import * as transitions from './transitions';
 import { interfaceCheckCommand, runChecks } from './verify';
 
 /** Targeted fix attempts before a person decides. */
@@ -141,12 +141,7 @@ async function finish(ctx: LongRunContext, run: LongRun, id: string, head: strin
   }
   store.updateMilestone(
     id,
-    (m) => {
-      m.status = 'completed';
-      m.completed = logTimestamp();
-      m.since = null;
-      m.awaiting = null;
-    },
+    (m) => transitions.complete(m),
     `completed: ${paths.branchOf(id)} merged into ${ctx.baseBranch} --no-ff (${note ?? `commit ${mergeCommit}`})`,
   );
   archiveControllerFiles(ctx, id);
@@ -235,11 +230,7 @@ async function runFix(ctx: LongRunContext, id: string): Promise<PhaseEnd> {
   }
   ctx.store.updateMilestone(
     id,
-    (m) => {
-      m.status = 'validating';
-      m.review = null;
-      m.since = logTimestamp();
-    },
+    (m) => transitions.startReview(m),
     `integration fix ${end.kind === 'completed' ? 'done' : `did not pass its validation (${end.reason})`}; review-work again, then the integration check`,
   );
   return advanced;

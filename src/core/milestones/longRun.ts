@@ -156,13 +156,13 @@ export function loadLongRun(paths: HarnessPaths): LongRun {
           `${d} is not one of ${m.id}'s dependencies`,
         );
       }
-      const status = byId.get(d)?.status;
-      if (status !== 'skipped' && status !== 'failed') {
+      const dependency = byId.get(d)?.status;
+      if (dependency !== 'skipped' && dependency !== 'failed') {
         throw new LongRunFormatError(
           stateFile,
           at(m.id, 'unblockedDespite'),
           `${m.id} Unblocked Despite`,
-          `${d} is "${status}", not skipped or failed`,
+          `${d} is "${dependency}", not skipped or failed`,
         );
       }
     }

@@ -49,7 +49,7 @@ export function prepareTasks(ctx: LongRunContext, run: LongRun, id: string): voi
   if (existing && existing.milestone_plan === me.plan && existing.milestone_attempt === me.attempts) return;
   if (existing && existing.milestone_plan === me.plan) {
     const findings = failedReviewFindings(run, id);
-    existing.tasks = planned.map((p) => ({ ...toTask(run, id, p, findings), status: 'pending' as const }));
+    existing.tasks = planned.map((p) => toTask(run, id, { ...p, done: false }, findings));
     existing.milestone_attempt = me.attempts;
     store.save(existing);
     writeAtomically(planFile, clearAllTasks(planText));

@@ -14,6 +14,7 @@ import type { HarnessPaths } from './paths';
 import { MAX_PLAN_TASKS, parsePlan } from './planFile';
 import { plannerPrompt } from './prompts';
 import { stateOf } from './schedule';
+import * as transitions from './transitions';
 
 export async function planMilestone(ctx: LongRunContext, id: string): Promise<PhaseEnd> {
   const { store, paths } = ctx;
@@ -23,12 +24,7 @@ export async function planMilestone(ctx: LongRunContext, id: string): Promise<Ph
   if (before.status === 'pending') {
     store.updateMilestone(
       id,
-      (m) => {
-        m.status = 'planning';
-        m.started ??= now;
-        m.since = now;
-        m.plan = null;
-      },
+      (m) => transitions.startPlanning(m, now),
       'gate check passed (dependencies completed, no scope conflict with a milestone in progress): plan-crafting',
     );
   } else if (before.status === 'planning') {
@@ -81,15 +77,7 @@ export async function planMilestone(ctx: LongRunContext, id: string): Promise<Ph
     return { kind: 'rate-limited', who: `the planner of ${id}` };
   }
   const fail = (reason: string): PhaseEnd => {
-    store.updateMilestone(
-      id,
-      (m) => {
-        m.status = 'failed';
-        m.reason = reason;
-        m.since = null;
-      },
-      `failed in plan-crafting: ${reason}`,
-    );
+    store.updateMilestone(id, (m) => transitions.fail(m, reason), `failed in plan-crafting: ${reason}`);
     return { kind: 'failed' };
   };
   if (result.code !== 0) return fail(describeFailure('planner', result));
@@ -102,10 +90,7 @@ export async function planMilestone(ctx: LongRunContext, id: string): Promise<Ph
   }
   store.updateMilestone(
     id,
-    (m) => {
-      m.status = 'awaiting_approval';
-      m.since = logTimestamp();
-    },
+    (m) => transitions.awaitApproval(m),
     `plan written: ${plan} (${count} task${count === 1 ? '' : 's'})${count > MAX_PLAN_TASKS ? `; more than ${MAX_PLAN_TASKS} tasks: the approval gate asks whether to split the milestone` : ''}; awaiting approval`,
   );
   return advanced;

@@ -18,6 +18,7 @@ import type { HarnessPaths } from './paths';
 import { reviewerPrompt } from './prompts';
 import { readVerdict, reviewFindings } from './reviewFile';
 import { stateOf } from './schedule';
+import * as transitions from './transitions';
 
 /** A reviewer that gives no verdict is asked once more (its failures are often transient). */
 const REVIEWER_TRIES = 2;
@@ -97,10 +98,7 @@ export async function reviewMilestone(ctx: LongRunContext, id: string): Promise<
   if (verdict === 'PASS') {
     store.updateMilestone(
       id,
-      (m) => {
-        m.status = 'integrating';
-        m.since = now;
-      },
+      (m) => transitions.startIntegrating(m, now),
       `review-work: PASS (${review}); cross-milestone integration check`,
     );
     return advanced;
@@ -110,11 +108,7 @@ export async function reviewMilestone(ctx: LongRunContext, id: string): Promise<
   if (me.attempts <= 1) {
     store.updateMilestone(
       id,
-      (m) => {
-        m.status = 'executing';
-        m.attempts = me.attempts + 1;
-        m.since = now;
-      },
+      (m) => void transitions.requestChanges(m, now),
       `retry: run-plan again with the review's findings (attempt ${me.attempts + 1})`,
     );
     return advanced;
@@ -122,22 +116,14 @@ export async function reviewMilestone(ctx: LongRunContext, id: string): Promise<
   if (me.attempts === 2) {
     store.updateMilestone(
       id,
-      (m) => {
-        m.status = 'planning';
-        m.plan = null;
-        m.since = now;
-      },
+      (m) => transitions.requestReplan(m, now),
       "retry: plan-crafting again with the review's findings as constraints",
     );
     return advanced;
   }
   store.updateMilestone(
     id,
-    (m) => {
-      m.status = 'failed';
-      m.reason = `review-work failed after ${me.attempts} attempts (${review}): ${finding}`;
-      m.since = null;
-    },
+    (m) => transitions.fail(m, `review-work failed after ${me.attempts} attempts (${review}): ${finding}`),
     `failed: review-work failed on attempt ${me.attempts}; dependents will not start`,
   );
   return { kind: 'failed' };

@@ -27,6 +27,7 @@ import { reviewMilestone } from './reviewPhase';
 import { blockingDependencies, startableMilestones, stateOf } from './schedule';
 import { formatDuration } from './stateFile';
 import { buildStatus, formatStatus } from './statusBlock';
+import * as transitions from './transitions';
 
 /** Exit codes of `launchpad milestones run` (3, another run holds the lock, comes from the lock). */
 export const LONG_RUN_EXIT = {
@@ -150,10 +151,10 @@ export class LongRunner {
         },
       };
 
-      const status = formatStatus(buildStatus(run), { recovery: true });
-      this.say(status);
+      const report = formatStatus(buildStatus(run), { recovery: true });
+      this.say(report);
       const gatekeeper = this.opts.gatekeeper ?? unattended;
-      const start = await gatekeeper.decide({ kind: 'session', text: status });
+      const start = await gatekeeper.decide({ kind: 'session', text: report });
       if (start?.kind === 'pause') return this.outcome(0, 'paused', pauseRun(store).message, store.load());
       if (start?.kind === 'abort')
         return this.outcome(1, 'aborted', abortRun(store, run, start.reason ?? 'at the start of a run').message, store.load());
@@ -161,7 +162,7 @@ export class LongRunner {
       store.update((s) => {
         s.overall.baseBranch ??= baseBranch;
         s.overall.started ??= logTimestamp();
-        if (s.overall.status !== 'completing') s.overall.status = 'running';
+        if (s.overall.status !== 'completing') transitions.startRun(s.overall);
         s.log.push(
           logEntry(
             `run started (pid ${process.pid}); agents: planner ${agents.planner}, worker ${agents.worker}, reviewer ${agents.reviewer}`,

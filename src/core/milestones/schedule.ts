@@ -2,7 +2,8 @@
 import type { LongRun } from './longRun';
 import { compareMilestoneIds } from './milestoneFile';
 import { scopesOverlap } from './planFile';
-import type { MilestoneState, MilestoneStatus } from './stateFile';
+import type { MilestoneState } from './stateFile';
+import type { MilestoneStatus } from './transitions';
 
 /** Started and not finished: these hold their scope. */
 export const ACTIVE_STATUSES: ReadonlySet<MilestoneStatus> = new Set([
@@ -26,9 +27,9 @@ export function stateOf(run: LongRun, id: string): MilestoneState {
 export function unmetDependencies(run: LongRun, id: string): string[] {
   const me = stateOf(run, id);
   return run.milestones.get(id)!.dependencies.filter((d) => {
-    const status = stateOf(run, d).status;
-    if (status === 'completed') return false;
-    return !((status === 'skipped' || status === 'failed') && me.unblockedDespite.includes(d));
+    const s = stateOf(run, d).status;
+    if (s === 'completed') return false;
+    return !((s === 'skipped' || s === 'failed') && me.unblockedDespite.includes(d));
   });
 }
 

@@ -6,23 +6,8 @@ import * as z from 'zod/mini';
 
 import { type FieldValue, LongRunFormatError, oneLine, quoteCode, readDocument, readFields, type Section, unquote } from './markdown';
 import { compareMilestoneIds, MILESTONE_ID } from './milestoneFile';
+import { MILESTONE_STATUSES, OVERALL_STATUSES } from './transitions';
 import { describeIssue } from './zodIssues';
-
-export const MILESTONE_STATUSES = [
-  'pending',
-  'planning',
-  'awaiting_approval',
-  'executing',
-  'validating',
-  'integrating',
-  'completed',
-  'failed',
-  'skipped',
-] as const;
-export type MilestoneStatus = (typeof MILESTONE_STATUSES)[number];
-
-export const OVERALL_STATUSES = ['pending', 'running', 'paused', 'completing', 'completed', 'failed'] as const;
-export type OverallStatus = (typeof OVERALL_STATUSES)[number];
 
 /** A decision a milestone waits for besides plan approval (awaiting_approval) and a failure (failed). */
 export const MILESTONE_GATES = ['integration', 'duration'] as const;
@@ -90,6 +75,7 @@ export const overallSchema = z.strictObject({
   reason: z._default(text(), null),
   e2eFixes: z._default(count, 0),
 });
+export type OverallState = z.infer<typeof overallSchema>;
 
 export const settingsSchema = z.strictObject({
   maxParallel: z._default(count.check(z.refine((n) => n >= 1, { error: 'expected at least 1' })), 2),
@@ -105,7 +91,7 @@ export interface LogEntry {
 
 export interface LongRunState {
   name: string;
-  overall: z.infer<typeof overallSchema>;
+  overall: OverallState;
   verification: { command: string | null; testSuite: string | null };
   agents: { planner: string | null; worker: string | null; reviewer: string | null };
   settings: z.infer<typeof settingsSchema>;

@@ -12,7 +12,8 @@ import { topologicalOrder } from './longRun';
 import { compareMilestoneIds } from './milestoneFile';
 import { parsePlan } from './planFile';
 import { blockingDependencies, readyMilestones, scopeConflictOf, stateOf, unmetDependencies } from './schedule';
-import { formatDuration, type MilestoneStatus } from './stateFile';
+import { formatDuration } from './stateFile';
+import type { MilestoneStatus } from './transitions';
 
 export interface MilestoneRow {
   id: string;

@@ -6,8 +6,8 @@ import { isAbsolute, join } from 'node:path';
 
 import * as vscode from 'vscode';
 
-import type { MilestoneStatus } from '../../core/milestones/stateFile';
 import type { MilestoneRow } from '../../core/milestones/statusBlock';
+import type { MilestoneStatus } from '../../core/milestones/transitions';
 import { escapeMarkdown } from '../markdown';
 import type { MilestonesModel, SessionView } from './milestonesModel';
 

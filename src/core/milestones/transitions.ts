@@ -4,6 +4,7 @@
 // that go with it. They run inside LongRunStore.update or updateMilestone, so a refused one writes
 // nothing. Nothing else assigns `status`; a person's decision checks its own preconditions first,
 // with its own message, and an illegal transition reaching here is a caller's bug.
+import { ExpectedError } from '../expectedErrors';
 import { logTimestamp } from '../log/logLine';
 import type { MilestoneState, OverallState } from './stateFile';
 
@@ -79,8 +80,11 @@ export function allowsRun(name: OverallTransition, status: OverallStatus): boole
   return (OVERALL_TRANSITIONS[name].from as readonly string[]).includes(status);
 }
 
-/** A transition its table does not allow from the current status. */
-export class MilestoneTransitionError extends Error {
+/**
+ * A transition its table does not allow from the current status: usually a state.md edited by
+ * hand into a state the run cannot go on from, so it is the person's to fix (exit 2, no stack).
+ */
+export class MilestoneTransitionError extends ExpectedError {
   constructor(
     /** The milestone's id, or "the long run". */
     readonly subject: string,

@@ -172,6 +172,7 @@ export const runCommand: Command = {
               exit_code: outcome.exitCode,
               reason: outcome.reason,
               message: outcome.message,
+              notes: outcome.notes ?? [],
               session: outcome.session,
               stats: outcome.stats,
               summary: summary ?? null,
@@ -184,7 +185,10 @@ export const runCommand: Command = {
       } else {
         // On a terminal the run ends with the bell (unless turned off): a person may be elsewhere.
         const bell = io.interactive && values['no-bell'] !== true && bellWanted(paths) ? '\x07' : '';
-        const text = summary ? formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n') : `\n${outcome.message}`;
+        const notes = (outcome.notes ?? []).map((n) => `${ctx.colour.yellow('note:')} ${n}`);
+        const text = summary
+          ? formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n')
+          : [`\n${outcome.message}`, ...notes].join('\n');
         io.out(`${text}\n${bell}`);
       }
       await notices.ended(outcome);

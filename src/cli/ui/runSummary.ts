@@ -163,6 +163,7 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
     );
   }
   lines.push(outcome.exitCode === 0 ? c.green(outcome.message) : outcome.message);
+  for (const n of outcome.notes ?? []) lines.push(`${c.yellow('note:')} ${n}`);
   for (const n of s.next) lines.push(`${c.cyan('next:')} ${n}`);
   return lines;
 }

@@ -138,10 +138,13 @@ export async function giveBackLostWorktree(s: Session, before: Task, worktree: s
   const fence = s.fenceOf(before.id);
   const owner = existsSync(worktree) ? worktreeOwner(worktree) : undefined;
   const what = owner ? `was made the worktree of another attempt (${owner.agentId ?? 'unknown agent'})` : 'was removed';
-  // Its commits are kept before anything else; the branch goes only when no other attempt has it checked out.
-  const kept = await s.keepAttempt(before.id, s.store.load().file.tasks.find((t) => t.id === before.id)?.attempts).catch(() => undefined);
-  if (!owner) await s.removeWorktree(before.id, fence).catch(() => undefined);
+  const attempt = s.store.load().file.tasks.find((t) => t.id === before.id)?.attempts;
+  // Given back only while the attempt is still the task's (a stale one is refused here). Nothing
+  // of the worktree is left to remove first; its branch's commits are kept, then the branch goes
+  // unless another attempt has it checked out.
   await s.giveBack(before);
+  const kept = await s.keepAttempt(before.id, attempt).catch(() => undefined);
+  if (!owner) await s.removeWorktree(before.id, fence).catch(() => undefined);
   const cause = `its worktree ${worktree} ${what} while the attempt ran`;
   s.log({
     type: 'WARN',

@@ -122,7 +122,11 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
   // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an error.
   const level =
     outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 || outcome.exitCode === 6 || outcome.exitCode === 7 ? 'warning' : 'error';
-  offer(level, `Launchpad: ${outcome.message}`, actions);
+  // What a person should know or do beyond the counts (a fault named, files to restore): in the
+  // same notification, and whole in the extension's log.
+  const notes = outcome.notes ?? [];
+  for (const n of notes) logger.warn(n);
+  offer(level, `Launchpad: ${outcome.message}${notes.length ? ` — ${notes.join(' ')}` : ''}`, actions);
 }
 
 /** A task has used all its attempts: retry it, or see its error where the log records it. */

@@ -2,8 +2,24 @@
 // completed exactly once, no task is claimed twice at once, and a killed worker's task is left
 // alone until its lease lapses, then recovered by another worker.
 import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
-import { agentCmd, gates, git, harness, readLog, show, type Started, startRun, taskById, waitFor } from './support';
+import {
+  agentCmd,
+  gates,
+  git,
+  harness,
+  linesOf,
+  readLog,
+  show,
+  shq,
+  type Started,
+  startRun,
+  taskById,
+  waitFor,
+  waitForLog,
+} from './support';
 
 /** ~12 tasks: three chains of four, crossing once, each task in its own folder. */
 function dagTasks(): Array<{ id: string; dependsOn?: string[] }> {
@@ -112,5 +128,39 @@ describe('controller: concurrent workers', function () {
     for (const id of ['a', 'b']) assert.equal(taskById(root, id).attempts, 1, `${id} charged once`);
     assertEachOnce(root, ['a', 'b'], { dispatches: 'once' });
     assert.ok(!git(root, 'log', '--format=%s', 'main').includes('ghost work'), 'the dead merge was not committed');
+  });
+  it('a worker stopped past its lease (SIGSTOP), then continued: its late effects are refused and logged; the new holder finishes the same attempt', async () => {
+    const g = gates();
+    const go = `${g.dir}/go`;
+    // w1 commits half the task, then hangs; w2 (resuming it) waits for the gate, then finishes.
+    const agent = `if [ "$HARNESS_WORKER_ID" = w1 ]; then mkdir -p src/a && echo half > src/a/part1.txt && git add -A && git commit -qm 'part 1' && : > ${shq(g.dir)}/w1.half && exec sleep 120; fi; : > ${shq(g.dir)}/w2.waiting; while [ ! -e ${shq(go)} ]; do sleep 0.05; done; ${agentCmd('writes-done.sh')}`;
+    const root = harness({ tasks: [{ id: 'a' }], sessionConfig: { concurrency_mode: 'concurrent', lease_seconds: 2 } });
+    const w1 = startRun(root, agent, [], { HARNESS_WORKER_ID: 'w1' });
+    await waitFor('w1 half-way', () => existsSync(join(g.dir, 'w1.half')));
+    w1.child.kill('SIGSTOP');
+    const w2 = startRun(root, agent, [], { HARNESS_WORKER_ID: 'w2' });
+    try {
+      await waitForLog(root, / RECOVERY \[a\] action="took over claim" worker=w2/);
+      await waitFor('w2 resuming the attempt', () => existsSync(join(g.dir, 'w2.waiting')));
+      const owner = taskById(root, 'a').agent_id;
+      w1.child.kill('SIGCONT');
+      // w1's agent was ended by the take-over; what w1 does about it now is refused.
+      await waitForLog(root, / WARN \[a\] refused: the attempt of agent_\w+ on a is no longer the task's/);
+      assert.equal(taskById(root, 'a').agent_id, owner, "w1 changed the task's record");
+      assert.ok(
+        existsSync(join(root, '..', `${root.split('/').pop()}.launchpad-worktrees`, 'a', 'src', 'a', 'part1.txt')),
+        "w1 removed w2's worktree",
+      );
+    } finally {
+      w1.child.kill('SIGCONT');
+      writeFileSync(go, '');
+    }
+    const [r1, r2] = await Promise.all([w1.done, w2.done]);
+    assert.equal(r2.code, 0, show(r2, root));
+    assert.ok(r1.code === 0 || r1.code === 1, show(r1, root));
+    const t = taskById(root, 'a');
+    assert.deepEqual([t.status, t.attempts, t.error_log], ['completed', 1, []]);
+    assert.equal(linesOf(root, 'ERROR').length, 0, readLog(root).join('\n'));
+    assertEachOnce(root, ['a'], { dispatches: 'at-least-once' });
   });
 });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 
 import {
   agentCmd,
+  gates,
   git,
   harness,
   harnessBranches,
@@ -317,6 +318,23 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
       assert.equal(again.code, 0, show(again, root));
       assert.deepEqual([taskById(root, 'task-001').status, taskById(root, 'task-001').attempts], ['completed', 1]);
     });
+  });
+
+  it('a worktree removed from under a running agent (by a person or another tool): not charged, the task runs again', async () => {
+    const g = gates();
+    const root = harness({ tasks: [{ id: 'a' }] });
+    // The first time, the agent's own worktree is removed while it runs.
+    const agent = `if [ ! -e ${shq(g.dir)}/removed ]; then : > ${shq(g.dir)}/removed; git -C ${shq(root)} worktree remove --force "$LAUNCHPAD_WORKTREE"; echo 'RESULT:FAIL my files are gone'; exit 1; fi; ${agentCmd('writes-done.sh')}`;
+    const r = await run(root, agent);
+    assert.equal(r.code, 0, show(r, root));
+    const warn = linesOf(root, 'WARN', 'a').find((l) =>
+      /its worktree .* was removed while the attempt ran: not charged, the task runs again/.test(l.message),
+    );
+    assert.ok(warn, readLog(root).join('\n'));
+    assert.match(r.stdout, /note: a: its worktree .* was removed while the attempt ran; not charged/);
+    const t = taskById(root, 'a');
+    assert.deepEqual([t.status, t.attempts, t.error_log], ['completed', 1, []]);
+    assert.equal(linesOf(root, 'ERROR').length, 0);
   });
 
   it('a CONFIG error (a task in progress without validation.command): named by file, task and field; the task left as it was', async () => {

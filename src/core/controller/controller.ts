@@ -218,7 +218,7 @@ export class Controller {
         reason = await this.runSession(s);
       } catch (err) {
         // Whatever went wrong, the session still ends properly: STATS, marker, lock.
-        const machine = classifyError(err);
+        const machine = classifyError(err) ?? (err instanceof LockHeldError ? stuckLock(err) : undefined);
         if (machine) {
           s.log({ type: 'ERROR', category: 'ENV_SETUP', message: machine.cause });
           s.stopForEnvironment(machine);
@@ -533,12 +533,7 @@ export class Controller {
     }
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof LockHeldError) {
-      // Held for longer than a run waits: a stuck holder, the machine's failure.
-      s.stopForEnvironment({
-        category: 'ENV_SETUP',
-        cause: `harness-tasks.json could not be updated: ${firstLine(err.message)}`,
-        advice: `if the holder is stuck, stop it (or remove ${err.lockDir} when no launchpad command runs)`,
-      });
+      s.stopForEnvironment(stuckLock(err));
       return 'interrupted';
     }
     if (err instanceof TaskFileError) {
@@ -697,6 +692,15 @@ function asEnvFailureError(err: unknown): unknown {
 function lastLoggedSession(file: string): number {
   const m = /\[SESSION-(\d+)\]/.exec(tailLog(file, 1)[0] ?? '');
   return m ? Number(m[1]) : 0;
+}
+
+/** The state lock held for longer than a run waits for it: a stuck holder, the machine's failure. */
+function stuckLock(err: LockHeldError): EnvFailure {
+  return {
+    category: 'ENV_SETUP',
+    cause: `harness-tasks.json could not be updated: ${firstLine(err.message)}`,
+    advice: `if that command is stuck, stop it (or remove ${err.lockDir} when no launchpad command runs)`,
+  };
 }
 
 function firstLine(text: string): string {

@@ -228,6 +228,35 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
     assert.deepEqual(readLog(root), []);
   });
 
+  it('a state root whose folder cannot take new files, though the task file is writable (its first write fails at the backup): exit 2 ENV_SETUP, not a controller error', async function () {
+    const root = harness({ tasks: [{ id: 'task-001' }] });
+    mkdirSync(join(root, '.launchpad'), { recursive: true });
+    writeFileSync(join(root, 'harness-progress.txt'), '', { flag: 'a' });
+    writeFileSync(join(root, '.harness-active'), '');
+    mkdirSync(join(root, '.agent-os', 'progress'), { recursive: true });
+    // No new entry in the state root's folder (its files and .launchpad stay writable): chmod
+    // where that binds, else (root) the immutable attribute.
+    const locked = isRoot ? tryRun('chattr', ['+i', root]) : (chmodSync(root, 0o555), true);
+    if (!locked) return this.skip();
+    let r;
+    try {
+      r = await run(root, agentCmd('writes-done.sh'));
+    } finally {
+      if (isRoot) tryRun('chattr', ['-i', root]);
+      else chmodSync(root, 0o755);
+    }
+    assert.equal(r.code, 2, show(r, root));
+    assert.match(r.stdout, /cannot (write|copy to) .*harness-tasks\.json(\.bak\.tmp)?: (operation not permitted|permission denied)/);
+    assert.match(r.stdout, /to fix: make .* writable/);
+    assert.deepEqual(
+      linesOf(root, 'ERROR').map((l) => l.category),
+      ['ENV_SETUP', 'ENV_SETUP'],
+      "the machine's failure, not a controller error",
+    );
+    const t = taskById(root, 'task-001');
+    assert.deepEqual([t.status, t.attempts], ['pending', 0]);
+  });
+
   it("Launchpad's own files cannot be written mid-session (a read-only .launchpad/runs): not charged, STATS written, lock released", async function () {
     const root = harness({ tasks: [{ id: 'task-001' }] });
     const runs = join(root, '.launchpad', 'runs');

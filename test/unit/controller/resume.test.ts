@@ -78,7 +78,11 @@ describe('controller: an interrupted attempt is resumed, never merged', function
     assert.match(text, /- attempt 1, step 1\/2: "part 1 committed"/);
     assert.match(text, /\[task-001\] part 1/);
     assert.match(text, /- src\/task-001\/part2\.txt/);
-    assert.match(linesOf(root, 'STATS').at(-1)!.message, / checkpoints=1 /);
+    assert.match(linesOf(root, 'STATS').at(-1)!.message, / checkpoints=1 batches_dispatched=1$/, 'the resumed dispatch is a batch');
+    assert.deepEqual(
+      linesOf(root, 'BATCH').map((l) => l.message),
+      ['dispatching 1 task: [task-001]', 'dispatching 1 resumed task: [task-001]'],
+    );
     assert.deepEqual(unreachableAgentCommits(root), []);
   });
 

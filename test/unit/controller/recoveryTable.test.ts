@@ -1,0 +1,149 @@
+// The recovery table (attempt/lifecycle.ts), one test per row per executor that runs it: a
+// session of its own (the worktree executor) and a concurrent worker taking over a lapsed claim
+// go through the same rows. Each case leaves an in-progress attempt on disk as a dead controller
+// or worker would have, then a run decides: the row's RECOVERY line, the task's end, and what
+// its count became (no row counts another attempt; only a start afresh gives it back).
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { agentCmd, defaultWorktreeRoot, git, harness, linesOf, patchTask, run, show, taskById, writeFiles } from './support';
+
+const DEAD = 'agent_dead0001';
+
+type Executor = 'worktree' | 'concurrent';
+
+interface Row {
+  action: string;
+  /** Leaves the attempt as a crash would have (after the task is marked in progress). */
+  leave: (root: string) => void;
+  /** The RECOVERY line the row writes (its action and reason). */
+  line: RegExp;
+  status: 'completed' | 'failed';
+  attempts: number;
+  /** The agent a run gets: the row must not need it, unless it resumes or starts afresh. */
+  agent: string;
+}
+
+function worktreeOf(root: string): string {
+  const wt = join(defaultWorktreeRoot(root), 'a');
+  git(root, 'worktree', 'add', '-q', '-b', 'harness-a', wt, 'HEAD');
+  return wt;
+}
+
+function commit(wt: string, file: string): void {
+  writeFiles(wt, { [`src/a/${file}`]: `${file}\n` });
+  git(wt, 'add', '-A');
+  git(wt, 'commit', '-q', '-m', `[a] ${file}`);
+}
+
+function verdict(root: string, line: string): void {
+  const dir = join(root, '.launchpad/runs/a/attempt-1');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'session'), '1\n');
+  writeFileSync(join(dir, 'verdict'), `${line}\nagent=${DEAD}\n`);
+}
+
+const FAILS = agentCmd('fails.sh');
+const DOES_IT = agentCmd('writes-done.sh');
+
+const ROWS: Row[] = [
+  {
+    action: 'record-failure',
+    leave: (root) => {
+      commit(worktreeOf(root), 'half.txt');
+      verdict(root, 'fail [AGENT_FAIL] gave up');
+    },
+    line: /^action="recorded failure"/,
+    status: 'failed',
+    attempts: 1,
+    agent: FAILS,
+  },
+  {
+    action: 'complete',
+    leave: (root) => {
+      commit(worktreeOf(root), 'done.txt');
+      git(root, 'merge', '-q', '--no-ff', '-m', 'Merge [a] Task a', 'harness-a');
+    },
+    line: /^action="marked completed" reason="its branch was already merged/,
+    status: 'completed',
+    attempts: 1,
+    agent: FAILS,
+  },
+  {
+    action: 'start-afresh (no worktree, no branch)',
+    leave: () => undefined,
+    line: /^action="started afresh" reason="no worktree or branch found"$/,
+    status: 'completed',
+    attempts: 1,
+    agent: DOES_IT,
+  },
+  {
+    action: 'validate-and-merge',
+    leave: (root) => {
+      commit(worktreeOf(root), 'done.txt');
+      verdict(root, 'success');
+    },
+    line: /^action="validated orphaned worktree"/,
+    status: 'completed',
+    attempts: 1,
+    agent: FAILS,
+  },
+  {
+    action: 'start-afresh (no progress)',
+    leave: (root) => void worktreeOf(root),
+    line: /^action="started afresh" reason="interrupted before any progress"$/,
+    status: 'completed',
+    attempts: 1,
+    agent: DOES_IT,
+  },
+  {
+    action: 'resume',
+    leave: (root) => commit(worktreeOf(root), 'part1.txt'),
+    line: /^action="resumed agent" reason="interrupted without a verdict: 1 commit\(s\)/,
+    status: 'completed',
+    attempts: 1,
+    agent: DOES_IT,
+  },
+];
+
+describe('controller: the recovery table, row by row, in each executor', function () {
+  this.timeout(120_000);
+
+  for (const executor of ['worktree', 'concurrent'] as Executor[]) {
+    for (const row of ROWS) {
+      it(`${executor}: ${row.action}`, async () => {
+        const concurrent = executor === 'concurrent';
+        const root = harness({
+          tasks: [{ id: 'a', maxAttempts: 1 }],
+          ...(concurrent ? { sessionConfig: { concurrency_mode: 'concurrent', lease_seconds: 30 } } : {}),
+        });
+        patchTask(root, 'a', {
+          status: 'in_progress',
+          attempts: 1,
+          agent_id: DEAD,
+          worktree_branch: 'harness-a',
+          started_at_commit: git(root, 'rev-parse', 'HEAD'),
+          // A dead worker's claim, lapsed a minute ago.
+          ...(concurrent
+            ? { claimed_by: 'dead-worker', lease_expires_at: new Date(Date.now() - 60_000).toISOString(), claim_generation: 1 }
+            : {}),
+        });
+        row.leave(root);
+        const r = await run(root, row.agent, [], concurrent ? { HARNESS_WORKER_ID: 'w2' } : {});
+        assert.equal(r.code, row.status === 'completed' ? 0 : 1, show(r, root));
+        const lines = linesOf(root, 'RECOVERY', 'a').map((l) => l.message);
+        if (concurrent)
+          assert.match(
+            lines.shift() ?? '',
+            /^action="took over claim" worker=w2 generation=2 reason="claim of dead-worker \(generation 1\) lapsed/,
+          );
+        assert.equal(lines.length, 1, lines.join('\n'));
+        assert.match(lines[0]!, row.line);
+        const t = taskById(root, 'a');
+        assert.deepEqual([t.status, t.attempts], [row.status, row.attempts]);
+        assert.equal(t.error_log.length, row.status === 'failed' ? 1 : 0, "only the agent's own failure is recorded");
+      });
+    }
+  }
+});

@@ -1,8 +1,10 @@
-// Opt-in stress of concurrent mode (npm run stress:concurrent [-- TRIALS]): per trial, two or
-// four workers (alternately; dist/cli.js run) on a 12-task DAG, one of them killed with SIGKILL
-// at a random moment, then a last worker to finish the DAG. Counts double claims: a task merged
-// or completed twice, or dispatched while another worker's claim on it was still open. Exits 1
-// on any double claim or any trial that did not merge all twelve tasks.
+// Opt-in stress of concurrent mode (npm run stress:concurrent [-- TRIALS]): per trial, two, three
+// or four workers (in turn; dist/cli.js run) on a 20-task DAG, one of them killed with SIGKILL at
+// a random moment, then a last worker to finish the DAG. Counts what the promise forbids: a task
+// merged or completed twice, or dispatched while another worker's claim on it was still open; a
+// task charged for a fault that was not its own (the agents never fail, so any ERROR line or a
+// count above one attempt is one); a task not merged; an agent commit left unreachable. Exits 1
+// on any of them.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 const CLI = resolve('dist/cli.js');
 const AGENT = resolve('test/fixtures/agents/writes-done.sh');
 const trials = Number(process.argv[2] ?? 20);
+const TASKS = 20;
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, encoding: 'utf8' });
 
 function makeRepo() {
@@ -22,8 +25,8 @@ function makeRepo() {
   git(dir, 'add', '-A');
   git(dir, 'commit', '-qm', 'init');
   const tasks = [];
-  for (const chain of ['a', 'b', 'c'])
-    for (let i = 1; i <= 4; i++) {
+  for (const chain of ['a', 'b', 'c', 'd'])
+    for (let i = 1; i <= 5; i++) {
       tasks.push({
         id: `${chain}${i}`,
         title: `Task ${chain}${i}`,
@@ -54,6 +57,19 @@ function worker(root, id) {
   return { child, done: new Promise((r) => child.on('close', r)) };
 }
 
+/** Tasks charged for what was not their fault, and agent commits no ref reaches. */
+function charged(root) {
+  const file = JSON.parse(readFileSync(join(root, 'harness-tasks.json'), 'utf8'));
+  const log = readFileSync(join(root, 'harness-progress.txt'), 'utf8').split('\n');
+  const errors = log.filter((l) => / ERROR \[/.test(l));
+  const overCharged = file.tasks.filter((t) => t.attempts > 1 || t.error_log.length).map((t) => `${t.id} (${t.attempts} attempts)`);
+  // Every commit any ref of the repository or its reflogs reaches, against every commit git holds.
+  const reachable = new Set(git(root, 'rev-list', '--all', '--reflog').split('\n').filter(Boolean));
+  const objects = git(root, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname) %(objecttype)').split('\n');
+  const unreachable = objects.filter((l) => l.endsWith(' commit') && !reachable.has(l.split(' ')[0])).length;
+  return { errors, overCharged, unreachable };
+}
+
 function doubleClaims(root) {
   const log = readFileSync(join(root, 'harness-progress.txt'), 'utf8').split('\n');
   let doubles = 0;
@@ -80,31 +96,41 @@ function doubleClaims(root) {
 }
 
 let totalDoubles = 0;
+let totalCharged = 0;
+let totalUnreachable = 0;
 let incomplete = 0;
 let takenEarly = 0;
 let takenOver = 0;
 const started = Date.now();
 for (let t = 1; t <= trials; t++) {
   const root = makeRepo();
-  const count = t % 2 ? 2 : 4;
+  const count = [2, 3, 4][t % 3];
   const ws = Array.from({ length: count }, (_, i) => worker(root, `w${i + 1}`));
   const victim = ws[Math.floor(Math.random() * ws.length)];
   setTimeout(() => victim.child.kill('SIGKILL'), 500 + Math.random() * 4000);
   await Promise.all(ws.map((w) => w.done));
   await worker(root, 'last').done;
   const { doubles, merged, early, takeovers } = doubleClaims(root);
+  const { errors, overCharged, unreachable } = charged(root);
   takenOver += takeovers;
   totalDoubles += doubles;
   takenEarly += early;
-  if (merged !== 12) incomplete++;
-  const failed = doubles || early || merged !== 12;
-  console.log(`trial ${t} (${count} workers): merged ${merged}/12, double claims ${doubles}${failed ? `; kept: ${root}` : ''}`);
-  if (failed) continue;
+  totalCharged += overCharged.length;
+  totalUnreachable += unreachable;
+  if (merged !== TASKS) incomplete++;
+  const failed = doubles || early || merged !== TASKS || overCharged.length || unreachable;
+  console.log(
+    `trial ${t} (${count} workers): merged ${merged}/${TASKS}, double claims ${doubles}, charged ${overCharged.length ? overCharged.join(', ') : 0}, unreachable commits ${unreachable}${failed ? `; kept: ${root}` : ''}`,
+  );
+  if (failed) {
+    for (const e of errors) console.log(`  ${e}`);
+    continue;
+  }
   rmSync(root, { recursive: true, force: true });
   rmSync(join(dirname(root), `${basename(root)}.launchpad-worktrees`), { recursive: true, force: true });
 }
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
 console.log(
-  `${trials} trials in ${minutes} min: ${totalDoubles} double claims, ${takenEarly} claims taken before their lease lapsed (${takenOver} taken over after it), ${incomplete} with tasks not merged`,
+  `${trials} trials in ${minutes} min: ${totalDoubles} double claims, ${takenEarly} claims taken before their lease lapsed (${takenOver} taken over after it), ${totalCharged} tasks charged for a fault not theirs, ${totalUnreachable} unreachable agent commits, ${incomplete} with tasks not merged`,
 );
-process.exit(totalDoubles || incomplete || takenEarly ? 1 : 0);
+process.exit(totalDoubles || incomplete || takenEarly || totalCharged || totalUnreachable ? 1 : 0);

@@ -1,19 +1,25 @@
 // Lint rules for the whole tree. Formatting is prettier's (npm run format:check); this file
 // holds what a formatter cannot see: the layer boundary, promises nobody awaits, import order.
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 /** The core and the CLI never import vscode; the core never reaches into a front end. */
-const boundary = (extra) => ({
+const boundary = (extra, more = []) => ({
   'no-restricted-imports': [
     'error',
     {
       paths: [{ name: 'vscode', message: 'src/core and src/cli run without VS Code: keep vscode in src/vscode.' }],
-      patterns: [{ group: extra, message: 'The core is shared by both front ends and must not import either of them.' }],
+      patterns: [{ group: extra, message: 'The core is shared by both front ends and must not import either of them.' }, ...more],
     },
   ],
 });
+
+/** The worktree mechanics sit below the controller that drives an attempt through them. */
+const belowController = [
+  { group: ['**/controller/**', '../controller'], message: 'src/core/worktrees is used by the controller and must not import it.' },
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'test/fixtures/**'] },
@@ -39,6 +45,19 @@ export default tseslint.config(
   // Code that runs in the browser page (Playwright's page.evaluate).
   { files: ['scripts/vscode-host/**/*.mjs'], languageOptions: { globals: { document: 'readonly', window: 'readonly' } } },
   { files: ['src/core/**/*.ts'], rules: boundary(['**/cli/**', '**/vscode/**', '../cli', '../vscode']) },
+  { files: ['src/core/worktrees/**/*.ts'], rules: boundary(['**/cli/**', '**/vscode/**', '../cli', '../vscode'], belowController) },
+  // A cycle of imports leaves one module reading another's exports before they exist; type-only
+  // imports (import type) leave nothing at run time and are not counted.
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      'import-x/extensions': ['.ts'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { maxDepth: Infinity, ignoreExternal: true }] },
+  },
   { files: ['src/cli/**/*.ts'], rules: boundary(['**/vscode/**', '../vscode']) },
   {
     files: ['**/*.mjs', '**/*.js'],

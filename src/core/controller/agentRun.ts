@@ -3,13 +3,14 @@
 // tool reported (agent.json, the terminal line, the cost recorded on the task).
 import type { AgentReport } from '../agents/report';
 import { describeReport, writeAgentReport } from '../agents/report';
+import { assertFence } from '../attempt/lifecycle';
 import { escapedMessage, type ProcessResult } from '../process/runProcess';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
+import { type CheckpointStep, recordCheckpoint } from '../tasks/transitions';
 import { AgentOutputScanner, type AgentVerdict } from './agentOutput';
 import { recordSpending } from './budget';
 import type { Session } from './session';
-import { checkpoint } from './taskRun';
 import type { TaskTerminal } from './types';
 import { CAPTURE_BYTES } from './validate';
 
@@ -54,4 +55,21 @@ export async function runAgent(
     await recordSpending(s, task.id, report);
   }
   return { agent, verdict, report };
+}
+
+/** A CHECKPOINT of the running agent: recorded (renewing a concurrent worker's lease), then logged. */
+export async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
+  try {
+    await s.transact((file) => {
+      // A stale agent's checkpoint (its attempt taken over or replaced) is not the task's.
+      const fence = s.fenceOf(taskId);
+      if (fence) assertFence(file, fence);
+      recordCheckpoint(file, taskId, c);
+      s.worker?.renewIn(file, taskId);
+    });
+    s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
+    s.taskEvents.fire({ taskId, kind: 'checkpoint' });
+  } catch (err) {
+    s.logger.warn(`could not record checkpoint of ${taskId}: ${(err as Error).message}`);
+  }
 }

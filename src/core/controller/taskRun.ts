@@ -12,9 +12,7 @@ import type { Category } from '../log/logLine';
 import type { ProcessResult } from '../process/runProcess';
 import { isOwnPath } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
-import { type CheckpointStep, type ClaimToken, dispatchTask, recordCheckpoint, resumeTask } from '../tasks/transitions';
-import { prepareWorktree, type WorktreeOrigin } from '../worktrees/prepare';
-import { worktreeSetupFailed } from '../worktrees/setup';
+import { type ClaimToken, dispatchTask, resumeTask } from '../tasks/transitions';
 import type { AgentVerdict } from './agentOutput';
 import { runAgent } from './agentRun';
 import { limitThatEnded, stopForLimit } from './budget';
@@ -23,11 +21,13 @@ import { classifyExit, diskSpaceNote, programProblem, startFailure, worktreeFail
 import { endUncharged, giveBackLostWorktree, stopForEnvironment, worktreeLost } from './envStop';
 import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
+import { prepareWorktree, type WorktreeOrigin } from './prepare';
 import { checkProgram } from './programCheck';
 import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { validateTask } from './validate';
+import { worktreeSetupFailed } from './worktreeSetup';
 
 /** An interrupted attempt to take over, as recovery found it. */
 export interface Resume extends ResumeContext {
@@ -303,21 +303,4 @@ export async function inspectWork(
 /** A concurrent worker's claim as a DISPATCH line shows it. */
 export function claimText(s: Session, generation: number): string {
   return `worker=${s.worker!.workerId} claim=${generation}`;
-}
-
-/** A CHECKPOINT of the running agent: recorded (renewing a concurrent worker's lease), then logged. */
-export async function checkpoint(s: Session, taskId: string, c: CheckpointStep): Promise<void> {
-  try {
-    await s.transact((file) => {
-      // A stale agent's checkpoint (its attempt taken over or replaced) is not the task's.
-      const fence = s.fenceOf(taskId);
-      if (fence) assertFence(file, fence);
-      recordCheckpoint(file, taskId, c);
-      s.worker?.renewIn(file, taskId);
-    });
-    s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
-    s.taskEvents.fire({ taskId, kind: 'checkpoint' });
-  } catch (err) {
-    s.logger.warn(`could not record checkpoint of ${taskId}: ${(err as Error).message}`);
-  }
 }

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
+import { checkpoint } from '../controller/agentRun';
 import { stopForLimit } from '../controller/budget';
 import { discardAttempt } from '../controller/discard';
 import { EnvFailureError } from '../controller/envFailure';
@@ -18,7 +19,6 @@ import { buildPrompt } from '../controller/prompt';
 import { DEFAULT_VALIDATION_TIMEOUT_S } from '../controller/runConfig';
 import type { Session } from '../controller/session';
 import type { ClaimedTask, Resume } from '../controller/taskRun';
-import { checkpoint } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
 import type { AttemptExecutor, RunningAttempt } from '../executor/types';
 import { branchFor } from '../ids';

@@ -3,13 +3,12 @@
 // Read-only: no claim, no lock. In words: poolText.ts.
 import { basename } from 'node:path';
 
-import type { RunSettings } from '../controller/runConfig';
 import { Git, linkedGitDir } from '../git/git';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
 import { diskUse } from './diskUse';
 import { busyWithGit, listSlots, poolDir, readClaim, readReady, slotBranch } from './poolSlot';
-import { resolveWorktreeRoot } from './worktreeRoot';
+import { resolveWorktreeRoot, type WorktreeSettings } from './worktreeRoot';
 
 /**
  * prepared: ready to be handed out. claimed: a live process is preparing or taking it.
@@ -54,7 +53,7 @@ export interface PoolReport {
 
 export interface PoolOptions {
   /** --worktree-dir or the editor's setting, and the environment (LAUNCHPAD_WORKTREE_DIR). */
-  settings?: Pick<RunSettings, 'worktreeDir' | 'env'>;
+  settings?: WorktreeSettings;
   /** Measure each slot's disk: a walk of every file (about 100 ms per 20,000 files). */
   disk?: boolean;
 }

@@ -2,16 +2,22 @@
 // `launchpad pool` and the extension's Worktrees view.
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
-import type { RunSettings } from '../controller/runConfig';
 import type { StatePaths } from '../statePaths';
 import type { TaskFile } from '../taskFile/schema';
+
+/** What of a run's settings says where worktrees go. */
+export interface WorktreeSettings {
+  /** --worktree-dir, or the editor's launchpad.worktree.location. */
+  worktreeDir?: string | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+}
 
 /**
  * --worktree-dir or the editor's launchpad.worktree.location, $LAUNCHPAD_WORKTREE_DIR,
  * session_config.worktree_dir (relative to the state root), else beside the repository.
  */
 export function resolveWorktreeRoot(
-  settings: Pick<RunSettings, 'worktreeDir' | 'env'>,
+  settings: WorktreeSettings,
   file: TaskFile,
   paths: StatePaths,
   toplevel: string,

@@ -26,7 +26,7 @@ import { linkedGitDir } from '../../../src/core/git/git';
 import { processIdentity } from '../../../src/core/processIdentity';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
 import { poolDir, readReady } from '../../../src/core/worktrees/poolSlot';
-import { prepareWorktree } from '../../../src/core/worktrees/prepare';
+import { prepareWorktree } from '../../../src/core/controller/prepare';
 import { git, makeRepo, writeFiles } from '../helpers/gitRepo';
 import { makeHarness, readLog } from '../helpers/harness';
 import { testSession } from '../helpers/session';

@@ -3,12 +3,12 @@
 // attempt's setup.log and one INIT line. A worktree that cannot be set up is the machine's
 // failure (ENV_SETUP), not the task's: the attempt is not charged, and the session stops, since
 // every other worktree would fail the same way.
-import { lastMeaningfulLine } from '../controller/agentOutput';
-import type { TaskEnd } from '../controller/merge';
-import type { Session } from '../controller/session';
-import type { TaskTerminal } from '../controller/types';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
+import { lastMeaningfulLine } from './agentOutput';
+import type { TaskEnd } from './merge';
+import type { Session } from './session';
+import type { TaskTerminal } from './types';
 
 /** Why a worktree could not be set up, and what a person does about it. */
 export interface SetupFailure {

@@ -1,14 +1,14 @@
 // What a task's worktree gets between its checkout and its agent: a block of ports, the ignored
 // files .worktreeinclude names, then worktree_setup; for a pooled worktree, a record of what
 // the set-up left (kept on its next reuse). Any failure here is the machine's (ENV_SETUP).
-import type { Session } from '../controller/session';
-import type { TaskTerminal } from '../controller/types';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { formatBytes } from './diskUse';
-import { copyIncluded, type CopyReport, readIncludeRules, WORKTREE_INCLUDE_FILE } from './include';
-import { recordKept } from './pool';
-import { runWorktreeSetup, type SetupFailure } from './setup';
+import { formatBytes } from '../worktrees/diskUse';
+import { copyIncluded, type CopyReport, readIncludeRules, WORKTREE_INCLUDE_FILE } from '../worktrees/include';
+import { recordKept } from '../worktrees/pool';
+import type { Session } from './session';
+import type { TaskTerminal } from './types';
+import { runWorktreeSetup, type SetupFailure } from './worktreeSetup';
 
 /** Where the task's worktree came from: a new checkout, the pool (prepared at `preparedAt`), or an interrupted attempt. */
 export type WorktreeOrigin = { kind: 'new' } | { kind: 'pool'; preparedAt: number } | { kind: 'resumed' };

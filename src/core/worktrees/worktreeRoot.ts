@@ -16,12 +16,7 @@ export interface WorktreeSettings {
  * --worktree-dir or the editor's launchpad.worktree.location, $LAUNCHPAD_WORKTREE_DIR,
  * session_config.worktree_dir (relative to the state root), else beside the repository.
  */
-export function resolveWorktreeRoot(
-  settings: WorktreeSettings,
-  file: TaskFile,
-  paths: StatePaths,
-  toplevel: string,
-): string {
+export function resolveWorktreeRoot(settings: WorktreeSettings, file: TaskFile, paths: StatePaths, toplevel: string): string {
   const env = settings.env ?? process.env;
   const worktreeDir = settings.worktreeDir ?? env.LAUNCHPAD_WORKTREE_DIR ?? file.session_config.worktree_dir ?? undefined;
   if (!worktreeDir) return defaultWorktreeRoot(toplevel);

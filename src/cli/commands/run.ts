@@ -174,6 +174,7 @@ export const runCommand: Command = {
               message: outcome.message,
               session: outcome.session,
               stats: outcome.stats,
+              notes: outcome.notes ?? [],
               summary: summary ?? null,
               status,
             },

@@ -575,7 +575,7 @@ export class Controller {
       : shown === 'budget' || shown === 'usage-limit'
         ? `${holdMessage(s, shown)} (${counts(stats)})`
         : describe(shown, stats, s.setupFailure);
-    return this.outcome(exit, shown, message, s.number, stats);
+    return { ...this.outcome(exit, shown, message, s.number, stats), ...(s.notes.length ? { notes: s.notes } : {}) };
   }
 
   private outcome(exitCode: RunOutcome['exitCode'], reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {

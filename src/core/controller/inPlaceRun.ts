@@ -3,11 +3,16 @@
 // on the base branch, validate; success completes the task at the agent's last commit, failure
 // keeps the attempt's commits and uncommitted work under refs/launchpad/attempts/<id>/<n>,
 // rolls the tree back to the base (reset and clean, sparing Launchpad's own files), runs
-// on_failure.cleanup and logs ROLLBACK and ERROR.
+// on_failure.cleanup and logs ROLLBACK and ERROR. The files changed in the tree and not
+// committed by the agent (a person's edits during the attempt look the same) are named, with
+// where they went. A base commit that is gone (the branch rewritten) stops the session
+// uncharged, the tree left as it is. The agent ends with the controller: it works in the
+// person's checkout.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
+import { shellQuote } from '../agents/shellWords';
 import type { Git } from '../git/git';
 import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { excludeStateFiles } from '../init';
@@ -15,9 +20,10 @@ import type { Category } from '../log/logLine';
 import { OWN_PATHS, ownPathsAt } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { formatErrorEntry } from '../tasks/errorEntry';
-import { completeTask, dispatchTask, failTask } from '../tasks/transitions';
+import { completeTask, dispatchTask, failTask, forgetVanishedBase } from '../tasks/transitions';
 import { runAgent } from './agentRun';
 import { runCleanup } from './discard';
+import type { EnvFailure } from './envFailure';
 import type { TaskEnd } from './merge';
 import { buildPrompt } from './prompt';
 import type { Session } from './session';
@@ -46,6 +52,8 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
     before = task;
     attempt = task.attempts;
     base = task.started_at_commit!;
+    // Rewritten away while the run was down: no agent runs, the tree stays as it is.
+    if (!(await commitExists(s.git, base))) return stopForVanishedBase(s, task, base, 'while the run was down');
     s.log({
       type: 'RECOVERY',
       taskId: task.id,
@@ -59,8 +67,10 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
   const terminal = s.terminals.open(task, root);
+  // Where the agent's own commits end, once Launchpad committed what it left in the tree.
+  let agentEnd: string | undefined;
   const fail = (category: Category, reason: string, tail?: string) =>
-    rollBack(s, before, base, attempt, terminal, { category, reason, tail });
+    rollBack(s, before, base, attempt, terminal, { category, reason, tail }, agentEnd);
   const files = s.createAttempt(task.id, attempt);
   const prompt = buildPrompt(before, { worktree: root, branch: s.baseBranch, baseBranch: s.baseBranch, inPlace: true });
   writeFileSync(files.prompt, prompt);
@@ -78,6 +88,7 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
       LAUNCHPAD_ATTEMPT: String(attempt),
     },
     prompt,
+    endWithController: true,
   });
   if (agent.aborted && s.stopping) return interrupted(terminal);
 
@@ -92,11 +103,14 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
     return fail('AGENT_FAIL', `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, agent.tail);
   }
 
+  if (!(await commitExists(s.git, base))) return stopForVanishedBase(s, before, base, 'during the attempt', terminal);
   // The agent's leftovers become the task's commit (Launchpad's own files never do).
-  const leftovers = await changesOutsideOurs(s);
-  if (leftovers) {
+  let leftovers: { commit: string; files: string[] } | undefined;
+  if (await changesOutsideOurs(s)) {
+    agentEnd = (await s.git.head())!;
     await commitOutsideOurs(s, `[${task.id}] ${task.title} (changes left uncommitted by the agent)`);
-    s.log({ type: 'WARN', taskId: task.id, message: 'agent left uncommitted changes; committed them' });
+    const commit = (await s.git.head())!;
+    leftovers = { commit, files: await filesBetween(s.git, agentEnd, commit) };
   }
   const problem = await inspectWork(s, before, root, base, { commitLeftovers: false, warnIfEmpty: true });
   if (problem) return fail('AGENT_FAIL', problem);
@@ -107,6 +121,8 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
   if (validation.kind === 'fail') return fail(validation.category, validation.reason, validation.tail);
 
   const commit = (await s.git.head())!;
+  if (leftovers)
+    reportUncommitted(s, task.id, attempt, leftovers.files, `committed with the task's work in ${leftovers.commit.slice(0, 7)}`);
   await s.transact((file) => void completeTask(file, task.id));
   s.log({ type: 'Completed', taskId: task.id, message: `(commit ${commit})` });
   s.taskEvents.fire({ taskId: task.id, kind: 'completed' });
@@ -124,7 +140,7 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
 /**
  * A failed in-place attempt: its commits and uncommitted work kept under a Launchpad ref, the
  * tree back at the base, on_failure.cleanup, then the failure recorded (ROLLBACK, ERROR).
- * A base that no longer exists cannot be rolled back to: the task fails for good.
+ * A base that no longer exists cannot be rolled back to: the session stops, nothing charged.
  */
 async function rollBack(
   s: Session,
@@ -133,17 +149,18 @@ async function rollBack(
   attempt: number,
   terminal: TaskTerminal,
   failure: { category: Category; reason: string; tail?: string | undefined },
-): Promise<'failed'> {
+  agentEnd: string | undefined,
+): Promise<TaskEnd> {
   const git = s.git;
-  const baseType = await git.run(['cat-file', '-t', base], { allowFail: true });
-  if (baseType.code !== 0 || baseType.stdout.trim() !== 'commit') {
-    const reason = `${failure.reason}; its base commit ${base} is gone, so the attempt cannot be rolled back`;
-    const entry = await s.transact((file) => failTask(file, task.id, { ...failure, reason, final: true }));
-    s.log({ type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason });
-    return closeFailed(s, task, terminal, failure.category, entry.reason);
+  if (!(await commitExists(git, base))) return stopForVanishedBase(s, task, base, 'during the attempt', terminal);
+  const kept = await keepInPlaceAttempt(s, task, base, attempt, agentEnd);
+  if (kept) {
+    s.log({ type: 'WARN', taskId: task.id, message: `attempt ${attempt}'s work kept as ${kept.ref}` });
+    if (kept.uncommitted.length) {
+      const restore = restoreCommand(kept.ref, kept.agentEnd, kept.uncommitted);
+      reportUncommitted(s, task.id, attempt, kept.uncommitted, `the rollback moved them to ${kept.ref}; restore them: ${restore}`);
+    }
   }
-  const kept = await keepInPlaceAttempt(s, task, base, attempt);
-  if (kept) s.log({ type: 'WARN', taskId: task.id, message: `attempt ${attempt}'s work kept as ${kept}` });
   // `git reset --hard <base>` and `git clean -fd`, sparing Launchpad's own files (the state
   // files may be tracked, and are always written in the main working tree).
   const spare = ourPathspecs(s);
@@ -156,25 +173,87 @@ async function rollBack(
     { type: 'ROLLBACK', taskId: task.id, message: `git reset --hard ${base}` },
     { type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason },
   );
-  return closeFailed(s, task, terminal, failure.category, entry.reason);
-}
-
-function closeFailed(s: Session, task: Task, terminal: TaskTerminal, category: Category, reason: string): 'failed' {
   s.taskEvents.fire({ taskId: task.id, kind: 'failed' });
-  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(category, reason)}\r\n`);
+  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(failure.category, entry.reason)}\r\n`);
   terminal.close('failed');
   return 'failed';
+}
+
+/** Whether `commit` is still in the repository (a rewritten branch can take its base with it). */
+async function commitExists(git: Git, commit: string): Promise<boolean> {
+  const r = await git.run(['cat-file', '-t', commit], { allowFail: true });
+  return r.code === 0 && r.stdout.trim() === 'commit';
+}
+
+/**
+ * The task's base commit is gone: not the task's fault, and nothing can be resumed on it or
+ * rolled back to it. Nothing is charged and nothing in the tree is touched: the task goes back
+ * to pending without a base, and the session stops (ENV_SETUP) for the person to keep the work.
+ */
+async function stopForVanishedBase(s: Session, before: Task, base: string, when: string, terminal?: TaskTerminal): Promise<TaskEnd> {
+  const failure: EnvFailure = {
+    category: 'ENV_SETUP',
+    cause: `the base commit ${base} of ${before.id} is gone (${s.baseBranch} was rewritten ${when})`,
+    advice: `the main working tree is as the attempt left it: commit or stash its changes (git stash -u), then run again (${before.id} starts afresh from HEAD)`,
+  };
+  s.stopForEnvironment(failure);
+  await s.transact((file) => void forgetVanishedBase(file, before.id, before));
+  s.log({ type: 'ERROR', taskId: before.id, category: 'ENV_SETUP', message: `${failure.cause} (not charged)` });
+  s.taskEvents.fire({ taskId: before.id, kind: 'interrupted' });
+  terminal?.write(`\r\n[launchpad] stopped: ${failure.cause}\r\n[launchpad] to fix: ${failure.advice}\r\n`);
+  terminal?.close('interrupted');
+  return 'interrupted';
+}
+
+/** Files named in a line, at most. */
+const SHOWN = 10;
+
+/**
+ * The files of an attempt changed in the tree and not committed by its agent, named in a WARN
+ * line and the run's end summary: a person's edits during the attempt are among them.
+ */
+function reportUncommitted(s: Session, taskId: string, attempt: number, files: string[], where: string): void {
+  const shown = files.slice(0, SHOWN).join(', ') + (files.length > SHOWN ? ', …' : '');
+  const message = `${files.length} file${files.length === 1 ? '' : 's'} changed and not committed during attempt ${attempt} (by its agent, or by a person meanwhile): ${shown}; ${where}`;
+  s.log({ type: 'WARN', taskId, message });
+  s.note(`${taskId}: ${message}`);
+}
+
+/**
+ * The command that puts `files` (those changed from `agentEnd` to `ref`) back in the working
+ * tree as they were at the attempt's end.
+ */
+function restoreCommand(ref: string, agentEnd: string, files: string[]): string {
+  if (files.length <= SHOWN) return `git restore --source=${ref} -- ${files.map(shellQuote).join(' ')}`;
+  return `git diff --no-renames --name-only -z ${agentEnd} ${ref} | git restore --source=${ref} --pathspec-from-file=- --pathspec-file-nul`;
+}
+
+/** The files changed from `from` to `to` (a rename as both its paths). */
+async function filesBetween(git: Git, from: string, to: string): Promise<string[]> {
+  const r = await git.run(['diff', '--no-renames', '--name-only', '-z', from, to]);
+  return r.stdout.split('\0').filter(Boolean);
 }
 
 /**
  * refs/launchpad/attempts/<id>/<n> at the attempt's last state: its commits, plus a commit of
  * what it left uncommitted. Undefined when the attempt left nothing (HEAD at the base, clean).
+ * `uncommitted`: the files Launchpad committed there, from where the agent's own commits end
+ * (`agentEnd`, when its leftovers were committed before the validation) to the ref.
  */
-async function keepInPlaceAttempt(s: Session, task: Task, base: string, attempt: number): Promise<string | undefined> {
+async function keepInPlaceAttempt(
+  s: Session,
+  task: Task,
+  base: string,
+  attempt: number,
+  agentEnd: string | undefined,
+): Promise<{ ref: string; agentEnd: string; uncommitted: string[] } | undefined> {
+  const end = agentEnd ?? (await s.git.head())!;
   if (await changesOutsideOurs(s)) await commitOutsideOurs(s, `[${task.id}] attempt ${attempt}: uncommitted work (kept by the rollback)`);
   const head = (await s.git.head())!;
   if (head === base) return undefined;
-  return keptAttempt(s.git, task.id, attempt, head, base);
+  const ref = await keptAttempt(s.git, task.id, attempt, head, base);
+  if (!ref) return undefined;
+  return { ref, agentEnd: end, uncommitted: end === head ? [] : await filesBetween(s.git, end, head) };
 }
 
 /** Pathspecs that exclude Launchpad's own files from an add, a checkout or a clean. */

@@ -82,6 +82,8 @@ export class Session implements SessionContext {
   readonly spending: RunSpending;
   /** The port blocks of the running tasks (LAUNCHPAD_PORT_BASE). */
   readonly ports: PortBlocks;
+  /** Lines for the run's end summary (RunOutcome.notes), in the order noted. */
+  readonly notes: string[] = [];
   /** Why a task's worktree could not be set up, when that stopped the session (ENV_SETUP). */
   setupFailure: string | undefined;
   private readonly stopController = new AbortController();
@@ -133,6 +135,11 @@ export class Session implements SessionContext {
   stopForSetup(cause: string): void {
     this.setupFailure ??= cause;
     this.requestStop();
+  }
+
+  /** A line a person needs at the run's end, besides the log (files a rollback moved away). */
+  note(text: string): void {
+    this.notes.push(text);
   }
 
   /** The session stops because of the machine (ENV_SETUP): the first failure is the one reported. */

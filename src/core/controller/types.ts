@@ -30,6 +30,8 @@ export interface RunOutcome {
   message: string;
   session: number;
   stats: Stats;
+  /** What a person needs to know besides the counts, one line each (files an in-place attempt moved away, and how to restore them). */
+  notes?: string[];
 }
 
 export type ProcessKind = 'setup' | 'agent' | 'validation' | 'cleanup' | 'health-check';

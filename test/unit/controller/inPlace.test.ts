@@ -227,7 +227,10 @@ describe('controller: in-place mode', function () {
     );
     running.child.kill('SIGKILL');
     await running.done;
-    await waitFor('the agent to end', () => !alive(pid), 15_000);
+    await waitFor('the agent to end', () => !alive(pid), 15_000).catch((err: Error) => {
+      process.kill(-pid, 'SIGKILL');
+      throw err;
+    });
     writeFileSync(join(dir, 'go'), '');
     assert.doesNotMatch(git(root, 'log', '--format=%s'), /late/);
 

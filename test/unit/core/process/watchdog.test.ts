@@ -35,11 +35,14 @@ function withArgument(word: string): number[] {
 
 const leftovers: number[] = [];
 afterEach(() => {
+  // Their groups too: what a failed test left includes the groups' other processes.
   for (const pid of leftovers.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // gone, as it should be (or not a group)
+      }
     }
   }
 });
@@ -104,7 +107,8 @@ describe('core/process: the watchdog after its controller is killed', function (
           const files = [join(at, `${name}.setsid`), join(at, `${name}.leader`)];
           await until(`${name}'s pids`, () => files.every((f) => existsSync(f) && readFileSync(f, 'utf8').endsWith('\n')));
           const pids = files.map((f) => Number(readFileSync(f, 'utf8')));
-          leftovers.push(...pids);
+          const record = JSON.parse(readFileSync(join(at, 'procs', 'task-001.agent.json'), 'utf8')) as { watchdog: { pid: number } };
+          leftovers.push(...pids, record.watchdog.pid);
           return pids;
         };
         const other = tempDir('launchpad-watchdog-');
@@ -130,7 +134,10 @@ describe('core/process: the watchdog after its controller is killed', function (
         const first = controller(`exec sleep ${taskSleep}`, timeoutMs);
         await first.go;
         const t0 = process.hrtime.bigint();
-        while (!existsSync(record)) await new Promise((r) => setImmediate(r));
+        while (!existsSync(record)) {
+          assert.ok(process.hrtime.bigint() - t0 < 30_000_000_000n, 'the task process is recorded');
+          await new Promise((r) => setImmediate(r));
+        }
         const startMs = Number(process.hrtime.bigint() - t0) / 1e6;
         await first.kill9();
         new ProcessRecords(procs).endAll();

@@ -162,8 +162,8 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
       `  ${c.yellow('blocked')}  ${b.id}  ${b.title}  ${c.dim(`(${b.reason}${b.blocked_by ? `; retrying ${b.blocked_by} unblocks it` : ''})`)}`,
     );
   }
-  lines.push(outcome.exitCode === 0 ? c.green(outcome.message) : outcome.message);
   for (const n of outcome.notes ?? []) lines.push(`${c.yellow('note:')} ${n}`);
+  lines.push(outcome.exitCode === 0 ? c.green(outcome.message) : outcome.message);
   for (const n of s.next) lines.push(`${c.cyan('next:')} ${n}`);
   return lines;
 }

@@ -25,7 +25,7 @@ export async function runAgent(
   task: Task,
   terminal: TaskTerminal,
   files: AttemptPaths,
-  spawn: { cwd: string; env: NodeJS.ProcessEnv; prompt: string },
+  spawn: { cwd: string; env: NodeJS.ProcessEnv; prompt: string; endWithController?: boolean },
 ): Promise<AgentRun> {
   // A preset's parser reads the tool's own output format (RESULT lines inside its JSON, cost).
   const parser = s.config.agent?.preset?.createParser({ now: () => new Date() });
@@ -40,6 +40,7 @@ export async function runAgent(
     transcript: files.transcript,
     captureBytes: CAPTURE_BYTES,
     record: { records: s.records, name: `${task.id}.agent`, label: `agent of ${task.id}` },
+    endWithController: spawn.endWithController,
     onOutput: (text) => scanner.push(text),
   });
   if (agent.escaped) s.log({ type: 'WARN', taskId: task.id, message: escapedMessage('agent', agent.escaped) });

@@ -30,7 +30,7 @@ import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
 import { endUncharged, giveBackLostWorktree, refuseStale, releaseInterrupted, worktreeLost } from './envStop';
 import { headlessTerminals } from './headlessTerminals';
 import { runHealthCheck } from './healthCheck';
-import { runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
+import { recoverInPlace, runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
 import { LoopInbox } from './loopEvents';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
@@ -261,7 +261,7 @@ export class Controller {
     const resumed = s.inPlace ? s.store.load().file.tasks.filter(runsInPlace) : [];
     // In place the interrupted attempt resumes at once: a crash loop is looked for before it.
     if (resumed.length && stopForCrashLoop(s)) return 'stopped';
-    for (const task of resumed) await runInPlace(s, task, { resume: true }).catch((err) => this.taskCrashed(s, task, err));
+    for (const task of resumed) await recoverInPlace(s, task).catch((err) => this.taskCrashed(s, task, err));
     const others = resumed.length
       ? new Set(
           s.store

@@ -3,21 +3,31 @@
 // on the base branch, validate; success completes the task at the agent's last commit, failure
 // keeps the attempt's commits and uncommitted work under refs/launchpad/attempts/<id>/<n>,
 // rolls the tree back to the base (reset and clean, sparing Launchpad's own files), runs
-// on_failure.cleanup and logs ROLLBACK and ERROR.
+// on_failure.cleanup and logs ROLLBACK and ERROR. The files changed in the tree and not
+// committed by the agent (a person's edits during the attempt look the same) are named, with
+// where they went. A base commit that is gone (the branch rewritten) stops the session
+// uncharged, the tree left as it is. The agent ends with the controller: it works in the
+// person's checkout.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
+import { shellQuote } from '../agents/shellWords';
+import { recoveryRow } from '../attempt/lifecycle';
 import type { Git } from '../git/git';
 import { keepAttempt as keptAttempt } from '../git/keptAttempts';
 import { excludeStateFiles } from '../init';
 import type { Category } from '../log/logLine';
+import type { ProcessResult } from '../process/runProcess';
+import type { AttemptVerdict } from '../statePaths';
 import { OWN_PATHS, ownPathsAt } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { formatErrorEntry } from '../tasks/errorEntry';
-import { completeTask, dispatchTask, failTask } from '../tasks/transitions';
+import { completeTask, dispatchTask, failTask, forgetVanishedBase, resumeTask } from '../tasks/transitions';
+import type { AgentVerdict } from './agentOutput';
 import { runAgent } from './agentRun';
 import { runCleanup } from './discard';
+import type { EnvFailure } from './envFailure';
 import type { TaskEnd } from './merge';
 import { buildPrompt } from './prompt';
 import type { Session } from './session';
@@ -31,74 +41,133 @@ export function runsInPlace(task: Task): boolean {
 }
 
 /**
- * One attempt in the main working tree. `resume`: the task is already claimed (an interrupted
- * attempt found by the next session): the agent runs again on the work left in the tree, with
- * the recorded base, and no attempt is counted again.
+ * What a session does about an in-place attempt a dead (or stopped) session left, by the
+ * recovery table (attempt/lifecycle.ts): the agent's recorded failure is rolled back and
+ * recorded; a verdict of success is validated and completed without an agent; a base that is
+ * gone stops the session uncharged; an attempt that left nothing starts afresh (given back);
+ * anything else resumes in place as the same attempt.
  */
-export async function runInPlace(s: Session, task: Task, opts: { resume?: boolean } = {}): Promise<TaskEnd> {
-  const agentId = `agent_${randomBytes(4).toString('hex')}`;
+export async function recoverInPlace(s: Session, task: Task): Promise<TaskEnd> {
+  const base = task.started_at_commit!;
+  s.drive({ taskId: task.id, agentId: task.agent_id ?? null });
+  const recorded = s.verdictOf(task.id, task.agent_id);
+  const baseExists = await commitExists(s.git, base);
+  const checkpoints = (task.checkpoints ?? []).filter((c) => c.agent_id && c.agent_id === task.agent_id);
+  const progress = baseExists && ((await s.git.head()) !== base || (await changesOutsideOurs(s)) || checkpoints.length > 0);
+  const row = recoveryRow({
+    verdict: recorded?.verdict.kind ?? 'none',
+    workCommitted: s.workCommitted(task.id, task.agent_id),
+    merged: false,
+    where: 'worktree',
+    baseExists,
+    progress,
+  });
+  const recovery = (action: string, reason: string) =>
+    s.log({ type: 'RECOVERY', taskId: task.id, message: `action="${action}" reason="${reason}" base=${base.slice(0, 7)}` });
+  switch (row.action) {
+    case 'stop-base-gone':
+      // Rewritten away while the run was down: no agent runs, the tree stays as it is.
+      return stopForVanishedBase(s, task, base, 'while the run was down');
+    case 'record-failure': {
+      const v = recorded!.verdict as Extract<AttemptVerdict, { kind: 'fail' }>;
+      recovery('recorded failure', 'the agent ended with a failure; the controller stopped before recording it');
+      const terminal = s.terminals.open(task, s.toplevel);
+      return rollBack(s, task, base, task.attempts, terminal, { category: v.category, reason: v.reason }, undefined);
+    }
+    case 'start-afresh':
+      recovery('started afresh', 'interrupted before any progress');
+      await s.restartTask(task.id);
+      return 'interrupted';
+    case 'validate-and-merge':
+      recovery('validated in place', 'the agent reported success; the controller stopped before the validation ended');
+      return runInPlace(s, task, { mode: 'validate' });
+    default:
+      recovery('resumed in place', 'interrupted without a verdict');
+      return runInPlace(s, task, { mode: 'resume' });
+  }
+}
+
+/**
+ * One attempt in the main working tree. `mode`: a new dispatch; `resume`, an interrupted attempt
+ * the next session found (the task is claimed already): the agent runs again on the work left in
+ * the tree, with the recorded base, as the same attempt; `validate`, one whose agent had reported
+ * success: its work is validated and completed without an agent.
+ */
+export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatch' | 'resume' | 'validate' } = {}): Promise<TaskEnd> {
+  const mode = opts.mode ?? 'dispatch';
+  let agentId = `agent_${randomBytes(4).toString('hex')}`;
   const root = s.toplevel;
   await excludeStateFiles(s.paths, OWN_PATHS);
   let before: Task;
   let attempt: number;
   let base: string;
-  if (opts.resume) {
+  if (mode !== 'dispatch') {
     before = task;
     attempt = task.attempts;
     base = task.started_at_commit!;
-    s.log({
-      type: 'RECOVERY',
-      taskId: task.id,
-      message: `action="resumed in place" reason="interrupted without a verdict" base=${base.slice(0, 7)}`,
-    });
+    if (mode === 'resume') {
+      // The new agent continues the attempt: every effect from here on is fenced by it.
+      await s.transactFenced(task.id, (file) => void resumeTask(file, task.id, agentId));
+    } else agentId = task.agent_id!;
   } else {
     base = (await s.git.head())!;
     ({ before, attempt } = await s.transact((file) => dispatchTask(file, task.id, { agentId, branch: null, baseCommit: base })));
     s.log({ type: 'Starting', taskId: task.id, message: `${task.title.replace(/\s*\n\s*/g, ' ')} (base=${base.slice(0, 7)})` });
   }
+  s.drive({ taskId: task.id, agentId });
   s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
 
   const terminal = s.terminals.open(task, root);
+  // Where the agent's own commits end, once Launchpad committed what it left in the tree.
+  let agentEnd: string | undefined;
   const fail = (category: Category, reason: string, tail?: string) =>
-    rollBack(s, before, base, attempt, terminal, { category, reason, tail });
-  const files = s.createAttempt(task.id, attempt);
-  const prompt = buildPrompt(before, { worktree: root, branch: s.baseBranch, baseBranch: s.baseBranch, inPlace: true });
-  writeFileSync(files.prompt, prompt);
-  terminal.write(`[launchpad] ${task.id} attempt ${attempt} (in place): ${s.config.agentCommand}\r\n`);
+    rollBack(s, before, base, attempt, terminal, { category, reason, tail }, agentEnd);
+  const files =
+    mode === 'validate' ? (s.attemptOf(task.id, agentId) ?? s.createAttempt(task.id, attempt)) : s.createAttempt(task.id, attempt, agentId);
+  if (mode !== 'validate') {
+    const prompt = buildPrompt(before, { worktree: root, branch: s.baseBranch, baseBranch: s.baseBranch, inPlace: true });
+    writeFileSync(files.prompt, prompt);
+    terminal.write(`[launchpad] ${task.id} attempt ${attempt} (in place): ${s.config.agentCommand}\r\n`);
 
-  const { agent, verdict } = await runAgent(s, task, terminal, files, {
-    cwd: s.paths.root,
-    env: {
-      ...process.env,
-      LAUNCHPAD_TASK_ID: task.id,
-      LAUNCHPAD_TASK_TITLE: task.title,
-      LAUNCHPAD_PROMPT_FILE: files.prompt,
-      LAUNCHPAD_WORKTREE: root,
-      LAUNCHPAD_BRANCH: s.baseBranch,
-      LAUNCHPAD_ATTEMPT: String(attempt),
-    },
-    prompt,
-  });
-  if (agent.aborted && s.stopping) return interrupted(terminal);
+    const { agent, verdict } = await runAgent(s, task, terminal, files, {
+      cwd: s.paths.root,
+      env: {
+        ...process.env,
+        LAUNCHPAD_TASK_ID: task.id,
+        LAUNCHPAD_TASK_TITLE: task.title,
+        LAUNCHPAD_PROMPT_FILE: files.prompt,
+        LAUNCHPAD_WORKTREE: root,
+        LAUNCHPAD_BRANCH: s.baseBranch,
+        LAUNCHPAD_ATTEMPT: String(attempt),
+      },
+      prompt,
+      endWithController: true,
+    });
+    if (agent.aborted && s.stopping) return interrupted(terminal);
 
-  const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;
-  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${success ? 'success' : 'error'}` });
-  s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
-  if (agent.timedOut) return fail('TIMEOUT', `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`, agent.tail);
-  if (agent.spawnError) return fail('AGENT_FAIL', `could not start the agent: ${agent.spawnError}`);
-  if (verdict.kind === 'fail') return fail('AGENT_FAIL', verdict.reason, agent.tail);
-  if (verdict.kind === 'none') {
-    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
-    return fail('AGENT_FAIL', `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`, agent.tail);
+    const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;
+    // The verdict is recorded before anything else: a recovery validates only what it says succeeded.
+    files.recordVerdict(
+      agentId,
+      success
+        ? { kind: 'success' }
+        : { kind: 'fail', category: agent.timedOut ? 'TIMEOUT' : 'AGENT_FAIL', reason: verdictReason(s, agent, verdict) },
+    );
+    s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${success ? 'success' : 'error'}` });
+    s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
+    if (!success) return fail(agent.timedOut ? 'TIMEOUT' : 'AGENT_FAIL', verdictReason(s, agent, verdict), agent.tail || undefined);
   }
 
+  if (!(await commitExists(s.git, base))) return stopForVanishedBase(s, before, base, 'during the attempt', terminal);
   // The agent's leftovers become the task's commit (Launchpad's own files never do).
-  const leftovers = await changesOutsideOurs(s);
-  if (leftovers) {
+  let leftovers: { commit: string; files: string[] } | undefined;
+  if (await changesOutsideOurs(s)) {
+    agentEnd = (await s.git.head())!;
     await commitOutsideOurs(s, `[${task.id}] ${task.title} (changes left uncommitted by the agent)`);
-    s.log({ type: 'WARN', taskId: task.id, message: 'agent left uncommitted changes; committed them' });
+    const commit = (await s.git.head())!;
+    leftovers = { commit, files: await filesBetween(s.git, agentEnd, commit) };
   }
-  const problem = await inspectWork(s, before, root, base, { commitLeftovers: false, warnIfEmpty: true });
+  const problem = await inspectWork(s, before, root, base, { commitLeftovers: false, warnIfEmpty: mode !== 'validate' });
   if (problem) return fail('AGENT_FAIL', problem);
   files.markWorkCommitted(agentId);
 
@@ -107,12 +176,24 @@ export async function runInPlace(s: Session, task: Task, opts: { resume?: boolea
   if (validation.kind === 'fail') return fail(validation.category, validation.reason, validation.tail);
 
   const commit = (await s.git.head())!;
-  await s.transact((file) => void completeTask(file, task.id));
+  if (leftovers)
+    reportUncommitted(s, task.id, attempt, leftovers.files, `committed with the task's work in ${leftovers.commit.slice(0, 7)}`);
+  await s.transactFenced(task.id, (file) => void completeTask(file, task.id));
+  s.release(task.id);
   s.log({ type: 'Completed', taskId: task.id, message: `(commit ${commit})` });
   s.taskEvents.fire({ taskId: task.id, kind: 'completed' });
   terminal.write(`\r\n[launchpad] ${task.id} completed at ${commit.slice(0, 7)}\r\n`);
   terminal.close('completed');
   return 'completed';
+}
+
+/** Why the agent's attempt failed, in words: its time limit, its start, its own reason, or no verdict. */
+function verdictReason(s: Session, agent: ProcessResult, verdict: AgentVerdict): string {
+  if (agent.timedOut) return `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`;
+  if (agent.spawnError) return `could not start the agent: ${agent.spawnError}`;
+  if (verdict.kind === 'fail') return verdict.reason;
+  const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
+  return `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`;
 }
 
 function interrupted(terminal: TaskTerminal): TaskEnd {
@@ -124,7 +205,7 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
 /**
  * A failed in-place attempt: its commits and uncommitted work kept under a Launchpad ref, the
  * tree back at the base, on_failure.cleanup, then the failure recorded (ROLLBACK, ERROR).
- * A base that no longer exists cannot be rolled back to: the task fails for good.
+ * A base that no longer exists cannot be rolled back to: the session stops, nothing charged.
  */
 async function rollBack(
   s: Session,
@@ -133,17 +214,18 @@ async function rollBack(
   attempt: number,
   terminal: TaskTerminal,
   failure: { category: Category; reason: string; tail?: string | undefined },
-): Promise<'failed'> {
+  agentEnd: string | undefined,
+): Promise<TaskEnd> {
   const git = s.git;
-  const baseType = await git.run(['cat-file', '-t', base], { allowFail: true });
-  if (baseType.code !== 0 || baseType.stdout.trim() !== 'commit') {
-    const reason = `${failure.reason}; its base commit ${base} is gone, so the attempt cannot be rolled back`;
-    const entry = await s.transact((file) => failTask(file, task.id, { ...failure, reason, final: true }));
-    s.log({ type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason });
-    return closeFailed(s, task, terminal, failure.category, entry.reason);
+  if (!(await commitExists(git, base))) return stopForVanishedBase(s, task, base, 'during the attempt', terminal);
+  const kept = await keepInPlaceAttempt(s, task, base, attempt, agentEnd);
+  if (kept) {
+    s.log({ type: 'WARN', taskId: task.id, message: `attempt ${attempt}'s work kept as ${kept.ref}` });
+    if (kept.uncommitted.length) {
+      const restore = restoreCommand(kept.ref, kept.agentEnd, kept.uncommitted);
+      reportUncommitted(s, task.id, attempt, kept.uncommitted, `the rollback moved them to ${kept.ref}; restore them: ${restore}`);
+    }
   }
-  const kept = await keepInPlaceAttempt(s, task, base, attempt);
-  if (kept) s.log({ type: 'WARN', taskId: task.id, message: `attempt ${attempt}'s work kept as ${kept}` });
   // `git reset --hard <base>` and `git clean -fd`, sparing Launchpad's own files (the state
   // files may be tracked, and are always written in the main working tree).
   const spare = ourPathspecs(s);
@@ -151,30 +233,94 @@ async function rollBack(
   await git.run(['checkout', '-q', base, '--', ':/', ...spare]);
   await git.run(['clean', '-fdq', '--', ':/', ...spare]);
   await runCleanup(s, task, s.toplevel, terminal);
-  const entry = await s.transact((file) => failTask(file, task.id, failure));
+  const entry = await s.transactFenced(task.id, (file) => failTask(file, task.id, failure));
+  s.release(task.id);
   s.log(
     { type: 'ROLLBACK', taskId: task.id, message: `git reset --hard ${base}` },
     { type: 'ERROR', taskId: task.id, category: failure.category, message: entry.reason },
   );
-  return closeFailed(s, task, terminal, failure.category, entry.reason);
-}
-
-function closeFailed(s: Session, task: Task, terminal: TaskTerminal, category: Category, reason: string): 'failed' {
   s.taskEvents.fire({ taskId: task.id, kind: 'failed' });
-  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(category, reason)}\r\n`);
+  terminal.write(`\r\n[launchpad] ${task.id} failed: ${formatErrorEntry(failure.category, entry.reason)}\r\n`);
   terminal.close('failed');
   return 'failed';
+}
+
+/** Whether `commit` is still in the repository (a rewritten branch can take its base with it). */
+async function commitExists(git: Git, commit: string): Promise<boolean> {
+  const r = await git.run(['cat-file', '-t', commit], { allowFail: true });
+  return r.code === 0 && r.stdout.trim() === 'commit';
+}
+
+/**
+ * The task's base commit is gone: not the task's fault, and nothing can be resumed on it or
+ * rolled back to it. Nothing is charged and nothing in the tree is touched: the task goes back
+ * to pending without a base, and the session stops (ENV_SETUP) for the person to keep the work.
+ */
+async function stopForVanishedBase(s: Session, before: Task, base: string, when: string, terminal?: TaskTerminal): Promise<TaskEnd> {
+  const failure: EnvFailure = {
+    category: 'ENV_SETUP',
+    cause: `the base commit ${base} of ${before.id} is gone (${s.baseBranch} was rewritten ${when})`,
+    advice: `the main working tree is as the attempt left it: commit or stash its changes (git stash -u), then run again (${before.id} starts afresh from HEAD)`,
+  };
+  s.stopForEnvironment(failure);
+  await s.transactFenced(before.id, (file) => void forgetVanishedBase(file, before.id));
+  s.release(before.id);
+  s.log({ type: 'ERROR', taskId: before.id, category: 'ENV_SETUP', message: `${failure.cause} (not charged)` });
+  s.taskEvents.fire({ taskId: before.id, kind: 'interrupted' });
+  terminal?.write(`\r\n[launchpad] stopped: ${failure.cause}\r\n[launchpad] to fix: ${failure.advice}\r\n`);
+  terminal?.close('interrupted');
+  return 'interrupted';
+}
+
+/** Files named in a line, at most. */
+const SHOWN = 10;
+
+/**
+ * The files of an attempt changed in the tree and not committed by its agent, named in a WARN
+ * line and the run's end summary: a person's edits during the attempt are among them.
+ */
+function reportUncommitted(s: Session, taskId: string, attempt: number, files: string[], where: string): void {
+  const shown = files.slice(0, SHOWN).join(', ') + (files.length > SHOWN ? ', …' : '');
+  const message = `${files.length} file${files.length === 1 ? '' : 's'} changed and not committed during attempt ${attempt} (by its agent, or by a person meanwhile): ${shown}; ${where}`;
+  s.log({ type: 'WARN', taskId, message });
+  s.note(`${taskId}: ${message}`);
+}
+
+/**
+ * The command that puts `files` (those changed from `agentEnd` to `ref`) back in the working
+ * tree as they were at the attempt's end.
+ */
+function restoreCommand(ref: string, agentEnd: string, files: string[]): string {
+  if (files.length <= SHOWN) return `git restore --source=${ref} -- ${files.map(shellQuote).join(' ')}`;
+  return `git diff --no-renames --name-only -z ${agentEnd} ${ref} | git restore --source=${ref} --pathspec-from-file=- --pathspec-file-nul`;
+}
+
+/** The files changed from `from` to `to` (a rename as both its paths). */
+async function filesBetween(git: Git, from: string, to: string): Promise<string[]> {
+  const r = await git.run(['diff', '--no-renames', '--name-only', '-z', from, to]);
+  return r.stdout.split('\0').filter(Boolean);
 }
 
 /**
  * refs/launchpad/attempts/<id>/<n> at the attempt's last state: its commits, plus a commit of
  * what it left uncommitted. Undefined when the attempt left nothing (HEAD at the base, clean).
+ * `uncommitted`: the files Launchpad committed there, from where the agent's own commits end
+ * (`agentEnd`, when its leftovers were committed before the validation) to the ref.
  */
-async function keepInPlaceAttempt(s: Session, task: Task, base: string, attempt: number): Promise<string | undefined> {
+async function keepInPlaceAttempt(
+  s: Session,
+  task: Task,
+  base: string,
+  attempt: number,
+  agentEnd: string | undefined,
+): Promise<{ ref: string; agentEnd: string; uncommitted: string[] } | undefined> {
+  const end = agentEnd ?? (await s.git.head())!;
   if (await changesOutsideOurs(s)) await commitOutsideOurs(s, `[${task.id}] attempt ${attempt}: uncommitted work (kept by the rollback)`);
   const head = (await s.git.head())!;
   if (head === base) return undefined;
-  return keptAttempt(s.git, task.id, attempt, head, base);
+  const ref = await keptAttempt(s.git, task.id, attempt, head, base);
+  if (!ref) return undefined;
+  return { ref, agentEnd: end, uncommitted: end === head ? [] : await filesBetween(s.git, end, head) };
 }
 
 /** Pathspecs that exclude Launchpad's own files from an add, a checkout or a clean. */

@@ -299,6 +299,17 @@ export class Session implements SessionContext {
     this.release(before.id);
   }
 
+  /**
+   * A transaction on the task's attempt, only while the attempt is still the task's (its fence):
+   * for the steps an executor records itself (in place: completion, failure, a base gone).
+   */
+  transactFenced<T>(taskId: string, mutate: (file: TaskFile) => T): Promise<T> {
+    return this.transact((file) => {
+      this.assertOurs(file, taskId);
+      return mutate(file);
+    });
+  }
+
   /** The attempt ended (or was found stale): its fence goes. */
   release(taskId: string): void {
     this.fences.delete(taskId);

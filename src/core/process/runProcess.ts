@@ -46,6 +46,11 @@ export interface ProcessSpec {
    * the shell (exit 127) rather than as spawnError.
    */
   record?: { records: ProcessRecords; name: string; label: string };
+  /**
+   * A recorded process that must not outlive the controller (an in-place agent works in the
+   * person's checkout): its watchdog ends it as soon as the controller is gone.
+   */
+  endWithController?: boolean;
   /** Between SIGTERM and SIGKILL. */
   graceMs?: number;
   onSpawn?: (pid: number) => void;
@@ -100,10 +105,10 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const token = spec.record ? newMarkerToken() : undefined;
   let cgroup = spec.record ? createRunCgroup() : undefined;
   const viaSpawner = fromSpawner();
-  // A shell waits on its fd 3, then becomes the command: with a cgroup, until it has been moved
-  // into it; a task's process from the spawner (its pid known only when it has started), until
-  // it is recorded.
-  const hold = !!cgroup || (!!spec.record && viaSpawner);
+  // A task's process is a shell waiting on its fd 3 until it is in its cgroup (where it has one),
+  // recorded and watched, then it becomes the command: a controller killed before that leaves
+  // nothing of it running unrecorded.
+  const hold = !!spec.record;
   const { file, args } = hold
     ? { file: '/bin/sh', args: ['-c', AWAIT_CGROUP_AND_EXEC, 'launchpad-task', command.file, ...command.args] }
     : command;
@@ -224,7 +229,17 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       tree = token ? new ProcessTree(pid!, token, cgroup) : undefined;
       const started =
         tree && spec.timeoutMs !== undefined
-          ? startWatchdog({ pgid: pid!, token: tree.token, cgroup, timeoutMs: spec.timeoutMs, graceMs: grace }, viaSpawner)
+          ? startWatchdog(
+              {
+                pgid: pid!,
+                token: tree.token,
+                cgroup,
+                timeoutMs: spec.timeoutMs,
+                graceMs: grace,
+                endWithController: spec.endWithController,
+              },
+              viaSpawner,
+            )
           : undefined;
       if (started instanceof Promise) {
         // From the helper: the command goes on waiting on its fd 3 until the watchdog has started.
@@ -235,15 +250,20 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       } else watched(started);
     }
 
-    /** Watched (or not: no time limit, no watchdog to start): recorded, and the command may start. */
+    /**
+     * Watched (or not: no time limit, no watchdog to start): recorded with its watchdog, then the
+     * watchdog begins, then the command: a kill between two steps leaves each either recorded
+     * or ended by itself (its fd 3 closed with the controller).
+     */
     function watched(started: Watchdog | undefined): void {
       watchdog = started;
       liveRuns.set(pid!, { tree, watchdog, cgroup });
-      spec.onSpawn?.(pid!);
       if (spec.record) {
         const tracking = { marker: token!, cgroup, watchdog: watchdog && { pid: watchdog.pid, identity: watchdog.identity } };
         spec.record.records.add(spec.record.name, pid!, spec.record.label, tracking);
       }
+      watchdog?.release();
+      spec.onSpawn?.(pid!);
       // Moved, recorded and watched: the command may start.
       if (child.stdio[3]) {
         const go = child.stdio[3] as Writable;

@@ -197,6 +197,20 @@ export function restartTask(file: TaskFile, id: string): Task {
 }
 
 /**
+ * An in-place task whose base commit is gone (its branch was rewritten): not the task's fault,
+ * and there is nothing to resume or roll back to. The attempt in progress is given back: the
+ * task goes back to pending without a base, no error recorded.
+ */
+export function forgetVanishedBase(file: TaskFile, id: string): Task {
+  const t = mustFind(file, id);
+  t.status = 'pending';
+  t.attempts = Math.max(0, t.attempts - 1);
+  releaseClaim(t);
+  t.started_at_commit = null;
+  return t;
+}
+
+/**
  * The attempt failed for the machine's reason (ENV_SETUP) or a configuration error, not the
  * task's: it is not charged. `before` is the task as dispatchTask found it. By default the task
  * returns to that state: status, attempts, claim, base commit and checkpoints as they were. With

@@ -119,14 +119,17 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
   if (st.failed || st.blocked)
     actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
   actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
-  // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an error.
-  const level =
-    outcome.exitCode === 0 ? 'info' : outcome.exitCode === 1 || outcome.exitCode === 6 || outcome.exitCode === 7 ? 'warning' : 'error';
-  // What a person should know or do beyond the counts (a fault named, files to restore): in the
-  // same notification, and whole in the extension's log.
+  // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an
+  // error. Notes (files an in-place attempt moved away) make a success a warning too.
   const notes = outcome.notes ?? [];
+  const level =
+    outcome.exitCode === 0 && !notes.length
+      ? 'info'
+      : outcome.exitCode <= 1 || outcome.exitCode === 6 || outcome.exitCode === 7
+        ? 'warning'
+        : 'error';
   for (const n of notes) logger.warn(n);
-  offer(level, `Launchpad: ${outcome.message}${notes.length ? ` — ${notes.join(' ')}` : ''}`, actions);
+  offer(level, [`Launchpad: ${outcome.message}`, ...notes].join(' · '), actions);
 }
 
 /** A task has used all its attempts: retry it, or see its error where the log records it. */

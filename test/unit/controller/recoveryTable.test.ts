@@ -1,6 +1,7 @@
 // The recovery table (attempt/lifecycle.ts), one test per row per executor that runs it: a
-// session of its own (the worktree executor) and a concurrent worker taking over a lapsed claim
-// go through the same rows. Each case leaves an in-progress attempt on disk as a dead controller
+// session of its own (the worktree executor), a concurrent worker taking over a lapsed claim,
+// and a run in place go through the same rows (in place has no merge of its own, and the base it
+// rolls back to can be gone). Each case leaves an in-progress attempt on disk as a dead controller
 // or worker would have, then a run decides: the row's RECOVERY line, the task's end, and what
 // its count became (no row counts another attempt; only a start afresh gives it back).
 import assert from 'node:assert/strict';
@@ -146,4 +147,101 @@ describe('controller: the recovery table, row by row, in each executor', functio
       });
     }
   }
+
+  describe('in place', () => {
+    interface InPlaceRow {
+      action: string;
+      /** Leaves the main working tree as a crash would have (the task in progress from `base`). */
+      leave: (root: string) => void;
+      line: RegExp | undefined;
+      code: number;
+      status: 'completed' | 'failed' | 'pending';
+      attempts: number;
+      agent: string;
+    }
+    const work = (root: string) => {
+      writeFiles(root, { 'src/a/done.txt': 'done\n' });
+      git(root, 'add', 'src/a');
+      git(root, 'commit', '-q', '-m', '[a] work');
+    };
+    const rows: InPlaceRow[] = [
+      {
+        action: 'record-failure',
+        leave: (root) => {
+          work(root);
+          verdict(root, 'fail [AGENT_FAIL] gave up');
+        },
+        line: /^action="recorded failure"/,
+        code: 1,
+        status: 'failed',
+        attempts: 1,
+        agent: FAILS,
+      },
+      {
+        action: 'validate-and-merge',
+        leave: (root) => {
+          work(root);
+          verdict(root, 'success');
+        },
+        line: /^action="validated in place"/,
+        code: 0,
+        status: 'completed',
+        attempts: 1,
+        agent: FAILS,
+      },
+      {
+        action: 'start-afresh',
+        leave: () => undefined,
+        line: /^action="started afresh" reason="interrupted before any progress"/,
+        code: 0,
+        status: 'completed',
+        attempts: 1,
+        agent: DOES_IT,
+      },
+      {
+        action: 'resume',
+        leave: (root) => writeFiles(root, { 'src/a/half.txt': 'half\n' }),
+        line: /^action="resumed in place" reason="interrupted without a verdict"/,
+        code: 0,
+        status: 'completed',
+        attempts: 1,
+        agent: DOES_IT,
+      },
+      {
+        action: 'stop-base-gone',
+        leave: (root) => patchTask(root, 'a', { started_at_commit: 'f'.repeat(40) }),
+        line: undefined,
+        code: 2,
+        status: 'pending',
+        attempts: 0,
+        agent: FAILS,
+      },
+    ];
+    for (const row of rows) {
+      it(`in place: ${row.action}`, async () => {
+        const root = harness({ tasks: [{ id: 'a', maxAttempts: 1 }], sessionConfig: { isolation: 'in-place' } });
+        patchTask(root, 'a', {
+          status: 'in_progress',
+          attempts: 1,
+          agent_id: DEAD,
+          worktree_branch: null,
+          started_at_commit: git(root, 'rev-parse', 'HEAD'),
+        });
+        row.leave(root);
+        const r = await run(root, row.agent);
+        assert.equal(r.code, row.code, show(r, root));
+        const lines = linesOf(root, 'RECOVERY', 'a').map((l) => l.message);
+        if (row.line) {
+          assert.equal(lines.length, 1, lines.join('\n'));
+          assert.match(lines[0]!, row.line);
+        } else {
+          assert.deepEqual(lines, []);
+          assert.match(linesOf(root, 'ERROR', 'a')[0]!.message, /^the base commit f{40} of a is gone .*\(not charged\)$/);
+        }
+        const t = taskById(root, 'a');
+        assert.deepEqual([t.status, t.attempts], [row.status, row.attempts]);
+        assert.equal(t.error_log.length, row.status === 'failed' ? 1 : 0, "only the agent's own failure is recorded");
+      });
+    }
+  });
 });

@@ -20,13 +20,13 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 
+import { prepareWorktree } from '../../../src/core/controller/prepare';
 import { Session } from '../../../src/core/controller/session';
 import { createWorktree } from '../../../src/core/controller/taskRun';
 import { linkedGitDir } from '../../../src/core/git/git';
 import { processIdentity } from '../../../src/core/processIdentity';
 import { dispatchTask } from '../../../src/core/tasks/transitions';
 import { poolDir, readReady } from '../../../src/core/worktrees/poolSlot';
-import { prepareWorktree } from '../../../src/core/controller/prepare';
 import { git, makeRepo, writeFiles } from '../helpers/gitRepo';
 import { makeHarness, readLog } from '../helpers/harness';
 import { testSession } from '../helpers/session';

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 
 import {
-  type AttemptFacts,
   assertFence,
+  type AttemptFacts,
   holdsFence,
   markWorktreeOwner,
   mayRemoveWorktree,

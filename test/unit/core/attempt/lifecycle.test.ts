@@ -4,7 +4,8 @@
 // keeps one attempt from removing another's worktree. The rows as executors run them are
 // tested on real repositories in test/unit/controller/recoveryTable.test.ts.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 import {
   assertFence,
@@ -55,6 +56,22 @@ describe('attempt/lifecycle', () => {
       assert.equal(reached.size, RECOVERY_TABLE.length);
       for (const row of RECOVERY_TABLE) assert.ok(row.when.length > 10, 'each row says when it applies');
     });
+  });
+
+  it('ARCHITECTURE.md and docs/lifecycle.md show the recovery table as the code has it, row by row and in order', () => {
+    const repo = resolve(__dirname, '../../../../..');
+    const architecture = readFileSync(join(repo, 'ARCHITECTURE.md'), 'utf8');
+    const rows = [...architecture.matchAll(/^\| ([^|]+) \| `([a-z-]+)` \| (kept|given back) \|$/gm)].map((m) => [m[1], m[2], m[3]]);
+    assert.deepEqual(
+      rows,
+      RECOVERY_TABLE.map((r) => [r.when, r.action, r.attempt]),
+    );
+    const userDoc = readFileSync(join(repo, 'docs', 'lifecycle.md'), 'utf8');
+    const whens = [...userDoc.matchAll(/^\| ([^|]+) \| [^|]+ \| (kept|given back) \|/gm)].map((m) => [m[1], m[2]]);
+    assert.deepEqual(
+      whens,
+      RECOVERY_TABLE.map((r) => [r.when, r.attempt]),
+    );
   });
 
   describe('the fence', () => {

@@ -194,16 +194,18 @@ describe('controller: timeouts, process groups, on_failure.cleanup', function ()
     await assertAllGone(await pidsOf(pids, 'c', ['agent', 'grandchild']), 'the timed-out cleanup or its child');
   });
 
-  it('a harness-init.sh past health_check_timeout_seconds is ENV_SETUP twice, ended each time, and nothing is dispatched', async () => {
+  it('a harness-init.sh past health_check_timeout_seconds is ENV_SETUP twice, ended each time, nothing is dispatched, and the run stops with exit 2', async () => {
     const pids = tempDir();
     const root = harness({ tasks: [{ id: 'task-001' }], sessionConfig: { health_check_timeout_seconds: 1 } });
     const script = ['#!/bin/sh', `sleep 120 & echo $! >> ${shq(join(pids, 'h.grandchild'))}`, 'wait', ''].join('\n');
     writeFileSync(join(root, 'harness-init.sh'), script, { mode: 0o755 });
     const r = await run(root, agentCmd('writes-done.sh'));
-    assert.equal(r.code, 1, show(r, root));
+    assert.equal(r.code, 2, show(r, root));
     const errors = linesOf(root, 'ERROR').filter((l) => l.category === 'ENV_SETUP');
-    assert.equal(errors.length, 2, show(r, root));
+    // Twice, then the session's stop with what to do.
+    assert.equal(errors.length, 3, show(r, root));
     assert.match(errors[0]!.message, /^harness-init\.sh timed out after 1s \(running it once more\)$/);
+    assert.match(errors[2]!.message, /^session stopped \(no attempt was charged\)\. To fix: fix what it checks/);
     assert.equal(linesOf(root, 'DISPATCH').length, 0);
     assert.equal(taskById(root, 'task-001').status, 'pending');
     const grandchildren = read(join(pids, 'h.grandchild')).trim().split('\n').map(Number);

@@ -129,10 +129,10 @@ describe('worktrees: a Node project whose validation is npm test, node_modules i
     const agent = `touch ${shq(marks)}/"$LAUNCHPAD_TASK_ID"; ${agentCmd('writes-done.sh')}`;
     const r = await run(root, agent);
 
-    assert.equal(r.code, 1, show(r, root));
+    assert.equal(r.code, 2, show(r, root));
     assert.match(
       r.stdout,
-      /stopped: the worktree of task-001 could not be set up: worktree_setup ".*" exited with 3: npm ERR! 404 Not Found - left-pad; to fix: fix session_config\.worktree_setup or what it needs \(its output: .*setup\.log\)/,
+      /stopped by the environment, not by the tasks \(no attempt was charged\): the worktree of task-001 could not be set up: worktree_setup ".*" exited with 3: npm ERR! 404 Not Found - left-pad\nto fix: fix session_config\.worktree_setup or what it needs \(its output: .*setup\.log\)/,
     );
     assert.deepEqual(readdirSync(marks), [], 'no agent ran');
     const t = taskById(root, 'task-001');
@@ -152,7 +152,7 @@ describe('worktrees: a Node project whose validation is npm test, node_modules i
   it('worktree_setup_timeout_seconds ends a set-up that hangs, and that is ENV_SETUP too', async () => {
     const root = nodeProject({ worktree_setup: 'sleep 60', worktree_setup_timeout_seconds: 1, max_parallel_agents: 1 });
     const r = await run(root, agentCmd('writes-done.sh'));
-    assert.equal(r.code, 1, show(r, root));
+    assert.equal(r.code, 2, show(r, root));
     const [error] = linesOf(root, 'ERROR', 'task-001');
     assert.equal(error!.category, 'ENV_SETUP');
     assert.match(

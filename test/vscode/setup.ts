@@ -21,6 +21,15 @@ case "$LAUNCHPAD_TASK_TITLE" in
   *"[slow]"*)
     echo "waiting for a review that never comes"
     sleep 120 ;;
+  *"[lose worktree]"*)
+    # The first time, its worktree is removed from under it (as a clean-up job would).
+    if [ ! -e "$LAUNCHPAD_WORKTREE.lost" ]; then
+      : > "$LAUNCHPAD_WORKTREE.lost"
+      cd "$(git rev-parse --path-format=absolute --git-common-dir)/.."
+      git worktree remove --force "$LAUNCHPAD_WORKTREE"
+      echo "RESULT:FAIL my files are gone"
+      exit 0
+    fi ;;
 esac
 echo 'CHECKPOINT step=1/2 "writing done.txt"'
 mkdir -p "src/$LAUNCHPAD_TASK_ID"

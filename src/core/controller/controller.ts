@@ -182,13 +182,13 @@ export class Controller {
       const terminals = this.opts.terminals ?? headlessTerminals();
       const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
       s.taskEvents.event((e) => this.taskEvents.fire(e));
-      s.head = (await git.head())!;
+      s.state.head = (await git.head())!;
       this.session = s;
       session = number;
       if (this.stopRequested) s.requestStop();
       s.inPlace = inPlace;
       // A concurrent worker's number is in session_count already (taken above, under the lock).
-      if (concurrent) s.counted = true;
+      if (concurrent) s.state.counted = true;
       if (concurrent) {
         worker = new Worker(workerId, file.session_config.lease_seconds ?? DEFAULT_LEASE_SECONDS, () => s);
         s.worker = worker;
@@ -328,7 +328,7 @@ export class Controller {
         type: 'BATCH',
         message: `dispatching ${resumptions.length} resumed task${resumptions.length === 1 ? '' : 's'}: [${resumptions.map((r) => r.task.id).join(', ')}]`,
       });
-      s.batches++;
+      s.state.batches++;
     }
     for (const { task, resume } of resumptions) {
       dispatched++;
@@ -367,12 +367,12 @@ export class Controller {
     const dispatchBatch = ({ batch, claims }: PoolPass) => {
       if (!batch.length) return;
       // The pool's transaction counted the session (session_count).
-      s.counted = true;
+      s.state.counted = true;
       s.log({
         type: 'BATCH',
         message: `dispatching ${batch.length} task${batch.length === 1 ? '' : 's'}: [${batch.map((t) => t.id).join(', ')}]`,
       });
-      s.batches++;
+      s.state.batches++;
       batch.forEach((task, i) => {
         const claimed = claims[i];
         dispatched++;
@@ -441,7 +441,7 @@ export class Controller {
               );
           }
           // Other workers merge too: new worktrees start from the base branch as it is now.
-          s.head = (await s.git.head()) ?? s.head;
+          s.state.head = (await s.git.head()) ?? s.state.head;
         }
         // A reached budget_usd or a tool's usage limit: no new agent starts; running ones finish.
         const hold = s.spending.hold;
@@ -565,23 +565,23 @@ export class Controller {
     let file: TaskFile;
     try {
       file = await s.transact((f) => {
-        if (s.counted) f.last_session = logTimestamp();
+        if (s.state.counted) f.last_session = logTimestamp();
         return structuredClone(f);
       });
     } catch {
       file = s.store.load().file;
     }
     const stats = computeStats(file.tasks);
-    const cause = s.stopCause;
+    const cause = s.state.stopCause;
     const failure = cause?.kind === 'environment' || cause?.kind === 'crash-loop' ? cause.failure : undefined;
-    const unrecorded = [...s.envUnrecorded];
+    const unrecorded = [...s.state.envUnrecorded];
     if (failure)
       s.log({
         type: 'ERROR',
         category: 'ENV_SETUP',
         message: `session stopped (${notCharged(unrecorded)}). To fix: ${failure.advice}; then run again`,
       });
-    s.log({ type: 'STATS', message: formatStats(stats, { batches_dispatched: s.batches }) });
+    s.log({ type: 'STATS', message: formatStats(stats, { batches_dispatched: s.state.batches }) });
     const workLeft = file.tasks.some((t) => t.status !== 'completed' && !isPermanentlyFailed(t));
     try {
       if (workLeft) writeFileSync(s.paths.activeMarker, '', { flag: 'a' });
@@ -593,7 +593,7 @@ export class Controller {
 
     const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
     const end = outcomeOf({ reason, cause, stats, unrecorded, hold });
-    return { ...end, session: s.number, stats, ...(s.notes.length ? { notes: [...s.notes] } : {}) };
+    return { ...end, session: s.number, stats, ...(s.state.notes.length ? { notes: [...s.state.notes] } : {}) };
   }
 
   private outcome(exitCode: RunOutcome['exitCode'], reason: StopReason, message: string, session: number, stats: Stats): RunOutcome {

@@ -46,7 +46,7 @@ export async function stopForEnvironment(
     await s.giveBack(before, { keepWork });
   } catch (err) {
     recorded = false;
-    s.envUnrecorded.add(before.id);
+    s.state.envUnrecorded.add(before.id);
     s.logger.warn(`could not record that ${before.id}'s attempt is not charged: ${(err as Error).message}`);
   }
   const kept = keepWork ? '; its committed work is kept for the next run' : '';

@@ -104,7 +104,7 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
   }
 
   const head = await s.git.head();
-  s.head = head ?? s.head;
+  s.state.head = head ?? s.state.head;
   s.pool.baseMoved();
   if (outside.length || task.out_of_scope?.length) await s.transact((file) => void recordOutOfScope(file, task.id, outside));
   const warn = outside.length

@@ -46,7 +46,7 @@ export interface PoolPass {
 
 export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass {
   const running = new Set(input.running.map((t) => t.id));
-  const clock: RetryClock = { head: s.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
+  const clock: RetryClock = { head: s.state.head, now: Date.now(), backoffSeconds: s.config.retryBackoffSeconds };
   const overCost = failOverCost(file, s.config.maxCostUsd);
   const failures = markDependencyFailures(file);
   const scan = scanPool(file.tasks, clock, { durations: input.durations }, running);

@@ -52,6 +52,25 @@ export interface AfterResult {
   next: string | null;
 }
 
+/**
+ * What a session changes as it goes, apart from its fixed context: the base it is at, what it
+ * counted, the first cause that stopped it, and what its end tells a person.
+ */
+export class SessionState {
+  /** The base branch's commit new worktrees start from; moves with every merge. */
+  head = '';
+  /** BATCH lines logged this session, for STATS. */
+  batches = 0;
+  /** session_count holds this session: it dispatched something (countIn). */
+  counted = false;
+  /** What stopped the session besides the loop's own end (the first cause): outcome.ts turns it into the outcome. */
+  stopCause: StopCause | undefined;
+  /** Tasks whose attempt could not be given back after such a failure (the task file could not be written). */
+  readonly envUnrecorded = new Set<string>();
+  /** What the run's end summary adds after its message: what a person should know or do. */
+  readonly notes: string[] = [];
+}
+
 export class Session implements SessionContext {
   readonly git: Git;
   readonly store: StateStore;
@@ -63,17 +82,9 @@ export class Session implements SessionContext {
   readonly baseBranch: string;
   readonly terminals: TerminalFactory;
   readonly records: ProcessRecords;
-  /** The base branch's commit new worktrees start from; moves with every merge. */
-  head = '';
-  /** BATCH lines logged this session, for STATS. */
-  batches = 0;
-  /** session_count holds this session: it dispatched something (count()). */
-  counted = false;
+  /** What the session changes as it goes (the context above is fixed for its life). */
+  readonly state = new SessionState();
   readonly taskEvents = new Emitter<TaskEvent>();
-  /** What stopped the session besides the loop's own end (the first cause): outcome.ts turns it into the outcome. */
-  stopCause: StopCause | undefined;
-  /** Tasks whose attempt could not be un-charged after such a failure (the task file could not be written). */
-  readonly envUnrecorded = new Set<string>();
   /** Concurrent mode: this process's worker (claims, leases, the fencing check). */
   worker: Worker | undefined;
   /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
@@ -82,8 +93,6 @@ export class Session implements SessionContext {
   readonly spending: RunSpending;
   /** The port blocks of the running tasks (LAUNCHPAD_PORT_BASE). */
   readonly ports: PortBlocks;
-  /** What the run's end summary adds after its message: what a person should know or do. */
-  readonly notes: string[] = [];
   private readonly stopController = new AbortController();
   /** Worktree removals started by a task's end and not finished yet, by task id. */
   private readonly removals = new Map<string, Promise<void>>();
@@ -124,6 +133,11 @@ export class Session implements SessionContext {
     this.pool = new WorktreePool(this);
   }
 
+  /** The base branch's commit new worktrees start from (the worktree pool reads it). */
+  get head(): string {
+    return this.state.head;
+  }
+
   /** Aborted when a person stops the run: every agent, validation and cleanup ends. */
   get stopSignal(): AbortSignal {
     return this.stopController.signal;
@@ -136,7 +150,7 @@ export class Session implements SessionContext {
   }
   /** The session stops for `cause`; the first cause is the one reported. */
   stopFor(cause: StopCause): void {
-    this.stopCause ??= cause;
+    this.state.stopCause ??= cause;
     this.requestStop();
   }
 
@@ -147,12 +161,13 @@ export class Session implements SessionContext {
 
   /** The machine's failure that stopped the session, if that is what stopped it. */
   get envFailure(): EnvFailure | undefined {
-    return this.stopCause?.kind === 'environment' ? this.stopCause.failure : undefined;
+    const cause = this.state.stopCause;
+    return cause?.kind === 'environment' ? cause.failure : undefined;
   }
 
   /** A line for the run's end summary (kept once). */
   note(text: string): void {
-    if (!this.notes.includes(text)) this.notes.push(text);
+    if (!this.state.notes.includes(text)) this.state.notes.push(text);
   }
 
   /**
@@ -162,7 +177,7 @@ export class Session implements SessionContext {
    * loop's pool transaction, the one that dispatches; the loop sets `counted` once it is written.
    */
   countIn(file: TaskFile): void {
-    if (!this.counted) file.session_count = Math.max(file.session_count, this.number);
+    if (!this.state.counted) file.session_count = Math.max(file.session_count, this.number);
   }
 
   /**

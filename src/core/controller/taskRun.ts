@@ -51,7 +51,7 @@ export interface ClaimedTask {
 /** Dispatches the task inside the caller's transaction: the run loop claims a batch with its pool. */
 export function claimTask(s: Session, file: TaskFile, taskId: string): ClaimedTask {
   const agentId = newAgentId();
-  const base = s.head;
+  const base = s.state.head;
   const claim = dispatchTask(file, taskId, { agentId, branch: branchFor(taskId), baseCommit: base, worker: s.worker });
   return { agentId, base, ...claim };
 }

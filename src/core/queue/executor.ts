@@ -108,7 +108,7 @@ export class QueueExecutor implements AttemptExecutor {
       claimed ??
       (await s.transact((file) => {
         const agentId = `agent_${randomBytes(4).toString('hex')}`;
-        const base = resume?.base ?? s.head;
+        const base = resume?.base ?? s.state.head;
         const d = resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base });
         return { agentId, base, ...d };
       }));

@@ -31,6 +31,6 @@ export async function testSession(
     baseBranch: 'main',
     terminals: headlessTerminals(),
   });
-  s.head = (await git.head())!;
+  s.state.head = (await git.head())!;
   return { s, paths, store };
 }

@@ -134,7 +134,7 @@ describe('worktrees/pool: prepared worktrees reused between tasks', function () 
     writeFiles(root, { 'src/a.txt': 'a2\n', 'src/b.txt': 'b\n' });
     git(root, 'add', 'src');
     git(root, 'commit', '-q', '-m', 'main moves on');
-    s.head = git(root, 'rev-parse', 'HEAD');
+    s.state.head = git(root, 'rev-parse', 'HEAD');
 
     const second = await start(s, 'task-002');
     assert.equal(second.reused, true);

@@ -153,11 +153,13 @@ export async function recoverInProgress(
         case 'stop-base-gone':
           return stopForEnvironment(s, task, baseGone(task.id, task.started_at_commit ?? ''));
         case 'validate-and-merge':
-          if (where === 'branch') await s.git.addWorktreeForBranch(worktree, branch);
+          if (where === 'branch')
+            await s.git.addWorktreeForBranch(worktree, branch, { whileLocked: () => markWorktreeOwner(worktree, fence) });
           markWorktreeOwner(worktree, fence);
           return validateAndMerge(s, task, merges, worktree, base!, where === 'branch' ? 'branch' : 'worktree', recorded?.attempt);
         case 'resume': {
-          if (where === 'branch') await s.git.addWorktreeForBranch(worktree, branch);
+          if (where === 'branch')
+            await s.git.addWorktreeForBranch(worktree, branch, { whileLocked: () => markWorktreeOwner(worktree, fence) });
           // Its number: the task's count (a resumed attempt is the same attempt).
           const interruptedAttempt = folder?.number || task.attempts;
           let kept: string | undefined;

@@ -421,16 +421,19 @@ export class Session implements SessionContext {
     await this.removals.get(taskId);
     const branch = branchFor(taskId);
     const own = this.worktreePath(taskId);
-    if (fence && !mayRemoveWorktree(own, fence)) {
+    // Checked again as the removal happens, where no other worktree command can come between.
+    const mayRemove = fence ? () => mayRemoveWorktree(own, fence) : undefined;
+    const refused = () => {
       const owner = worktreeOwner(own);
       this.log({
         type: 'WARN',
         taskId,
-        message: `worktree left alone: it belongs to the attempt of ${owner?.agentId ?? 'another agent'} now, not to ${fence.agentId ?? 'this attempt'}`,
+        message: `worktree left alone: it belongs to the attempt of ${owner?.agentId ?? 'another agent'} now, not to ${fence!.agentId ?? 'this attempt'}`,
       });
-      return;
-    }
-    if (existsSync(own) && !(await this.pool.give(own))) await this.git.removeWorktree(own);
+    };
+    if (mayRemove && !mayRemove()) return refused();
+    if (existsSync(own) && !(await this.pool.give(own)) && !(await this.git.removeWorktree(own, { ...(mayRemove ? { mayRemove } : {}) })))
+      return refused();
     if (await this.git.deleteBranch(branch)) return;
     const ref = `refs/heads/${branch}`;
     for (const w of await this.git.listWorktrees()) if (w.branch === ref) await this.git.removeWorktree(w.path);

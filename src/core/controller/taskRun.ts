@@ -115,7 +115,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     let from: WorktreeOrigin;
     try {
       // A resumed attempt continues in the worktree it left, set up already.
-      from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base);
+      from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base, fence);
       markWorktreeOwner(worktree, fence);
     } catch (err) {
       return {
@@ -261,16 +261,26 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
  * A worktree on a new branch from `base`: a prepared one from the pool when there is one, else a
  * new one; leftovers of an earlier attempt are removed first.
  */
-export async function createWorktree(s: Session, taskId: string, worktree: string, branch: string, base: string): Promise<WorktreeOrigin> {
+export async function createWorktree(
+  s: Session,
+  taskId: string,
+  worktree: string,
+  branch: string,
+  base: string,
+  fence: AttemptFence,
+): Promise<WorktreeOrigin> {
   // The last attempt's worktree may still be being removed (Session.removeWorktreeSoon).
   await s.removalOf(taskId);
   const prepared = await s.pool.take(worktree, branch, base);
   if (prepared) return { kind: 'pool', preparedAt: prepared.preparedAt };
+  // Marked as the attempt's before any other worktree command runs: a stale attempt's removal
+  // never finds it unmarked.
+  const whileLocked = () => markWorktreeOwner(worktree, fence);
   try {
-    await s.git.addWorktree(worktree, branch, base);
+    await s.git.addWorktree(worktree, branch, base, { whileLocked });
   } catch {
     await s.discardWorktree(taskId);
-    await s.git.addWorktree(worktree, branch, base);
+    await s.git.addWorktree(worktree, branch, base, { whileLocked });
   }
   return { kind: 'new' };
 }

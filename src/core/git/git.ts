@@ -68,18 +68,34 @@ export class Git {
       stdin?: string;
       /** The worktree pool's own work: a worktree command waits behind any task's. */
       background?: boolean;
+      /** A worktree command's follow-up, done before any other worktree command may run (an owner mark). */
+      whileLocked?: () => void;
     } = {},
   ): Promise<ProcessResult> {
     if (!readsWorktrees(args)) return this.spawn(args, opts);
+    return this.worktreeSection(
+      args,
+      async () => {
+        const result = await this.spawn(args, opts);
+        if (result.code === 0) opts.whileLocked?.();
+        return result;
+      },
+      opts.cwd,
+      opts.background,
+    );
+  }
+
+  /** `work` with git's worktree commands held off, in this process and across processes (worktreeCommands.ts). */
+  private worktreeSection<T>(args: readonly string[], work: () => Promise<T>, cwd?: string, background?: boolean): Promise<T> {
     return oneAtATime(async () => {
-      const common = await this.commonDirOf(opts.cwd ?? this.cwd);
+      const common = await this.commonDirOf(cwd ?? this.cwd);
       const lock = common ? await lockWorktrees(common, args, GIT_TIMEOUT_MS) : undefined;
       try {
-        return await this.spawn(args, opts);
+        return await work();
       } finally {
         lock?.release();
       }
-    }, opts.background);
+    }, background);
   }
 
   private commonDirs = new Map<string, string>();
@@ -153,13 +169,14 @@ export class Git {
     return parseWorktreeList((await this.run(['worktree', 'list', '--porcelain', '-z'])).stdout);
   }
 
-  async addWorktree(path: string, branch: string, base: string): Promise<void> {
-    await this.run(['worktree', 'add', '-b', branch, '--', path, base]);
+  /** A worktree on a new branch; `whileLocked` (its owner mark) is done before another worktree command runs. */
+  async addWorktree(path: string, branch: string, base: string, opts: { whileLocked?: () => void } = {}): Promise<void> {
+    await this.run(['worktree', 'add', '-b', branch, '--', path, base], opts);
   }
 
   /** A worktree for an existing branch (recovery validates a branch whose worktree is gone). */
-  async addWorktreeForBranch(path: string, branch: string): Promise<void> {
-    await this.run(['worktree', 'add', '--', path, branch]);
+  async addWorktreeForBranch(path: string, branch: string, opts: { whileLocked?: () => void } = {}): Promise<void> {
+    await this.run(['worktree', 'add', '--', path, branch], opts);
   }
 
   /** A worktree at `commit` with a detached HEAD (the pool's: `background`, see run). */
@@ -179,23 +196,37 @@ export class Git {
     await this.run(['worktree', 'move', '--', from, to], opts);
   }
 
-  async removeWorktree(path: string, opts: { background?: boolean } = {}): Promise<void> {
+  /**
+   * Removes the worktree at `path`. With `mayRemove`, only if it says yes at the moment of the
+   * removal (no worktree command can make another worktree there in between); false when it
+   * said no.
+   */
+  async removeWorktree(path: string, opts: { background?: boolean; mayRemove?: () => boolean } = {}): Promise<boolean> {
     // A linked worktree of ours: renamed away (instant), forgotten by git, then deleted outside the rule.
     const aside = removingName(path);
-    if (
-      (await this.isOurWorktree(path)) &&
-      (await rename(path, aside).then(
-        () => true,
-        () => false,
-      ))
-    ) {
+    const moved = await this.worktreeSection(
+      ['worktree', 'remove'],
+      async () => {
+        if (opts.mayRemove && !opts.mayRemove()) return 'refused';
+        if (!(await this.isOurWorktree(path))) return 'not ours';
+        return rename(path, aside).then(
+          () => 'moved',
+          () => 'not ours',
+        );
+      },
+      undefined,
+      opts.background,
+    );
+    if (moved === 'refused') return false;
+    if (moved === 'moved') {
       await this.run(['worktree', 'prune'], { ...opts, allowFail: true });
       await rm(aside, { recursive: true, force: true });
-      return;
+      return true;
     }
     const r = await this.run(['worktree', 'remove', '--force', '--force', '--', path], { ...opts, allowFail: true });
     // Already gone from disk: drop git's record of it.
     if (r.code !== 0) await this.run(['worktree', 'prune'], { ...opts, allowFail: true });
+    return true;
   }
 
   async branchExists(branch: string): Promise<boolean> {

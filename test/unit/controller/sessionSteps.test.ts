@@ -35,7 +35,7 @@ async function agentWork(s: Session, files: Record<string, string>) {
     dispatchTask(file, 'task-001', { agentId: 'agent_test', branch, baseCommit: s.head }),
   );
   const worktree = s.worktreePath('task-001');
-  await createWorktree(s, 'task-001', worktree, branch, s.head);
+  await createWorktree(s, 'task-001', worktree, branch, s.head, { taskId: 'task-001', agentId: 'agent_test' });
   writeFiles(worktree, files);
   git(worktree, 'add', '-A');
   git(worktree, 'commit', '-q', '-m', '[task-001] work');
@@ -141,7 +141,7 @@ describe('controller/session steps, driven from a SessionContext', () => {
     await s.failTask(work.task, 'TEST_FAIL', 'boom', undefined, 'validation failed');
     assert.equal(taskById(root, 'task-001').status, 'failed', 'recorded before failTask returned');
     // The retry's worktree, asked for at once: created after the old one went, not beside it.
-    await createWorktree(s, 'task-001', work.worktree, 'harness-task-001', s.head);
+    await createWorktree(s, 'task-001', work.worktree, 'harness-task-001', s.head, { taskId: 'task-001', agentId: 'agent_test' });
     assert.ok(existsSync(work.worktree));
     assert.equal(git(work.worktree, 'rev-parse', 'HEAD'), s.head, 'a fresh branch from the base, not the failed work');
     assert.equal(existsSync(join(work.worktree, 'src/task-001/done.txt')), false);
@@ -158,7 +158,7 @@ describe('controller/session steps, driven from a SessionContext', () => {
     const { s, root } = await sessionFor();
     const work = await agentWork(s, { 'src/task-001/done.txt': 'left over\n' });
     const leftover = git(root, 'rev-parse', 'harness-task-001');
-    await createWorktree(s, 'task-001', work.worktree, 'harness-task-001', s.head);
+    await createWorktree(s, 'task-001', work.worktree, 'harness-task-001', s.head, { taskId: 'task-001', agentId: 'agent_test' });
     assert.equal(git(root, 'rev-parse', 'harness-task-001'), s.head, 'a fresh branch from the base');
     assert.equal(git(root, 'rev-parse', 'refs/launchpad/attempts/task-001/1'), leftover);
   });

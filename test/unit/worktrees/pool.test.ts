@@ -62,7 +62,7 @@ async function start(s: Session, id: string): Promise<{ worktree: string; reused
   const branch = `harness-${id}`;
   const { before, attempt } = await s.transact((file) => dispatchTask(file, id, { agentId: `agent_${id}`, branch, baseCommit: s.head }));
   const worktree = s.worktreePath(id);
-  const from = await createWorktree(s, id, worktree, branch, s.head);
+  const from = await createWorktree(s, id, worktree, branch, s.head, { taskId: id, agentId: 'agent_test' });
   const ready = await prepareWorktree(s, before, worktree, s.terminals.open(before, worktree), s.createAttempt(id, attempt), from);
   assert.equal(ready.kind, 'ready', JSON.stringify(ready));
   return { worktree, reused: from.kind === 'pool' };

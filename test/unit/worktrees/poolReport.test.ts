@@ -171,7 +171,10 @@ describe('worktrees/poolReport and poolClear: the pool shown and freed', functio
       dispatchTask(file, 'task-001', { agentId: 'agent_1', branch: 'harness-task-001', baseCommit: s.head }),
     );
     assert.ok(before);
-    const from = await createWorktree(s, 'task-001', s.worktreePath('task-001'), 'harness-task-001', s.head);
+    const from = await createWorktree(s, 'task-001', s.worktreePath('task-001'), 'harness-task-001', s.head, {
+      taskId: 'task-001',
+      agentId: 'agent_test',
+    });
     assert.equal(from.kind, 'pool');
     assert.equal(git(s.worktreePath('task-001'), 'symbolic-ref', '--short', 'HEAD'), 'harness-task-001');
   });

@@ -4,7 +4,7 @@
 //                      vscode import in the core fails this build (bullmq stays external)
 //   out/               every .ts under src/ and test/ transpiled one-to-one (CommonJS),
 //                      for mocha in node and for the tests inside a VS Code host
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -55,9 +55,6 @@ await Promise.all([
     external: ['bullmq', 'ioredis'],
     define: { LAUNCHPAD_VERSION: JSON.stringify(version) },
   }),
-  // The node helper that starts short commands for a large process (src/core/process/spawner.ts),
-  // found beside the bundle that starts it; its python twin is copied below.
-  esbuild.build({ ...shared, entryPoints: ['src/core/process/spawnerMain.ts'], outfile: 'dist/spawnerMain.js' }),
   esbuild.build({
     entryPoints: testSources,
     outdir: 'out',
@@ -75,9 +72,6 @@ await Promise.all([
 const expected = new Set(testSources.map((f) => join('out', f.replace(/\.ts$/, '.js'))));
 const outputs = statSync('out', { throwIfNoEntry: false }) ? jsFiles('out') : [];
 for (const f of outputs) if (!expected.has(f)) rmSync(f);
-
-// The python helper (spawnerHelpers.ts) is found beside the code that starts it, as spawnerMain.js is.
-for (const to of ['dist', 'out/src/core/process']) copyFileSync('src/core/process/spawnerMain.py', join(to, 'spawnerMain.py'));
 
 // The task file's JSON Schema comes from the zod schema, so the editor and the core agree.
 const require = createRequire(import.meta.url);

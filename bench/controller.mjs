@@ -1,8 +1,8 @@
 // Controller overhead per task (budget: ≤ 1.5× the same git commands run by hand), and
-// how it grows with the task file: what one more task costs a run (runs of N and of 3N tasks in
-// files of the same size, their difference over 2N) in a file of their own and after a history
-// that makes the file 5,000 tasks (gen.mjs generateHistory: 3.6 MiB, a backlog every pass walks):
-// ≤ 1.2× at 5,000 tasks, the runs alternated with each other and the peer.
+// how it grows with the task file: the CLI's wall time for one more task in a run (runs of N and
+// of 3N tasks in files of the same size, their difference over 2N) in a file of their own and
+// after a history that makes the file 5,000 tasks (gen.mjs generateHistory: 3.6 MiB, a backlog
+// every pass walks): ≤ 1.2× at 5,000 tasks, the runs alternated with each other and the peer.
 //
 // Ours: `launchpad run --max-parallel 1` on a generated repository of 300 files with N independent
 // tasks, a no-op agent (one file, one commit) and `true` as every task's validation. Per task:
@@ -23,7 +23,6 @@
 // controller runs per task and git's own time for it, inotify counts of state transactions (the
 // state lock's mkdir) and saves (.tmp created), the log lines per task, and in-process timings of
 // a transaction and a log append, to show where a task's overhead goes.
-import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -41,8 +40,6 @@ import {
   writeTasks,
 } from './lib/controllerKit.mjs';
 import { generateHistory } from './lib/gen.mjs';
-import { ROOT } from './lib/harness.mjs';
-import { processCpuMs } from './lib/ownCpu.mjs';
 
 export const description =
   'controller overhead per task (agent, validation, session start/end excluded) vs the same git commands by hand (≤ 1.5×)';
@@ -112,42 +109,32 @@ export default async function run(bench) {
     const agents = [...agentTimes(times, runIds, (p) => readFileSync(p, 'utf8')).values()];
     const agentMs = agents.reduce((a, b) => a + b.ms, 0) + count * agentStart.ms;
     const agentCpu = agents.reduce((a, b) => a + b.cpuMs, 0) + count * agentStart.cpuMs;
-    // What the run spent beyond its agents and validations; the helper's work is the
-    // controller's (a small controller starts its commands itself).
-    const run = {
-      wall: full.ms - agentMs - count * validation.ms,
-      cpu: full.cpuMs - agentCpu - count * validation.cpuMs,
-      own: full.ownCpuMs + full.helperCpuMs,
-      helper: full.helperCpuMs,
-    };
+    // What the run spent beyond its agents and validations.
+    const run = { wall: full.ms - agentMs - count * validation.ms, cpu: full.cpuMs - agentCpu - count * validation.cpuMs };
     if (!empty) return { run };
     const e = await runLaunchpad(dir, opts);
     const wall = (run.wall - e.ms) / N;
     const cpu = (run.cpu - e.cpuMs) / N;
-    const helper = (full.helperCpuMs - e.helperCpuMs) / N;
-    const own = (run.own - e.ownCpuMs - e.helperCpuMs) / N;
     detail[size].push({
       full: full.ms,
       empty: e.ms,
       agent: agentMs / N,
       wall,
       cpu,
-      own,
-      helper,
       fullCpu: full.cpuMs,
       emptyCpu: e.cpuMs,
     });
-    return { wall, cpu, own, run };
+    return { wall, cpu, run };
   };
   /**
    * What one more task costs a run in a file of `size` tasks: runs of N and of 3N tasks in files
    * of the same size, their difference over 2N. What a session pays once whatever its number of
-   * tasks (starting its helper, compiling the task's code paths, the heap's first growth) cancels
-   * out, as the empty run above cannot: it starts no task.
+   * tasks (compiling the task's code paths, the heap's first growth) cancels out, as the empty run
+   * above cannot: it starts no task.
    */
   const marginal = (small, large) => {
     const per = (key) => (large.run[key] - small.run[key]) / (2 * N);
-    return { wall: per('wall'), cpu: per('cpu'), own: per('own'), helper: per('helper') };
+    return { wall: per('wall'), cpu: per('cpu') };
   };
 
   // The peer, twice on fresh copies: wall time spawned from node; CPU time under the rusage parent.
@@ -182,8 +169,6 @@ export default async function run(bench) {
   const bigCpu = [];
   const peerWall = [];
   const peerCpu = [];
-  const oursOwn = [];
-  const bigOwn = [];
   const growthOf = { 0: [], [BIG]: [] };
   for (let i = 0; i < reps + 1; i++) {
     const o = await ours();
@@ -197,8 +182,6 @@ export default async function run(bench) {
     oursCpu.push(o.cpu);
     bigWall.push(b.wall);
     bigCpu.push(b.cpu);
-    oursOwn.push(o.own);
-    bigOwn.push(b.own);
     growthOf[0].push(marginal(o, o3));
     growthOf[BIG].push(marginal(b, b3));
     peerWall.push(pw);
@@ -229,8 +212,7 @@ export default async function run(bench) {
     bench.fact(
       `ours, ${size ? `${size}-task file` : `${N}-task file`}, per rep (median)`,
       `run ${med((x) => x.full).toFixed(0)} ms (${med((x) => x.fullCpu).toFixed(0)} ms cpu) for ${N} tasks; session start/end ${med((x) => x.empty).toFixed(0)} ms ` +
-        `(${med((x) => x.emptyCpu).toFixed(0)} ms cpu); agent ${med((x) => x.agent).toFixed(1)} ms/task; overhead ${med((x) => x.wall).toFixed(1)} ms/task, ${med((x) => x.cpu).toFixed(1)} ms cpu/task; ` +
-        `the controller's own CPU ${med((x) => x.own).toFixed(1)} ms/task, ${med((x) => x.helper).toFixed(1)} of it its helper's`,
+        `(${med((x) => x.emptyCpu).toFixed(0)} ms cpu); agent ${med((x) => x.agent).toFixed(1)} ms/task; overhead ${med((x) => x.wall).toFixed(1)} ms/task, ${med((x) => x.cpu).toFixed(1)} ms cpu/task`,
     );
   }
   bench.fact(
@@ -252,29 +234,25 @@ export default async function run(bench) {
   growth.peer.cpu = growthCpu.peer;
   growth.cpuRatio = growthCpu.ratio;
   const each = (key) => growthOf[0].map((x, i) => `${x[key].toFixed(0)}/${growthOf[BIG][i][key].toFixed(0)}`).join(' ');
-  bench.fact(`one more task, each rep (${N}-task file / ${BIG}-task file, ms)`, each('wall'));
-  bench.fact(`one more task, the controller's own CPU with its helper's, each rep (${N}-task file / ${BIG}-task file, ms)`, each('own'));
+  bench.fact(`one more task, the CLI's wall time, each rep (${N}-task file / ${BIG}-task file, ms)`, each('wall'));
   bench.fact(
-    `one more task, the helper's share in the ${BIG}-task file (median)`,
-    `${bench.summarize(growthOf[BIG].map((x) => x.helper)).median.toFixed(1)} ms`,
+    `one more task, the CLI's wall time (median)`,
+    `${growth.peer.median.toFixed(1)} ms in the ${N}-task file, ${growth.ours.median.toFixed(1)} ms in the ${BIG}-task file`,
   );
-  bench.checkRatio(`one more task in a ${BIG}-task file (runs of ${N} and ${3 * N} tasks)`, growth, {
+  bench.checkRatio(`one more task in a ${BIG}-task file, the CLI's wall time (runs of ${N} and ${3 * N} tasks)`, growth, {
     budget: GROWTH_BUDGET,
     peerName: `${N}-task file`,
   });
-  bench.checkRatio(`  the controller's own CPU for it (its helper's included)`, growthIn('own'), { peerName: `${N}-task file` });
   bench.fact(
     `per task as (a run of ${N} − an empty run) / ${N}, each rep (${N}-task file / ${BIG}-task file, ms)`,
-    oursWall.map((x, i) => `${x.toFixed(0)}/${bigWall[i].toFixed(0)}`).join(' ') +
-      `; own CPU ${oursOwn.map((x, i) => `${x.toFixed(0)}/${bigOwn[i].toFixed(0)}`).join(' ')}`,
+    oursWall.map((x, i) => `${x.toFixed(0)}/${bigWall[i].toFixed(0)}`).join(' '),
   );
   bench.checkRatio(`  the same as (a run of ${N} − an empty run) / ${N}, with the session's one-off costs`, mkPair(bigWall, oursWall), {
     peerName: `${N}-task file`,
   });
-  bench.checkRatio(`    its own CPU (its helper's included)`, mkPair(bigOwn, oursOwn), { peerName: `${N}-task file` });
   bench.checkRatio(`  vs git by hand`, mkPair(bigWall, peerWall), { peerName: 'git by hand' });
 
-  const gitPerTask = await profile(bench, {
+  await profile(bench, {
     base,
     work,
     agent,
@@ -284,14 +262,7 @@ export default async function run(bench) {
     gitStartMs: gitStart.ms,
     peerPerTask: wallPair.peer.median,
   });
-  const store = await forkCost(bench, { work, ids, history: rawHistory, gitStart });
-  await growthFloor(bench, {
-    work,
-    ids,
-    bigStore: store,
-    processes: gitPerTask + PROCESSES_BESIDE_GIT,
-    smallOwnMs: bench.summarize(growthOf[0].map((x) => x.own)).median,
-  });
+  await forkCost(bench, { work, ids, history: rawHistory, gitStart });
 }
 
 /**
@@ -323,146 +294,31 @@ async function forkCost(bench, { work, ids, history, gitStart }) {
   );
 
   // What a controller pays: a command, then a transaction (which writes the memory the fork
-  // write-protected, so each page faults once). Started here, and from the spawner.
+  // write-protected, so each page faults once).
   const { runProcess } = bench.core('process/runProcess');
-  const { setSpawnerMode } = bench.core('process/spawner');
-  const pairs = { never: [], always: [] };
+  const rounds = [];
   let n = 0;
   for (let round = 0; round < 4; round++) {
-    for (const mode of ['never', 'always']) {
-      setSpawnerMode(mode);
+    await runProcess({ command: { file: 'git', args: ['--version'] }, cwd: dir });
+    const cpu = process.cpuUsage();
+    const t = performance.now();
+    for (let i = 0; i < 10; i++) {
       await runProcess({ command: { file: 'git', args: ['--version'] }, cwd: dir });
-      const cpu = process.cpuUsage();
-      const t = performance.now();
-      for (let i = 0; i < 10; i++) {
-        await runProcess({ command: { file: 'git', args: ['--version'] }, cwd: dir });
-        await store.transact((f) => void (f.session_count = n++), { sharedTasks: true });
-      }
-      const used = process.cpuUsage(cpu);
-      if (round > 0)
-        pairs[mode].push({ ms: (performance.now() - t) / 10, cpu: (used.user + used.system) / 10000, sys: used.system / 10000 });
+      await store.transact((f) => void (f.session_count = n++), { sharedTasks: true });
     }
+    const used = process.cpuUsage(cpu);
+    if (round > 0) rounds.push({ ms: (performance.now() - t) / 10, cpu: (used.user + used.system) / 10000, sys: used.system / 10000 });
   }
-  setSpawnerMode('auto');
-  const line = (mode) => {
-    const med = (f) => bench.summarize(pairs[mode].map(f)).median.toFixed(1);
-    return `${med((x) => x.ms)} ms (this process's CPU ${med((x) => x.cpu)} ms, ${med((x) => x.sys)} ms of it in the kernel)`;
-  };
+  const med = (f) => bench.summarize(rounds.map(f)).median.toFixed(1);
   bench.fact(
     'a git command and a transaction, holding the 5,000-task file',
-    `the command started here ${line('never')}; from python3's helper ${line('always')}`,
+    `${med((x) => x.ms)} ms (this process's CPU ${med((x) => x.cpu)} ms, ${med((x) => x.sys)} ms of it in the kernel)`,
   );
-  return store;
 }
 
 function taskIds(n) {
   return Array.from({ length: n }, (_, i) => `task-${String(i + 1).padStart(3, '0')}`);
 }
-
-/** Beside its git commands, a task starts its agent and its validation, each with a watchdog. */
-const PROCESSES_BESIDE_GIT = 4;
-
-/**
- * The least the growth can be with one durable write of the task file per task and a task's
- * processes: the CPU a saving transaction costs more on the 5,000-task file than on the 10-task
- * file, plus, per process, what the large controller pays to start one (the cheaper of starting
- * it itself and through its helper, the helper's CPU counted) beyond what a small controller
- * pays starting it itself; over the 10-task file's own CPU per task. Measured in this process
- * (holding the large file) and in a small node process started for it.
- */
-async function growthFloor(bench, { work, ids, bigStore, processes, smallOwnMs }) {
-  const { StateStore } = bench.core('taskFile/store');
-  const { StatePaths } = bench.core('statePaths');
-  const { runProcess } = bench.core('process/runProcess');
-  const { setSpawnerMode, spawnerPid } = bench.core('process/spawner');
-  const cpuMs = (from) => {
-    const used = process.cpuUsage(from);
-    return (used.user + used.system) / 1000;
-  };
-  const transactionCpu = async (store) => {
-    let n = 0;
-    for (let i = 0; i < 5; i++) await store.transact((f) => void (f.session_count = n++), { sharedTasks: true });
-    const from = process.cpuUsage();
-    for (let i = 0; i < 30; i++) await store.transact((f) => void (f.session_count = n++), { sharedTasks: true });
-    return cpuMs(from) / 30;
-  };
-  const smallDir = join(work, 'floor-small');
-  mkdirSync(smallDir);
-  writeTasks(
-    smallDir,
-    ids.map((id) => ({ id })),
-  );
-  const txSmall = await transactionCpu(new StateStore(new StatePaths(smallDir), 'launchpad bench'));
-  const txBig = await transactionCpu(bigStore);
-
-  const git = () => runProcess({ command: { file: 'git', args: ['--version'] }, cwd: smallDir });
-  const startCpu = async (mode, kind) => {
-    setSpawnerMode(mode, kind);
-    for (let i = 0; i < 5; i++) await git();
-    const helper = () => (spawnerPid() ? processCpuMs(spawnerPid()) : 0);
-    const [from, helperFrom] = [process.cpuUsage(), helper()];
-    for (let i = 0; i < 30; i++) await git();
-    return (cpuMs(from) + helper() - helperFrom) / 30;
-  };
-  const bigDirect = await startCpu('never');
-  const bigHelper = await startCpu('always', 'python');
-  const bigNodeHelper = await startCpu('always', 'node');
-  setSpawnerMode('auto');
-  // A small controller starts its processes itself: measured in a node process of its size.
-  const script = join(work, 'floor-small.mjs');
-  writeFileSync(
-    script,
-    `import { createRequire } from 'node:module';
-const { runProcess } = createRequire(import.meta.url)(${JSON.stringify(join(ROOT, 'out', 'src', 'core', 'process', 'runProcess.js'))});
-const git = () => runProcess({ command: { file: 'git', args: ['--version'] }, cwd: ${JSON.stringify(smallDir)} });
-for (let i = 0; i < 5; i++) await git();
-const from = process.cpuUsage();
-for (let i = 0; i < 30; i++) await git();
-const used = process.cpuUsage(from);
-console.log((used.user + used.system) / 1000 / 30, process.memoryUsage.rss() / 1048576);
-`,
-  );
-  const [smallStart, smallRss] = execFileSync(process.execPath, [script], { encoding: 'utf8' }).trim().split(' ').map(Number);
-  // The least python3's helper could pay: posix_spawn alone, in a process group of its own, with
-  // two pipes, in a python3 loop (the benchmarks need python3 anyway).
-  const spawned = execFileSync('python3', ['-c', POSIX_SPAWN_CPU], { cwd: smallDir, encoding: 'utf8' }).trim();
-  const bigStart = Math.min(bigDirect, bigHelper);
-  const write = txBig - txSmall;
-  const starts = processes * (bigStart - smallStart);
-  bench.fact(
-    'the floor of the growth, from the one write and the processes alone',
-    `a saving transaction ${txBig.toFixed(2)} ms cpu on the 5,000-task file, ${txSmall.toFixed(2)} on the ${ids.length}-task file (${signed(write)} ms a task); ` +
-      `a process started by the large controller ${bigStart.toFixed(2)} ms cpu (itself ${bigDirect.toFixed(2)}, through python3's helper ${bigHelper.toFixed(2)}, the helper's included), ` +
-      `by a small one ${smallStart.toFixed(2)} (at ${smallRss.toFixed(0)} MB), × ${processes.toFixed(1)} a task (${signed(starts)} ms); ` +
-      `over one more task's own CPU in the ${ids.length}-task file, ${smallOwnMs.toFixed(1)} ms a task: ${((smallOwnMs + write + starts) / smallOwnMs).toFixed(2)}× at least (budget ≤ ${GROWTH_BUDGET}×)`,
-  );
-  bench.fact(
-    'starting a process from the large controller, by helper',
-    `git --version through python3's helper (posix_spawn) ${bigHelper.toFixed(2)} ms of CPU, through node's (spawnerMain.js) ${bigNodeHelper.toFixed(2)}, ` +
-      `the caller's and the helper's; posix_spawn alone (its own session, two pipes) costs its parent ${Number(spawned).toFixed(2)} ms`,
-  );
-}
-
-/** A difference with its sign: +1.5, −3.3. */
-const signed = (ms) => `${ms < 0 ? '−' : '+'}${Math.abs(ms).toFixed(1)}`;
-
-/** Prints the CPU (ms) python3 spends per `git --version` started by posix_spawn with setsid and two pipes. */
-const POSIX_SPAWN_CPU = `
-import os, time
-def run():
-    r1, w1 = os.pipe(); r2, w2 = os.pipe()
-    actions = [(os.POSIX_SPAWN_DUP2, w1, 1), (os.POSIX_SPAWN_DUP2, w2, 2), (os.POSIX_SPAWN_CLOSE, r1), (os.POSIX_SPAWN_CLOSE, r2)]
-    pid = os.posix_spawnp('git', ['git', '--version'], os.environ, file_actions=actions, setsid=True)
-    os.close(w1); os.close(w2)
-    while os.read(r1, 65536): pass
-    while os.read(r2, 65536): pass
-    os.close(r1); os.close(r2)
-    os.waitpid(pid, 0)
-for _ in range(5): run()
-t = time.process_time()
-for _ in range(30): run()
-print((time.process_time() - t) * 1000 / 30)
-`;
 
 /** One traced run: where the controller's time per task goes. */
 async function profile(bench, { base, work, agent, ids, agentStart, validation, gitStartMs, peerPerTask }) {
@@ -582,5 +438,4 @@ async function profile(bench, { base, work, agent, ids, agentStart, validation, 
     'git processes per task',
     `${(shared.n + extra.n).toFixed(1)} (peer 4): ${[...groups.keys()].filter((k) => !peerCmds.has(k)).join(', ')} beyond the peer's`,
   );
-  return shared.n + extra.n;
 }

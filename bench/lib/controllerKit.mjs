@@ -2,9 +2,8 @@
 // task file, scripted agents, `launchpad run` as a child process timed from here, and the cost
 // of starting a process from node (what running an agent or a `true` validation costs at least).
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 import { ROOT, RUSAGE_WRAPPER, summarize } from './harness.mjs';
 
@@ -145,30 +144,19 @@ export function timedSpawn(file, args, { cwd, env = process.env, input, cpu = fa
 }
 
 /**
- * `launchpad run` in `dir`, timed (wall and CPU of its whole process tree, `ownCpuMs`: the
- * controller process's own, and `helperCpuMs`: its command helper's, from ownCpu.mjs); throws unless it exits 0 (or 1 with `workLeft`: a
- * file with tasks no run can finish).
+ * `launchpad run` in `dir`, timed (wall and CPU of its whole process tree); throws unless it
+ * exits 0 (or 1 with `workLeft`: a file with tasks no run can finish).
  */
 export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env = {}, cli = CLI, workLeft = false }) {
-  const own = join(dir, '..', `.own-cpu-${process.pid}-${ownRuns++}`);
   const r = await timedSpawn(
     process.execPath,
-    ['--import', OWN_CPU, cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
-    {
-      cwd: dir,
-      env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', BENCH_OWN_CPU: own, ...env },
-      cpu: true,
-    },
+    [cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
+    { cwd: dir, env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', ...env }, cpu: true },
   );
   if (r.code !== 0 && !(workLeft && r.code === 1))
     throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);
-  [r.ownCpuMs, r.helperCpuMs] = readFileSync(own, 'utf8').trim().split(' ').map(Number);
-  rmSync(own);
   return r;
 }
-
-const OWN_CPU = pathToFileURL(join(ROOT, 'bench', 'lib', 'ownCpu.mjs')).href;
-let ownRuns = 0;
 
 /**
  * Median wall time (ms, spawned from node as the controller does) and CPU time (ms) to start and

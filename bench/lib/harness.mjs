@@ -97,8 +97,8 @@ function fmtStats(s, unit = 'ms') {
 // system, from rusage) without python's start-up. CPU time is what stays comparable when other
 // work shares the machine. Without python3, the wall time seen from node is used.
 // The CPU time is the whole process tree's: the wrapper is a child subreaper, so a descendant
-// orphaned by its parent's exit (the helper a large controller starts its commands from, which
-// ends once the controller is gone) is waited for here too, with everything it waited for.
+// orphaned by its parent's exit (one that outlives `launchpad run` by a moment) is waited for
+// here too, with everything it waited for.
 export const RUSAGE_WRAPPER = `
 import ctypes, os, resource, sys, time
 try:

@@ -5,6 +5,7 @@
 // where one can be made, and carries an environment marker, so the processes that leave its
 // group (setsid, a shell's job control) end with it too; and a watchdog outside the controller
 // enforces its time limit should the controller die.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -22,7 +23,6 @@ import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
 import { ProcessTree } from './processTree';
-import { fromSpawner, type StartedProcess, startProcess } from './spawner';
 import { startWatchdog, type Watchdog } from './watchdog';
 
 export interface ProcessSpec {
@@ -104,7 +104,6 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const command = typeof spec.command === 'string' ? { file: '/bin/sh', args: ['-c', spec.command] } : spec.command;
   const token = spec.record ? newMarkerToken() : undefined;
   let cgroup = spec.record ? createRunCgroup() : undefined;
-  const viaSpawner = fromSpawner();
   // A task's process is a shell waiting on its fd 3 until it is in its cgroup (where it has one),
   // recorded and watched, then it becomes the command: a controller killed before that leaves
   // nothing of it running unrecorded.
@@ -133,17 +132,6 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
 
-    const child: StartedProcess = startProcess(
-      file,
-      args,
-      {
-        cwd: spec.cwd,
-        env: token ? { ...env, [MARKER_VAR]: markerValue(env[MARKER_VAR], token) } : env,
-        hold,
-        ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
-      },
-      viaSpawner,
-    );
     let pid: number | undefined;
     let tree: ProcessTree | undefined;
     let watchdog: Watchdog | undefined;
@@ -195,6 +183,23 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       else done();
     };
 
+    // In its own process group (detached): a kill of the group reaches all it starts.
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        cwd: spec.cwd,
+        env: token ? { ...env, [MARKER_VAR]: markerValue(env[MARKER_VAR], token) } : env,
+        detached: true,
+        stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(hold ? (['pipe'] as const) : [])],
+      });
+    } catch (e) {
+      // Refused before starting (a NUL byte in an argument): this command's error, not the caller's.
+      return finish(null, null, (e as Error).message);
+    }
+    if (spec.stdin !== undefined) {
+      child.stdin!.on('error', () => undefined); // the program may not read its input: EPIPE
+      child.stdin!.end(spec.stdin);
+    }
     child.on('error', (e) => finish(null, null, e.message));
     if (spec.timeoutMs !== undefined) {
       const t = setTimeout(() => {
@@ -227,27 +232,18 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         cgroup = undefined;
       }
       tree = token ? new ProcessTree(pid!, token, cgroup) : undefined;
-      const started =
+      watched(
         tree && spec.timeoutMs !== undefined
-          ? startWatchdog(
-              {
-                pgid: pid!,
-                token: tree.token,
-                cgroup,
-                timeoutMs: spec.timeoutMs,
-                graceMs: grace,
-                endWithController: spec.endWithController,
-              },
-              viaSpawner,
-            )
-          : undefined;
-      if (started instanceof Promise) {
-        // From the helper: the command goes on waiting on its fd 3 until the watchdog has started.
-        void started.then((w) => {
-          if (settled) w?.stop();
-          else watched(w);
-        });
-      } else watched(started);
+          ? startWatchdog({
+              pgid: pid!,
+              token: tree.token,
+              cgroup,
+              timeoutMs: spec.timeoutMs,
+              graceMs: grace,
+              endWithController: spec.endWithController,
+            })
+          : undefined,
+      );
     }
 
     /**

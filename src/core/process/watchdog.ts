@@ -5,15 +5,12 @@
 // controller (an in-place agent's: it works in the person's checkout) does that as soon as the
 // controller is gone. It waits on its fd 3 until the run is recorded, as the task's process does,
 // so a controller killed before that leaves neither running. The controller ends the watchdog
-// when the run ends; a later session ends it through the process record. A large controller
-// starts it from its helper process, as it does the task's process (spawner.ts).
+// when the run ends; a later session ends it through the process record.
 import { spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
-import type { Writable } from 'node:stream';
 
-import { isSameProcessAlive, processIdentity } from '../processIdentity';
+import { processIdentity } from '../processIdentity';
 import { killGroup } from './killGroup';
-import { startProcess } from './spawner';
 
 /** After the deadline, so that a live controller (which ends the run at the deadline) acts first. */
 const AFTER_DEADLINE_MS = 1000;
@@ -78,18 +75,15 @@ export interface Watchdog {
 /** This process's identity, read once: what a watchdog watching its controller compares. */
 let self: string | undefined;
 
-export function startWatchdog(
-  run: {
-    pgid: number;
-    token: string;
-    cgroup: string | undefined;
-    timeoutMs: number;
-    graceMs: number;
-    /** End the run as soon as this process (the controller) is gone, not at the deadline. */
-    endWithController?: boolean | undefined;
-  },
-  viaSpawner = false,
-): Watchdog | Promise<Watchdog | undefined> | undefined {
+export function startWatchdog(run: {
+  pgid: number;
+  token: string;
+  cgroup: string | undefined;
+  timeoutMs: number;
+  graceMs: number;
+  /** End the run as soon as this process (the controller) is gone, not at the deadline. */
+  endWithController?: boolean | undefined;
+}): Watchdog | undefined {
   const leader = process.platform === 'linux' ? '' : (processIdentity(run.pgid) ?? '');
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
   if (run.endWithController) self ??= processIdentity(process.pid);
@@ -106,7 +100,6 @@ export function startWatchdog(
     leader,
     ...controller,
   ];
-  if (viaSpawner) return fromSpawner(args);
   // Its own session: no terminal hang-up or group signal aimed at the controller reaches it.
   const child = spawn('/bin/sh', args, { detached: true, stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
   child.on('error', () => undefined);
@@ -125,36 +118,4 @@ export function startWatchdog(
       if (child.exitCode === null && child.signalCode === null) killGroup(pid, 'SIGKILL');
     },
   };
-}
-
-/**
- * The watchdog started by the helper a large controller starts its processes from (spawner.ts),
- * as the task's process is: a fork of the large process costs more than the message. Its pid is
- * known once it has started; undefined when it could not start.
- */
-function fromSpawner(args: string[]): Promise<Watchdog | undefined> {
-  return new Promise((resolve) => {
-    // In its own session there too (the helper starts every process detached).
-    const child = startProcess('/bin/sh', args, { cwd: process.cwd(), env: process.env, hold: true }, true);
-    let exited = false;
-    child.on('exit', () => (exited = true));
-    child.on('error', () => resolve(undefined));
-    child.stdout?.resume();
-    child.stderr?.resume();
-    const go = child.stdio[3] as Writable;
-    go.on('error', () => undefined);
-    child.on('spawn', () => {
-      const pid = child.pid!;
-      const identity = processIdentity(pid);
-      resolve({
-        pid,
-        identity,
-        release: () => go.end('\n'),
-        stop() {
-          // The helper reaps it: past its exit, the pid may be another process's.
-          if (!exited && isSameProcessAlive(pid, identity)) killGroup(pid, 'SIGKILL');
-        },
-      });
-    });
-  });
 }

@@ -1,8 +1,11 @@
 // BullMQ, loaded on first use: only the queue's paths of the CLI need it, so neither the
-// extension nor a plain run loads it. The connection comes from a redis:// URL (credentials in the
-// URL come from the environment and are redacted in every message).
+// extension nor a plain run loads it. It and ioredis are optional dependencies: an install
+// without them runs everything but the queue, which then says how to add them. The connection
+// comes from a redis:// URL (credentials in the URL come from the environment and are redacted in
+// every message).
 import type * as BullMQ from 'bullmq';
 
+import { ExpectedError } from '../expectedErrors';
 import { redact } from './redact';
 
 export type Bull = typeof BullMQ;
@@ -10,9 +13,25 @@ export type Bull = typeof BullMQ;
 let loaded: Bull | undefined;
 
 export function loadBullmq(): Bull {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  loaded ??= require('bullmq') as Bull;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    loaded ??= require('bullmq') as Bull;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') throw new QueuePackagesMissing((err as Error).message);
+    throw err;
+  }
   return loaded;
+}
+
+/** The queue's packages (optional dependencies) are not installed. */
+export class QueuePackagesMissing extends ExpectedError {
+  constructor(cause: string) {
+    super(
+      `the queue executor and worker need the packages bullmq and ioredis, which are not installed (${cause.split('\n')[0]}); ` +
+        'install them with "npm install bullmq ioredis" in the folder of Launchpad\'s package.json',
+    );
+    this.name = 'QueuePackagesMissing';
+  }
 }
 
 export interface Connection {

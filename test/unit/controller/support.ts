@@ -29,8 +29,6 @@ export const CLI_COPY = (() => {
     copyFileSync(CLI, copy);
     if (statSync(copy).size === before && before > 0 && statSync(CLI).size === before) break;
   }
-  // The helper a large controller starts its commands from is found beside the bundle.
-  copyFileSync(join(dirname(CLI), 'spawnerMain.js'), join(dir, 'spawnerMain.js'));
   return copy;
 })();
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 import { CLI } from '../helpers/cli';
 import { tempDir } from '../helpers/tmp';
@@ -120,7 +120,6 @@ describe('crash safety: SIGKILL of launchpad run at many points, then run again'
     // Our own copy: another build rewriting dist/cli.js must not break a run half-way.
     const cli = join(tempDir('launchpad-crash-cli-'), 'cli.js');
     copyFileSync(CLI, cli);
-    copyFileSync(join(dirname(CLI), 'spawnerMain.js'), join(dirname(cli), 'spawnerMain.js'));
     const t0 = Date.now();
     baseline = await runScenario('no kill (baseline)', { kind: 'none' }, cli);
     const clean = baseline.firstRunMs;

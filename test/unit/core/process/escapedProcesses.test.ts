@@ -11,7 +11,6 @@ import { cgroupsAvailable, runCgroupsParent, setCgroupsEnabled } from '../../../
 import { canScanEnvironments, markedPids } from '../../../../src/core/process/environmentMarker';
 import { ProcessRecords } from '../../../../src/core/process/processRecords';
 import { escapedMessage, killAllProcessGroupsNow, runProcess } from '../../../../src/core/process/runProcess';
-import { setSpawnerMode, spawnerPid } from '../../../../src/core/process/spawner';
 import { alive } from '../../helpers/processes';
 import { tempDir } from '../../helpers/tmp';
 
@@ -87,17 +86,11 @@ async function allGone(token: string, pids: number[]): Promise<void> {
   await until(`no process left carrying the marker ${token}`, () => carriers(token).length === 0);
 }
 
-// Each way of following a task's processes, with the task's process started here and from the
-// helper a large controller starts processes from (spawner.ts): python3's, and in the first way
-// node's too.
+// Each way of following a task's processes that this machine offers.
 const modes = [
   ...(cgroupsAvailable() ? [{ name: 'in a cgroup', cgroups: true }] : []),
   ...(canScanEnvironments() ? [{ name: 'by environment marker', cgroups: false }] : []),
-].flatMap((m, i) => [
-  { ...m, spawner: undefined },
-  { ...m, name: `${m.name}, started by python's helper`, spawner: 'python' as const },
-  ...(i === 0 ? [{ ...m, name: `${m.name}, started by node's helper`, spawner: 'node' as const }] : []),
-]);
+];
 
 /** A process's parent pid, from /proc. */
 function parentOf(pid: number): number {
@@ -117,13 +110,11 @@ describe('core/process: processes that leave their group still end', function ()
       let records: ProcessRecords;
       beforeEach(() => {
         setCgroupsEnabled(mode.cgroups);
-        setSpawnerMode(mode.spawner ? 'always' : 'never', mode.spawner);
         dir = tempDir('launchpad-escape-');
         records = new ProcessRecords(join(dir, 'procs'));
       });
       afterEach(() => {
         setCgroupsEnabled(true);
-        setSpawnerMode('auto');
       });
 
       const record = () => ({ records, name: 'task-001.agent', label: 'agent of task-001' });
@@ -164,8 +155,7 @@ describe('core/process: processes that leave their group still end', function ()
             watchdogParent ??= parentOf(tracking.watchdog!.pid);
           },
         });
-        // Started where the task's process was: from the helper, or from this process.
-        assert.equal(watchdogParent, mode.spawner ? spawnerPid() : process.pid, 'the watchdog started where the task process was');
+        assert.equal(watchdogParent, process.pid, 'the watchdog started from this process');
         assert.equal(r.code, 0);
         assert.equal(r.escaped, 1);
         const setsid = Number(await textOf(join(dir, 'setsid.pid')));
@@ -227,7 +217,6 @@ describe('core/process: processes that leave their group still end', function ()
             script,
             [
               `require(${src('cgroup.js')}).setCgroupsEnabled(${mode.cgroups});`,
-              `require(${src('spawner.js')}).setSpawnerMode(${JSON.stringify(mode.spawner ? 'always' : 'never')}, ${JSON.stringify(mode.spawner)});`,
               `const { ProcessRecords } = require(${src('processRecords.js')});`,
               `require(${src('runProcess.js')}).runProcess({`,
               `  command: ${JSON.stringify(ESCAPING)}, cwd: ${JSON.stringify(dir)}, timeoutMs: ${timeoutMs}, graceMs: 500,`,
@@ -316,35 +305,27 @@ describe('core/process cgroups', () => {
 });
 
 describe('core/process environment marker', () => {
-  for (const spawner of [false, true]) {
-    describe(spawner ? 'started by the spawner' : 'started here', () => {
-      before(() => setSpawnerMode(spawner ? 'always' : 'never'));
-      after(() => setSpawnerMode('auto'));
-
-      it("a task run inside a task adds its token to the inherited ones: the outer task's scan finds its processes", async function () {
-        if (!canScanEnvironments()) this.skip();
-        const dir = tempDir('launchpad-marker-');
-        const stop = new AbortController();
-        // Looked for when it has started: it ends at its first output (from the spawner, that can
-        // come before a poll from here would see it).
-        let found = false;
-        const running = runProcess({
-          command: 'echo "$_LAUNCHPAD_PROC"; sleep 300',
-          cwd: dir,
-          env: { ...process.env, _LAUNCHPAD_PROC: 'outer0token' },
-          signal: stop.signal,
-          record: { records: new ProcessRecords(join(dir, 'procs')), name: 'inner', label: 'inner task' },
-          onSpawn: (pid) => (found = markedPids('outer0token').includes(pid)),
-          onOutput: () => stop.abort(),
-        });
-        const r = await running;
-        assert.ok(found, "the outer task's scan finds the inner task's process");
-        const [outer, inner] = r.stdout.trim().split(' ');
-        assert.equal(outer, 'outer0token');
-        assert.match(inner!, /^[0-9a-f]{24}$/);
-      });
+  it("a task run inside a task adds its token to the inherited ones: the outer task's scan finds its processes", async function () {
+    if (!canScanEnvironments()) this.skip();
+    const dir = tempDir('launchpad-marker-');
+    const stop = new AbortController();
+    // Looked for when it has started: it ends at its first output.
+    let found = false;
+    const running = runProcess({
+      command: 'echo "$_LAUNCHPAD_PROC"; sleep 300',
+      cwd: dir,
+      env: { ...process.env, _LAUNCHPAD_PROC: 'outer0token' },
+      signal: stop.signal,
+      record: { records: new ProcessRecords(join(dir, 'procs')), name: 'inner', label: 'inner task' },
+      onSpawn: (pid) => (found = markedPids('outer0token').includes(pid)),
+      onOutput: () => stop.abort(),
     });
-  }
+    const r = await running;
+    assert.ok(found, "the outer task's scan finds the inner task's process");
+    const [outer, inner] = r.stdout.trim().split(' ');
+    assert.equal(outer, 'outer0token');
+    assert.match(inner!, /^[0-9a-f]{24}$/);
+  });
 });
 
 describe('core/process escapedMessage', () => {

@@ -47,13 +47,7 @@ afterEach(() => {
   }
 });
 
-const modes = [
-  ...(cgroupsAvailable() ? [{ name: 'in a cgroup', cgroups: true }] : []),
-  { name: 'without a cgroup', cgroups: false },
-].flatMap((m) => [
-  { ...m, spawner: undefined },
-  { ...m, name: `${m.name}, started by python's helper`, spawner: 'python' as const },
-]);
+const modes = [...(cgroupsAvailable() ? [{ name: 'in a cgroup', cgroups: true }] : []), { name: 'without a cgroup', cgroups: false }];
 
 describe('core/process: the watchdog after its controller is killed', function () {
   this.timeout(180_000);
@@ -77,7 +71,6 @@ describe('core/process: the watchdog after its controller is killed', function (
           script,
           [
             `require(${src('cgroup.js')}).setCgroupsEnabled(${mode.cgroups});`,
-            `require(${src('spawner.js')}).setSpawnerMode(${JSON.stringify(mode.spawner ? 'always' : 'never')}, ${JSON.stringify(mode.spawner)});`,
             `const { ProcessRecords } = require(${src('processRecords.js')});`,
             `process.stdout.write('go\\n');`,
             `require(${src('runProcess.js')}).runProcess({`,

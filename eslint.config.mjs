@@ -1,9 +1,10 @@
 // Lint rules for the whole tree. Formatting is prettier's (npm run format:check); this file
 // holds what a formatter cannot see: the layer boundary, promises nobody awaits, import order.
 import js from '@eslint/js';
-import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
+
+import { noImportCycle } from './scripts/eslint/noImportCycle.mjs';
 
 /** The core and the CLI never import vscode; the core never reaches into a front end. */
 const boundary = (extra, more = []) => ({
@@ -50,13 +51,8 @@ export default tseslint.config(
   // imports (import type) leave nothing at run time and are not counted.
   {
     files: ['src/**/*.ts'],
-    plugins: { 'import-x': importX },
-    settings: {
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
-      'import-x/extensions': ['.ts'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-    },
-    rules: { 'import-x/no-cycle': ['error', { maxDepth: Infinity, ignoreExternal: true }] },
+    plugins: { launchpad: { rules: { 'no-import-cycle': noImportCycle } } },
+    rules: { 'launchpad/no-import-cycle': ['error', { root: 'src' }] },
   },
   { files: ['src/cli/**/*.ts'], rules: boundary(['**/vscode/**', '../vscode']) },
   {

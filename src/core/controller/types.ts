@@ -57,4 +57,6 @@ export interface TaskEvent {
    * the pool's order among those it did not start (null: none). Absent when no pass ran with it.
    */
   next?: string | null;
+  /** A checkpoint's step, as the agent reported it. */
+  checkpoint?: { step: number; total: number; description: string };
 }

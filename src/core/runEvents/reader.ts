@@ -139,3 +139,34 @@ function readRange(file: string, position: number, bytes: number): string {
 export function recordsOf<T extends RunEvent['type']>(records: RunEventRecord[], type: T): Array<Extract<RunEventRecord, { type: T }>> {
   return records.filter((r): r is Extract<RunEventRecord, { type: T }> => r.type === type);
 }
+
+export type AttemptRecord = Extract<RunEventRecord, { type: 'attempt' }>;
+export type EndRecord = Extract<RunEventRecord, { type: 'end' }>;
+
+/** A task event that ends its attempt. */
+const ATTEMPT_ENDS = new Set(['completed', 'failed', 'interrupted']);
+
+/**
+ * What a session's records say so far: the attempts running (an attempt record with no end of
+ * its task after it), whether a stop of the run was asked for, and its end once written.
+ */
+export class SessionProgress {
+  readonly running = new Map<string, AttemptRecord>();
+  /** How each attempt that ended in this session ended, by task (the last one). */
+  readonly ended = new Map<string, { attempt: AttemptRecord | undefined; event: string }>();
+  stopping = false;
+  end: EndRecord | undefined;
+
+  apply(records: RunEventRecord[]): void {
+    for (const r of records) {
+      if (r.type === 'attempt') {
+        this.running.set(r.task, r);
+        this.ended.delete(r.task);
+      } else if (r.type === 'task' && ATTEMPT_ENDS.has(r.event)) {
+        this.ended.set(r.task, { attempt: this.running.get(r.task), event: r.event });
+        this.running.delete(r.task);
+      } else if (r.type === 'stop' && r.scope === 'run') this.stopping = true;
+      else if (r.type === 'end') this.end = r;
+    }
+  }
+}

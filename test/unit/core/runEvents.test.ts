@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import { processIdentity } from '../../../src/core/processIdentity';
-import { EventFileReader, liveSessions, parseRecord, sessionFiles } from '../../../src/core/runEvents/reader';
+import { EventFileReader, liveSessions, parseRecord, sessionFiles, SessionProgress } from '../../../src/core/runEvents/reader';
 import { EVENT_FILES_KEPT, EVENTS_VERSION, RunEventWriter } from '../../../src/core/runEvents/writer';
 import { StatePaths } from '../../../src/core/statePaths';
 import { tempDir } from '../helpers/tmp';
@@ -135,5 +135,43 @@ describe('run events: writer and reader', () => {
       [live.path],
     );
     live.close();
+  });
+});
+
+describe('run events: what a session says so far', () => {
+  const rec = (seq: number, body: Record<string, unknown>) => ({ v: 1, seq, at: '2026-01-01T00:00:00.000Z', ...body }) as never;
+  const attempt = (seq: number, task: string, n: number) =>
+    rec(seq, {
+      type: 'attempt',
+      task,
+      attempt: n,
+      agent: `agent_${task}${n}`,
+      dir: `d/${task}/${n}`,
+      transcript: `d/${task}/${n}/transcript.log`,
+    });
+
+  it('holds the running attempts (the last of each task until its end), the stop and the end', () => {
+    const p = new SessionProgress();
+    p.apply([attempt(1, 'a', 1), attempt(2, 'b', 1), rec(3, { type: 'task', task: 'a', event: 'checkpoint' })]);
+    assert.deepEqual([...p.running.keys()], ['a', 'b']);
+    p.apply([
+      rec(4, { type: 'task', task: 'a', event: 'failed' }),
+      attempt(5, 'a', 2),
+      rec(6, { type: 'task', task: 'b', event: 'completed' }),
+    ]);
+    assert.deepEqual(
+      [...p.running.values()].map((r) => (r as { dir: string }).dir),
+      ['d/a/2'],
+    );
+    assert.equal(p.ended.get('b')?.event, 'completed');
+    assert.equal(p.stopping, false);
+    p.apply([
+      rec(7, { type: 'stop', scope: 'task', task: 'a', agent: 'agent_a2', taken: true }),
+      rec(8, { type: 'stop', scope: 'run', now: false }),
+    ]);
+    assert.equal(p.stopping, true, 'a stop of the run, not of one task');
+    assert.equal(p.end, undefined);
+    p.apply([rec(9, { type: 'end', outcome: null, error: 'x' })]);
+    assert.equal(p.end?.error, 'x');
   });
 });

@@ -170,7 +170,7 @@ describe('run events: what a session says so far', () => {
       rec(8, { type: 'stop', scope: 'run', now: false }),
     ]);
     assert.equal(p.stopping, true, 'a stop of the run, not of one task');
-    assert.equal(p.end, undefined);
+    assert.equal(p.end === undefined, true, 'no end yet');
     p.apply([rec(9, { type: 'end', outcome: null, error: 'x' })]);
     assert.equal(p.end?.error, 'x');
   });

@@ -57,7 +57,7 @@ describe('packaging', () => {
     await waitFor(`${ID} to activate`, () => !!vscode.extensions.getExtension(ID)?.isActive, 30_000);
   });
 
-  it('the .vsix holds only the bundle and its helpers, its schema, media, the manifest, README and LICENSE', function () {
+  it('the .vsix holds only the bundle and its helpers, the CLI, its schema, media, the manifest, README and LICENSE', function () {
     if (!vsix) return this.skip(); // the vsix suite
     const entries = zipEntries(vsix).filter((e) => !e.endsWith('/'));
     const allowed = [
@@ -67,6 +67,7 @@ describe('packaging', () => {
       /^extension\/readme\.md$/i,
       /^extension\/license(\.txt|\.md)?$/i,
       /^extension\/dist\/extension\.js$/,
+      /^extension\/dist\/cli\.js$/,
       /^extension\/dist\/spawnerMain\.(js|py)$/,
       /^extension\/dist\/harness-tasks\.schema\.json$/,
       /^extension\/media\/[\w.-]+\.(json|svg|png)$/,
@@ -77,6 +78,7 @@ describe('packaging', () => {
     for (const needed of [
       'extension/package.json',
       'extension/dist/extension.js',
+      'extension/dist/cli.js',
       'extension/dist/spawnerMain.js',
       'extension/dist/spawnerMain.py',
       'extension/dist/harness-tasks.schema.json',

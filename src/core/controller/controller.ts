@@ -1,6 +1,6 @@
 // The controller loop: session start, then batches of independent tasks run in
-// parallel worktrees until a stopping condition, then the session's STATS. One core for both
-// front ends; what differs between them is the TerminalFactory.
+// parallel worktrees until a stopping condition, then the session's STATS. It runs in a
+// `launchpad run` process; clients (VS Code, scripts) follow it through its event stream.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 

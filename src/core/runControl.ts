@@ -2,13 +2,13 @@
 // Stop Task): find the live runs of a state root on this machine, ask one to stop as Ctrl-C does,
 // end it at once when it is asked again, or ask it to stop one task's agent. Every signal goes to
 // a process whose identity is checked first, so a reused pid is never signalled.
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 import { readRequest, requestFile, requestTaskStop } from './controller/taskStops';
 import { liveLockHolder } from './lock';
 import { isSameProcessAlive } from './processIdentity';
-import { EventFileReader, liveSessions, recordsOf } from './runEvents/reader';
+import { EventFileReader, liveSessions, recordsOf, sessionFiles } from './runEvents/reader';
 import type { StatePaths } from './statePaths';
 
 export interface LiveRun {
@@ -129,10 +129,14 @@ export type StopTaskAnswer =
  * `timeoutMs`) for the run's answer in its event stream.
  */
 export async function stopTask(paths: StatePaths, taskId: string, agentId: string, timeoutMs = 10_000): Promise<StopTaskAnswer> {
+  const asked = Date.now();
   requestTaskStop(paths, taskId, agentId);
   const readers = new Map<string, EventFileReader>();
-  for (const end = Date.now() + timeoutMs; ; await sleep(100)) {
-    for (const { file } of liveSessions(paths)) {
+  for (const end = asked + timeoutMs; ; await sleep(100)) {
+    // The answer is in the stream of the run that took it, which may end right after: every
+    // session file written since the request is read (on from where it was read last).
+    for (const { file } of sessionFiles(paths)) {
+      if (!readers.has(file) && (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) < asked - 1000) continue;
       if (!readers.has(file)) readers.set(file, new EventFileReader(file));
       const answer = recordsOf(readers.get(file)!.read(), 'stop').findLast(
         (r) => r.scope === 'task' && r.task === taskId && r.agent === agentId,

@@ -243,8 +243,11 @@ export class Controller {
         events.task(e);
         this.taskEvents.fire(e);
       });
-      stops.start();
-      cleanups.push(() => stops.close());
+      // Attempts on other machines (the queue's) run no agent here: a request for one is not taken.
+      if (!this.opts.executor || this.opts.executor === localExecutor) {
+        stops.start();
+        cleanups.push(() => stops.close());
+      }
       s.state.head = (await git.head())!;
       this.session = s;
       session = number;

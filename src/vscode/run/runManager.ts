@@ -14,7 +14,7 @@ import type { RunSettings } from '../../core/controller/runConfig';
 import type { RunOutcome } from '../../core/controller/types';
 import { ExpectedError } from '../../core/expectedErrors';
 import type { Logger } from '../../core/logger';
-import { isSameProcessAlive } from '../../core/processIdentity';
+import { isSameProcessAlive, processIdentity } from '../../core/processIdentity';
 import { liveRuns, type StopAction, stopRun, stopTask, type StopTaskAnswer } from '../../core/runControl';
 import {
   type AttemptRecord,
@@ -69,6 +69,8 @@ class FollowedRun implements ActiveRun {
     readonly paths: StatePaths,
     readonly startedHere: boolean,
     public pid: number | undefined,
+    /** A run started here: its process's identity, so a stream of another process with the same pid is never taken for it. */
+    readonly identity?: string,
   ) {
     // A rejection nobody awaits is still handled: the ended event reports it.
     this.done.catch(() => undefined);
@@ -94,6 +96,7 @@ export class RunManager implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private timer: NodeJS.Timeout | undefined;
   private lastLook = 0;
+  private running = false;
 
   constructor(
     readonly model: StateModel,
@@ -147,7 +150,7 @@ export class RunManager implements vscode.Disposable {
     // output comes here while the window lives (a closed pipe is nothing to the CLI).
     const child = spawn(process.execPath, args, { cwd: paths.root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     child.unref();
-    const run = new FollowedRun(paths, true, child.pid);
+    const run = new FollowedRun(paths, true, child.pid, child.pid ? processIdentity(child.pid) : undefined);
     this.runs.set('', run);
     let stdout = '';
     let stderr = '';
@@ -162,7 +165,7 @@ export class RunManager implements vscode.Disposable {
       this.sync(true);
       if (!run.finished) this.startFailed(run, new ExpectedError(startError(stdout, stderr, code)));
     });
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, true);
+    this.setRunning();
     this.events.fire({ kind: 'started', run });
     this.logger.info(`started launchpad run (pid ${child.pid}) in ${paths.root}`);
     return run;
@@ -200,7 +203,15 @@ export class RunManager implements vscode.Disposable {
       }
       if (run.finished) this.runs.delete(file);
     }
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, this.all.length > 0);
+    this.setRunning();
+  }
+
+  /** The `launchpad.running` context key (Run or Stop in the view's title), set when it changes. */
+  private setRunning(): void {
+    const running = this.all.length > 0;
+    if (running === this.running) return;
+    this.running = running;
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, running);
   }
 
   /** Follows each live run of the state root not followed yet, from its session's first record. */
@@ -209,7 +220,7 @@ export class RunManager implements vscode.Disposable {
     for (const f of sessionFiles(paths)) {
       if (this.runs.has(f.file)) continue;
       // The run this window started: followed from its first record even when it already ended.
-      const ours = starting && f.session.pid === starting.pid;
+      const ours = starting && f.session.pid === starting.pid && (!starting.identity || f.session.identity === starting.identity);
       if (!f.live && !ours) continue;
       const run = ours ? starting : new FollowedRun(paths, false, f.session.pid);
       if (ours) this.runs.delete('');
@@ -297,7 +308,7 @@ export class RunManager implements vscode.Disposable {
     }
     run.finish(result);
     void this.model.refresh();
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, this.all.length > 0);
+    this.setRunning();
     this.events.fire({ kind: 'ended', run, ...('outcome' in result ? { outcome: result.outcome } : { error: result.error }) });
   }
 

@@ -28,6 +28,7 @@ import {
   taskById,
   tempDir,
   waitFor,
+  waitForLog,
 } from './support';
 
 const records = (text: string) =>
@@ -132,6 +133,33 @@ describe('run events and launchpad stop', function () {
     const again = await launchpad(root, ['stop', 'task-001']);
     assert.equal(again.code, 1, show(again));
     assert.match(again.stdout, /task-001 is failed: no agent of it runs/);
+  });
+
+  it('stop ID before the agent starts (its worktree being set up) ends it as it starts; after it ended, the attempt goes on', async () => {
+    const root = harness({
+      tasks: [
+        { id: 'task-001', maxAttempts: 1 },
+        // A validation slow enough to ask for a stop while it runs.
+        { id: 'task-002', validate: 'sleep 3 && test -f src/task-002/done.txt' },
+      ],
+      sessionConfig: { worktree_setup: 'sleep 3', max_parallel_agents: 2 },
+    });
+    const started = startRun(root, agentCmd('writes-done.sh'));
+    await waitForLog(root, /DISPATCH \[task-001\]/);
+    const early = await launchpad(root, ['stop', 'task-001']);
+    assert.equal(early.code, 0, show(early, root));
+    assert.match(early.stdout, /task-001: its agent \(agent_\w+\) is being ended/);
+    await waitForLog(root, /VALIDATE \[task-002\]|AGENT_DONE \[task-002\]/);
+    const late = await launchpad(root, ['stop', 'task-002']);
+    assert.equal(late.code, 1, show(late, root));
+    assert.match(late.stdout, /task-002: its agent \(agent_\w+\) had ended already; the attempt goes on/);
+    const r = await started.done;
+    assert.equal(r.code, 1, show(r, root));
+    const t1 = taskById(root, 'task-001');
+    assert.equal(t1.status, 'failed');
+    assert.equal(String((t1.error_log as string[]).at(-1)), '[AGENT_FAIL] stopped by a person (launchpad stop)');
+    assert.equal(readFileSync(join(root, '.launchpad/runs/task-001/attempt-1/transcript.log'), 'utf8'), '', 'its agent wrote nothing');
+    assert.equal(taskById(root, 'task-002').status, 'completed', 'a stop after its agent ended changes nothing');
   });
 
   it('stop asks the run to stop as Ctrl-C does; asked again while it stops, the run ends at once', async () => {

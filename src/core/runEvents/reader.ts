@@ -87,8 +87,8 @@ export function sessionFiles(paths: StatePaths): SessionFile[] {
   const found: SessionFile[] = [];
   for (const name of names) {
     const file = join(paths.events, name);
-    const first = parseRecord(readHead(file).split('\n')[0] ?? '');
-    if (first?.type !== 'session') continue;
+    const first = sessionRecordOf(file);
+    if (!first) continue;
     found.push({ file, session: first, live: isLive(first) && !hasEnded(file) });
   }
   return found.sort((a, b) => b.session.session - a.session.session || b.session.seq - a.session.seq);
@@ -97,6 +97,21 @@ export function sessionFiles(paths: StatePaths): SessionFile[] {
 /** The live sessions of this state root on this machine (the session lock's holder, concurrent workers). */
 export function liveSessions(paths: StatePaths): SessionFile[] {
   return sessionFiles(paths).filter((f) => f.live);
+}
+
+/** Each file's first record, by path and inode: a client looks at the folder every few seconds. */
+const heads = new Map<string, { ino: number; session: SessionRecord }>();
+
+function sessionRecordOf(file: string): SessionRecord | undefined {
+  const ino = statSync(file, { throwIfNoEntry: false })?.ino;
+  if (ino === undefined) return undefined;
+  const known = heads.get(file);
+  if (known?.ino === ino) return known.session;
+  const first = parseRecord(readHead(file).split('\n')[0] ?? '');
+  if (first?.type !== 'session') return undefined;
+  if (heads.size > 200) heads.clear();
+  heads.set(file, { ino, session: first });
+  return first;
 }
 
 function isLive(s: SessionRecord): boolean {

@@ -20,8 +20,8 @@ if (existsSync(setup)) await require(setup).setup(workspaceFolder);
 export default [
   {
     label: 'trusted',
-    // Every suite folder but restricted/ (test/vscode/index.ts SUITE_DIRS says the same).
-    files: ['out/test/vscode/*.test.js', 'out/test/vscode/!(restricted)/**/*.test.js'],
+    // Every suite folder but restricted/, reload/ and detached/ (test/vscode/index.ts SUITE_DIRS says the same).
+    files: ['out/test/vscode/*.test.js', 'out/test/vscode/!(restricted|reload|detached)/**/*.test.js'],
     version: 'stable',
     workspaceFolder,
     mocha: { ui: 'bdd', timeout: 30_000 },
@@ -29,4 +29,6 @@ export default [
   },
   // No "restricted" entry: @vscode/test-electron always starts VS Code with
   // --disable-workspace-trust, so Restricted Mode is only tested in code-server (--trust off).
+  // No "reload" or "detached" entry: they rely on code-server (the workbench running the suite
+  // again after a reload; the runner closing the editor, scripts/vscode-host/run.mjs --after-close).
 ];

@@ -24,6 +24,9 @@ import { chromium } from 'playwright-core';
 
 import { CACHE, ensureInstalled, ROOT } from './install.mjs';
 
+/** The file a test writes in the screenshot folder to have the editor closed (test/vscode/host.ts). */
+const CLOSE_EDITOR_REQUEST = 'close-editor.request';
+
 /** The newest screenshot of each suite and name, kept across runs. */
 const SCREENSHOTS = join(ROOT, '.cache', 'screenshots');
 import { killGroup, rssKb, runPids, startGroup } from './procs.mjs';
@@ -40,6 +43,10 @@ const HELP = `usage: node scripts/vscode-host/run.mjs [options]
   --env KEY=VALUE       extra environment for the extension host (repeatable)
   --grep TEXT           only tests whose full title contains TEXT (HOST_TEST_GREP)
   --timeout SECONDS     hard limit for the whole run (default: 300)
+  --after-close FILE    module exporting async afterClose(workspace): when the tests ask the runner
+                        to close the editor (test/vscode/host.ts requestEditorClose), the browser and
+                        code-server are killed and afterClose checks what goes on without them; the
+                        test results it returns are the run's
   --label WORD          prefix of the closing line, for several runs in one log`;
 
 export function parseArgs(argv) {
@@ -93,6 +100,9 @@ export function parseArgs(argv) {
         break;
       case '--label':
         o.label = value();
+        break;
+      case '--after-close':
+        o.afterClose = value();
         break;
       case '-h':
       case '--help':
@@ -417,8 +427,35 @@ export async function runSuite(opts) {
     say(`opening ${workspace}`);
     await page.goto(url.href);
 
+    // The editor closed as a person quits it (test/vscode/host.ts requestEditorClose): the browser
+    // and code-server's whole process group killed, nothing else; then afterClose checks what goes
+    // on without them, and its results are the run's.
+    let editorClosed;
+    const closeEditor = async () => {
+      say('closing the editor as the tests asked: the browser and code-server are killed');
+      await browser.close().catch(() => {});
+      await Promise.all([chrome, server].map((c) => killGroup(c, log)));
+      if (!opts.afterClose) throw new Error('the tests asked to close the editor, but no --after-close module checks what follows');
+      const mod = await import(pathToFileURL(resolve(opts.afterClose)).href);
+      const tests = await mod.afterClose(workspace, (line) => log(`[after-close] ${line}`));
+      const count = (state) => tests.filter((t) => t.state === state).length;
+      writeFileSync(
+        resultsFile,
+        JSON.stringify({ suite: opts.suite, passed: count('passed'), failed: count('failed'), pending: count('pending'), tests }, null, 2),
+      );
+      return count('failed') ? 1 : 0;
+    };
+
     // Screenshots the tests ask for (test/vscode/host.ts): NAME.request appears; NAME.png, then NAME.done.
     const shooter = setInterval(async () => {
+      if (!editorClosed && existsSync(join(shotsDir, CLOSE_EDITOR_REQUEST))) {
+        editorClosed = closeEditor().then(testsExited, (e) => {
+          log(`[runner] after-close: ${e.stack ?? e}`);
+          testsExited(1);
+        });
+        return;
+      }
+      if (editorClosed) return;
       for (const f of readdirSync(shotsDir).filter((n) => n.endsWith('.request'))) {
         const name = join(shotsDir, f.slice(0, -'.request'.length));
         renameSync(join(shotsDir, f), `${name}.taking`);
@@ -446,6 +483,8 @@ export async function runSuite(opts) {
       code = await Promise.race([
         testsDone,
         exited(server).then((c) => {
+          // Killed on the tests' request: the check after it decides.
+          if (editorClosed) return testsDone;
           throw new Error(`code-server exited (${c})`);
         }),
       ]);
@@ -453,7 +492,7 @@ export async function runSuite(opts) {
       clearInterval(shooter);
     }
     log(`[runner] the tests exited with ${code}`);
-    if (opts.screenshot) {
+    if (opts.screenshot && !editorClosed) {
       await sleep(500); // let the last refresh paint
       mkdirSync(resolve(opts.screenshot, '..'), { recursive: true });
       await page.screenshot({ path: resolve(opts.screenshot) });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The one entry for CI and `npm test` (the caller builds first): every suite of test/vscode, each
 // in its own VS Code host run, then one closing `N passed, N failed` line for them all.
-//   node scripts/vscode-host/test-all.mjs [--vsix FILE] [--only trusted,restricted,vsix] [--timeout SECONDS]
+//   node scripts/vscode-host/test-all.mjs [--vsix FILE] [--only trusted,restricted,reload,detached,vsix] [--timeout SECONDS]
 import { join, resolve } from 'node:path';
 
 import { CACHE, ROOT } from './install.mjs';
@@ -19,6 +19,10 @@ const timeout = Number(flag('--timeout') ?? 300);
 const suites = [
   { label: 'trusted', suite: 'trusted', trust: true },
   { label: 'restricted', suite: 'restricted', trust: false }, // the folder opens in Restricted Mode
+  // A window reload mid-run: the workbench runs the suite again in the new extension host.
+  { label: 'reload', suite: 'reload', trust: true },
+  // The editor closed mid-run: the runner kills it and afterClose checks the run goes on alone.
+  { label: 'detached', suite: 'detached', trust: true, afterClose: join(ROOT, 'out/test/vscode/detached/afterClose.js') },
   // The trusted suite again, against the packaged extension as a user would install it.
   ...(vsix ? [{ label: 'vsix', suite: 'trusted', trust: true, vsix: resolve(vsix) }] : []),
 ].filter((s) => !only || only.includes(s.label));

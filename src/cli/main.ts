@@ -19,6 +19,7 @@ import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
+import { stopCommand } from './commands/stop';
 import { workerCommand } from './commands/worker';
 import { errorJson, EXIT, exitFor, UsageError } from './exit';
 import { type Io, processIo } from './io';
@@ -29,6 +30,7 @@ export const COMMANDS: Command[] = [
   editCommand,
   removeCommand,
   runCommand,
+  stopCommand,
   workerCommand,
   agentsCommand,
   statusCommand,
@@ -143,6 +145,9 @@ function editDistance(a: string, b: string): number {
 }
 
 if (require.main === module) {
+  // VS Code starts runs with its own node (ELECTRON_RUN_AS_NODE=1): the agents and the programs
+  // they start must not inherit that, or an Electron program they run would start as plain node.
+  delete process.env.ELECTRON_RUN_AS_NODE;
   // A closed pipe (`launchpad log | head`) is not an error: processIo drops the output from then on.
   void main(process.argv.slice(2), processIo()).then((code) => {
     process.exitCode = code;

@@ -155,6 +155,14 @@ export class StatePaths {
   get processRecords(): string {
     return join(this.artefacts, 'procs');
   }
+  /** One file per session: its event stream (runEvents/writer.ts, docs/events.md). */
+  get events(): string {
+    return join(this.artefacts, 'events');
+  }
+  /** A person's requests to stop one task's agent (controller/taskStops.ts), one file per task. */
+  get stopRequests(): string {
+    return join(this.artefacts, 'stop');
+  }
 }
 
 const ATTEMPT_NAME = /^attempt-(\d+)(?:\.(\d+))?$/;

@@ -4,6 +4,8 @@
 export const COMMANDS = {
   run: 'launchpad.run',
   stop: 'launchpad.stop',
+  /** Ends one running task's agent (as `launchpad stop ID`). */
+  stopTask: 'launchpad.stopTask',
   status: 'launchpad.status',
   addTask: 'launchpad.addTask',
   init: 'launchpad.init',

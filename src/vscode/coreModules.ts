@@ -1,9 +1,7 @@
 // The parts of the core that cost real time to load — the task file's zod schema (built when its
-// module loads) and the controller — plus the settings' zod validation. Reached only through loadCore(),
+// module loads) and what writes the state — plus the settings' zod validation. Reached only through loadCore(),
 // never from activation: esbuild bundles a module imported only dynamically as a lazy initializer.
-export { Controller } from '../core/controller/controller';
 export { GITIGNORE_ENTRIES, initStateFiles } from '../core/init';
-export { attachJournal } from '../core/journal/attach';
 export { Journal } from '../core/journal/journal';
 export { JournalPaths } from '../core/journal/journalPaths';
 export { SCOPE_OPTIONS, scopeGate } from '../core/journal/scopeGate';
@@ -16,11 +14,10 @@ export { addTaskLogged, retryTaskLogged } from '../core/tasks/edits';
 export { clearPool } from '../core/worktrees/poolClear';
 export { readPool } from '../core/worktrees/poolReport';
 export { parseSettings } from './settingsValidation';
-// A long run of milestones: loading and status for the Milestones view, the runner, the decisions.
+// A long run of milestones: loading and status for the Milestones view, the decisions.
 export { Git } from '../core/git/git';
 export { tryAcquireLock } from '../core/lock';
 export { abortRun, approve, cleanUp, reject, retry, skip } from '../core/milestones/decisions';
 export { loadLongRun, LongRunStore } from '../core/milestones/longRun';
-export { LongRunner } from '../core/milestones/runner';
 export { buildStatus as buildLongRunStatus } from '../core/milestones/statusBlock';
 export { describeExhausted, exhaustedTask } from '../core/runNotices';

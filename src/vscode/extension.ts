@@ -50,5 +50,5 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
 }
 
 export function deactivate(): void {
-  // Disposables on the context end any run (its agents included) when the host shuts down.
+  // Runs are processes of their own: they go on, and the next window attaches to them.
 }

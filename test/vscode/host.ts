@@ -44,3 +44,15 @@ export async function waitFor(what: string, check: () => boolean, timeoutMs = 15
   for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(100)) if (check()) return;
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
+
+/**
+ * Asks the runner to close the editor as a person quits it: the browser and code-server are
+ * killed (this extension host with them) and the runner's --after-close module checks what
+ * goes on. Never returns under the runner; elsewhere it throws.
+ */
+export async function requestEditorClose(): Promise<never> {
+  const dir = process.env.HOST_TEST_SCREENSHOT_DIR;
+  if (!dir) throw new Error('no runner listening: the editor cannot be closed from a test here');
+  fs.writeFileSync(path.join(dir, 'close-editor.request'), '');
+  return new Promise<never>(() => undefined);
+}

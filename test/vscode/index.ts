@@ -8,7 +8,7 @@ import Mocha from 'mocha';
 
 /** Folders under out/test/vscode holding a suite of their own; all other *.test.js are "trusted".
  *  Keep .vscode-test.mjs and scripts/vscode-host/test-all.mjs in step. */
-export const SUITE_DIRS = ['restricted'];
+export const SUITE_DIRS = ['restricted', 'reload', 'detached'];
 
 export interface TestResult {
   title: string;

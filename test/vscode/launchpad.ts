@@ -128,3 +128,26 @@ export async function answeringPicks<T>(start: () => Thenable<T>, key: 'enter' |
   );
   return running;
 }
+
+/**
+ * An agent that says it started, then waits until `release` exists in its gate folder before it
+ * does its task as the fixture's agent does: a run can be caught with its agents running.
+ * Returns the agent's path and the gate's folder ($GATE_DIR, which the agent reads).
+ */
+export function gatedAgent(): { agent: string; gate: string; release(): void } {
+  const gate = fs.mkdtempSync(path.join(path.dirname(workspaceRoot()), 'gate-'));
+  const agent = path.join(gate, 'gated-agent.sh');
+  fs.writeFileSync(
+    agent,
+    [
+      '#!/bin/sh',
+      'echo "gated agent: $LAUNCHPAD_TASK_ID attempt $LAUNCHPAD_ATTEMPT started"',
+      'echo "$LAUNCHPAD_TASK_ID" >> "$GATE_DIR/started"',
+      'while [ ! -f "$GATE_DIR/release" ]; do sleep 0.2; done',
+      `exec sh '${path.join(workspaceRoot(), 'tools/agent.sh')}'`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return { agent, gate, release: () => fs.writeFileSync(path.join(gate, 'release'), '') };
+}

@@ -57,7 +57,7 @@ describe('packaging', () => {
     await waitFor(`${ID} to activate`, () => !!vscode.extensions.getExtension(ID)?.isActive, 30_000);
   });
 
-  it('the .vsix holds only the bundle, its schema, media, the manifest, README and LICENSE', function () {
+  it('the .vsix holds only the bundle, the CLI, its schema, media, the manifest, README and LICENSE', function () {
     if (!vsix) return this.skip(); // the vsix suite
     const entries = zipEntries(vsix).filter((e) => !e.endsWith('/'));
     const allowed = [
@@ -67,13 +67,19 @@ describe('packaging', () => {
       /^extension\/readme\.md$/i,
       /^extension\/license(\.txt|\.md)?$/i,
       /^extension\/dist\/extension\.js$/,
+      /^extension\/dist\/cli\.js$/,
       /^extension\/dist\/harness-tasks\.schema\.json$/,
       /^extension\/media\/[\w.-]+\.(json|svg|png)$/,
     ];
     const unexpected = entries.filter((e) => !allowed.some((re) => re.test(e)));
     assert.deepEqual(unexpected, [], `not meant for the package:\n${unexpected.join('\n')}`);
     assert.ok(!entries.some((e) => /(^|\/)(src|test|out|node_modules|\.cache|bench|scripts|\.vscode)\//.test(e) || /\.(ts|map)$/.test(e)));
-    for (const needed of ['extension/package.json', 'extension/dist/extension.js', 'extension/dist/harness-tasks.schema.json']) {
+    for (const needed of [
+      'extension/package.json',
+      'extension/dist/extension.js',
+      'extension/dist/cli.js',
+      'extension/dist/harness-tasks.schema.json',
+    ]) {
       assert.ok(entries.includes(needed), `${needed} is missing`);
     }
     assert.ok(

@@ -283,24 +283,35 @@ describe('run', function () {
     }
   });
 
-  it('ends a task whose terminal is closed, and records it as failed', async () => {
+  it("follows each agent's transcript in its terminal; closing it leaves the agent running; Stop Task ends it, recorded as failed", async () => {
     const id = cli('add', 'Wait for a review [slow]', '--validate', 'true', '--files', 'src/slow1/', '--max-attempts', '1').trim();
     const startedBefore = started.length;
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active!;
     // Named while it runs: the title first (the terminal list shows the first characters), then the id.
-    const terminal = await eventually(`the terminal of ${id}`, () =>
-      vscode.window.terminals.find((t) => t.name === `Wait for a review [slow] · ${id}`),
-    );
+    const name = `Wait for a review [slow] · ${id}`;
+    const terminal = await eventually(`the terminal of ${id}`, () => vscode.window.terminals.find((t) => t.name === name));
     await eventually(`${id} running`, () => readTaskFile().tasks.find((t) => t.id === id)?.status === 'in_progress');
-    await new Promise((r) => setTimeout(r, 500)); // the agent is sleeping now
-    const closedAt = Date.now();
+    const transcript = path.join(workspaceRoot(), `.launchpad/runs/${id}/attempt-1/transcript.log`);
+    await eventually("the agent's first lines in its transcript", () =>
+      fs.readFileSync(transcript, 'utf8').includes('waiting for a review'),
+    );
+    const agentId = String(readTaskFile().tasks.find((t) => t.id === id)?.agent_id);
     terminal.dispose();
+    await new Promise((r) => setTimeout(r, 1500)); // time for a wrongly stopped agent to be seen ending
+    assert.equal(readTaskFile().tasks.find((t) => t.id === id)?.status, 'in_progress', 'closing the terminal stopped nothing');
+    assert.doesNotMatch(fs.readFileSync(progressFile(), 'utf8'), new RegExp(`AGENT_DONE \\[${id}\\]`));
+
+    // Stop Task from the task's row, as a person clicks it.
+    const stoppedAt = Date.now();
+    const answer = await vscode.commands.executeCommand(COMMANDS.stopTask, (await shownTask(api, id)).node);
+    assert.equal(answer, 'stopped');
     await run.done;
-    assert.ok(Date.now() - closedAt < 60_000, 'the run did not wait for the agent to finish on its own');
+    assert.ok(Date.now() - stoppedAt < 60_000, 'the run did not wait for the agent to finish on its own');
     const t = readTaskFile().tasks.find((x) => x.id === id)!;
     assert.equal(t.status, 'failed');
-    assert.match(String((t.error_log as string[]).at(-1)), /^\[AGENT_FAIL\]/);
+    assert.equal(String((t.error_log as string[]).at(-1)), '[AGENT_FAIL] stopped by a person (launchpad stop)');
+    assert.match(fs.readFileSync(progressFile(), 'utf8'), new RegExp(`WARN \\[${id}\\] agent=${agentId} stopped by a person`));
     // Meanwhile task-003 (retried above, 3 attempts) failed three times in a row in this run: each
     // attempt got its terminal, the same one, although VS Code refuses a task that is still active.
     const t3 = readTaskFile().tasks.find((x) => x.id === 'task-003')!;

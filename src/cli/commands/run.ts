@@ -13,6 +13,7 @@ import { buildStatus } from '../../core/statusReport';
 import { type TaskFile, taskFileSchema } from '../../core/taskFile/schema';
 import { StateStore } from '../../core/taskFile/store';
 import { type Command, type CommandContext, numberOption, shellQuote } from '../command';
+import { UsageError } from '../exit';
 import { commandIn } from '../invocation';
 import { type Io, stderrLogger } from '../io';
 import { QUEUE_RUN_OPTIONS, queueExecutorFor } from '../queueOptions';
@@ -24,7 +25,7 @@ import { RunView } from '../ui/runView';
 export const runCommand: Command = {
   name: 'run',
   usage:
-    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--verbose] [--json] [--spec NAME [--task IDS] [--all]] [--executor queue --queue URL [--remote REMOTE]]',
+    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--verbose] [--json|--events] [--spec NAME [--task IDS] [--all]] [--executor queue --queue URL [--remote REMOTE]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -46,6 +47,10 @@ export const runCommand: Command = {
     'Exit codes: 0 all completed, 1 work left, 2 configuration or the machine, 3 locked, 6 session_config.budget_usd reached,',
     '7 an agent hit a usage or rate limit (the message says when it lifts; --wait-on-limit waits instead).',
     'Ctrl-C stops: agents end, their tasks stay in progress, and the next run recovers them. A second Ctrl-C exits at once.',
+    '"launchpad stop" does the same from another terminal (and "launchpad stop ID" ends one task\'s agent).',
+    "--events prints the run's event stream on stdout instead of the log and the summary: one JSON object a line (task events,",
+    'log lines, attempts and where their transcripts are, the end with its outcome); docs/events.md has the format. The',
+    'same records are written to .launchpad/events/ for any client to follow.',
     '--notify CMD runs CMD (sh -c, in the state root, 30 s at most; its failure is a warning) when the run ends and when a',
     'task has used all its attempts, with LAUNCHPAD_EVENT (run-ended or attempts-exhausted), LAUNCHPAD_SUMMARY, the counts',
     '(LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or',
@@ -89,6 +94,7 @@ export const runCommand: Command = {
     },
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome, a summary and the final status as JSON' },
+    events: { type: 'boolean', help: 'print the event stream on stdout as JSON lines (see above) instead of the log and the summary' },
     notify: { type: 'string', value: 'CMD', help: 'run CMD when the run ends and when a task has used all its attempts (see above)' },
     'no-bell': { type: 'boolean', help: 'no terminal bell at the end' },
     ...SPEC_RUN_OPTIONS,
@@ -98,9 +104,12 @@ export const runCommand: Command = {
   async run(ctx) {
     const { io, values } = ctx;
     const json = values.json === true;
+    const events = values.events === true;
+    if (json && events) throw new UsageError(`run: --json or --events, not both\nusage: ${runCommand.usage}`);
     const paths = stateRootForInit(ctx);
     const settings: RunSettings = {
       cliAgent: values.agent as string | undefined,
+      ...editorSettings(io.env),
       cliAgentArgs: values['agent-args'] as string | undefined,
       maxParallel: numberOption('max-parallel', values['max-parallel'], { integer: true, min: 1 }),
       maxTasksPerSession: numberOption('max-tasks', values['max-tasks'], { integer: true, min: 1 }),
@@ -112,10 +121,11 @@ export const runCommand: Command = {
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);
-    const spec = await prepareSpecRun(ctx, paths, json);
+    const quiet = json || events;
+    const spec = await prepareSpecRun(ctx, paths, quiet);
     const queue = await queueExecutorFor(values, io.env, paths.root);
-    if (queue && !json) io.err(`attempts go to ${queue.describe}\n`);
-    const view = json
+    if (queue && !quiet) io.err(`attempts go to ${queue.describe}\n`);
+    const view = quiet
       ? undefined
       : new RunView({
           paths,
@@ -133,6 +143,7 @@ export const runCommand: Command = {
       logger: stderrLogger(errIo),
       terminals: headlessTerminals(view && values.verbose ? (taskId, kind, text) => view.processOutput(taskId, kind, text) : undefined),
       onLogLine: view ? (line, entry) => view.logLine(line, entry) : undefined,
+      onEvent: events ? (line) => io.out(line) : undefined,
       ...(queue ? { executor: queue.executor } : {}),
     });
 
@@ -147,10 +158,11 @@ export const runCommand: Command = {
       if (interrupts > 1) {
         // Exiting now: the first stop's SIGKILL-after-grace timers would die with us.
         view?.close();
+        controller.abandon();
         killAllProcessGroupsNow();
         process.exit(signal === 'SIGINT' ? 130 : 143);
       }
-      if (!json) errIo.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
+      if (!quiet) errIo.err(`\n${signal}: stopping; agents are being ended and their tasks left for recovery (again to exit at once)\n`);
       controller.stop();
     };
     process.on('SIGINT', onSignal);
@@ -182,7 +194,7 @@ export const runCommand: Command = {
             2,
           ) + '\n',
         );
-      } else {
+      } else if (!events) {
         // On a terminal the run ends with the bell (unless turned off): a person may be elsewhere.
         const bell = io.interactive && values['no-bell'] !== true && bellWanted(paths) ? '\x07' : '';
         const notes = (outcome.notes ?? []).map((n) => `${ctx.colour.yellow('note:')} ${n}`);
@@ -264,6 +276,19 @@ function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
       { field: agent.source },
     );
   }
+}
+
+/**
+ * The agent VS Code chose for a run it starts (its launchpad.agent.* settings or the agent picked
+ * for the run), ranked as the editor's setting is, below --agent and $LAUNCHPAD_AGENT. Taken out
+ * of the environment here: the agents do not inherit it.
+ */
+function editorSettings(env: NodeJS.ProcessEnv): Pick<RunSettings, 'editorAgent' | 'editorAgentSource'> {
+  const agent = env.LAUNCHPAD_EDITOR_AGENT || undefined;
+  const source = env.LAUNCHPAD_EDITOR_AGENT_SOURCE || undefined;
+  delete env.LAUNCHPAD_EDITOR_AGENT;
+  delete env.LAUNCHPAD_EDITOR_AGENT_SOURCE;
+  return agent ? { editorAgent: agent, ...(source ? { editorAgentSource: source } : {}) } : {};
 }
 
 /** session_config.bell: the bell rings unless the task file says false (or cannot be read). */

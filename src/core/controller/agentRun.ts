@@ -69,7 +69,7 @@ export async function checkpoint(s: Session, taskId: string, c: CheckpointStep):
       s.worker?.renewIn(file, taskId);
     });
     s.log({ type: 'CHECKPOINT', taskId, message: `step=${c.step}/${c.total} "${c.description}"` });
-    s.taskEvents.fire({ taskId, kind: 'checkpoint' });
+    s.taskEvents.fire({ taskId, kind: 'checkpoint', checkpoint: { step: c.step, total: c.total, description: c.description } });
   } catch (err) {
     s.logger.warn(`could not record checkpoint of ${taskId}: ${(err as Error).message}`);
   }

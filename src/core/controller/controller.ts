@@ -1,6 +1,6 @@
 // The controller loop: session start, then batches of independent tasks run in
-// parallel worktrees until a stopping condition, then the session's STATS. One core for both
-// front ends; what differs between them is the TerminalFactory.
+// parallel worktrees until a stopping condition, then the session's STATS. It runs in a
+// `launchpad run` process; clients (VS Code, scripts) follow it through its event stream.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
@@ -17,6 +17,7 @@ import { type LogEntry, logTimestamp } from '../log/logLine';
 import { tailLog } from '../log/logReader';
 import { ProgressLog } from '../log/progressLog';
 import { type Logger, silentLogger } from '../logger';
+import { RunEventWriter } from '../runEvents/writer';
 import { isOwnPath, type StatePaths } from '../statePaths';
 import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
@@ -48,6 +49,7 @@ import { maxSessions, resolveRunConfig, type RunSettings } from './runConfig';
 import { Session } from './session';
 import { TaskDurations } from './taskDurations';
 import { type ClaimedTask, type Resume } from './taskRun';
+import { TaskStops } from './taskStops';
 import type { RunOutcome, StopReason, TaskEvent, TerminalFactory } from './types';
 import { DEFAULT_LEASE_SECONDS, mergeLockPath, Worker, workerIdFrom } from './workers';
 
@@ -58,6 +60,8 @@ export interface ControllerOptions {
   logger?: Logger;
   /** Every progress log line as it is written. */
   onLogLine?: (line: string, entry: LogEntry) => void;
+  /** Every record of the run's event stream as it is written, a JSON line (`run --events`). */
+  onEvent?: (line: string) => void;
   /** Who runs the attempts (default: this machine, through `terminals`). See executor/types.ts. */
   executor?: AttemptExecutor;
 }
@@ -68,6 +72,7 @@ export class RunConfigError extends InputError {}
 export class Controller {
   private session: Session | undefined;
   private stopRequested = false;
+  private events: RunEventWriter | undefined;
   private readonly taskEvents = new Emitter<TaskEvent>();
   /** A task changed state (dispatched, validated, completed, failed, …). */
   readonly onDidChangeTask = this.taskEvents.event;
@@ -76,8 +81,19 @@ export class Controller {
 
   /** A person's stop: running agents end, their tasks stay in_progress for the next run. */
   stop(): void {
+    this.events?.write({ type: 'stop', scope: 'run', now: false });
     this.stopRequested = true;
     this.session?.requestStop();
+  }
+
+  /**
+   * The run is ending at once (a second Ctrl-C): its agents are being killed and no session end
+   * follows. The stream's last record says so; the next run recovers the tasks.
+   */
+  abandon(): void {
+    this.events?.write({ type: 'stop', scope: 'run', now: true });
+    this.events?.end({ error: 'ended at once: the agents were killed; the next run recovers their tasks' });
+    this.events?.close();
   }
 
   get running(): boolean {
@@ -85,6 +101,22 @@ export class Controller {
   }
 
   async run(): Promise<RunOutcome> {
+    const logger = this.opts.logger ?? silentLogger;
+    const events = new RunEventWriter(this.opts.onEvent, logger);
+    this.events = events;
+    try {
+      const outcome = await this.runWithEvents(events);
+      events.end({ outcome });
+      return outcome;
+    } catch (err) {
+      events.end({ error: err });
+      throw err;
+    } finally {
+      events.close();
+    }
+  }
+
+  private async runWithEvents(events: RunEventWriter): Promise<RunOutcome> {
     const { paths } = this.opts;
     const logger = this.opts.logger ?? silentLogger;
     const git = new Git(paths.root);
@@ -119,7 +151,11 @@ export class Controller {
     const lock: LockHandle | undefined = concurrent ? undefined : beforeSession(() => tryAcquireLock(paths.sessionLock, 'launchpad run'));
     const workerId = workerIdFrom(env);
     let worker: Worker | undefined;
-    const progress = new ProgressLog(paths.progress, this.opts.onLogLine);
+    const cleanups: Array<() => void> = [];
+    const progress = new ProgressLog(paths.progress, (line, entry) => {
+      events.log(line, entry);
+      this.opts.onLogLine?.(line, entry);
+    });
     let session: number | undefined;
     try {
       // Another worker may be merging right now: its merge is not interrupted, nor its files dirty.
@@ -179,9 +215,39 @@ export class Controller {
       // workers take theirs under the lock at once, so each gets a number of its own.
       const number = concurrent ? await store.transact((f) => (f.session_count += 1)) : file.session_count + 1;
       const config = resolveRunConfig(this.opts.settings ?? {}, file, paths, toplevel);
-      const terminals = this.opts.terminals ?? headlessTerminals();
+      events.startSession(paths, {
+        session: number,
+        base_branch: baseBranch,
+        mode: concurrent ? 'concurrent' : inPlace ? 'in-place' : 'worktrees',
+        worker: concurrent ? workerId : null,
+      });
+      // A person's stop of one task's agent (launchpad stop ID), for the attempts this session drives.
+      const stops = new TaskStops(
+        paths,
+        (id) => this.session?.fenceOf(id)?.agentId ?? undefined,
+        (taskId, agentId, taken) => {
+          this.session?.log({
+            type: 'WARN',
+            taskId,
+            message: taken
+              ? `agent=${agentId} stopped by a person`
+              : `stop requested for agent=${agentId} after it ended; the attempt goes on (validation, merge)`,
+          });
+          events.write({ type: 'stop', scope: 'task', task: taskId, agent: agentId, taken });
+        },
+      );
+      const terminals = stops.terminals(this.opts.terminals ?? headlessTerminals());
       const s = new Session(number, { git, store, config, paths, logger, progress, toplevel, baseBranch, terminals });
-      s.taskEvents.event((e) => this.taskEvents.fire(e));
+      s.events = events;
+      s.taskEvents.event((e) => {
+        events.task(e);
+        this.taskEvents.fire(e);
+      });
+      // Attempts on other machines (the queue's) run no agent here: a request for one is not taken.
+      if (!this.opts.executor || this.opts.executor === localExecutor) {
+        stops.start();
+        cleanups.push(() => stops.close());
+      }
       s.state.head = (await git.head())!;
       this.session = s;
       session = number;
@@ -236,6 +302,7 @@ export class Controller {
     } catch (err) {
       throw asEnvFailureError(err);
     } finally {
+      for (const c of cleanups) c();
       worker?.stop();
       this.session = undefined;
       releaseLock(lock, progress, session);

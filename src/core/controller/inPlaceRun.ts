@@ -32,6 +32,7 @@ import type { TaskEnd } from './merge';
 import { buildPrompt } from './prompt';
 import type { Session } from './session';
 import { inspectWork } from './taskRun';
+import { STOPPED_BY_PERSON } from './taskStops';
 import type { TaskTerminal } from './types';
 import { validateTask } from './validate';
 
@@ -145,7 +146,7 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
     });
     if (agent.aborted && s.stopping) return interrupted(terminal);
 
-    const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError;
+    const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError && !agent.aborted;
     // The verdict is recorded before anything else: a recovery validates only what it says succeeded.
     files.recordVerdict(
       agentId,
@@ -189,6 +190,8 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
 
 /** Why the agent's attempt failed, in words: its time limit, its start, its own reason, or no verdict. */
 function verdictReason(s: Session, agent: ProcessResult, verdict: AgentVerdict): string {
+  // Aborted while the session goes on: a person stopped this agent.
+  if (agent.aborted) return STOPPED_BY_PERSON;
   if (agent.timedOut) return `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`;
   if (agent.spawnError) return `could not start the agent: ${agent.spawnError}`;
   if (verdict.kind === 'fail') return verdict.reason;

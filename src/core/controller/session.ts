@@ -16,6 +16,7 @@ import type { Category } from '../log/logLine';
 import type { LogEvent, ProgressLog } from '../log/progressLog';
 import type { Logger } from '../logger';
 import { ProcessRecords } from '../process/processRecords';
+import type { RunEventWriter } from '../runEvents/writer';
 import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
@@ -87,6 +88,8 @@ export class Session implements SessionContext {
   readonly taskEvents = new Emitter<TaskEvent>();
   /** Concurrent mode: this process's worker (claims, leases, the fencing check). */
   worker: Worker | undefined;
+  /** The run's event stream (attempt folders are announced there as they are made). */
+  events: RunEventWriter | undefined;
   /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
   inPlace = false;
   /** What this run's agents reported spending, its budget, and a usage limit's pause (budget.ts). */
@@ -232,7 +235,9 @@ export class Session implements SessionContext {
 
   /** A fresh folder for one attempt's prompt and transcripts (of agent `agentId`, when one runs). */
   createAttempt(taskId: string, attempt: number, agentId?: string): AttemptPaths {
-    return this.paths.createAttempt(taskId, attempt, this.number, agentId);
+    const files = this.paths.createAttempt(taskId, attempt, this.number, agentId);
+    this.events?.attempt(this.paths, taskId, files, agentId);
+    return files;
   }
 
   /** The folder of the attempt agent `agentId` ran, if it got that far. */

@@ -25,6 +25,7 @@ import { prepareWorktree, type WorktreeOrigin } from './prepare';
 import { checkProgram } from './programCheck';
 import { buildPrompt, type ResumeContext } from './prompt';
 import type { Session } from './session';
+import { STOPPED_BY_PERSON } from './taskStops';
 import type { TaskTerminal } from './types';
 import { validateTask } from './validate';
 import { worktreeSetupFailed } from './worktreeSetup';
@@ -161,13 +162,16 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const limit = limitThatEnded(report, verdict.kind);
   if (limit) return stopForLimit(s, before, report!.preset, limit, terminal);
   s.spending.noLimit();
-  const machine = agent.transcriptError
-    ? writeFailure(files.transcript, agent.transcriptError)
-    : agent.spawnError
-      ? startFailure('agent command', agent.spawnError, agentCwd)
-      : verdict.kind === 'none' && (await noWork(s, worktree, base, branch))
-        ? classifyExit(agent.code, agent.tail, 'agent command')
-        : undefined;
+  // A person's stop of this agent (taskStops.ts) is its attempt's end, not the machine's.
+  const machine = agent.aborted
+    ? undefined
+    : agent.transcriptError
+      ? writeFailure(files.transcript, agent.transcriptError)
+      : agent.spawnError
+        ? startFailure('agent command', agent.spawnError, agentCwd)
+        : verdict.kind === 'none' && (await noWork(s, worktree, base, branch))
+          ? classifyExit(agent.code, agent.tail, 'agent command')
+          : undefined;
   const end = agentEnd(verdict, agent, s.config.agentTimeoutMs);
   if (machine) {
     // The agent said it succeeded before the machine failed: that verdict is kept (when it can
@@ -212,6 +216,9 @@ type AgentEnd = { kind: 'success' } | { kind: 'fail'; category: Category; reason
 
 /** How the agent ended: its RESULT line, unless it timed out or never started. */
 function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number): AgentEnd {
+  // Aborted while the session goes on: a person stopped this agent.
+  if (agent.aborted)
+    return { kind: 'fail', category: 'AGENT_FAIL', reason: STOPPED_BY_PERSON, discardReason: 'stopped by a person', tail: agent.tail };
   if (agent.timedOut)
     return {
       kind: 'fail',

@@ -1,6 +1,6 @@
-// What the controller exposes to a front end: its outcome, its events, and the terminal seam
-// through which every agent, validation and cleanup runs (child processes in the CLI, a
-// VS Code task per worktree in the extension).
+// What the controller exposes to the process running it: its outcome, its events, and the
+// terminal seam through which every agent, validation and cleanup runs (child processes; the
+// CLI's -v tees their output).
 import type { ProcessResult, ProcessSpec } from '../process/runProcess';
 import type { Stats } from '../tasks/stats';
 
@@ -57,4 +57,6 @@ export interface TaskEvent {
    * the pool's order among those it did not start (null: none). Absent when no pass ran with it.
    */
   next?: string | null;
+  /** A checkpoint's step, as the agent reported it. */
+  checkpoint?: { step: number; total: number; description: string };
 }

@@ -1,6 +1,6 @@
-// Today's executor: the attempt runs on this machine (taskRun.ts), its processes shown through the
-// front end's TerminalFactory (headless child processes in the CLI, VS Code terminals in the
-// extension). The default when a controller is given no executor.
+// Today's executor: the attempt runs on this machine (taskRun.ts), its processes started through
+// the run's TerminalFactory (child processes, their output teed where the CLI shows it). The
+// default when a controller is given no executor.
 import { runTask } from '../controller/taskRun';
 import type { AttemptExecutor } from './types';
 

@@ -11,13 +11,17 @@ import { offer } from '../notify';
 import { pickAgent } from '../run/agentPick';
 import type { ActiveRun } from '../run/runManager';
 import { requireTrust } from '../trust';
+import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
 import { showStatus } from './statusDocument';
 
-export function runCommands(deps: CommandDeps): Handlers<typeof COMMANDS.run | typeof COMMANDS.stop | typeof COMMANDS.status> {
+export function runCommands(
+  deps: CommandDeps,
+): Handlers<typeof COMMANDS.run | typeof COMMANDS.stop | typeof COMMANDS.stopTask | typeof COMMANDS.status> {
   return {
     [COMMANDS.run]: () => run(deps),
     [COMMANDS.stop]: () => stop(deps),
+    [COMMANDS.stopTask]: (arg) => stopTask(deps, taskIdOf(arg)),
     [COMMANDS.status]: () => showStatus(deps.model),
   };
 }
@@ -26,7 +30,9 @@ export function runCommands(deps: CommandDeps): Handlers<typeof COMMANDS.run | t
 async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined> {
   if (!requireTrust('Run')) return;
   if (runs.active) {
-    void vscode.window.showInformationMessage('Launchpad: a run is already going in this window.');
+    void vscode.window.showInformationMessage(
+      `Launchpad: a run is going already (pid ${runs.active.pid ?? '?'}); "Launchpad: Stop" stops it.`,
+    );
     return;
   }
   const paths = model.stateRoot();
@@ -76,16 +82,52 @@ async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined>
   }
 }
 
-function stop({ model, runs }: CommandDeps): void {
-  if (runs.stop()) {
+async function stop({ model, runs }: CommandDeps): Promise<void> {
+  if (!requireTrust('Stop')) return;
+  const actions = await runs.stop();
+  if (actions.includes('asked')) {
     void vscode.window.showInformationMessage(
-      'Launchpad: stopping. Running agents are being ended; their tasks stay in progress for the next run to recover.',
+      'Launchpad: stopping. Running agents are being ended; their tasks stay in progress for the next run to recover. Stop again to end it at once.',
     );
-    return;
+  } else if (actions.includes('ended') || actions.includes('killed')) {
+    void vscode.window.showInformationMessage('Launchpad: the run was ended at once; the next run recovers its tasks.');
+  } else {
+    const holder = model.snapshot?.activeSession;
+    const message = holder
+      ? `Launchpad: ${holder.command} (pid=${holder.pid} on ${holder.host}, since ${holder.acquired_at}) holds the lock; stop it where it runs.`
+      : 'Launchpad: no run to stop.';
+    void vscode.window.showInformationMessage(message);
   }
-  const holder = model.snapshot?.activeSession;
-  const message = holder
-    ? `Launchpad: no run in this window. ${holder.command} (pid=${holder.pid} on ${holder.host}, since ${holder.acquired_at}) holds the lock; stop it where it runs.`
-    : 'Launchpad: no run to stop.';
-  void vscode.window.showInformationMessage(message);
+}
+
+/**
+ * Stop Task: the run driving the task's attempt ends its agent, as `launchpad stop ID` asks; the
+ * attempt fails as stopped by a person (retried while it has attempts left). Returns the answer.
+ */
+async function stopTask({ model, runs }: CommandDeps, arg: string | undefined): Promise<string | undefined> {
+  if (!requireTrust('Stop Task')) return undefined;
+  const running = (model.snapshot?.tasks ?? []).filter((t) => t.status === 'in_progress' && t.task.agent_id);
+  const id =
+    arg ??
+    (
+      await vscode.window.showQuickPick(
+        running.map((t) => ({ label: t.id, description: t.title })),
+        { title: 'Launchpad: Stop Task', placeHolder: 'Whose agent to end (its attempt fails as stopped by a person)' },
+      )
+    )?.label;
+  if (!id) return undefined;
+  const entry = (await model.refresh()).byId.get(id);
+  const agentId = entry?.status === 'in_progress' ? entry.task.agent_id : undefined;
+  if (!entry || !agentId) {
+    void vscode.window.showInformationMessage(`Launchpad: ${id} is ${entry?.status ?? 'not in harness-tasks.json'}: no agent of it runs.`);
+    return undefined;
+  }
+  const answer = await runs.stopTask(id, agentId);
+  const said = {
+    stopped: `${id}: its agent is being ended; the attempt fails as stopped by a person.`,
+    'agent-ended': `${id}: its agent had ended already; the attempt goes on (validation, merge).`,
+    'not-taken': `${id}: no run on this machine drives its attempt; nothing was stopped.`,
+  }[answer];
+  void vscode.window.showInformationMessage(`Launchpad: ${said}`);
+  return answer;
 }

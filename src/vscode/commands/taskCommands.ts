@@ -9,7 +9,6 @@ import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
 import { loadCore } from '../coreLoader';
 import type { TaskEntry } from '../model/stateModel';
-import { terminalOfTask } from '../run/taskTerminals';
 import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
@@ -51,7 +50,7 @@ async function taskClicked(deps: CommandDeps, id: string | undefined): Promise<v
   const entry = id ? deps.model.snapshot?.byId.get(id) : undefined;
   if (!entry) return;
   if (entry.state === 'running') {
-    terminalOfTask(entry.id)?.show(true);
+    deps.runs.revealTerminal(entry.id);
     return;
   }
   if (entry.state !== 'retryable' && entry.state !== 'failed') return;

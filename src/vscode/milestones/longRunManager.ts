@@ -1,29 +1,35 @@
-// Owns the long run of this window (at most one): the core's runner with nobody to ask at its
-// gates — it does all the work it can and stops where a person must decide; the gates are then
-// notifications and actions in the Milestones view, and a decision starts the run again. A
-// decision made while the run still works elsewhere is applied as soon as it stops.
+// The long run this window started (at most one): `launchpad milestones run` with nobody to ask
+// at its gates, a process of its own started with the editor's node (detached, as a run is: it
+// outlives the window). It does all the work it can and stops where a person must decide; the
+// gates are then notifications and actions in the Milestones view, and a decision starts it
+// again. A decision made while it still works is applied as soon as it stops.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
 import * as vscode from 'vscode';
 
 import type { Logger } from '../../core/logger';
 import type { LongRunOutcome } from '../../core/milestones/runner';
 import { reportEditError } from '../commands/errors';
 import { CONTEXT_KEYS } from '../contributions';
-import { type Core, loadCore } from '../coreLoader';
 import { offer } from '../notify';
 import type { MilestonesModel } from './milestonesModel';
 
+/** What the window learns of a long run's end: its exit code and message (`milestones run --json`). */
+export type LongRunEnd = Pick<LongRunOutcome, 'exitCode' | 'reason' | 'message'>;
+
 export interface ActiveLongRun {
   dir: string;
-  done: Promise<LongRunOutcome | undefined>;
+  done: Promise<LongRunEnd | undefined>;
 }
 
 export class LongRunManager implements vscode.Disposable {
-  private current: { run: ActiveLongRun; runner: InstanceType<Core['LongRunner']> } | undefined;
+  private current: { run: ActiveLongRun; child: ChildProcess } | undefined;
   private readonly pending: Array<() => Promise<unknown>> = [];
-  private readonly ended = new vscode.EventEmitter<{ dir: string; outcome?: LongRunOutcome; error?: unknown }>();
+  private readonly ended = new vscode.EventEmitter<{ dir: string; outcome?: LongRunEnd; error?: unknown }>();
   readonly onDidEnd = this.ended.event;
   /** The last outcome (tests read it). */
-  lastOutcome: LongRunOutcome | undefined;
+  lastOutcome: LongRunEnd | undefined;
 
   constructor(
     private readonly model: MilestonesModel,
@@ -36,39 +42,41 @@ export class LongRunManager implements vscode.Disposable {
 
   async start(dir: string): Promise<ActiveLongRun> {
     if (this.current) throw new Error('a long run is already going in this window');
-    const { LongRunner } = await loadCore();
-    let last = 'starting…';
-    const runner = new LongRunner({
-      dir,
-      logger: this.logger,
-      say: (text) => {
-        this.logger.info(text);
-        last = text.split('\n').find((l) => l.trim()) ?? last;
-        this.model.scheduleRefresh();
-      },
-      onControllerLine: (id, line) => this.logger.info(`${id} | ${line}`),
+    const child = spawn(process.execPath, [join(__dirname, 'cli.js'), 'milestones', 'run', dir, '--json'], {
+      cwd: dir,
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const done = runner.run().then(
-      (outcome) => this.finish(dir, { outcome }),
-      (error: unknown) => this.finish(dir, { error }),
-    );
+    child.unref();
+    let stdout = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => this.logger.info(d.toString().trimEnd()));
+    const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
+      child.on('error', (error) => resolve({ code: null, error }));
+      child.on('close', (code) => resolve({ code }));
+    });
+    const done = exited.then(({ code, error }) => this.finish(dir, error ? { error } : endOf(stdout, code)));
     const run: ActiveLongRun = { dir, done };
-    this.current = { run, runner };
+    this.current = { run, child };
     void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.longRunning, true);
+    // The view follows the harness files; a refresh now and then shows the phases as they change.
+    const refresh = setInterval(() => this.model.scheduleRefresh(), 1000);
     void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Launchpad long run' }, async (progress) => {
-      const timer = setInterval(() => progress.report({ message: last }), 500);
+      progress.report({ message: 'running (the Milestones view shows where)' });
       try {
         await done;
       } finally {
-        clearInterval(timer);
+        clearInterval(refresh);
       }
     });
     return run;
   }
 
+  /** Asks the long run to stop as Ctrl-C does: its agents end, each milestone resumes where it was. */
   stop(): boolean {
     if (!this.current) return false;
-    this.current.runner.stop();
+    this.current.child.kill('SIGINT');
     return true;
   }
 
@@ -77,7 +85,7 @@ export class LongRunManager implements vscode.Disposable {
     this.pending.push(apply);
   }
 
-  private async finish(dir: string, result: { outcome?: LongRunOutcome; error?: unknown }): Promise<LongRunOutcome | undefined> {
+  private async finish(dir: string, result: { outcome?: LongRunEnd; error?: unknown }): Promise<LongRunEnd | undefined> {
     this.current = undefined;
     void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.longRunning, false);
     this.lastOutcome = result.outcome;
@@ -89,7 +97,7 @@ export class LongRunManager implements vscode.Disposable {
     return result.outcome;
   }
 
-  private announce({ outcome, error }: { outcome?: LongRunOutcome; error?: unknown }): void {
+  private announce({ outcome, error }: { outcome?: LongRunEnd; error?: unknown }): void {
     if (error) {
       reportEditError('long run', error, this.logger);
       return;
@@ -103,7 +111,20 @@ export class LongRunManager implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.current?.runner.stop();
+    // The long run goes on without the window: a process of its own.
     this.ended.dispose();
   }
+}
+
+/** The outcome `milestones run --json` printed, or its error. */
+function endOf(stdout: string, code: number | null): { outcome?: LongRunEnd; error?: unknown } {
+  try {
+    const out = JSON.parse(stdout) as { exit_code?: number; reason?: LongRunEnd['reason']; message?: string; error?: { message?: string } };
+    if (out.error) return { error: new Error(out.error.message ?? `launchpad milestones run exited with ${code}`) };
+    if (typeof out.exit_code === 'number')
+      return { outcome: { exitCode: out.exit_code as LongRunEnd['exitCode'], reason: out.reason ?? 'error', message: out.message ?? '' } };
+  } catch {
+    // Not its JSON: it was killed.
+  }
+  return { error: new Error(`launchpad milestones run exited with ${code ?? 'a signal'} without its outcome`) };
 }

@@ -155,7 +155,7 @@ function runTerminal(runs: RunManager): vscode.Pseudoterminal {
     close() {
       // Closed or terminated by a person while the run goes: stop it (agents end; their tasks
       // stay in progress for the next run).
-      if (!ended && run && runs.active === run) runs.stop();
+      if (!ended && run && runs.active === run) void runs.stop();
       ended = true;
       lines?.dispose();
       write.dispose();

@@ -1,6 +1,7 @@
 // The display side of one task's terminal: text written before VS Code opens the terminal is
 // kept (bounded) and shown on open; `\n` becomes `\r\n`; the end is reported once with an exit
 // code. A person closing the terminal (or "Terminate Task") is reported through `onUserClose`.
+// `whenOpened` lets a writer begin only once the terminal shows (a transcript from its first byte).
 import * as vscode from 'vscode';
 
 /** Kept while the terminal is not open yet (the task system opens it a moment after dispatch). */
@@ -25,6 +26,9 @@ export class TaskPseudoterminal implements vscode.Pseudoterminal {
   private markEnded!: () => void;
   /** Resolves when the task is over (`end`) or the person closed the terminal. */
   readonly whenEnded = new Promise<void>((resolve) => (this.markEnded = resolve));
+  private markOpened!: () => void;
+  /** Resolves when VS Code opens the terminal. */
+  readonly whenOpened = new Promise<void>((resolve) => (this.markOpened = resolve));
 
   constructor(private readonly onUserClose: () => void) {}
 
@@ -44,6 +48,7 @@ export class TaskPseudoterminal implements vscode.Pseudoterminal {
     this.pendingChars = 0;
     if (text) this.writeEmitter.fire(text);
     if (this.exitCode !== undefined) this.fireClose(this.exitCode);
+    this.markOpened();
   }
 
   close(): void {

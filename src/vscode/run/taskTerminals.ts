@@ -1,124 +1,220 @@
-// The core's TerminalFactory in VS Code: one VS Code task (type `launchpad`, a CustomExecution
-// with a Pseudoterminal) per task the controller opens, named after it, showing the agent's,
-// validation's and cleanup's output live with the controller's messages between. The processes
-// still run through runProcess (process groups, timeouts); the terminal displays and relays. A
-// person closing the terminal ends that task's processes; the core records the failure.
+// One VS Code task (type `launchpad`, a CustomExecution with a Pseudoterminal) per running attempt
+// of the runs this window follows, named after its task. It shows the attempt's transcript from
+// its first byte and follows it as the agent writes, whoever started the run and whenever the
+// window attached to it (after a reload too), and ends with the attempt. Closing it only stops
+// the showing: the agent goes on ("Stop Task" ends it).
+import { closeSync, openSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+
 import * as vscode from 'vscode';
 
-import type { ProcessKind, TaskTerminal, TerminalFactory } from '../../core/controller/types';
 import type { Logger } from '../../core/logger';
-import { runProcess } from '../../core/process/runProcess';
 import { TASK_TYPE } from '../contributions';
 import type { LaunchpadTaskDefinition } from './taskProvider';
 import { TaskPseudoterminal } from './taskPseudoterminal';
 
-const EXIT_CODES = { completed: 0, failed: 1, interrupted: 130 } as const;
+/** How often a shown transcript is read for what the agent wrote since. */
+const FOLLOW_MS = 250;
 /** How long after its end a task's VS Code task may take to report it before the next one starts anyway. */
 const ORPHAN_END_MS = 15_000;
+/** How long an attempt's end waits for its terminal to open, so the transcript is shown whole first. */
+const OPEN_WAIT_MS = 10_000;
 
-export interface TaskTerminalsOptions {
-  logger: Logger;
-  /** Where the tasks belong (the workspace folder holding the state root). */
-  scope: vscode.WorkspaceFolder | vscode.TaskScope.Workspace;
-  /** A process is about to start in a task's terminal (the worktree exists by then). */
-  onProcessStart?: (taskId: string, kind: ProcessKind) => void;
+export interface ShownAttempt {
+  taskId: string;
+  title: string;
+  /** The agent's transcript (absolute path). */
+  transcript: string;
+  /** Tells this attempt from the task's next one. */
+  key: string;
+  /** The attempt's worktree or folder, shown as the task's detail. */
+  detail: string;
 }
 
-export function vscodeTaskTerminals(opts: TaskTerminalsOptions): TerminalFactory {
+interface Shown {
+  attempt: ShownAttempt;
+  pty: TaskPseudoterminal;
+  follower: TranscriptFollower;
+  ending?: Promise<void>;
+}
+
+/** What each task's last terminal showed is kept up to this many characters (from its start). */
+const SHOWN_TEXT_CHARS = 256 * 1024;
+
+export class TaskTerminals implements vscode.Disposable {
+  private readonly shown = new Map<string, Shown>();
   // VS Code will not start a task while the same one (same definition) is still active: it asks
-  // the person instead. A retry in the same run waits for its previous terminal's task to end.
-  const previousEnd = new Map<string, Promise<void>>();
-  return {
-    open(task, cwd) {
-      const userAbort = new AbortController();
-      const pty = new TaskPseudoterminal(() => {
-        opts.logger.info(`${task.id}: terminal closed by the user; ending its processes`);
-        userAbort.abort();
-      });
-      const before = previousEnd.get(task.id) ?? Promise.resolve();
-      const ended = before.then(() => startVsCodeTask(task, cwd, pty, opts));
-      previousEnd.set(task.id, ended);
-      void ended.finally(() => previousEnd.get(task.id) === ended && previousEnd.delete(task.id));
-      return taskTerminal(task.id, pty, userAbort.signal, opts);
-    },
-  };
-}
+  // the person instead. A new attempt of a task waits for its previous terminal's task to end.
+  private readonly previousEnd = new Map<string, Promise<void>>();
+  /** The text each task's latest terminal showed, from its first character (bounded). */
+  private readonly texts = new Map<string, string>();
 
-function taskTerminal(taskId: string, pty: TaskPseudoterminal, userSignal: AbortSignal, opts: TaskTerminalsOptions): TaskTerminal {
-  return {
-    async run(kind, spec) {
-      opts.onProcessStart?.(taskId, kind);
-      const signal = spec.signal ? AbortSignal.any([spec.signal, userSignal]) : userSignal;
-      const result = await runProcess({
-        ...spec,
-        signal,
-        onOutput: (text) => {
-          spec.onOutput?.(text);
-          pty.write(text);
-        },
-      });
-      pty.write(`\x1b[2m[${kind} ${describeExit(result)} after ${(result.durationMs / 1000).toFixed(1)}s]\x1b[0m\n`);
-      return result;
-    },
-    write: (text) => pty.write(text),
-    close(outcome) {
-      pty.end(pty.userClosed ? EXIT_CODES.interrupted : EXIT_CODES[outcome]);
-    },
-  };
-}
+  constructor(
+    private readonly logger: Logger,
+    private readonly scope: () => vscode.WorkspaceFolder | vscode.TaskScope.Workspace,
+  ) {}
 
-/** Starts the VS Code task showing `pty`; resolves when that task has ended (or could not start). */
-function startVsCodeTask(
-  task: { id: string; title: string },
-  cwd: string,
-  pty: TaskPseudoterminal,
-  opts: TaskTerminalsOptions,
-): Promise<void> {
-  const definition: LaunchpadTaskDefinition = { type: TASK_TYPE, taskId: task.id };
-  let handedOut = false;
-  const execution = new vscode.CustomExecution(async () => {
-    // Run again from the Tasks UI: this terminal only shows a controller's task; say so.
-    if (handedOut) return rerunNotice(task.id);
-    handedOut = true;
-    return pty;
-  });
-  const name = taskTerminalName(task);
-  terminalNames.set(task.id, name);
-  const vsTask = new vscode.Task(definition, opts.scope, name, 'Launchpad', execution);
-  vsTask.detail = cwd;
-  vsTask.presentationOptions = {
-    reveal: vscode.TaskRevealKind.Silent,
-    panel: vscode.TaskPanelKind.Dedicated,
-    focus: false,
-    echo: false,
-    clear: false,
-    showReuseMessage: false,
-  };
-  return new Promise<void>((resolve) => {
-    let started: vscode.TaskExecution | undefined;
-    // Ours: the execution VS Code gave back, or (should that arrive after the end) the only
-    // active task with this definition, since executions of one task id never overlap.
-    const listener = vscode.tasks.onDidEndTask((e) => {
-      const d = e.execution.task.definition as LaunchpadTaskDefinition;
-      const ours = e.execution === started || (d.type === TASK_TYPE && d.action === undefined && d.taskId === task.id);
-      if (!ours) return;
-      listener.dispose();
-      resolve();
+  /** The attempts shown now, by task id. */
+  get showing(): ReadonlyMap<string, ShownAttempt> {
+    return new Map([...this.shown].map(([id, s]) => [id, s.attempt]));
+  }
+
+  /** Shows the attempt in its task's terminal (a new terminal when it is the task's next attempt). */
+  show(attempt: ShownAttempt): void {
+    const current = this.shown.get(attempt.taskId);
+    if (current?.attempt.key === attempt.key) return;
+    if (current) this.end(attempt.taskId, 130, 'another attempt of this task started');
+    const pty = new TaskPseudoterminal(() => {
+      follower.stop();
+      this.logger.info(`${attempt.taskId}: terminal closed; its agent goes on ("Launchpad: Stop Task" ends it)`);
     });
-    vscode.tasks.executeTask(vsTask).then(
-      (execution) => (started = execution),
-      (err: unknown) => {
-        // The processes run regardless; only the live view is missing.
-        opts.logger.warn(
-          `${task.id}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); output goes to the transcript only`,
-        );
+    const follower = new TranscriptFollower(attempt.transcript, (text) => pty.write(text));
+    void pty.whenOpened.then(() => follower.start());
+    this.shown.set(attempt.taskId, { attempt, pty, follower });
+    this.texts.set(attempt.taskId, '');
+    pty.onDidWrite((text) => {
+      const kept = this.texts.get(attempt.taskId) ?? '';
+      if (kept.length < SHOWN_TEXT_CHARS) this.texts.set(attempt.taskId, kept + text.slice(0, SHOWN_TEXT_CHARS - kept.length));
+    });
+    const before = this.previousEnd.get(attempt.taskId) ?? Promise.resolve();
+    const ended = before.then(() => this.startVsCodeTask(attempt, pty));
+    this.previousEnd.set(attempt.taskId, ended);
+    void ended.finally(() => this.previousEnd.get(attempt.taskId) === ended && this.previousEnd.delete(attempt.taskId));
+  }
+
+  /** What the task's latest terminal has shown so far (as written to it: `\r\n` line ends). */
+  textOf(taskId: string): string | undefined {
+    return this.texts.get(taskId);
+  }
+
+  /** Shows the task's terminal; one a person closed is opened again (its transcript from the start). */
+  reveal(taskId: string): void {
+    const s = this.shown.get(taskId);
+    if (!s) return;
+    if (s.pty.userClosed) {
+      this.shown.delete(taskId);
+      this.show({ ...s.attempt });
+    }
+    terminalOfTask(taskId)?.show(true);
+  }
+
+  /**
+   * The attempt is over: the rest of its transcript, then `note`, then the terminal's task ends
+   * with `code` (0 completed, 1 failed, 130 interrupted). Waits for the terminal to open first
+   * (briefly), so a quick attempt's whole transcript is shown.
+   */
+  end(taskId: string, code: number, note: string): void {
+    const s = this.shown.get(taskId);
+    if (!s || s.ending) return;
+    this.shown.delete(taskId);
+    const opened = Promise.race([s.pty.whenOpened, new Promise<void>((r) => setTimeout(r, OPEN_WAIT_MS))]);
+    s.ending = opened.then(() => {
+      s.follower.stop();
+      s.pty.write(`\n\x1b[2m[launchpad] ${note}\x1b[0m\n`);
+      s.pty.end(code);
+    });
+  }
+
+  private startVsCodeTask(attempt: ShownAttempt, pty: TaskPseudoterminal): Promise<void> {
+    const definition: LaunchpadTaskDefinition = { type: TASK_TYPE, taskId: attempt.taskId };
+    let handedOut = false;
+    const execution = new vscode.CustomExecution(async () => {
+      // Run again from the Tasks UI: this terminal only shows a run's task; say so.
+      if (handedOut) return rerunNotice(attempt.taskId);
+      handedOut = true;
+      return pty;
+    });
+    const name = taskTerminalName({ id: attempt.taskId, title: attempt.title });
+    terminalNames.set(attempt.taskId, name);
+    const vsTask = new vscode.Task(definition, this.scope(), name, 'Launchpad', execution);
+    vsTask.detail = attempt.detail;
+    vsTask.presentationOptions = {
+      reveal: vscode.TaskRevealKind.Silent,
+      panel: vscode.TaskPanelKind.Dedicated,
+      focus: false,
+      echo: false,
+      clear: false,
+      showReuseMessage: false,
+    };
+    return new Promise<void>((resolve) => {
+      let started: vscode.TaskExecution | undefined;
+      // Ours: the execution VS Code gave back, or (should that arrive after the end) the only
+      // active task with this definition, since the terminals of one task id never overlap.
+      const listener = vscode.tasks.onDidEndTask((e) => {
+        const d = e.execution.task.definition as LaunchpadTaskDefinition;
+        const ours = e.execution === started || (d.type === TASK_TYPE && d.action === undefined && d.taskId === attempt.taskId);
+        if (!ours) return;
         listener.dispose();
         resolve();
-      },
-    );
-    // Never hold the next attempt's terminal back for long if VS Code did not report the end.
-    void pty.whenEnded.then(() => setTimeout(() => (listener.dispose(), resolve()), ORPHAN_END_MS));
-  });
+      });
+      vscode.tasks.executeTask(vsTask).then(
+        (execution) => (started = execution),
+        (err: unknown) => {
+          this.logger.warn(
+            `${attempt.taskId}: could not open its terminal (${err instanceof Error ? err.message : String(err)}); its transcript is ${attempt.transcript}`,
+          );
+          listener.dispose();
+          resolve();
+        },
+      );
+      // Never hold the next attempt's terminal back for long if VS Code did not report the end.
+      void pty.whenEnded.then(() => setTimeout(() => (listener.dispose(), resolve()), ORPHAN_END_MS));
+    });
+  }
+
+  dispose(): void {
+    for (const s of this.shown.values()) s.follower.stop();
+    this.shown.clear();
+  }
+}
+
+/**
+ * A file read from its first byte and then as it grows, each new piece handed on as text (a
+ * character cut between two reads is whole again). The file may not exist yet.
+ */
+export class TranscriptFollower {
+  private offset = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly decoder = new StringDecoder('utf8');
+
+  constructor(
+    private readonly file: string,
+    private readonly onText: (text: string) => void,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.readNow();
+    this.timer = setInterval(() => this.readNow(), FOLLOW_MS);
+  }
+
+  /** Reads what is there now; then no more. */
+  stop(): void {
+    clearInterval(this.timer);
+    this.readNow();
+    this.timer = undefined;
+  }
+
+  readNow(): void {
+    let fd: number;
+    try {
+      fd = openSync(this.file, 'r');
+    } catch {
+      return;
+    }
+    try {
+      const buf = Buffer.alloc(64 * 1024);
+      for (;;) {
+        const n = readSync(fd, buf, 0, buf.length, this.offset);
+        if (n <= 0) break;
+        this.offset += n;
+        const text = this.decoder.write(buf.subarray(0, n));
+        if (text) this.onText(text);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
 }
 
 /** Longest title shown in a terminal's name; the hover and the Tasks view have the whole. */
@@ -142,13 +238,6 @@ const terminalNames = new Map<string, string>();
 export function terminalOfTask(taskId: string): vscode.Terminal | undefined {
   const name = terminalNames.get(taskId);
   return name === undefined ? undefined : vscode.window.terminals.findLast((t) => t.name === name);
-}
-
-function describeExit(r: { code: number | null; signal: string | null; timedOut: boolean; aborted: boolean; spawnError?: string }): string {
-  if (r.spawnError) return `could not start: ${r.spawnError}`;
-  if (r.timedOut) return 'timed out';
-  if (r.aborted) return 'ended';
-  return r.code !== null ? `exited ${r.code}` : `ended by ${r.signal}`;
 }
 
 function rerunNotice(taskId: string): vscode.Pseudoterminal {

@@ -4,6 +4,7 @@
 // left alone.
 import { existsSync } from 'node:fs';
 
+import { runsOnQueue } from '../executor/types';
 import { ExpectedError } from '../expectedErrors';
 import { branchFor } from '../ids';
 import type { Task } from '../taskFile/schema';
@@ -95,7 +96,8 @@ export async function releaseInterrupted(s: Session, before: Task): Promise<void
   const current = s.store.load().file.tasks.find((t) => t.id === before.id);
   // Dispatched by this session: one more attempt, or (when a stop already gave it back) another agent.
   const dispatched = current?.status === 'in_progress' && (current.attempts > before.attempts || current.agent_id !== before.agent_id);
-  if (!s.envFailure || !dispatched) return;
+  // An attempt published to a queue runs on another machine: the next run follows its job.
+  if (!s.envFailure || !dispatched || runsOnQueue(current)) return;
   const keepWork = await hasWork(s, before.id);
   await s.transact((file) => void undoDispatch(file, before.id, before, { keepWork }));
   // A resumed attempt's worktree holds the interrupted attempt's work: it stays for the next run.

@@ -79,14 +79,41 @@ export async function fetchResult(git: Git, remote: string, ref: string, commit:
     throw new RemoteGitError(`fetching ${ref}`, new Error(`the remote has ${got ?? 'nothing'} there, the result says ${commit}`));
 }
 
-/** The controller publishes its base branch's head for workers (a Launchpad ref, not the remote's branch). */
+/**
+ * The controller publishes its base branch's head for workers (a Launchpad ref, not the remote's
+ * branch). The ref only moves forward: an older base (a resumed or republished attempt's) is
+ * reachable from it already, and moving it back would hide later bases from the workers. Only a
+ * base branch rewritten by hand moves it elsewhere.
+ */
 export async function publishBase(git: Git, remote: string, baseBranch: string, head: string): Promise<void> {
-  await step('publishing the base to the remote', () =>
-    git.run(['push', '--quiet', '--force', '--no-verify', remote, `${head}:${baseRef(baseBranch)}`]),
-  );
+  const ref = baseRef(baseBranch);
+  const r = await git.run(['push', '--quiet', '--no-verify', remote, `${head}:${ref}`], { allowFail: true });
+  if (r.code === 0) return;
+  if (!/\[rejected\]|non-fast-forward|fetch first/.test(r.stderr))
+    throw new RemoteGitError('publishing the base to the remote', new GitError(['push'], r));
+  const published = 'refs/launchpad/published-base';
+  await step('reading the published base', () => git.run(['fetch', '--quiet', '--no-tags', remote, `+${ref}:${published}`]));
+  if (await git.isAncestor(head, published)) return;
+  await step('publishing the base to the remote', () => git.run(['push', '--quiet', '--force', '--no-verify', remote, `${head}:${ref}`]));
 }
 
-/** Deletes an attempt's refs on the remote once its work is merged or kept (best effort). */
+/** The refs of attempts on the remote (`refs/launchpad/queue/<id>/<agent>/<what>`), with their task and agent. */
+export async function attemptRefsOnRemote(
+  git: Git,
+  remote: string,
+  under = REF_PREFIX,
+): Promise<Array<{ ref: string; taskId: string; agentId: string }>> {
+  const out = await step('listing the queue refs on the remote', () => git.run(['ls-remote', '--refs', remote, `${under}/*`]));
+  const found: Array<{ ref: string; taskId: string; agentId: string }> = [];
+  for (const line of out.stdout.split('\n')) {
+    const ref = line.split('\t')[1]?.trim();
+    const m = ref ? /^refs\/launchpad\/queue\/([^/]+)\/([^/]+)\/[^/]+$/.exec(ref) : null;
+    if (m && m[1] !== 'base') found.push({ ref: ref!, taskId: m[1]!, agentId: m[2]! });
+  }
+  return found;
+}
+
+/** Deletes refs on the remote (best effort: what is left is deleted at the end of a later run). */
 export async function deleteRemoteRefs(git: Git, remote: string, refs: readonly string[]): Promise<void> {
   if (!refs.length) return;
   await git.run(['push', '--quiet', '--no-verify', remote, ...refs.map((r) => `:${r}`)], { allowFail: true });

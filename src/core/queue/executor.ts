@@ -106,7 +106,9 @@ export class QueueExecutor implements AttemptExecutor {
     const connection = connectionFor(opts.queueUrl, () => this.closing);
     const prefix = opts.prefix ? { prefix: opts.prefix } : {};
     this.queue = new this.bull.Queue<AttemptJob, AttemptResult>(QUEUE_NAME, { connection, ...prefix });
-    this.events = new this.bull.QueueEvents(QUEUE_NAME, { connection, ...prefix });
+    // Its blocking read is abandoned by BullMQ only after this long plus a second: with Redis gone,
+    // that is how long the process outlives close().
+    this.events = new this.bull.QueueEvents(QUEUE_NAME, { connection, blockingTimeout: 2000, ...prefix });
     this.queue.on('error', () => undefined);
     this.events.on('error', () => undefined);
     this.events.on('progress', ({ jobId, data }) => void this.progress(jobId, data));
@@ -127,13 +129,15 @@ export class QueueExecutor implements AttemptExecutor {
 
   /**
    * Deletes the refs of attempts that ended from the remote (a superseded worker's result, what a
-   * killed controller left), then closes the connections; ones that do not close within 3 s
-   * (Redis unreachable) are dropped.
+   * killed controller left), then closes the connections; ones that do not close within 3 s, or
+   * while Redis does not answer, are dropped.
    */
   async close(): Promise<void> {
     if (this.session) await this.sweepRefs(this.session).catch(() => undefined);
     this.closing = true;
-    await withinMs(Promise.allSettled([this.events.close(), this.queue.close()]), 3000);
+    const closed = this.troubleSince === undefined && (await withinMs(Promise.allSettled([this.events.close(), this.queue.close()]), 3000));
+    // Redis unreachable: the connections are dropped, their reconnections and waiting calls with them.
+    if (!closed) await withinMs(Promise.allSettled([this.events.disconnect(), this.queue.disconnect()]), 1000);
   }
 
   async run(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {

@@ -210,8 +210,8 @@ describe('queue faults: none is charged, none is waited on forever', function ()
     await until('the base push held', gate.held);
     await redis.kill();
     gate.release();
-    // The job is being published (the task says it goes to the queue) to a Redis that is gone.
-    await until('the publish of b1', () => task(root, 'b1').claimed_by === 'queue');
+    // Its base is on the remote: the job is being published, to a Redis that is gone.
+    await until('the base on the remote', () => git(env.LAUNCHPAD_REMOTE!, 'for-each-ref', 'refs/launchpad/queue/base/') !== '');
     const stoppedAt = Date.now();
     run.child.kill('SIGTERM');
     const end = await Promise.race([run.done, within(15_000)]);

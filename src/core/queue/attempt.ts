@@ -10,6 +10,7 @@ import { findPreset } from '../agents/presets';
 import { AgentOutputScanner, lastMeaningfulLine } from '../controller/agentOutput';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
+import type { ProcessRecords } from '../process/processRecords';
 import { runProcess } from '../process/runProcess';
 import type { AttemptJob, AttemptProgress, AttemptResult } from './job';
 import { refsFor } from './job';
@@ -35,8 +36,10 @@ export interface AttemptContext {
   cloneLock: <T>(work: () => Promise<T>) => Promise<T>;
   progress: (p: AttemptProgress) => void;
   log: (message: string) => void;
-  /** The agent's environment beyond the worker's own (tests; credentials come from the worker's). */
+  /** The environment of the attempt's processes beyond the worker's own (its guard's token). */
   env?: NodeJS.ProcessEnv;
+  /** Where the attempt's processes are recorded while they run: a later worker on the clone ends what a dead one left. */
+  records: ProcessRecords;
 }
 
 /** The worker cannot run any job (its remote is not the run's, its clone is broken): it stops taking them. */
@@ -54,8 +57,9 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
   const { git } = ctx;
   const refs = refsFor(job.taskId, job.agentId);
   const branch = branchFor(job.taskId);
-  const worktree = join(ctx.workDir, 'worktrees', `${job.taskId}-${job.agentId}`);
-  const files = join(ctx.workDir, 'attempts', `${job.taskId}-${job.agentId}`);
+  const name = `${job.taskId}-${job.agentId}`;
+  const worktree = join(ctx.workDir, 'worktrees', name);
+  const files = join(ctx.workDir, 'attempts', name);
   mkdirSync(files, { recursive: true });
   const t0 = Date.now();
 
@@ -100,7 +104,14 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     const env: NodeJS.ProcessEnv = { ...process.env, ...ctx.env };
     const t1 = Date.now();
     if (job.worktreeSetup) {
-      const setup = await runProcess({ command: job.worktreeSetup, cwd, env, timeoutMs: job.agentTimeoutMs, signal: ctx.signal });
+      const setup = await runProcess({
+        command: job.worktreeSetup,
+        cwd,
+        env,
+        timeoutMs: job.agentTimeoutMs,
+        signal: ctx.signal,
+        record: { records: ctx.records, name: `${name}.setup`, label: `worktree setup of ${job.taskId}` },
+      });
       if (setup.code !== 0)
         throw new Error(
           `worktree_setup "${job.worktreeSetup}" exited with ${setup.code ?? setup.signal}: ${lastMeaningfulLine(setup.tail) ?? ''}`,
@@ -144,6 +155,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
       stdin: prompt,
       timeoutMs: job.agentTimeoutMs,
       signal: ctx.signal,
+      record: { records: ctx.records, name: `${name}.agent`, label: `agent of ${job.taskId}` },
       transcript: join(files, 'transcript.log'),
       captureBytes: CAPTURE_BYTES,
       onOutput: (text) => scanner.push(text),
@@ -174,6 +186,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
         env: { ...env, LAUNCHPAD_TASK_ID: job.taskId, LAUNCHPAD_WORKTREE: worktree },
         timeoutMs: job.validation.timeoutMs,
         signal: ctx.signal,
+        record: { records: ctx.records, name: `${name}.validation`, label: `validation of ${job.taskId}` },
         transcript: join(files, 'validation.log'),
         captureBytes: CAPTURE_BYTES,
       });

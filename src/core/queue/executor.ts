@@ -224,7 +224,7 @@ export class QueueExecutor implements AttemptExecutor {
     this.session = s;
     const { file } = s.store.load();
     const inProgress = file.tasks.filter((t) => t.status === 'in_progress' && t.agent_id);
-    await this.removeStaleJobs(s, new Set(inProgress.map((t) => jobIdFor(t.id, t.agent_id!))));
+    await this.removeStaleJobs(s);
     await this.sweepRefs(s).catch(() => undefined);
     const adopted: RunningAttempt[] = [];
     for (const task of inProgress) {
@@ -588,29 +588,37 @@ export class QueueExecutor implements AttemptExecutor {
   }
 
   /**
-   * Jobs waiting for a worker whose attempt is no longer a task's (its task ended, or went back
-   * to pending, while Redis kept the job): removed before a worker bills an agent for nothing.
+   * Jobs waiting for a worker whose attempt this controller dispatched (its attempt folder says so)
+   * and which is no longer its task's (the task ended, or went back to pending, while Redis kept the
+   * job): removed before a worker bills an agent for nothing. Other controllers' jobs are left alone.
    */
-  private async removeStaleJobs(s: Session, current: ReadonlySet<string>): Promise<void> {
+  private async removeStaleJobs(s: Session): Promise<void> {
     const jobs = await this.redisOrThrow(s, 'listing the waiting jobs', () => this.queue.getJobs(['waiting', 'delayed', 'prioritized']));
     if (jobs === 'stopped') return;
     for (const job of jobs) {
-      if (!job?.id || current.has(job.id)) continue;
+      const data = job?.data as Partial<AttemptJob> | undefined;
+      if (!job?.id || !data?.taskId || !data.agentId || !this.endedHere(s, data.taskId, data.agentId)) continue;
       await this.redisOrThrow(s, `removing the job ${job.id}`, () => this.queue.remove(job.id!));
-      s.log({ type: 'RECOVERY', message: `action="removed stale job" reason="its attempt (${job.id}) is no longer a task's"` });
+      s.log({
+        type: 'RECOVERY',
+        taskId: data.taskId,
+        message: `action="removed stale job" reason="its attempt (${data.agentId}) is no longer the task's"`,
+      });
     }
   }
 
-  /** Deletes the remote's refs of attempts that are not in progress (best effort, bounded in time). */
+  /** Deletes the remote's refs of attempts this controller dispatched and which ended (best effort). */
   private async sweepRefs(s: Session): Promise<void> {
-    const { file } = s.store.load();
-    const current = new Set(file.tasks.filter((t) => t.status === 'in_progress' && t.agent_id).map((t) => `${t.id}/${t.agent_id}`));
     const refs = await attemptRefsOnRemote(s.git, this.opts.remote);
-    await deleteRemoteRefs(
-      s.git,
-      this.opts.remote,
-      refs.filter((r) => !current.has(`${r.taskId}/${r.agentId}`)).map((r) => r.ref),
-    );
+    const ended = refs.filter((r) => this.endedHere(s, r.taskId, r.agentId)).map((r) => r.ref);
+    await deleteRemoteRefs(s.git, this.opts.remote, ended);
+  }
+
+  /** Whether agent `agentId`'s attempt of `taskId` was dispatched here and is not the task's attempt now. */
+  private endedHere(s: Session, taskId: string, agentId: string): boolean {
+    const t = s.store.load().file.tasks.find((x) => x.id === taskId);
+    if (t?.status === 'in_progress' && t.agent_id === agentId) return false;
+    return s.attemptOf(taskId, agentId) !== undefined;
   }
 }
 

@@ -9,11 +9,16 @@
 // A worker that cannot run any job (its remote is not the run's, its clone is broken) gives the job
 // back untouched, stops taking jobs and exits with the reason: one misconfigured worker must not
 // fail everyone's jobs. A stopped worker gives its jobs back the same way.
+// A worker killed outright cannot end its agents: a guard process beside it does, the moment it
+// is gone (every process of an attempt carries the guard's token in its environment).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import type { Logger } from '../logger';
+import { ProcessRecords } from '../process/processRecords';
 import { runAttemptJob, WorkerUnusableError } from './attempt';
 import { connectionFor, type LeaseTimes, loadBullmq, withinMs } from './bull';
 import { type AttemptJob, attemptJobSchema, type AttemptResult, parseOrExplain, QUEUE_NAME } from './job';
@@ -66,6 +71,10 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
   const workerId = opts.workerId ?? defaultWorkerId();
   const git = await ensureClone(opts.cloneDir, opts.remote);
   const workDir = `${opts.cloneDir}.work`;
+  // What a worker killed on this clone left running ends before this one takes a job.
+  const records = new ProcessRecords(join(workDir, 'procs'));
+  for (const { label } of records.endAll()) opts.logger.warn(`ended ${label}, left running by a worker that died`);
+  const guard = startGuard();
   let chain: Promise<unknown> = Promise.resolve();
   const cloneLock = <T>(work: () => Promise<T>): Promise<T> => {
     const next = chain.then(work, work);
@@ -115,6 +124,8 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
             return extended === 1;
           },
           cloneLock,
+          records,
+          env: { [GUARD_VAR]: guard },
           progress: (p) => void job.updateProgress(p).catch(() => undefined),
           log: (m) => opts.logger.info(redact(m)),
         });
@@ -192,6 +203,34 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
       1000,
     );
   return end;
+}
+
+/** The variable that carries the guard's token in the environment of every attempt's process. */
+const GUARD_VAR = 'LAUNCHPAD_WORKER_GUARD';
+
+// $1 the worker's pid, $2 the token: once the worker is gone, every process whose environment
+// holds the token ends (SIGTERM, SIGKILL 2 s later). Linux only (/proc); elsewhere the next worker
+// on the clone ends them through their records.
+const GUARD_SCRIPT = `
+w=$1 t=$2
+while kill -0 "$w" 2>/dev/null; do sleep 0.5; done
+[ -d /proc/self ] || exit 0
+signal_all() { for f in $(grep -alsF -- "$t" /proc/[0-9]*/environ); do f=\${f#/proc/}; kill -"$1" "\${f%/environ}" 2>/dev/null; done; }
+signal_all TERM
+sleep 2
+signal_all KILL
+`;
+
+/** Starts this worker's guard (its own session, not waited for); returns its token. */
+function startGuard(): string {
+  const token = `${GUARD_VAR}=${randomBytes(12).toString('hex')}`;
+  const child = spawn('/bin/sh', ['-c', GUARD_SCRIPT, 'launchpad-worker-guard', String(process.pid), token], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  child.on('error', () => undefined);
+  child.unref();
+  return token.slice(GUARD_VAR.length + 1);
 }
 
 function workerIdPath(id: string): string {

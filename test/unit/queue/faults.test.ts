@@ -165,7 +165,12 @@ describe('queue faults: none is charged, none is waited on forever', function ()
       5000,
       () => stale.output().stderr,
     );
-    assert.match(stale.output().stderr, /s1\.agent_\w+: lost its lock/);
+    await until(
+      'w1 to say why',
+      () => /s1\.agent_\w+: lost its lock/.test(stale.output().stderr),
+      5000,
+      () => stale.output().stderr,
+    );
     const end = await run.done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
     rig.assertMergedOnce(root, ['s1']);

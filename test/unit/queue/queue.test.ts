@@ -11,7 +11,7 @@ import { runCli, startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
-import { AGENT, QueueRig, until } from './queueRig';
+import { AGENT, agentPids, groupAlive, processGroupOf, QueueRig, until } from './queueRig';
 import { type RedisServer, startRedis } from './redisServer';
 
 describe('queue executor: workers on other machines (BullMQ on Redis)', function () {
@@ -66,7 +66,8 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
       ids.map((id) => ({ id })),
       6,
     );
-    const workers = new Map(['w1', 'w2', 'w3'].map((id) => [id, worker(id, env, { QUEUE_AGENT_SLEEP: '2' })]));
+    const pids = tempDir('launchpad-pids-');
+    const workers = new Map(['w1', 'w2', 'w3'].map((id) => [id, worker(id, env, { QUEUE_AGENT_SLEEP: '2', QUEUE_AGENT_PIDS: pids })]));
     const run = controller(root, env);
     // A task whose worker committed and pushed part 1 (its CHECKPOINT is logged): kill that worker.
     let victim: { task: string; worker: string } | undefined;
@@ -88,7 +89,13 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     await until('the partial work on the remote', () =>
       git(remote, 'for-each-ref', '--format=%(refname)', `refs/launchpad/queue/${victim!.task}/`).includes('/partial'),
     );
+    const orphans = agentPids(pids)
+      .filter((a) => a.worker === victim!.worker)
+      .map((a) => processGroupOf(a.pid))
+      .filter((g) => g !== undefined);
     workers.get(victim!.worker)!.child.kill('SIGKILL');
+    // Its agents end with it (its guard ends them): they would bill beside the worker taking over.
+    await until("the dead worker's agents to end", () => orphans.every((g) => !groupAlive(g)), 5000);
     const end = await run.done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
     assertMergedOnce(root, ids);

@@ -15,7 +15,7 @@ import { runProcess } from '../process/runProcess';
 import type { AttemptJob, AttemptProgress, AttemptResult } from './job';
 import { refsFor } from './job';
 import { redact } from './redact';
-import { deleteRemoteRefs, fetchForAttempt, pushRef } from './remoteGit';
+import { deleteRemoteRefs, fetchForAttempt, publishedBaseHolds, pushRef } from './remoteGit';
 
 const TAIL_CHARS = 4000;
 const CAPTURE_BYTES = 64 * 1024;
@@ -77,9 +77,11 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
           'check that this machine reaches the remote and that its credentials are valid',
         );
       });
-    if (!(await git.commitExists(job.baseCommit)))
+    // The run's remote holds the base the run published, and the job's base is in its history:
+    // a clone of the same project elsewhere (a fork, a mirror) may hold the commit but not that.
+    if (!(await publishedBaseHolds(git, job.baseCommit)))
       throw new WorkerUnusableError(
-        `the base commit ${job.baseCommit} of ${job.taskId} is not on ${redact(ctx.remote)}: it is not the remote the run publishes to`,
+        `the base commit ${job.baseCommit} of ${job.taskId} is not published on ${redact(ctx.remote)}: it is not the remote the run publishes to`,
         "give this worker the run's remote (the --remote of launchpad run) with --repo or $LAUNCHPAD_REMOTE, then start it again",
       );
     const resumable = found && found !== job.baseCommit && (await git.isAncestor(job.baseCommit, found)) ? found : undefined;

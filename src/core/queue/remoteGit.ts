@@ -14,6 +14,9 @@ export function baseRef(baseBranch: string): string {
   return `${REF_PREFIX}/base/${baseBranch}`;
 }
 
+/** Where a worker's clone keeps the bases the run published. */
+const REMOTE_BASES = 'refs/launchpad/remote-base';
+
 /** A git failure with the remote's credentials removed from its message. */
 export class RemoteGitError extends Error {
   constructor(what: string, err: unknown) {
@@ -53,7 +56,7 @@ export async function ensureClone(dir: string, remote: string): Promise<Git> {
 /** Fetches the published bases and, when it exists, `ref` (an attempt's partial work). Returns its commit. */
 export async function fetchForAttempt(git: Git, ref: string): Promise<string | undefined> {
   await step('fetching the base from the remote', () =>
-    git.run(['fetch', '--quiet', '--no-tags', 'origin', `+${REF_PREFIX}/base/*:refs/launchpad/remote-base/*`]),
+    git.run(['fetch', '--quiet', '--no-tags', '--prune', 'origin', `+${REF_PREFIX}/base/*:${REMOTE_BASES}/*`]),
   );
   const local = `refs/launchpad/remote-partial/${ref.slice(REF_PREFIX.length + 1)}`;
   const r = await git.run(['fetch', '--quiet', '--no-tags', 'origin', `+${ref}:${local}`], { allowFail: true });
@@ -62,6 +65,14 @@ export async function fetchForAttempt(git: Git, ref: string): Promise<string | u
     throw new RemoteGitError(`fetching ${ref}`, new Error(r.stderr));
   }
   return (await git.resolve(local)) ?? undefined;
+}
+
+/** Whether `commit` is in the history of a base the run published (as fetchForAttempt fetched them). */
+export async function publishedBaseHolds(git: Git, commit: string): Promise<boolean> {
+  if (!(await git.commitExists(commit))) return false;
+  const bases = (await git.run(['for-each-ref', '--format=%(objectname)', REMOTE_BASES])).stdout.split('\n').filter(Boolean);
+  for (const base of bases) if (await git.isAncestor(commit, base)) return true;
+  return false;
 }
 
 /** Pushes `commit` to `ref` on the remote (forced: the ref belongs to this attempt alone). */

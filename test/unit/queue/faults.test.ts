@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type * as BullMQ from 'bullmq';
 
 import { type AttemptJob, QUEUE_NAME } from '../../../src/core/queue/job';
-import { git, makeRepo } from '../helpers/gitRepo';
+import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
 import { agentPids, attemptRefs, charges, groupAlive, processGroupOf, QueueRig, until } from './queueRig';
@@ -231,13 +231,14 @@ describe('queue faults: none is charged, none is waited on forever', function ()
   it('a worker on the wrong repository gives the job back untouched and exits 2; a healthy worker runs it, nothing charged', async () => {
     const { redis, rig } = await redisAndRig();
     const { root, remote, env } = rig.setup([{ id: 'r1' }], 1);
+    // A copy of the same project (a fork, a mirror): it holds the base commit, not what the run published.
     const other = join(tempDir('launchpad-other-'), 'other.git');
-    git(makeRepo({ 'OTHER.md': 'another project\n' }), 'clone', '-q', '--bare', '.', other);
+    git(root, 'clone', '-q', '--bare', root, other);
     const wrong = rig.worker('w9', { ...env, LAUNCHPAD_REMOTE: other });
     const run = rig.controller(root, env);
     const out = await wrong.done;
     assert.equal(out.code, 2, out.stderr);
-    assert.match(out.stderr, /worker: cannot run jobs: the base commit [0-9a-f]{40} of r1 is not on .*other\.git/);
+    assert.match(out.stderr, /worker: cannot run jobs: the base commit [0-9a-f]{40} of r1 is not published on .*other\.git/);
     assert.match(out.stderr, /to fix: give this worker the run's remote/);
     // Back in the queue as it was: no try counted, no stall.
     const queue = jobsIn(redis, env.LAUNCHPAD_QUEUE_PREFIX!);

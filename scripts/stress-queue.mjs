@@ -1,6 +1,6 @@
 // Opt-in stress of the queue's faults (npm run stress:queue [-- TRIALS [SCENARIO…]]): per trial, a
 // 4-task run on two workers (dist/cli.js run --executor queue, dist/cli.js worker; a Redis of its
-// own; short leases) and one fault, by scenario:
+// own; short leases; w1's agents work 12 s, w2's 1.5 s) and one fault, while an agent of w1 runs:
 //   redis-restart-kept   Redis killed (SIGKILL) and restarted with its data (AOF, fsync every second)
 //   redis-restart-empty  Redis killed and restarted without its data
 //   worker-kill          a worker killed (SIGKILL) while its agent runs
@@ -27,6 +27,8 @@ const LOCK_MS = 2000;
 const LEASE = { LAUNCHPAD_QUEUE_LOCK_MS: String(LOCK_MS), LAUNCHPAD_QUEUE_STALLED_MS: '1000', LAUNCHPAD_QUEUE_OUTAGE_MS: '30000' };
 const TASKS = ['q1', 'q2', 'q3', 'q4'];
 const OVERLAP_LIMIT_MS = 3000;
+/** w1's agents: long enough that a fault finds them with work left. */
+const SLOW = { QUEUE_AGENT_SLEEP: '12' };
 const TRIAL_LIMIT_MS = 150_000;
 
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, encoding: 'utf8' });
@@ -186,11 +188,11 @@ function overlapSampler(dir, exempt) {
   };
 }
 
-async function until(check, ms) {
+async function until(check, ms, step = 50) {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) return false;
-    await sleep(50);
+    await sleep(step);
   }
   return true;
 }
@@ -228,12 +230,11 @@ async function trial(scenario, n) {
   const started = Date.now();
   const ran = async () => {
     let run;
-    /** A worker with a running agent, some time into it. */
+    /** w1 (whose agents work longest: a fault finds them with work left), some time into its first agent. */
     const busyWorker = async () => {
-      await until(() => agents(pids).length > 0, 30_000);
+      await until(() => agents(pids).some((a) => a.worker === 'w1'), 30_000);
       await sleep(Math.random() * 1000);
-      const a = agents(pids).find((x) => statOf(x.pid) && workers.get(x.worker));
-      return a?.worker;
+      return 'w1';
     };
     if (scenario === 'wrong-repo') {
       const other = makeRepo('another project');
@@ -242,16 +243,20 @@ async function trial(scenario, n) {
       const code = await Promise.race([wrong.exited, sleep(30_000).then(() => 'running')]);
       if (code !== 2) violations.push(`the worker on the wrong repository ended with ${code}, not 2: ${wrong.output().slice(-300)}`);
       if (code === 'running') wrong.child.kill('SIGKILL');
-      worker('w1');
+      worker('w1', SLOW);
       worker('w2');
     } else {
-      worker('w1');
+      worker('w1', SLOW);
       worker('w2');
       run = controller();
     }
     if (scenario === 'redis-restart-kept' || scenario === 'redis-restart-empty') {
       await busyWorker();
+      const groups = sampler.groupsOf(() => true).filter(groupAlive);
       await redis.restart();
+      // Without its data, every job in flight vanished: its agent ends within the lock's duration.
+      if (scenario === 'redis-restart-empty' && !(await deadWithin(groups, LOCK_MS + 3000)))
+        violations.push(`an agent ran on ${LOCK_MS + 3000} ms after Redis lost its job`);
     } else if (scenario === 'worker-kill') {
       const id = await busyWorker();
       if (id) {
@@ -273,8 +278,12 @@ async function trial(scenario, n) {
         if (!lost) violations.push(`an agent of ${id} ran on 3 s after ${id} was continued past its lock`);
       }
     } else if (scenario === 'controller-kill') {
-      for (let k = 0; k < 2; k++) {
-        await Promise.race([run.exited, sleep(500 + Math.random() * 3500)]);
+      // The first kill as soon as an attempt is dispatched (before its job is published, often),
+      // the second at any moment later.
+      const progress = join(root, 'harness-progress.txt');
+      for (const later of [false, true]) {
+        if (later) await Promise.race([run.exited, sleep(500 + Math.random() * 6000)]);
+        else await until(() => existsSync(progress) && readFileSync(progress, 'utf8').includes(' DISPATCH ['), 30_000, 5);
         run.child.kill('SIGKILL');
         await run.exited;
         run = controller();

@@ -27,7 +27,7 @@ import type { Session } from '../controller/session';
 import type { ClaimedTask, Resume } from '../controller/taskRun';
 import { checkpoint } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
-import { type AttemptExecutor, QUEUE_RUNNER, type RunningAttempt } from '../executor/types';
+import { type AttemptExecutor, QUEUE_RUNNER, type RunningAttempt, runsOnQueue } from '../executor/types';
 import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
@@ -244,6 +244,8 @@ export class QueueExecutor implements AttemptExecutor {
         base: await baseFor(s, task.id, task.started_at_commit),
         prompt,
       });
+      // Its job may be published from here: a stop leaves the attempt in progress.
+      if (!runsOnQueue(task)) await s.transact((f) => recordQueueRunner(f, task.id, agentId, QUEUE_RUNNER));
       const terminal = s.terminals.open(task, s.worktreePath(task.id));
       const follow: Follow = { agentId, jobId, files, terminal, job };
       if (state === 'failed') {

@@ -85,6 +85,8 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
   opts.signal.addEventListener('abort', () => stop.abort('stop'), { once: true });
   const end: WorkerEnd = { completed: 0, failed: 0 };
   const running = new Map<string, Running>();
+  /** The attempt of each task running here, until it has ended (its worktree removed). */
+  const ending = new Map<string, Promise<void>>();
   const lockMs = opts.lease.lockDurationMs;
 
   /** The job's lock is gone: its agent and every other process of the attempt end now. */
@@ -112,23 +114,35 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
         if (r.abort.signal.aborted) throw new Error(`${job.id}: the worker is stopping`);
         const data = parseOrExplain(attemptJobSchema, job.data, `job ${job.id}`);
         opts.logger.info(`${data.taskId}: attempt ${data.attempt} (agent ${data.agentId}) taken by ${workerId}`);
-        return await runAttemptJob(data, {
-          git,
-          remote: opts.remote,
-          workDir: join(workDir, workerIdPath(workerId)),
-          workerId,
-          signal: r.abort.signal,
-          holdsLock: async () => {
-            const extended = await withinMs(job.extendLock(token!, lockMs), lockMs / 2).catch(() => 0);
-            if (extended === 1) r.renewedAt = performance.now();
-            return extended === 1;
-          },
-          cloneLock,
-          records,
-          env: { [GUARD_VAR]: guard },
-          progress: (p) => void job.updateProgress(p).catch(() => undefined),
-          log: (m) => opts.logger.info(redact(m)),
-        });
+        // A task's attempts share its worktree's branch here: one still ending (its job published
+        // again after its lock was lost) ends first.
+        const before = ending.get(data.taskId);
+        let done!: () => void;
+        const mine = new Promise<void>((resolve) => (done = resolve));
+        ending.set(data.taskId, mine);
+        await before;
+        try {
+          return await runAttemptJob(data, {
+            git,
+            remote: opts.remote,
+            workDir: join(workDir, workerIdPath(workerId)),
+            workerId,
+            signal: r.abort.signal,
+            holdsLock: async () => {
+              const extended = await withinMs(job.extendLock(token!, lockMs), lockMs / 2).catch(() => 0);
+              if (extended === 1) r.renewedAt = performance.now();
+              return extended === 1;
+            },
+            cloneLock,
+            records,
+            env: { [GUARD_VAR]: guard },
+            progress: (p) => void job.updateProgress(p).catch(() => undefined),
+            log: (m) => opts.logger.info(redact(m)),
+          });
+        } finally {
+          done();
+          if (ending.get(data.taskId) === mine) ending.delete(data.taskId);
+        }
       } catch (err) {
         if (err instanceof WorkerUnusableError) unusable(err);
         // Stopped (or unusable): the job goes back to the queue as it was, for another worker.

@@ -14,6 +14,9 @@ export function baseRef(baseBranch: string): string {
   return `${REF_PREFIX}/base/${baseBranch}`;
 }
 
+/** How long listing or deleting refs on the remote may take (a run's end must not wait on a dead remote). */
+const SWEEP_TIMEOUT_MS = 30_000;
+
 /** Where a worker's clone keeps the bases the run published. */
 const REMOTE_BASES = 'refs/launchpad/remote-base';
 
@@ -109,12 +112,10 @@ export async function publishBase(git: Git, remote: string, baseBranch: string, 
 }
 
 /** The refs of attempts on the remote (`refs/launchpad/queue/<id>/<agent>/<what>`), with their task and agent. */
-export async function attemptRefsOnRemote(
-  git: Git,
-  remote: string,
-  under = REF_PREFIX,
-): Promise<Array<{ ref: string; taskId: string; agentId: string }>> {
-  const out = await step('listing the queue refs on the remote', () => git.run(['ls-remote', '--refs', remote, `${under}/*`]));
+export async function attemptRefsOnRemote(git: Git, remote: string): Promise<Array<{ ref: string; taskId: string; agentId: string }>> {
+  const out = await step('listing the queue refs on the remote', () =>
+    git.run(['ls-remote', '--refs', remote, `${REF_PREFIX}/*`], { timeoutMs: SWEEP_TIMEOUT_MS }),
+  );
   const found: Array<{ ref: string; taskId: string; agentId: string }> = [];
   for (const line of out.stdout.split('\n')) {
     const ref = line.split('\t')[1]?.trim();
@@ -124,8 +125,8 @@ export async function attemptRefsOnRemote(
   return found;
 }
 
-/** Deletes refs on the remote (best effort: what is left is deleted at the end of a later run). */
+/** Deletes refs on the remote (best effort, bounded in time: what is left goes at a later run's end). */
 export async function deleteRemoteRefs(git: Git, remote: string, refs: readonly string[]): Promise<void> {
   if (!refs.length) return;
-  await git.run(['push', '--quiet', '--no-verify', remote, ...refs.map((r) => `:${r}`)], { allowFail: true });
+  await git.run(['push', '--quiet', '--no-verify', remote, ...refs.map((r) => `:${r}`)], { allowFail: true, timeoutMs: SWEEP_TIMEOUT_MS });
 }

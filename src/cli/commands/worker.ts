@@ -19,12 +19,15 @@ export const workerCommand: Command = {
     "validation, pushes the work to refs/launchpad/queue/<id>/… on the remote, and returns the verdict, the validation's",
     'result, the output tail, the cost and the timings. The controller merges; the worker never writes the task file.',
     "A worker that dies mid-attempt stops renewing its job's lock: the job goes to another worker, which continues from the",
-    "work pushed at the agent's last CHECKPOINT. Ctrl-C (SIGTERM) stops: running agents end, their jobs go to other workers.",
+    "work pushed at the agent's last CHECKPOINT. A worker that loses a job's lock (a long pause, Redis unreachable) ends",
+    "that job's agent at once. Ctrl-C (SIGTERM) stops: running agents end and their jobs go back to the queue.",
+    "A worker that cannot run any job (its remote is not the run's: the base commit is not there; its clone is broken)",
+    'gives the job back untouched, stops taking jobs and exits with 2, saying what to fix.',
     '',
     'The queue URL and the remote may carry credentials: pass them through the environment ($LAUNCHPAD_QUEUE_URL,',
     '$LAUNCHPAD_REMOTE); every message shows them as ***. The agent gets this process environment (its API keys too).',
     'LAUNCHPAD_QUEUE_LOCK_MS and LAUNCHPAD_QUEUE_STALLED_MS set how long a job lock lives without renewal and how often',
-    'stalled jobs are looked for (default 30000 each).',
+    'stalled jobs are looked for (default 30000 each); use the same values on the workers and the run.',
     '',
     'examples:',
     '  LAUNCHPAD_QUEUE_URL=redis://queue.internal:6379 launchpad worker --repo git@github.com:acme/app.git --concurrency 4',
@@ -96,7 +99,9 @@ export const workerCommand: Command = {
         prefix: io.env.LAUNCHPAD_QUEUE_PREFIX || undefined,
       });
       io.err(`worker stopped: ${done.completed} attempt(s) delivered, ${done.failed} failed\n`);
-      return 0;
+      if (!done.unusable) return 0;
+      io.err(`worker: cannot run jobs: ${redact(done.unusable.problem)}\nto fix: ${done.unusable.advice}\n`);
+      return 2;
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 
 import { type AttemptFence, mayRemoveWorktree, worktreeOwner } from '../attempt/lifecycle';
+import { runsOnQueue } from '../executor/types';
 import { ExpectedError } from '../expectedErrors';
 import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
@@ -97,7 +98,8 @@ export async function releaseInterrupted(s: Session, before: Task): Promise<void
   const current = s.store.load().file.tasks.find((t) => t.id === before.id);
   // Dispatched by this session: one more attempt, or (when a stop already gave it back) another agent.
   const dispatched = current?.status === 'in_progress' && (current.attempts > before.attempts || current.agent_id !== before.agent_id);
-  if (!s.envFailure || !dispatched) return;
+  // An attempt published to a queue runs on another machine: the next run follows its job.
+  if (!s.envFailure || !dispatched || runsOnQueue(current)) return;
   const keepWork = await hasWork(s, before.id);
   // A resumed attempt's worktree holds the interrupted attempt's work: it stays for the next run.
   if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id, s.fenceOf(before.id)).catch(() => undefined);

@@ -13,6 +13,17 @@ import type { Session } from '../controller/session';
 import type { ClaimedTask, Resume } from '../controller/taskRun';
 import type { Task } from '../taskFile/schema';
 
+/**
+ * `claimed_by` of an attempt published to a queue: `queue` until a worker takes it, then
+ * `queue:<worker id>`. Such an attempt runs on another machine and goes on when this controller
+ * stops: the next run follows its job, so a stop never gives it back.
+ */
+export const QUEUE_RUNNER = 'queue';
+
+export function runsOnQueue(task: Pick<Task, 'claimed_by'>): boolean {
+  return task.claimed_by === QUEUE_RUNNER || !!task.claimed_by?.startsWith(`${QUEUE_RUNNER}:`);
+}
+
 export interface RunningAttempt {
   task: Task;
   end: Promise<TaskEnd>;

@@ -10,11 +10,12 @@ import { findPreset } from '../agents/presets';
 import { AgentOutputScanner, lastMeaningfulLine } from '../controller/agentOutput';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
+import type { ProcessRecords } from '../process/processRecords';
 import { runProcess } from '../process/runProcess';
 import type { AttemptJob, AttemptProgress, AttemptResult } from './job';
 import { refsFor } from './job';
 import { redact } from './redact';
-import { fetchForAttempt, pushRef } from './remoteGit';
+import { deleteRemoteRefs, fetchForAttempt, publishedBaseHolds, pushRef } from './remoteGit';
 
 const TAIL_CHARS = 4000;
 const CAPTURE_BYTES = 64 * 1024;
@@ -22,37 +23,78 @@ const CAPTURE_BYTES = 64 * 1024;
 export interface AttemptContext {
   /** The worker's clone. */
   git: Git;
+  /** Its remote, as the worker was given it (for messages). */
+  remote: string;
   /** Where this worker keeps worktrees and attempt files (outside the clone). */
   workDir: string;
   workerId: string;
+  /** Aborted when the worker stops or loses the job's lock: every process of the attempt ends. */
   signal: AbortSignal;
+  /** Whether the worker still holds the job's lock (asked before and after pushing the result). */
+  holdsLock: () => Promise<boolean>;
   /** Serialises what touches the clone's shared refs and worktree list. */
   cloneLock: <T>(work: () => Promise<T>) => Promise<T>;
   progress: (p: AttemptProgress) => void;
   log: (message: string) => void;
-  /** The agent's environment beyond the worker's own (tests; credentials come from the worker's). */
+  /** The environment of the attempt's processes beyond the worker's own (its guard's token). */
   env?: NodeJS.ProcessEnv;
+  /** Where the attempt's processes are recorded while they run: a later worker on the clone ends what a dead one left. */
+  records: ProcessRecords;
+}
+
+/** The worker cannot run any job (its remote is not the run's, its clone is broken): it stops taking them. */
+export class WorkerUnusableError extends Error {
+  constructor(
+    readonly problem: string,
+    readonly advice: string,
+  ) {
+    super(`${problem}\nto fix: ${advice}`);
+    this.name = 'WorkerUnusableError';
+  }
 }
 
 export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promise<AttemptResult> {
   const { git } = ctx;
   const refs = refsFor(job.taskId, job.agentId);
   const branch = branchFor(job.taskId);
-  const worktree = join(ctx.workDir, 'worktrees', `${job.taskId}-${job.agentId}`);
-  const files = join(ctx.workDir, 'attempts', `${job.taskId}-${job.agentId}`);
+  const name = `${job.taskId}-${job.agentId}`;
+  const worktree = join(ctx.workDir, 'worktrees', name);
+  const files = join(ctx.workDir, 'attempts', name);
   mkdirSync(files, { recursive: true });
   const t0 = Date.now();
 
   // The base, and the partial work of a worker that died in this attempt (the job came back).
+  // A failure here is the worker's, whatever the job: its clone or its remote cannot serve any.
   const partial = await ctx.cloneLock(async () => {
-    const found = await fetchForAttempt(git, refs.partial);
-    await git.run(['cat-file', '-e', `${job.baseCommit}^{commit}`]).catch(() => {
-      throw new Error(`the base commit ${job.baseCommit} of ${job.taskId} is not on the remote (was it published?)`);
-    });
+    const found = await fetchForAttempt(git, refs.partial)
+      .catch(async () => {
+        await new Promise((r) => setTimeout(r, 2000));
+        return fetchForAttempt(git, refs.partial);
+      })
+      .catch((err: Error) => {
+        throw new WorkerUnusableError(
+          `cannot fetch from ${redact(ctx.remote)}: ${err.message}`,
+          'check that this machine reaches the remote and that its credentials are valid',
+        );
+      });
+    // The run's remote holds the base the run published, and the job's base is in its history:
+    // a clone of the same project elsewhere (a fork, a mirror) may hold the commit but not that.
+    if (!(await publishedBaseHolds(git, job.baseCommit)))
+      throw new WorkerUnusableError(
+        `the base commit ${job.baseCommit} of ${job.taskId} is not published on ${redact(ctx.remote)}: it is not the remote the run publishes to`,
+        "give this worker the run's remote (the --remote of launchpad run) with --repo or $LAUNCHPAD_REMOTE, then start it again",
+      );
     const resumable = found && found !== job.baseCommit && (await git.isAncestor(job.baseCommit, found)) ? found : undefined;
     rmSync(worktree, { recursive: true, force: true });
-    await git.run(['worktree', 'prune']);
-    await git.run(['worktree', 'add', '--quiet', '--force', '-B', branch, worktree, resumable ?? job.baseCommit]);
+    try {
+      await git.run(['worktree', 'prune']);
+      await git.run(['worktree', 'add', '--quiet', '--force', '-B', branch, worktree, resumable ?? job.baseCommit]);
+    } catch (err) {
+      throw new WorkerUnusableError(
+        `its clone ${git.cwd} cannot make a worktree: ${(err as Error).message.split('\n')[0]}`,
+        `check the disk holding ${git.cwd}, or remove the clone so the worker makes a new one`,
+      );
+    }
     return resumable;
   });
   const fetchMs = Date.now() - t0;
@@ -64,7 +106,14 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     const env: NodeJS.ProcessEnv = { ...process.env, ...ctx.env };
     const t1 = Date.now();
     if (job.worktreeSetup) {
-      const setup = await runProcess({ command: job.worktreeSetup, cwd, env, timeoutMs: job.agentTimeoutMs, signal: ctx.signal });
+      const setup = await runProcess({
+        command: job.worktreeSetup,
+        cwd,
+        env,
+        timeoutMs: job.agentTimeoutMs,
+        signal: ctx.signal,
+        record: { records: ctx.records, name: `${name}.setup`, label: `worktree setup of ${job.taskId}` },
+      });
       if (setup.code !== 0)
         throw new Error(
           `worktree_setup "${job.worktreeSetup}" exited with ${setup.code ?? setup.signal}: ${lastMeaningfulLine(setup.tail) ?? ''}`,
@@ -79,6 +128,8 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     const pushPartial = () => {
       pushing = pushing
         .then(async () => {
+          // A worker that lost the job's lock pushes nothing: the attempt is another worker's now.
+          if (ctx.signal.aborted) return;
           const head = await git.head(worktree);
           if (head && head !== (partial ?? job.baseCommit)) await pushRef(git, head, refs.partial, worktree);
         })
@@ -106,6 +157,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
       stdin: prompt,
       timeoutMs: job.agentTimeoutMs,
       signal: ctx.signal,
+      record: { records: ctx.records, name: `${name}.agent`, label: `agent of ${job.taskId}` },
       transcript: join(files, 'transcript.log'),
       captureBytes: CAPTURE_BYTES,
       onOutput: (text) => scanner.push(text),
@@ -136,6 +188,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
         env: { ...env, LAUNCHPAD_TASK_ID: job.taskId, LAUNCHPAD_WORKTREE: worktree },
         timeoutMs: job.validation.timeoutMs,
         signal: ctx.signal,
+        record: { records: ctx.records, name: `${name}.validation`, label: `validation of ${job.taskId}` },
         transcript: join(files, 'validation.log'),
         captureBytes: CAPTURE_BYTES,
       });
@@ -159,7 +212,14 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     const t4 = Date.now();
     const commit = (await git.head(worktree))!;
     const ref = refs.result(ctx.workerId);
+    const lost = () => new Error(`${job.taskId}: the worker lost the job's lock; another worker continues the attempt`);
+    if (ctx.signal.aborted || !(await ctx.holdsLock())) throw lost();
     await pushRef(git, commit, ref, worktree);
+    // Lost while pushing: the result would be refused, and its ref would be left behind.
+    if (ctx.signal.aborted || !(await ctx.holdsLock())) {
+      await deleteRemoteRefs(git, 'origin', [ref]);
+      throw lost();
+    }
     const pushMs = Date.now() - t4;
     return {
       taskId: job.taskId,

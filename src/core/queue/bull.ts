@@ -69,15 +69,20 @@ export class QueueUrlError extends Error {
   }
 }
 
-/** How long a worker's lock on a job lives without renewal, and how often stalled jobs are looked for. */
+/**
+ * The queue's clocks. A worker's lock on a job lives `lockDurationMs` without renewal; stalled
+ * jobs are looked for every `stalledIntervalMs`; the controller stops the run once Redis has not
+ * answered for `outageMs`.
+ */
 export interface LeaseTimes {
   lockDurationMs: number;
   stalledIntervalMs: number;
+  outageMs: number;
 }
 
-export const DEFAULT_LEASE: LeaseTimes = { lockDurationMs: 30_000, stalledIntervalMs: 30_000 };
+export const DEFAULT_LEASE: LeaseTimes = { lockDurationMs: 30_000, stalledIntervalMs: 30_000, outageMs: 60_000 };
 
-/** Test and operator overrides: LAUNCHPAD_QUEUE_LOCK_MS, LAUNCHPAD_QUEUE_STALLED_MS. */
+/** Test and operator overrides: LAUNCHPAD_QUEUE_LOCK_MS, LAUNCHPAD_QUEUE_STALLED_MS, LAUNCHPAD_QUEUE_OUTAGE_MS. */
 export function leaseFromEnv(env: NodeJS.ProcessEnv): LeaseTimes {
   const read = (name: string, fallback: number) => {
     const v = env[name];
@@ -89,5 +94,31 @@ export function leaseFromEnv(env: NodeJS.ProcessEnv): LeaseTimes {
   return {
     lockDurationMs: read('LAUNCHPAD_QUEUE_LOCK_MS', DEFAULT_LEASE.lockDurationMs),
     stalledIntervalMs: read('LAUNCHPAD_QUEUE_STALLED_MS', DEFAULT_LEASE.stalledIntervalMs),
+    outageMs: read('LAUNCHPAD_QUEUE_OUTAGE_MS', DEFAULT_LEASE.outageMs),
   };
+}
+
+/** How often the controller reads the state of each job it follows. */
+export function pollMs(lease: LeaseTimes): number {
+  return Math.min(5000, Math.max(250, Math.floor(lease.lockDurationMs / 4)));
+}
+
+/** `work`, or what `stop` ends it with; the work's own rejection is handled either way. */
+export function raceStop<T>(work: Promise<T>, stop: AbortSignal): Promise<T | 'stopped'> {
+  work.catch(() => undefined);
+  if (stop.aborted) return Promise.resolve('stopped');
+  return new Promise<T | 'stopped'>((resolve, reject) => {
+    const onStop = () => resolve('stopped');
+    stop.addEventListener('abort', onStop, { once: true });
+    work.then(resolve, reject).finally(() => stop.removeEventListener('abort', onStop));
+  });
+}
+
+/** `work`, or undefined once `ms` have passed. */
+export function withinMs<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([work, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }

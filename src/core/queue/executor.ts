@@ -5,14 +5,21 @@
 // attempt it expects (the task's agent id: fencing), fetches the attempt's commits from the shared
 // remote into harness-<id>, and ends it the way a local attempt ends: discarded, or validated on
 // the worker and merged here through the merge queue.
+// The queue's own faults are never the task's. An attempt is counted once, when it is dispatched;
+// a job that vanished (Redis restarted without its data, or the controller died before publishing
+// it) is published again for the same attempt, and the worker continues from the work pushed at
+// the agent's last checkpoint. A job that failed on every try (its workers' fault), or Redis
+// unreachable for `outageMs`, stops the run (ENV_SETUP, exit 2) with the attempt left in progress:
+// the next run follows its job, or publishes it again.
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import { checkpoint } from '../controller/agentRun';
 import { stopForLimit } from '../controller/budget';
 import { discardAttempt } from '../controller/discard';
-import { EnvFailureError } from '../controller/envFailure';
+import { type EnvFailure, EnvFailureError } from '../controller/envFailure';
+import { stopForEnvironment } from '../controller/envStop';
 import { mergeTask, type TaskEnd } from '../controller/merge';
 import type { MergeQueue } from '../controller/mergeQueue';
 import { buildPrompt } from '../controller/prompt';
@@ -20,24 +27,26 @@ import { DEFAULT_VALIDATION_TIMEOUT_S } from '../controller/runConfig';
 import type { Session } from '../controller/session';
 import type { ClaimedTask, Resume } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
-import type { AttemptExecutor, RunningAttempt } from '../executor/types';
+import { type AttemptExecutor, QUEUE_RUNNER, type RunningAttempt, runsOnQueue } from '../executor/types';
 import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { dispatchTask, recordCost, recordQueueRunner, restartTask, resumeTask } from '../tasks/transitions';
-import { connectionFor, type LeaseTimes, loadBullmq } from './bull';
+import { dispatchTask, recordCost, recordQueueRunner, resumeTask, undoDispatch } from '../tasks/transitions';
+import { connectionFor, type LeaseTimes, loadBullmq, pollMs, raceStop, withinMs } from './bull';
 import {
   type AttemptJob,
+  attemptJobSchema,
   attemptProgressSchema,
   type AttemptResult,
   attemptResultSchema,
   JOB_VERSION,
   jobIdFor,
+  parseOrExplain,
   QUEUE_NAME,
   refsFor,
 } from './job';
 import { redact, redactError } from './redact';
-import { deleteRemoteRefs, fetchResult, publishBase, pushRef } from './remoteGit';
+import { attemptRefsOnRemote, deleteRemoteRefs, fetchResult, publishBase, pushRef } from './remoteGit';
 
 export interface QueueExecutorOptions {
   queueUrl: string;
@@ -55,16 +64,36 @@ interface Followed {
   agentId: string;
 }
 
+/** What following a job needs: its attempt, and the job to publish again if it vanishes. */
+interface Follow {
+  agentId: string;
+  jobId: string;
+  files: AttemptPaths;
+  terminal: TaskTerminal;
+  job: AttemptJob;
+}
+
+/** Redis has not answered for the run's outage allowance: the machine's failure, not the task's. */
+export class QueueUnreachableError extends EnvFailureError {}
+
+const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
 export class QueueExecutor implements AttemptExecutor {
   readonly name = 'queue';
   private readonly bull = loadBullmq();
   private readonly queue;
   private readonly events;
   private readonly followed = new Map<string, Followed>();
+  /** Wakes the follower of a job when the queue reports its end. */
+  private readonly wakers = new Map<string, () => void>();
   private published: string | undefined;
   private publishing: Promise<void> = Promise.resolve();
   private gitTurn: Promise<unknown> = Promise.resolve();
   private closing = false;
+  /** Since when Redis has failed to answer (Date.now()); undefined while it answers. */
+  private troubleSince: number | undefined;
+  /** The session whose ended attempts' refs are deleted from the remote when the run closes. */
+  private session: Session | undefined;
 
   /** Runs `work` after every earlier call's work has ended (whether it failed or not). */
   private oneGitAtATime<T>(work: () => Promise<T>): Promise<T> {
@@ -77,10 +106,16 @@ export class QueueExecutor implements AttemptExecutor {
     const connection = connectionFor(opts.queueUrl, () => this.closing);
     const prefix = opts.prefix ? { prefix: opts.prefix } : {};
     this.queue = new this.bull.Queue<AttemptJob, AttemptResult>(QUEUE_NAME, { connection, ...prefix });
-    this.events = new this.bull.QueueEvents(QUEUE_NAME, { connection, ...prefix });
+    // Its blocking read is abandoned by BullMQ only after this long plus a second: with Redis gone,
+    // that is how long the process outlives close().
+    this.events = new this.bull.QueueEvents(QUEUE_NAME, { connection, blockingTimeout: 2000, ...prefix });
     this.queue.on('error', () => undefined);
     this.events.on('error', () => undefined);
     this.events.on('progress', ({ jobId, data }) => void this.progress(jobId, data));
+    const wake = ({ jobId }: { jobId: string }) => this.wakers.get(jobId)?.();
+    this.events.on('completed', wake);
+    this.events.on('failed', wake);
+    this.events.on('removed', wake);
   }
 
   /** Connects (a clear error when Redis cannot be reached) before the session starts. */
@@ -92,19 +127,24 @@ export class QueueExecutor implements AttemptExecutor {
     }
   }
 
-  /** Closes the connections; ones that do not close within 3 s (Redis unreachable) are dropped. */
+  /**
+   * Deletes the refs of attempts that ended from the remote (a superseded worker's result, what a
+   * killed controller left), then closes the connections; ones that do not close within 3 s, or
+   * while Redis does not answer, are dropped.
+   */
   async close(): Promise<void> {
+    if (this.session) await this.sweepRefs(this.session).catch(() => undefined);
     this.closing = true;
-    const closed = Promise.allSettled([this.events.close(), this.queue.close()]);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([closed, new Promise<void>((r) => (timer = setTimeout(r, 3000)))]);
-    clearTimeout(timer);
+    const closed = this.troubleSince === undefined && (await withinMs(Promise.allSettled([this.events.close(), this.queue.close()]), 3000));
+    // Redis unreachable: the connections are dropped, their reconnections and waiting calls with them.
+    if (!closed) await withinMs(Promise.allSettled([this.events.disconnect(), this.queue.disconnect()]), 1000);
   }
 
   async run(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
+    this.session = s;
     const branch = branchFor(task.id);
     // The run loop usually records the dispatch with its pool (claimTask); else it is done here.
-    const { agentId, base, before, attempt } =
+    const dispatched =
       claimed ??
       (await s.transact((file) => {
         const agentId = `agent_${randomBytes(4).toString('hex')}`;
@@ -112,6 +152,9 @@ export class QueueExecutor implements AttemptExecutor {
         const d = resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base });
         return { agentId, base, ...d };
       }));
+    const { agentId, before, attempt } = dispatched;
+    // Every effect of this attempt from here on is fenced by its agent id (its job's too).
+    s.drive({ taskId: task.id, agentId });
     const jobId = jobIdFor(task.id, agentId);
     s.log({
       type: 'DISPATCH',
@@ -119,118 +162,132 @@ export class QueueExecutor implements AttemptExecutor {
       message: `agent=${agentId} worktree=${branch} executor=queue job=${jobId}${resume ? ` resuming=attempt-${resume.interruptedAttempt}` : ''}`,
     });
     s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
-    const worktree = s.worktreePath(task.id);
-    const terminal = s.terminals.open(task, worktree);
+    const terminal = s.terminals.open(task, s.worktreePath(task.id));
     const files = s.createAttempt(task.id, attempt, agentId);
     const prompt = buildPrompt(before, { worktree: '. (a worktree on a queue worker)', branch, baseBranch: s.baseBranch }, resume);
     writeFileSync(files.prompt, prompt);
+    let job: AttemptJob;
     try {
-      await this.publishBase(s, base);
-      // A resumed attempt's work so far goes to the remote: the worker continues from it.
-      if (resume) {
-        const head = await s.git.head(resume.worktree);
-        if (head) await pushRef(s.git, head, refsFor(task.id, agentId).partial).catch(() => undefined);
-        await s.removeWorktree(task.id).catch(() => undefined);
+      job = jobFor(s, task, { agentId, attempt, base: await baseFor(s, task.id, dispatched.base), prompt });
+      const pushed = await raceStop(
+        (async () => {
+          // Nothing is published without its base on the remote (the push checks it is a commit here).
+          await this.publishBase(s, job.baseCommit);
+          // A resumed attempt's work so far goes to the remote: the worker continues from it.
+          const head = resume && (await s.git.head(resume.worktree));
+          if (head) await pushRef(s.git, head, refsFor(task.id, agentId).partial);
+        })(),
+        s.stopSignal,
+      );
+      if (pushed === 'stopped') {
+        // A person's stop before anything was published: the dispatch is undone.
+        await s.transact((file) => void undoDispatch(file, task.id, before));
+        terminal.close('interrupted');
+        return 'interrupted';
       }
-      const job: AttemptJob = {
-        version: JOB_VERSION,
-        taskId: task.id,
-        title: task.title,
-        agentId,
-        attempt,
-        baseCommit: base,
-        baseBranch: s.baseBranch,
-        projectDir: projectDirOf(s),
-        prompt,
-        agentCommand: s.config.agentCommand!,
-        ...(s.config.agent?.preset ? { preset: s.config.agent.preset.name } : {}),
-        agentTimeoutMs: s.config.agentTimeoutMs,
-        validation: {
-          command: task.validation?.command?.trim() ?? '',
-          timeoutMs: (task.validation?.timeout_seconds ?? DEFAULT_VALIDATION_TIMEOUT_S) * 1000,
-        },
-        worktreeSetup: s.config.worktreeSetup ?? null,
-      };
-      if (!job.validation.command) throw new Error(`task ${task.id} has no validation.command`);
-      await this.queue.add(task.id, job, {
-        jobId,
-        attempts: this.opts.jobAttempts ?? 3,
-        backoff: { type: 'exponential', delay: 1000 },
-        removeOnComplete: { age: 7 * 86400 },
-        removeOnFail: { age: 7 * 86400 },
-      });
     } catch (err) {
-      // Not published (the queue or the remote cannot be reached): the task goes back to pending,
-      // its attempt counted as recovery's "started afresh" counts it, and the session stops.
-      s.log({ type: 'WARN', taskId: task.id, message: `could not publish the attempt: ${redactError(err)}` });
-      await s.transact((file) => void restartTask(file, task.id)).catch(() => undefined);
-      s.requestStop();
+      // Not published: the dispatch is undone, uncharged, and the session stops.
+      const failure: EnvFailure =
+        err instanceof EnvFailureError
+          ? err.failure
+          : {
+              category: 'ENV_SETUP',
+              cause: `could not publish ${task.id}'s attempt: ${redactError(err).split('\n')[0]}`,
+              advice: `check that ${redact(this.opts.remote)} is reachable and accepts pushes to refs/launchpad/queue/, then run again`,
+            };
+      return stopForEnvironment(s, before, failure, terminal, { agentRan: false });
+    }
+    // From here the job may exist, whatever the answer: the attempt stays the task's until its
+    // job ends (a stop or Redis's failure leave it in progress, for the next run to follow).
+    await s.transact((file) => recordQueueRunner(file, task.id, agentId, QUEUE_RUNNER));
+    const follow: Follow = { agentId, jobId, files, terminal, job };
+    try {
+      if ((await this.add(s, job)) === 'stopped') {
+        terminal.close('interrupted');
+        return 'interrupted';
+      }
+    } catch (err) {
+      if (!(err instanceof QueueUnreachableError)) throw err;
+      this.stopRun(s, task.id, err.failure);
       terminal.close('interrupted');
       return 'interrupted';
     }
-    return this.follow(s, before, merges, { agentId, jobId, files, terminal });
+    if (resume) await s.removeWorktree(task.id).catch(() => undefined);
+    return this.follow(s, before, merges, follow);
   }
 
+  /**
+   * At a session's start: every in-progress attempt whose job is in the queue is followed, and one
+   * whose job is not there (Redis lost it, or the controller died before publishing it) is published
+   * again, unless this machine holds its work (recovery's). A job that failed on every try in the
+   * last run is published again: its workers' fault stopped that run, and a person has fixed it.
+   */
   async adopt(s: Session, merges: MergeQueue): Promise<RunningAttempt[]> {
+    this.session = s;
     const { file } = s.store.load();
+    const inProgress = file.tasks.filter((t) => t.status === 'in_progress' && t.agent_id);
+    await this.removeStaleJobs(s);
+    await this.sweepRefs(s).catch(() => undefined);
     const adopted: RunningAttempt[] = [];
-    for (const task of file.tasks) {
-      if (task.status !== 'in_progress' || !task.agent_id) continue;
-      const jobId = jobIdFor(task.id, task.agent_id);
-      const job = await this.bull.Job.fromId<AttemptJob, AttemptResult>(this.queue, jobId);
-      const state = job ? await job.getState() : undefined;
-      if (!job || state === 'failed' || state === 'unknown') continue;
-      const files = s.attemptOf(task.id, task.agent_id) ?? s.createAttempt(task.id, task.attempts, task.agent_id);
-      s.log({
-        type: 'RECOVERY',
-        taskId: task.id,
-        message: `action="followed queued attempt" reason="its job ${jobId} is ${state} in the queue"`,
+    for (const task of inProgress) {
+      const agentId = task.agent_id!;
+      const jobId = jobIdFor(task.id, agentId);
+      s.drive({ taskId: task.id, agentId });
+      const state = await this.redisOrThrow(s, `reading the job ${jobId}`, () => this.queue.getJobState(jobId));
+      if (state === 'stopped') break;
+      if (state === 'unknown' && (existsSync(s.worktreePath(task.id)) || (await s.git.branchExists(branchFor(task.id))))) continue;
+      const files = s.attemptOf(task.id, agentId) ?? s.createAttempt(task.id, task.attempts, agentId);
+      const prompt =
+        readPrompt(files) ??
+        buildPrompt(task, { worktree: '. (a worktree on a queue worker)', branch: branchFor(task.id), baseBranch: s.baseBranch });
+      if (!existsSync(files.prompt)) writeFileSync(files.prompt, prompt);
+      const job = jobFor(s, task, {
+        agentId,
+        attempt: Math.max(1, task.attempts),
+        base: await baseFor(s, task.id, task.started_at_commit),
+        prompt,
       });
+      // Its job may be published from here: a stop leaves the attempt in progress.
+      if (!runsOnQueue(task)) await s.transact((f) => recordQueueRunner(f, task.id, agentId, QUEUE_RUNNER));
       const terminal = s.terminals.open(task, s.worktreePath(task.id));
-      adopted.push({ task, end: this.follow(s, task, merges, { agentId: task.agent_id, jobId, files, terminal }) });
+      const follow: Follow = { agentId, jobId, files, terminal, job };
+      if (state === 'failed') {
+        s.log({
+          type: 'RECOVERY',
+          taskId: task.id,
+          message: `action="published its job again" reason="its job ${jobId} failed on every try in the last run (its workers' fault, not charged)"`,
+        });
+        const removed = await this.redisOrThrow(s, `removing the job ${jobId}`, () => this.queue.remove(jobId));
+        if (removed === 'stopped') break;
+        if ((await this.publish(s, job)) === 'stopped') break;
+      } else if (state !== 'unknown') {
+        s.log({
+          type: 'RECOVERY',
+          taskId: task.id,
+          message: `action="followed queued attempt" reason="its job ${jobId} is ${state} in the queue"`,
+        });
+      }
+      const end = this.follow(s, task, merges, follow);
+      // The run loop handles its end; until it takes it, a rejection is not unhandled.
+      end.catch(() => undefined);
+      adopted.push({ task, end });
     }
     return adopted;
   }
 
-  /** Waits for the job's end, then ends the attempt from its result. */
-  private async follow(
-    s: Session,
-    task: Task,
-    merges: MergeQueue,
-    a: { agentId: string; jobId: string; files: AttemptPaths; terminal: TaskTerminal },
-  ): Promise<TaskEnd> {
+  /** Waits for the job's end (publishing it again if it vanished), then ends the attempt from its result. */
+  private async follow(s: Session, task: Task, merges: MergeQueue, a: Follow): Promise<TaskEnd> {
     const { agentId, jobId, files, terminal } = a;
     this.followed.set(jobId, { s, taskId: task.id, agentId });
     let raw: unknown;
     try {
-      const job = await this.bull.Job.fromId<AttemptJob, AttemptResult>(this.queue, jobId);
-      if (!job) throw new Error(`job ${jobId} is gone from the queue`);
-      const stopped = new Promise<'stopped'>((resolve) => {
-        if (s.stopping) resolve('stopped');
-        s.stopSignal.addEventListener('abort', () => resolve('stopped'), { once: true });
-      });
-      const end = await Promise.race([job.waitUntilFinished(this.events), stopped]);
-      if (end === 'stopped') {
+      const end = await this.watch(s, task, a);
+      if (end === 'interrupted') {
         // The job goes on; the next run follows it (adopt).
         terminal.close('interrupted');
         return 'interrupted';
       }
-      raw = end;
-    } catch (err) {
-      // The job failed on every try (its workers' faults, not the agent's verdict): started
-      // afresh, as recovery starts an attempt that left nothing; failed once its attempts are used.
-      const reason = redactError(err).replace(/"/g, "'");
-      const current = s.store.load().file.tasks.find((t) => t.id === task.id);
-      if (current && current.attempts >= current.max_attempts) {
-        s.log({ type: 'RECOVERY', taskId: task.id, message: `action="marked failed" reason="queue job failed: ${reason}"` });
-        await s.failTask(current, 'TASK_EXEC', `queue job failed on every try: ${reason}`, undefined, 'queue job failed');
-        terminal.close('failed');
-        return 'failed';
-      }
-      s.log({ type: 'RECOVERY', taskId: task.id, message: `action="started afresh" reason="queue job failed: ${reason}"` });
-      await s.transact((file) => void restartTask(file, task.id));
-      terminal.close('interrupted');
-      return 'interrupted';
+      raw = end.result;
     } finally {
       this.followed.delete(jobId);
     }
@@ -238,8 +295,173 @@ export class QueueExecutor implements AttemptExecutor {
   }
 
   /**
+   * Reads the job's state until it ends, woken by the queue's events and at least every poll. A job
+   * gone from the queue is published again once a worker still running it has surely lost its lock
+   * (`lockDurationMs` after it was found gone) and ended its agent.
+   */
+  private async watch(s: Session, task: Task, a: Follow): Promise<{ result: unknown } | 'interrupted'> {
+    const { jobId } = a;
+    const lease = this.opts.lease;
+    let goneAt: number | undefined;
+    let waitingSince: number | undefined;
+    try {
+      for (;;) {
+        if (s.stopping) return 'interrupted';
+        const woken = new Promise<void>((resolve) => this.wakers.set(jobId, resolve));
+        const state = await this.redis(s, `reading the job ${jobId}`, () => this.queue.getJobState(jobId)).catch((err: unknown) => {
+          if (err instanceof QueueUnreachableError) throw err;
+          return undefined; // Redis answered with an error (loading its data after a restart): the next poll asks again.
+        });
+        if (state === 'stopped') return 'interrupted';
+        if (state === 'completed' || state === 'failed') {
+          const job = await this.redisOrThrow(s, `reading the job ${jobId}`, () => this.queue.getJob(jobId));
+          if (job === 'stopped') return 'interrupted';
+          if (job && state === 'completed') return { result: job.returnvalue };
+          if (job) return this.workersFailed(s, task.id, jobId, job.failedReason ?? 'no reason given', job.attemptsMade);
+        }
+        if (state === 'unknown') {
+          waitingSince = undefined;
+          if (goneAt === undefined) {
+            goneAt = Date.now();
+            s.log({
+              type: 'WARN',
+              taskId: task.id,
+              message: `its job ${jobId} is not in the queue (Redis lost it, or it was never published): it is published again in ${Math.ceil(lease.lockDurationMs / 1000)} s unless it comes back`,
+            });
+          } else if (Date.now() - goneAt >= lease.lockDurationMs) {
+            if ((await this.publish(s, a.job)) === 'stopped') return 'interrupted';
+            s.log({
+              type: 'RECOVERY',
+              taskId: task.id,
+              message: `action="published its job again" reason="its job ${jobId} vanished from the queue: the same attempt, not charged; a worker continues from its last partial push"`,
+            });
+            goneAt = undefined;
+          }
+        } else if (state !== undefined) goneAt = undefined;
+        if (state === 'waiting' || state === 'delayed' || state === 'prioritized') {
+          waitingSince ??= Date.now();
+          if (Date.now() - waitingSince >= lease.outageMs) {
+            s.log({
+              type: 'WARN',
+              taskId: task.id,
+              message: `its job ${jobId} has waited ${Math.round((Date.now() - waitingSince) / 1000)} s and no worker took it: start launchpad worker with this queue and --repo ${redact(this.opts.remote)}`,
+            });
+            waitingSince = Infinity;
+          }
+        } else if (state === 'active') waitingSince = undefined;
+        let timer: NodeJS.Timeout | undefined;
+        await raceStop(Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, pollMs(lease))))]), s.stopSignal);
+        clearTimeout(timer);
+      }
+    } catch (err) {
+      if (!(err instanceof QueueUnreachableError)) throw err;
+      this.stopRun(s, task.id, err.failure);
+      return 'interrupted';
+    } finally {
+      this.wakers.delete(jobId);
+    }
+  }
+
+  /**
+   * The job failed on every try on the workers (git, their disk, worktree_setup, a worker dying
+   * again and again): not the task's failure. The run stops so a person fixes the workers; the
+   * attempt stays in progress and the next run publishes its job again.
+   */
+  private workersFailed(s: Session, taskId: string, jobId: string, reason: string, tries: number): 'interrupted' {
+    this.stopRun(s, taskId, {
+      category: 'ENV_SETUP',
+      cause: `the queue job ${jobId} failed on every try (${tries}) on the workers: ${redact(reason).split('\n')[0]}`,
+      advice:
+        'fix what the workers report (their output, launchpad worker -v: their clone, disk, the git remote, worktree_setup); then run again, and the attempt continues from its last partial push',
+    });
+    return 'interrupted';
+  }
+
+  /** The queue's fault stops the run: logged once, the first cause reported; nothing is charged. */
+  private stopRun(s: Session, taskId: string, failure: EnvFailure): void {
+    if (!s.envFailure)
+      s.log({
+        type: 'ERROR',
+        taskId,
+        category: 'ENV_SETUP',
+        message: `${failure.cause} (not charged: the attempt stays in progress, and the next run follows its job or publishes it again)`,
+      });
+    s.stopForEnvironment(failure);
+  }
+
+  /** Publishes the job (again): its base first, then the job itself. */
+  private async publish(s: Session, job: AttemptJob): Promise<'published' | 'stopped'> {
+    const pushed = await raceStop(this.publishBase(s, job.baseCommit), s.stopSignal);
+    if (pushed === 'stopped') return 'stopped';
+    return this.add(s, job);
+  }
+
+  private async add(s: Session, job: AttemptJob): Promise<'published' | 'stopped'> {
+    const added = await this.redisOrThrow(s, `publishing the job of ${job.taskId}`, () =>
+      this.queue.add(job.taskId, job, {
+        jobId: jobIdFor(job.taskId, job.agentId),
+        attempts: this.opts.jobAttempts ?? 3,
+        backoff: { type: 'exponential', delay: 1000 },
+        removeOnComplete: { age: 7 * 86400 },
+        removeOnFail: { age: 7 * 86400 },
+      }),
+    );
+    return added === 'stopped' ? 'stopped' : 'published';
+  }
+
+  /**
+   * A call to Redis, given up on a stop ('stopped') and, once Redis has failed to answer for the
+   * run's outage allowance, with QueueUnreachableError. An error Redis answers with is thrown as it
+   * is while the allowance lasts. A call given up on may still reach Redis later: whatever it
+   * publishes is for an attempt that stays in progress.
+   */
+  private async redis<T>(s: Session, what: string, op: () => Promise<T>): Promise<T | 'stopped'> {
+    const started = Date.now();
+    const deadline = (this.troubleSince ?? started) + this.opts.lease.outageMs;
+    const unreachable = (detail: string) => {
+      this.troubleSince ??= started;
+      const seconds = Math.round(this.opts.lease.outageMs / 1000);
+      return new QueueUnreachableError({
+        category: 'ENV_SETUP',
+        cause: `the queue at ${redact(this.opts.queueUrl)} has not answered for ${seconds} s (${what}: ${detail})`,
+        advice:
+          'start Redis again (with its data: appendonly yes), or check the network and --queue; then run again: the attempts in progress are followed, or published again',
+      });
+    };
+    try {
+      const got = await raceStop(
+        withinMs(op(), Math.max(0, deadline - started)).then((v) => ({ v })),
+        s.stopSignal,
+      );
+      if (got === 'stopped') return 'stopped';
+      if (got.v === undefined) throw unreachable('no answer');
+      this.troubleSince = undefined;
+      return got.v as T;
+    } catch (err) {
+      if (err instanceof QueueUnreachableError) throw err;
+      this.troubleSince ??= started;
+      if (Date.now() >= deadline) throw unreachable(redactError(err));
+      throw err;
+    }
+  }
+
+  /** redis(), where an error Redis answers with ends the step too (as unreachable once the allowance is spent). */
+  private async redisOrThrow<T>(s: Session, what: string, op: () => Promise<T>): Promise<T | 'stopped'> {
+    for (;;) {
+      try {
+        return await this.redis(s, what, op);
+      } catch (err) {
+        if (err instanceof QueueUnreachableError) throw err;
+        await raceStop(new Promise((r) => setTimeout(r, pollMs(this.opts.lease))), s.stopSignal);
+      }
+    }
+  }
+
+  /**
    * A result: accepted only when it is for the attempt the task expects (its agent id, still in
-   * progress); then its commits are fetched into harness-<id> and the attempt ends here.
+   * progress); then its commits are fetched into harness-<id> and the attempt ends here. The
+   * attempt's refs leave the remote once its end is recorded: a controller killed before that
+   * fetches them again.
    */
   async deliver(
     s: Session,
@@ -260,6 +482,12 @@ export class QueueExecutor implements AttemptExecutor {
     const startedAt = current?.started_at_commit;
     const worktree = s.worktreePath(task.id);
     const branch = branchFor(task.id);
+    const cleanup = () => deleteRemoteRefs(s.git, this.opts.remote, [r.ref, refsFor(task.id, agentId).partial]);
+    const ended = async (end: Promise<TaskEnd>) => {
+      const how = await end;
+      await cleanup();
+      return how;
+    };
     try {
       writeFileSync(files.transcript, r.outputTail);
     } catch {
@@ -268,7 +496,7 @@ export class QueueExecutor implements AttemptExecutor {
     // Merged already (the controller died between the merge and recording it): completed.
     if (startedAt && r.commit !== startedAt && (await s.git.commitExists(r.commit)) && (await s.git.isAncestor(r.commit, 'HEAD'))) {
       s.log({ type: 'RECOVERY', taskId: task.id, message: 'action="marked completed" reason="its commits are merged already"' });
-      await s.completeTask(task, undefined);
+      await ended(s.completeTask(task, undefined).then(() => 'completed' as const));
       return 'completed';
     }
     await s.removeWorktree(task.id).catch(() => undefined);
@@ -304,37 +532,34 @@ export class QueueExecutor implements AttemptExecutor {
       message: `agent=${agentId} result=${ok ? 'success' : 'error'} worker=${r.workerId}${resumed} agent_ms=${r.timings.agentMs}`,
     });
     s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
-    const cleanup = () => deleteRemoteRefs(s.git, this.opts.remote, [r.ref, refsFor(task.id, agentId).partial]);
     // The tool's usage or rate limit on the worker: as on this machine, the attempt is given
     // back and dispatching pauses (its work, fetched above, stays for the next run).
-    if (r.limit && !ok) {
-      await cleanup();
-      return stopForLimit(s, task, s.config.agent?.preset?.name ?? 'agent', r.limit, terminal);
-    }
-    if (!ok) {
-      await cleanup();
-      return discardAttempt(s, task, worktree, terminal, {
-        category: r.verdict === 'timeout' ? 'TIMEOUT' : 'AGENT_FAIL',
-        reason: r.reason ?? `agent ended with ${r.verdict}`,
-        tail: r.outputTail,
-        discardReason: r.verdict === 'timeout' ? 'agent timed out' : 'agent reported failure',
-      });
-    }
+    if (r.limit && !ok) return ended(stopForLimit(s, task, s.config.agent?.preset?.name ?? 'agent', r.limit, terminal));
+    if (!ok)
+      return ended(
+        discardAttempt(s, task, worktree, terminal, {
+          category: r.verdict === 'timeout' ? 'TIMEOUT' : 'AGENT_FAIL',
+          reason: r.reason ?? `agent ended with ${r.verdict}`,
+          tail: r.outputTail,
+          discardReason: r.verdict === 'timeout' ? 'agent timed out' : 'agent reported failure',
+        }),
+      );
     files.markWorkCommitted(agentId);
     const command = task.validation?.command?.trim() ?? '';
     const shown = r.validation.result === 'pass' ? 'PASS' : r.validation.result === 'timeout' ? 'TIMEOUT' : 'FAIL';
     s.log({ type: 'VALIDATE', taskId: task.id, message: `command="${command}" result=${shown} worker=${r.workerId}` });
     s.taskEvents.fire({ taskId: task.id, kind: 'validated' });
-    await cleanup();
     if (r.validation.result !== 'pass') {
-      return discardAttempt(s, task, worktree, terminal, {
-        category: r.validation.result === 'timeout' ? 'TIMEOUT' : 'TEST_FAIL',
-        reason: r.validation.reason ?? `${command} failed`,
-        tail: r.validation.tail,
-        discardReason: 'validation failed',
-      });
+      return ended(
+        discardAttempt(s, task, worktree, terminal, {
+          category: r.validation.result === 'timeout' ? 'TIMEOUT' : 'TEST_FAIL',
+          reason: r.validation.reason ?? `${command} failed`,
+          tail: r.validation.tail,
+          discardReason: 'validation failed',
+        }),
+      );
     }
-    return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, files));
+    return ended(merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, files)));
   }
 
   private async progress(jobId: string, data: unknown): Promise<void> {
@@ -343,7 +568,7 @@ export class QueueExecutor implements AttemptExecutor {
     if (!f || !p.success || p.data.agentId !== f.agentId) return;
     const { s, taskId, agentId } = f;
     if (p.data.kind === 'started') {
-      const runner = `queue:${p.data.workerId}`;
+      const runner = `${QUEUE_RUNNER}:${p.data.workerId}`;
       const recorded = await s.transact((file) => recordQueueRunner(file, taskId, agentId, runner)).catch(() => false);
       if (recorded) {
         const resumed = p.data.resumedFrom ? ` resuming from ${p.data.resumedFrom.slice(0, 7)}` : '';
@@ -365,6 +590,96 @@ export class QueueExecutor implements AttemptExecutor {
     });
     this.publishing = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * Jobs waiting for a worker whose attempt this controller dispatched (its attempt folder says so)
+   * and which is no longer its task's (the task ended, or went back to pending, while Redis kept the
+   * job): removed before a worker bills an agent for nothing. Other controllers' jobs are left alone.
+   */
+  private async removeStaleJobs(s: Session): Promise<void> {
+    const jobs = await this.redisOrThrow(s, 'listing the waiting jobs', () => this.queue.getJobs(['waiting', 'delayed', 'prioritized']));
+    if (jobs === 'stopped') return;
+    for (const job of jobs) {
+      const data = job?.data as Partial<AttemptJob> | undefined;
+      if (!job?.id || !data?.taskId || !data.agentId || !this.endedHere(s, data.taskId, data.agentId)) continue;
+      await this.redisOrThrow(s, `removing the job ${job.id}`, () => this.queue.remove(job.id!));
+      s.log({
+        type: 'RECOVERY',
+        taskId: data.taskId,
+        message: `action="removed stale job" reason="its attempt (${data.agentId}) is no longer the task's"`,
+      });
+    }
+  }
+
+  /** Deletes the remote's refs of attempts this controller dispatched and which ended (best effort). */
+  private async sweepRefs(s: Session): Promise<void> {
+    const refs = await attemptRefsOnRemote(s.git, this.opts.remote);
+    const ended = refs.filter((r) => this.endedHere(s, r.taskId, r.agentId)).map((r) => r.ref);
+    await deleteRemoteRefs(s.git, this.opts.remote, ended);
+  }
+
+  /** Whether agent `agentId`'s attempt of `taskId` was dispatched here and is not the task's attempt now. */
+  private endedHere(s: Session, taskId: string, agentId: string): boolean {
+    const t = s.store.load().file.tasks.find((x) => x.id === taskId);
+    if (t?.status === 'in_progress' && t.agent_id === agentId) return false;
+    return s.attemptOf(taskId, agentId) !== undefined;
+  }
+}
+
+/** The job of an attempt, checked against its schema before it is published. */
+function jobFor(s: Session, task: Task, a: { agentId: string; attempt: number; base: string; prompt: string }): AttemptJob {
+  const job: AttemptJob = {
+    version: JOB_VERSION,
+    taskId: task.id,
+    title: task.title,
+    agentId: a.agentId,
+    attempt: a.attempt,
+    baseCommit: a.base,
+    baseBranch: s.baseBranch,
+    projectDir: projectDirOf(s),
+    prompt: a.prompt,
+    agentCommand: s.config.agentCommand ?? '',
+    ...(s.config.agent?.preset ? { preset: s.config.agent.preset.name } : {}),
+    agentTimeoutMs: s.config.agentTimeoutMs,
+    validation: {
+      command: task.validation?.command?.trim() ?? '',
+      timeoutMs: (task.validation?.timeout_seconds ?? DEFAULT_VALIDATION_TIMEOUT_S) * 1000,
+    },
+    worktreeSetup: s.config.worktreeSetup ?? null,
+  };
+  try {
+    return parseOrExplain(attemptJobSchema, job, `the job of ${task.id}`);
+  } catch (err) {
+    throw new EnvFailureError({
+      category: 'ENV_SETUP',
+      cause: (err as Error).message,
+      advice: `fix what it names (harness-tasks.json, the agent command, the run's options), then run again`,
+    });
+  }
+}
+
+/**
+ * The commit an attempt starts from: the one recorded for it when it is a full commit id here,
+ * else the base branch's head (a WARN says so). The job never carries anything else.
+ */
+async function baseFor(s: Session, taskId: string, recorded: string | null | undefined): Promise<string> {
+  if (recorded && FULL_SHA.test(recorded) && (await s.git.commitExists(recorded))) return recorded;
+  const head = await s.git.resolve(`refs/heads/${s.baseBranch}`);
+  if (!head) throw new Error(`the base branch ${s.baseBranch} has no commit`);
+  s.log({
+    type: 'WARN',
+    taskId,
+    message: `its recorded base commit "${recorded ?? ''}" is not a commit of this repository: the attempt starts from ${head.slice(0, 7)}, the head of ${s.baseBranch}`,
+  });
+  return head;
+}
+
+function readPrompt(files: AttemptPaths): string | undefined {
+  try {
+    return readFileSync(files.prompt, 'utf8');
+  } catch {
+    return undefined;
   }
 }
 

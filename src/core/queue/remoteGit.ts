@@ -14,6 +14,12 @@ export function baseRef(baseBranch: string): string {
   return `${REF_PREFIX}/base/${baseBranch}`;
 }
 
+/** How long listing or deleting refs on the remote may take (a run's end must not wait on a dead remote). */
+const SWEEP_TIMEOUT_MS = 30_000;
+
+/** Where a worker's clone keeps the bases the run published. */
+const REMOTE_BASES = 'refs/launchpad/remote-base';
+
 /** A git failure with the remote's credentials removed from its message. */
 export class RemoteGitError extends Error {
   constructor(what: string, err: unknown) {
@@ -53,7 +59,7 @@ export async function ensureClone(dir: string, remote: string): Promise<Git> {
 /** Fetches the published bases and, when it exists, `ref` (an attempt's partial work). Returns its commit. */
 export async function fetchForAttempt(git: Git, ref: string): Promise<string | undefined> {
   await step('fetching the base from the remote', () =>
-    git.run(['fetch', '--quiet', '--no-tags', 'origin', `+${REF_PREFIX}/base/*:refs/launchpad/remote-base/*`]),
+    git.run(['fetch', '--quiet', '--no-tags', '--prune', 'origin', `+${REF_PREFIX}/base/*:${REMOTE_BASES}/*`]),
   );
   const local = `refs/launchpad/remote-partial/${ref.slice(REF_PREFIX.length + 1)}`;
   const r = await git.run(['fetch', '--quiet', '--no-tags', 'origin', `+${ref}:${local}`], { allowFail: true });
@@ -62,6 +68,14 @@ export async function fetchForAttempt(git: Git, ref: string): Promise<string | u
     throw new RemoteGitError(`fetching ${ref}`, new Error(r.stderr));
   }
   return (await git.resolve(local)) ?? undefined;
+}
+
+/** Whether `commit` is in the history of a base the run published (as fetchForAttempt fetched them). */
+export async function publishedBaseHolds(git: Git, commit: string): Promise<boolean> {
+  if (!(await git.commitExists(commit))) return false;
+  const bases = (await git.run(['for-each-ref', '--format=%(objectname)', REMOTE_BASES])).stdout.split('\n').filter(Boolean);
+  for (const base of bases) if (await git.isAncestor(commit, base)) return true;
+  return false;
 }
 
 /** Pushes `commit` to `ref` on the remote (forced: the ref belongs to this attempt alone). */
@@ -79,15 +93,40 @@ export async function fetchResult(git: Git, remote: string, ref: string, commit:
     throw new RemoteGitError(`fetching ${ref}`, new Error(`the remote has ${got ?? 'nothing'} there, the result says ${commit}`));
 }
 
-/** The controller publishes its base branch's head for workers (a Launchpad ref, not the remote's branch). */
+/**
+ * The controller publishes its base branch's head for workers (a Launchpad ref, not the remote's
+ * branch). The ref only moves forward: an older base (a resumed or republished attempt's) is
+ * reachable from it already, and moving it back would hide later bases from the workers. Only a
+ * base branch rewritten by hand moves it elsewhere.
+ */
 export async function publishBase(git: Git, remote: string, baseBranch: string, head: string): Promise<void> {
-  await step('publishing the base to the remote', () =>
-    git.run(['push', '--quiet', '--force', '--no-verify', remote, `${head}:${baseRef(baseBranch)}`]),
-  );
+  const ref = baseRef(baseBranch);
+  const r = await git.run(['push', '--quiet', '--no-verify', remote, `${head}:${ref}`], { allowFail: true });
+  if (r.code === 0) return;
+  if (!/\[rejected\]|non-fast-forward|fetch first/.test(r.stderr))
+    throw new RemoteGitError('publishing the base to the remote', new GitError(['push'], r));
+  const published = 'refs/launchpad/published-base';
+  await step('reading the published base', () => git.run(['fetch', '--quiet', '--no-tags', remote, `+${ref}:${published}`]));
+  if (await git.isAncestor(head, published)) return;
+  await step('publishing the base to the remote', () => git.run(['push', '--quiet', '--force', '--no-verify', remote, `${head}:${ref}`]));
 }
 
-/** Deletes an attempt's refs on the remote once its work is merged or kept (best effort). */
+/** The refs of attempts on the remote (`refs/launchpad/queue/<id>/<agent>/<what>`), with their task and agent. */
+export async function attemptRefsOnRemote(git: Git, remote: string): Promise<Array<{ ref: string; taskId: string; agentId: string }>> {
+  const out = await step('listing the queue refs on the remote', () =>
+    git.run(['ls-remote', '--refs', remote, `${REF_PREFIX}/*`], { timeoutMs: SWEEP_TIMEOUT_MS }),
+  );
+  const found: Array<{ ref: string; taskId: string; agentId: string }> = [];
+  for (const line of out.stdout.split('\n')) {
+    const ref = line.split('\t')[1]?.trim();
+    const m = ref ? /^refs\/launchpad\/queue\/([^/]+)\/([^/]+)\/[^/]+$/.exec(ref) : null;
+    if (m && m[1] !== 'base') found.push({ ref: ref!, taskId: m[1]!, agentId: m[2]! });
+  }
+  return found;
+}
+
+/** Deletes refs on the remote (best effort, bounded in time: what is left goes at a later run's end). */
 export async function deleteRemoteRefs(git: Git, remote: string, refs: readonly string[]): Promise<void> {
   if (!refs.length) return;
-  await git.run(['push', '--quiet', '--no-verify', remote, ...refs.map((r) => `:${r}`)], { allowFail: true });
+  await git.run(['push', '--quiet', '--no-verify', remote, ...refs.map((r) => `:${r}`)], { allowFail: true, timeoutMs: SWEEP_TIMEOUT_MS });
 }

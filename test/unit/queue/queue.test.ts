@@ -4,100 +4,36 @@
 // from the partial work it pushed) and duplicates nothing; a controller killed mid-run is
 // restarted and follows the jobs still in flight.
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 import { installFake } from '../agents/fakeAgents';
 import * as T from '../agents/transcripts';
 import { runCli, startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
-import { agent, makeHarness, readLog, readTasks, type TaskInput } from '../helpers/harness';
+import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
+import { AGENT, agentPids, groupAlive, processGroupOf, QueueRig, until } from './queueRig';
 import { type RedisServer, startRedis } from './redisServer';
-
-const AGENT = agent('queue-agent.sh');
-// Short leases: a dead worker's job comes back within about three seconds.
-const LEASE_ENV = { LAUNCHPAD_QUEUE_LOCK_MS: '2000', LAUNCHPAD_QUEUE_STALLED_MS: '1000' };
-
-type Proc = ReturnType<typeof startCli>;
 
 describe('queue executor: workers on other machines (BullMQ on Redis)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
-  const procs: Proc[] = [];
-  let n = 0;
+  let rig: QueueRig;
 
   before(async function () {
     this.timeout(20_000);
     redis = await startRedis();
+    rig = new QueueRig(redis);
   });
-  afterEach(async () => {
-    for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-  });
+  afterEach(() => rig.killAll());
   after(async () => {
     await redis?.stop();
   });
 
-  function setup(tasks: TaskInput[], maxParallel: number) {
-    const root = makeHarness({ tasks, sessionConfig: { max_parallel_agents: maxParallel, max_tasks_per_session: 200 } });
-    const remote = join(tempDir('launchpad-remote-'), 'shared.git');
-    git(root, 'clone', '-q', '--bare', root, remote);
-    const env = {
-      ...LEASE_ENV,
-      LAUNCHPAD_QUEUE_PREFIX: `t${++n}-${process.pid}`,
-      LAUNCHPAD_QUEUE_URL: redis.url,
-      LAUNCHPAD_REMOTE: remote,
-    };
-    return { root, remote, env };
-  }
-
-  function worker(id: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}): Proc {
-    const p = startCli(['worker', '--clone', join(tempDir('launchpad-worker-'), 'clone'), '--id', id, '--concurrency', '2', '-v'], {
-      cwd: tempDir('launchpad-wcwd-'),
-      env: { ...env, ...extra },
-    });
-    procs.push(p);
-    return p;
-  }
-
-  function controller(root: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}): Proc {
-    const p = startCli(['run', '--agent', AGENT, '--executor', 'queue', '--json'], { cwd: root, env: { ...env, ...extra } });
-    procs.push(p);
-    return p;
-  }
-
-  async function until(what: string, check: () => boolean, ms = 60_000, detail = () => ''): Promise<void> {
-    const end = Date.now() + ms;
-    while (!check()) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${detail()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
-  /** Every task completed, merged exactly once into main, its work there. */
-  function assertMergedOnce(root: string, ids: string[]): void {
-    const tasks = readTasks(root).tasks;
-    assert.deepEqual(
-      tasks.filter((t) => t.status !== 'completed').map((t) => `${t.id}:${t.status}`),
-      [],
-    );
-    const merges = git(root, 'log', '--merges', '--format=%s', 'main').split('\n').filter(Boolean);
-    for (const id of ids) {
-      const mine = merges.filter((m) => m.startsWith(`Merge [${id}] `));
-      assert.equal(mine.length, 1, `${id} merged ${mine.length} times: ${mine.join(' | ')}`);
-      assert.match(git(root, 'show', `main:src/${id}/done.txt`), /^done by w\d$/);
-    }
-    const mergeLines = readLog(root).filter((l) => / MERGE /.test(l));
-    assert.equal(mergeLines.length, ids.length, 'one MERGE line per task');
-    assert.ok(!readFileSync(join(root, 'harness-progress.txt'), 'utf8').includes(redis.password), 'the Redis password is not in the log');
-  }
-
-  /** The Redis password in no process's output (the URL is shown redacted). */
-  function assertNoSecret(...outputs: Array<{ stdout: string; stderr: string }>): void {
-    for (const o of outputs) {
-      assert.ok(!o.stdout.includes(redis.password) && !o.stderr.includes(redis.password), `a password in:\n${o.stdout}\n${o.stderr}`);
-    }
-  }
+  const setup = (...args: Parameters<QueueRig['setup']>) => rig.setup(...args);
+  const worker = (...args: Parameters<QueueRig['worker']>) => rig.worker(...args);
+  const controller = (...args: Parameters<QueueRig['controller']>) => rig.controller(...args);
+  const assertMergedOnce = (root: string, ids: string[]) => rig.assertMergedOnce(root, ids);
+  const assertNoSecret = (...o: Array<{ stdout: string; stderr: string }>) => rig.assertNoSecret(...o);
 
   it('a 30-task DAG completes on three workers, each task merged once, who ran it shown', async () => {
     // Three layers of ten: t11 needs t01, t21 needs t11, …
@@ -130,7 +66,8 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
       ids.map((id) => ({ id })),
       6,
     );
-    const workers = new Map(['w1', 'w2', 'w3'].map((id) => [id, worker(id, env, { QUEUE_AGENT_SLEEP: '2' })]));
+    const pids = tempDir('launchpad-pids-');
+    const workers = new Map(['w1', 'w2', 'w3'].map((id) => [id, worker(id, env, { QUEUE_AGENT_SLEEP: '2', QUEUE_AGENT_PIDS: pids })]));
     const run = controller(root, env);
     // A task whose worker committed and pushed part 1 (its CHECKPOINT is logged): kill that worker.
     let victim: { task: string; worker: string } | undefined;
@@ -152,7 +89,13 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     await until('the partial work on the remote', () =>
       git(remote, 'for-each-ref', '--format=%(refname)', `refs/launchpad/queue/${victim!.task}/`).includes('/partial'),
     );
+    const orphans = agentPids(pids)
+      .filter((a) => a.worker === victim!.worker)
+      .map((a) => processGroupOf(a.pid))
+      .filter((g) => g !== undefined);
     workers.get(victim!.worker)!.child.kill('SIGKILL');
+    // Its agents end with it (its guard ends them): they would bill beside the worker taking over.
+    await until("the dead worker's agents to end", () => orphans.every((g) => !groupAlive(g)), 5000);
     const end = await run.done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
     assertMergedOnce(root, ids);
@@ -195,7 +138,7 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
       );
     // Followed, not run again: each in-flight task took one attempt.
     for (const id of inFlight) assert.equal(readTasks(root).tasks.find((t) => t.id === id)!.attempts, 1, id);
-    assert.ok(!readFileSync(join(root, 'harness-progress.txt'), 'utf8').includes('result refused'));
+    assert.ok(!readLog(root).some((l) => l.includes('result refused')));
   });
 
   it('a stale worker that comes back cannot deliver: the attempt is merged once, from the worker that took its job over', async () => {
@@ -230,7 +173,7 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     const withFake = { ...env, PATH: `${bin}:${process.env.PATH}`, FAKE_AGENT_LOG: tempDir('launchpad-fake-log-') };
     worker('w1', withFake);
     const run = startCli(['run', '--agent', 'claude', '--executor', 'queue'], { cwd: root, env: withFake });
-    procs.push(run);
+    rig.procs.push(run);
     const end = await run.done;
     assert.equal(end.code, 7, `${end.stdout}\n${end.stderr}`);
     const task = readTasks(root).tasks.find((t) => t.id === 'l1')!;

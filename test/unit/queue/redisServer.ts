@@ -1,7 +1,9 @@
 // A real Redis server for the queue tests: redis-server from the system (CI installs it, see
 // .ci/run), else Debian's packages unpacked under .cache/redis (apt-get download and dpkg -x, no
-// root needed), on a free port, in a temporary folder, nothing saved, stopped by stop() or when
-// the test process exits. When neither can be had, the suite fails saying what to install.
+// root needed), on a free port, in a temporary folder, nothing saved unless asked (AOF, fsync
+// every second), stopped by stop() or when the test process exits. restart() kills it (SIGKILL)
+// and starts it again on the same port, with what it had saved. When neither can be had, the
+// suite fails saying what to install.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -57,48 +59,73 @@ function redisBinary(): { command: string; env: NodeJS.ProcessEnv } {
   return { command, env: { ...process.env, LD_LIBRARY_PATH: [...libs, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } };
 }
 
-export async function startRedis(): Promise<RedisServer> {
+export interface RedisOptions {
+  /** Keep the data across a restart: appendonly yes, appendfsync everysec. */
+  persistent?: boolean;
+}
+
+export async function startRedis(opts: RedisOptions = {}): Promise<RedisServer & { restart(): Promise<void>; kill(): Promise<void> }> {
   const redis = redisBinary();
   const port = await freePort();
   const dir = tempDir('launchpad-redis-');
   const password = `pw${randomBytes(8).toString('hex')}`;
-  const child: ChildProcess = spawn(
-    redis.command,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--requirepass', password],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: redis.env,
-    },
-  );
-  const kill = () => child.exitCode === null && child.kill('SIGKILL');
+  const persistence = opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
+  let child: ChildProcess | undefined;
+  const kill = () => child?.exitCode === null && child.signalCode === null && child.kill('SIGKILL');
   process.once('exit', kill);
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${out}`)), 10_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Ready to accept connections')) {
+  const start = async () => {
+    const c = spawn(
+      redis.command,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--requirepass', password],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: redis.env },
+    );
+    child = c;
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${out}`)), 10_000);
+      c.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      c.on('exit', (code) => {
         clearTimeout(timer);
-        resolve();
-      }
+        reject(new Error(`redis-server exited with ${code}:\n${out}`));
+      });
     });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}:\n${out}`));
+    c.stdout!.resume();
+  };
+  const ended = () =>
+    new Promise<void>((resolve) => {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return resolve();
+      c.once('exit', () => resolve());
     });
-  });
-  child.stdout!.resume();
+  await start();
   return {
     url: `redis://:${password}@127.0.0.1:${port}`,
     password,
     port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        process.off('exit', kill);
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(kill, 3000).unref();
-      }),
+    stop: async () => {
+      const gone = ended();
+      if (child?.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(kill, 3000);
+      await gone;
+      clearTimeout(timer);
+      process.off('exit', kill);
+    },
+    kill: async () => {
+      const gone = ended();
+      kill();
+      await gone;
+    },
+    restart: async () => {
+      const gone = ended();
+      kill();
+      await gone;
+      await start();
+    },
   };
 }

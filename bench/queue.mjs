@@ -14,9 +14,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { CLI, git, GIT_ENV } from './lib/controllerKit.mjs';
-import { ROOT } from './lib/harness.mjs';
 
 export const description = 'queue workers: tasks/min with 1, 2, 4 workers vs one machine; controller ceiling; Redis job rate';
+
+// bullmq and ioredis are optional peers: the tests' copy under .cache, on NODE_PATH for every CLI here.
+const require = createRequire(import.meta.url);
+const { queuePackages } = require('../out/test/unit/queue/queuePackages.js');
+queuePackages();
 
 const TASKS = 16;
 const AGENT_S = 1;
@@ -151,8 +155,7 @@ async function runOnce(bench, { label, workers, agentS, redis, maxParallel }) {
 }
 
 async function redisJobRate(bench, redis) {
-  const require = createRequire(join(ROOT, 'package.json'));
-  const { Queue, Worker } = require('bullmq');
+  const { Queue, Worker } = require(join(queuePackages(), 'bullmq'));
   const connection = { url: redis.url, maxRetriesPerRequest: null };
   const N = 2000;
   const queue = new Queue('bench-noop', { connection });

@@ -14,11 +14,14 @@
 // Prints the counts per scenario; exits 1 on any violation.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const CLI = resolve('dist/cli.js');
+// bullmq and ioredis are optional peers: the tests' copy under .cache, on NODE_PATH for every CLI here.
+createRequire(import.meta.url)('../out/test/unit/queue/queuePackages.js').queuePackages();
 const AGENT = resolve('test/fixtures/agents/queue-agent.sh');
 const SCENARIOS = ['redis-restart-kept', 'redis-restart-empty', 'worker-kill', 'controller-kill', 'worker-stop', 'wrong-repo'];
 const trials = Number(process.argv[2] ?? 5);

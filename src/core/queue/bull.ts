@@ -1,14 +1,63 @@
 // BullMQ, loaded on first use: only the queue's paths of the CLI need it, so neither the
-// extension nor a plain run loads it. It and ioredis are optional dependencies: an install
-// without them runs everything but the queue, which then says how to add them. The connection
-// comes from a redis:// URL (credentials in the URL come from the environment and are redacted in
-// every message).
-import type * as BullMQ from 'bullmq';
-
+// extension nor a plain run loads it. It and ioredis are optional peer dependencies, not part of
+// a default install (they bring a native add-on): an install without them runs everything but
+// the queue, which then says how to add them. The part of BullMQ's API the queue uses is typed
+// here, so the project builds without them. The connection comes from a redis:// URL
+// (credentials in the URL come from the environment and are redacted in every message).
 import { ExpectedError } from '../expectedErrors';
 import { redact } from './redact';
 
-export type Bull = typeof BullMQ;
+/** A BullMQ job, as far as the queue reads and moves one. */
+export interface Job<D, R> {
+  id?: string | undefined;
+  data: D;
+  returnvalue: R;
+  failedReason: string;
+  attemptsMade: number;
+  updateProgress(progress: object): Promise<void>;
+  moveToWait(token?: string): Promise<number>;
+  extendLock(token: string, durationMs: number): Promise<number>;
+}
+
+export interface Queue<D, R> {
+  on(event: 'error', listener: (err: Error) => void): this;
+  waitUntilReady(): Promise<unknown>;
+  close(): Promise<void>;
+  disconnect(): Promise<void>;
+  add(name: string, data: D, opts: object): Promise<Job<D, R>>;
+  getJob(id: string): Promise<Job<D, R> | undefined>;
+  getJobs(states: string[]): Promise<Array<Job<D, R> | undefined>>;
+  getJobState(id: string): Promise<string>;
+  remove(id: string): Promise<number>;
+}
+
+export interface QueueEvents {
+  on(event: 'progress', listener: (e: { jobId: string; data: unknown }) => void): this;
+  on(event: 'completed' | 'failed' | 'removed', listener: (e: { jobId: string }) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  waitUntilReady(): Promise<unknown>;
+  close(): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+export interface Worker<D, R> {
+  on(event: 'locksRenewed', listener: (e: { jobIds: string[] }) => void): this;
+  on(event: 'lockRenewalFailed', listener: (jobIds: string[]) => void): this;
+  on(event: 'completed', listener: (job: Job<D, R>) => void): this;
+  on(event: 'failed', listener: (job: Job<D, R> | undefined, err: Error) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  close(): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+/** The constructors the queue takes from the bullmq package. */
+export interface Bull {
+  Queue: new <D, R>(name: string, opts: object) => Queue<D, R>;
+  QueueEvents: new (name: string, opts: object) => QueueEvents;
+  Worker: new <D, R>(name: string, processor: (job: Job<D, R>, token?: string) => Promise<R>, opts: object) => Worker<D, R>;
+  /** Thrown by a processor that moved its job back to the waiting list itself. */
+  WaitingError: new () => Error;
+}
 
 let loaded: Bull | undefined;
 
@@ -23,7 +72,7 @@ export function loadBullmq(): Bull {
   return loaded;
 }
 
-/** The queue's packages (optional dependencies) are not installed. */
+/** The queue's packages (optional peer dependencies) are not installed. */
 export class QueuePackagesMissing extends ExpectedError {
   constructor(cause: string) {
     super(

@@ -6,12 +6,12 @@ import * as assert from 'node:assert/strict';
 import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type * as BullMQ from 'bullmq';
-
-import { type AttemptJob, QUEUE_NAME } from '../../../src/core/queue/job';
+import type { Queue } from '../../../src/core/queue/bull';
+import { type AttemptJob, type AttemptResult, QUEUE_NAME } from '../../../src/core/queue/job';
 import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
+import { queuePackages, requireBullmq } from './queuePackages';
 import { agentPids, attemptRefs, charges, groupAlive, processGroupOf, QueueRig, until } from './queueRig';
 import { startRedis } from './redisServer';
 
@@ -21,6 +21,10 @@ describe('queue faults: none is charged, none is waited on forever', function ()
   this.timeout(120_000);
   const rigs: QueueRig[] = [];
   const servers: Redis[] = [];
+  before(function () {
+    this.timeout(180_000);
+    queuePackages();
+  });
 
   async function redisAndRig(opts: { persistent?: boolean } = {}): Promise<{ redis: Redis; rig: QueueRig }> {
     const redis = await startRedis(opts);
@@ -55,9 +59,9 @@ describe('queue faults: none is charged, none is waited on forever', function ()
     return { held: () => existsSync(join(gate, 'held')), release: () => rmSync(join(gate, 'hold'), { force: true }) };
   }
 
-  function jobsIn(redis: Redis, prefix: string): BullMQ.Queue<AttemptJob> {
-    const { Queue } = require('bullmq') as typeof BullMQ;
-    return new Queue<AttemptJob>(QUEUE_NAME, { connection: { url: redis.url }, prefix });
+  function jobsIn(redis: Redis, prefix: string): Queue<AttemptJob, AttemptResult> {
+    const { Queue } = requireBullmq();
+    return new Queue<AttemptJob, AttemptResult>(QUEUE_NAME, { connection: { url: redis.url }, prefix });
   }
 
   /** Resolves undefined after `ms`: a deadline to race a process's end against. */
@@ -135,7 +139,7 @@ describe('queue faults: none is charged, none is waited on forever', function ()
     const queue = jobsIn(redis, env.LAUNCHPAD_QUEUE_PREFIX!);
     try {
       const jobs = await queue.getJobs(['completed']);
-      assert.deepEqual(jobs.map((j) => [j.data.taskId, /^[0-9a-f]{40}$/.test(j.data.baseCommit)]).sort(), [
+      assert.deepEqual(jobs.map((j) => [j!.data.taskId, /^[0-9a-f]{40}$/.test(j!.data.baseCommit)]).sort(), [
         ['p1', true],
         ['p2', true],
       ]);
@@ -245,7 +249,7 @@ describe('queue faults: none is charged, none is waited on forever', function ()
     try {
       const [job] = await queue.getJobs(['waiting']);
       assert.ok(job, 'the job waits for another worker');
-      assert.deepEqual([job.attemptsMade, job.stalledCounter], [0, 0]);
+      assert.deepEqual([job.attemptsMade, (job as { stalledCounter?: number }).stalledCounter], [0, 0]);
     } finally {
       await queue.close();
     }

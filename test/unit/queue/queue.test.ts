@@ -11,6 +11,7 @@ import { runCli, startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
+import { queuePackages } from './queuePackages';
 import { AGENT, agentPids, groupAlive, processGroupOf, QueueRig, until } from './queueRig';
 import { type RedisServer, startRedis } from './redisServer';
 
@@ -20,7 +21,8 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
   let rig: QueueRig;
 
   before(async function () {
-    this.timeout(20_000);
+    this.timeout(180_000);
+    queuePackages();
     redis = await startRedis();
     rig = new QueueRig(redis);
   });

@@ -1,7 +1,7 @@
 import { Journal } from '../../core/journal/journal';
 import { JournalPaths } from '../../core/journal/journalPaths';
 import { scopeGate } from '../../core/journal/scopeGate';
-import { confirmSession, focusQuestion, planFocus } from '../../core/journal/sessionFocus';
+import { confirmSession, focusChoices, focusQuestion, planFocus } from '../../core/journal/sessionFocus';
 import { gatherStartup } from '../../core/journal/startup';
 import { renderStartupText } from '../../core/journal/startupReport';
 import { StatePaths } from '../../core/statePaths';
@@ -41,6 +41,8 @@ export const startCommand: Command = {
 
     const result = {
       ...summary,
+      /** What the session can work on, the next first: what Start Session offers to pick from. */
+      choices: focusChoices(summary),
       focus: null as null | {
         requested: string[];
         tasks: string[];

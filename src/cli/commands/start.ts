@@ -1,9 +1,9 @@
 import { Journal } from '../../core/journal/journal';
 import { JournalPaths } from '../../core/journal/journalPaths';
 import { scopeGate } from '../../core/journal/scopeGate';
-import { confirmSession, focusChoices, focusQuestion, planFocus } from '../../core/journal/sessionFocus';
+import { confirmSession, focusChoices, planFocus } from '../../core/journal/sessionFocus';
 import { gatherStartup } from '../../core/journal/startup';
-import { renderStartupText } from '../../core/journal/startupReport';
+import { focusQuestion, renderStartupText } from '../../core/journal/startupReport';
 import { StatePaths } from '../../core/statePaths';
 import { type Command, splitList } from '../command';
 import { EXIT } from '../exit';

@@ -16,14 +16,13 @@ import { EnvFailureError } from '../controller/envFailure';
 import { mergeTask, type TaskEnd } from '../controller/merge';
 import type { MergeQueue } from '../controller/mergeQueue';
 import { buildPrompt } from '../controller/prompt';
-import { DEFAULT_VALIDATION_TIMEOUT_S } from '../controller/runConfig';
 import type { Session } from '../controller/session';
 import type { ClaimedTask, Resume } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
 import type { AttemptExecutor, RunningAttempt } from '../executor/types';
 import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
-import type { Task } from '../taskFile/schema';
+import { DEFAULT_VALIDATION_TIMEOUT_S, type Task } from '../taskFile/schema';
 import { dispatchTask, recordCost, recordQueueRunner, restartTask, resumeTask } from '../tasks/transitions';
 import { connectionFor, type LeaseTimes, loadBullmq } from './bull';
 import {

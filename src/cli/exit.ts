@@ -4,7 +4,7 @@ import { InputError } from '../core/inputError';
 import { LockHeldError } from '../core/lock';
 import { TASKS_FILE } from '../core/statePaths';
 import { TaskFileError } from '../core/taskFile/parse';
-import { TaskFileMissingError } from '../core/taskFile/store';
+import { TaskFileMissingError } from '../core/taskFile/read';
 import { QuestionCancelled } from './io';
 
 export const EXIT = {

@@ -1,6 +1,7 @@
 // Finding the state root for a command.
 import { findStateRoot, StatePaths } from '../core/statePaths';
-import { StateStore, TaskFileMissingError } from '../core/taskFile/store';
+import { TaskFileMissingError } from '../core/taskFile/read';
+import { StateStore } from '../core/taskFile/store';
 import type { CommandContext } from './command';
 import { HarnessNotFoundError } from './exit';
 

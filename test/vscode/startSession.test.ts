@@ -124,7 +124,8 @@ describe('Launchpad: Start Session', function () {
     const [override, started] = entries().slice(-2);
     assert.deepEqual(
       [override!.type, override!.requested_tasks, override!.reason, override!.note, override!.spec],
-      ['scope_override', ['1', '2'], 'user_override', OVERRIDE_NOTE, 'demo'],
+      // The answer reaches `launchpad start` as --all, which the note records.
+      ['scope_override', ['1', '2'], 'user_override', `${OVERRIDE_NOTE} (--all)`, 'demo'],
     );
     assert.deepEqual([started!.type, started!.focus_task], ['session_started', '1, 2']);
     const api = await launchpad();

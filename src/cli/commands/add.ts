@@ -1,5 +1,4 @@
-import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/controller/runConfig';
-import type { TaskFile } from '../../core/taskFile/schema';
+import { DEFAULT_VALIDATION_TIMEOUT_S, type TaskFile } from '../../core/taskFile/schema';
 import { addTaskLogged } from '../../core/tasks/edits';
 import { checkDependsOn, checkPriority, checkTimeout, checkTitle, type NewTask } from '../../core/tasks/taskOps';
 import { type Command, type CommandContext, numberOption, splitList } from '../command';

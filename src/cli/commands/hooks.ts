@@ -8,7 +8,7 @@ import { stateRootForInit } from '../stateRoot';
 
 export const hooksCommand: Command = {
   name: 'hooks',
-  usage: `launchpad hooks install AGENT... [--remove] [--command CMD]    (AGENT: ${HOOK_AGENTS.join(', ')})`,
+  usage: `launchpad hooks install AGENT... [--remove] [--command CMD] [--json]    (AGENT: ${HOOK_AGENTS.join(', ')})`,
   summary: 'Install (or remove) the agent hooks that keep one agent working through the task list across context resets.',
   details: [
     'SessionStart gives a fresh context the current task, its checkpoints, the next eligible tasks and the last log lines;',
@@ -20,6 +20,7 @@ export const hooksCommand: Command = {
   options: {
     remove: { type: 'boolean', help: "remove Launchpad's hooks instead" },
     command: { type: 'string', value: 'CMD', help: 'what runs launchpad in the hooks (default "launchpad", found on PATH)' },
+    json: { type: 'boolean', help: 'print each agent\'s settings file and whether it changed: {"agents": [{"agent", "file", "changed"}]}' },
   },
   positionals: { min: 2, max: HOOK_AGENTS.length + 1 },
   async run(ctx) {
@@ -32,8 +33,12 @@ export const hooksCommand: Command = {
     if (!prefix) throw new UsageError('--command: expected a command, got ""');
     const remove = ctx.values.remove === true;
     const root = stateRootForInit(ctx).root;
+    const json = ctx.values.json === true;
+    const done: Array<{ agent: string; file: string; changed: boolean }> = [];
     for (const agent of new Set(agents.filter(isHookAgent))) {
       const r = installAgentHooks(root, agent, { remove, commandPrefix: prefix });
+      done.push({ agent, file: r.file, changed: r.changed });
+      if (json) continue;
       const where = relative(ctx.io.cwd, r.file) || r.file;
       const what = remove
         ? r.changed
@@ -44,6 +49,7 @@ export const hooksCommand: Command = {
           : 'hooks already installed in';
       ctx.io.out(`${agent}: ${what} ${where}\n`);
     }
+    if (json) ctx.io.out(JSON.stringify({ agents: done }, null, 2) + '\n');
     if (!remove && prefix === 'launchpad')
       ctx.io.err('note: the hooks run "launchpad hook …": launchpad must be on the agent\'s PATH (npm link), or install with --command\n');
     return EXIT.OK;

@@ -7,7 +7,7 @@ import { stateRootForInit } from '../stateRoot';
 
 export const initCommand: Command = {
   name: 'init',
-  usage: 'launchpad init [--gitignore | --no-gitignore] [--init-script] [--dir DIR]',
+  usage: 'launchpad init [--gitignore | --no-gitignore] [--init-script] [--json] [--dir DIR]',
   summary: 'Create harness-tasks.json, harness-progress.txt and .harness-active here (or in --dir). Never overwrites an existing file.',
   details:
     'The run artefacts folder (.launchpad/) is always listed in .git/info/exclude. Adding the state files to .gitignore changes a\n' +
@@ -17,21 +17,27 @@ export const initCommand: Command = {
     gitignore: { type: 'boolean', help: `add the state files to .gitignore (${GITIGNORE_ENTRIES.length} entries)` },
     'no-gitignore': { type: 'boolean', help: 'do not touch .gitignore and do not ask' },
     'init-script': { type: 'boolean', help: 'also write a harness-init.sh health-check template' },
+    json: { type: 'boolean', help: 'print what was done as JSON: {"root", "created", "existing", "ignored"} (asks nothing)' },
   },
   async run(ctx) {
     const { io, values } = ctx;
     if (values.gitignore && values['no-gitignore']) throw new UsageError('init: --gitignore and --no-gitignore exclude each other');
     const paths = stateRootForInit(ctx);
+    const json = values.json === true;
     let gitignore = values.gitignore === true;
-    if (!gitignore && !values['no-gitignore'] && io.interactive && io.ask) {
+    if (!gitignore && !values['no-gitignore'] && !json && io.interactive && io.ask) {
       const answer = await io.ask('Add the Launchpad state files to .gitignore? [y/N] ');
       gitignore = /^y(es)?$/i.test(answer.trim());
     }
     const result = await initStateFiles(paths, { gitignore, initScript: values['init-script'] === true });
-    io.out(`Launchpad state root: ${paths.root}\n`);
-    for (const f of result.created) io.out(`  created  ${f}\n`);
-    for (const f of result.existing) io.out(`  kept     ${f} (already there)\n`);
-    if (result.ignored.length) io.out(`  .gitignore: added ${result.ignored.join(', ')}\n`);
+    if (json) {
+      io.out(JSON.stringify({ root: paths.root, ...result }, null, 2) + '\n');
+    } else {
+      io.out(`Launchpad state root: ${paths.root}\n`);
+      for (const f of result.created) io.out(`  created  ${f}\n`);
+      for (const f of result.existing) io.out(`  kept     ${f} (already there)\n`);
+      if (result.ignored.length) io.out(`  .gitignore: added ${result.ignored.join(', ')}\n`);
+    }
     const git = new Git(paths.root);
     if (!(await git.toplevel())) {
       io.err(
@@ -41,7 +47,8 @@ export const initCommand: Command = {
       io.err('note: the repository has no commit yet; "launchpad run" needs one: git add -A && git commit -m "initial commit"\n');
     }
     const launchpad = commandIn(io, paths.root);
-    if (result.created.includes('harness-tasks.json')) io.out(`Next: ${launchpad} add "Title" --validate "npm test" --files src/x/\n`);
+    if (result.created.includes('harness-tasks.json') && !json)
+      io.out(`Next: ${launchpad} add "Title" --validate "npm test" --files src/x/\n`);
     return EXIT.OK;
   },
 };

@@ -6,15 +6,17 @@ import { existingStateRoot } from '../stateRoot';
 
 export const retryCommand: Command = {
   name: 'retry',
-  usage: 'launchpad retry ID... | --failed',
+  usage: 'launchpad retry ID... | --failed [--json]',
   summary: 'Make failed tasks eligible again: pending, attempts reset (their budget restored), error log kept for the next prompt.',
   details: 'Tasks that were blocked because of them go back to pending too. Any failed task can be retried; all the ids given, or none.',
   options: {
     failed: { type: 'boolean', help: 'every failed task' },
+    json: { type: 'boolean', help: 'print the tasks reset as JSON: {"reset": [{"id", "max_attempts", "unblocked_by"}]}' },
   },
   positionals: { min: 0, max: Infinity },
   async run(ctx) {
     const all = ctx.values.failed === true;
+    const json = ctx.values.json === true;
     if (all && ctx.positionals.length) throw new UsageError(`retry: ids or --failed, not both\nusage: ${retryCommand.usage}`);
     if (!all && !ctx.positionals.length) {
       throw new UsageError(
@@ -29,11 +31,21 @@ export const retryCommand: Command = {
         .file.tasks.filter(canRetry)
         .map((t) => t.id);
       if (!ids.length) {
-        ctx.io.out('no failed task: nothing to retry\n');
+        ctx.io.out(json ? JSON.stringify({ reset: [] }, null, 2) + '\n' : 'no failed task: nothing to retry\n');
         return EXIT.OK;
       }
     }
     const { reset, unblockedBy } = await retryTasksLogged(store, ids);
+    if (json) {
+      // unblocked_by: the retried task that freed it; null for a task retried itself.
+      const rows = reset.map((t) => ({
+        id: t.id,
+        max_attempts: t.max_attempts,
+        unblocked_by: ids.includes(t.id) ? null : (unblockedBy.get(t.id) ?? null),
+      }));
+      ctx.io.out(JSON.stringify({ reset: rows }, null, 2) + '\n');
+      return EXIT.OK;
+    }
     for (const t of reset) {
       const by = unblockedBy.get(t.id);
       ctx.io.out(

@@ -1,9 +1,9 @@
 import { Journal } from '../../core/journal/journal';
 import { JournalPaths } from '../../core/journal/journalPaths';
 import { scopeGate } from '../../core/journal/scopeGate';
-import { confirmSession, focusQuestion, planFocus } from '../../core/journal/sessionFocus';
+import { confirmSession, focusChoices, planFocus } from '../../core/journal/sessionFocus';
 import { gatherStartup } from '../../core/journal/startup';
-import { renderStartupText } from '../../core/journal/startupReport';
+import { focusQuestion, renderStartupText } from '../../core/journal/startupReport';
 import { StatePaths } from '../../core/statePaths';
 import { type Command, splitList } from '../command';
 import { EXIT } from '../exit';
@@ -41,6 +41,8 @@ export const startCommand: Command = {
 
     const result = {
       ...summary,
+      /** What the session can work on, the next first: what Start Session offers to pick from. */
+      choices: focusChoices(summary),
       focus: null as null | {
         requested: string[];
         tasks: string[];

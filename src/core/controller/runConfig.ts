@@ -1,5 +1,6 @@
 // The settings a run uses, resolved in one place from the front end (CLI flags, environment,
 // editor settings) and the task file, in that order of precedence.
+import { agentCandidates, nonBlank } from '../agents/agentSetting';
 import { resolveAgent, type ResolvedAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
@@ -83,9 +84,6 @@ export const DEFAULT_RETRY_BACKOFF_S = 30;
 /** session_config.worktree_setup_timeout_seconds when absent. */
 export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
 
-/** Validation time limit when a task gives none. */
-export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
-
 export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: StatePaths, toplevel: string): RunConfig {
   const env = settings.env ?? process.env;
   const agent = resolveAgentSetting(settings, file);
@@ -120,30 +118,18 @@ export function maxSessions(settings: RunSettings, file: TaskFile): number {
 }
 
 /**
- * The agent, first found: --agent, $LAUNCHPAD_AGENT, the editor's setting, session_config.agent
- * (or its older name agent_command). Each is a preset name or a command line. Throws InputError
- * naming the setting when they cannot be used; a front end calls this before it starts a run,
- * so such a mistake changes nothing.
+ * The agent, first found (agentSetting.ts says where it is looked for), resolved. Throws
+ * InputError naming the setting when they cannot be used; a front end calls this before it starts
+ * a run, so such a mistake changes nothing.
  */
 export function resolveAgentSetting(settings: RunSettings, file: TaskFile): ResolvedAgent | undefined {
-  const env = settings.env ?? process.env;
   const cfg = file.session_config;
   if (nonBlank(cfg.agent) && nonBlank(cfg.agent_command)) {
     throw new InputError(
       'harness-tasks.json: session_config.agent and session_config.agent_command are both set (they are one setting); keep one',
     );
   }
-  return resolveAgent(
-    [
-      ['--agent', settings.cliAgent],
-      ['LAUNCHPAD_AGENT', env.LAUNCHPAD_AGENT],
-      [settings.editorAgentSource ?? 'launchpad.agent.command', settings.editorAgent],
-      nonBlank(cfg.agent)
-        ? ['session_config.agent', cfg.agent ?? undefined]
-        : ['session_config.agent_command', cfg.agent_command ?? undefined],
-    ],
-    { cli: settings.cliAgentArgs, file: cfg.agent_args },
-  );
+  return resolveAgent(agentCandidates(settings, file), { cli: settings.cliAgentArgs, file: cfg.agent_args });
 }
 
 /** LAUNCHPAD_LIMIT_BACKOFF_SECONDS (a positive number; tests use a fraction of a second), else one minute. */
@@ -152,8 +138,4 @@ function limitBackoffMs(env: NodeJS.ProcessEnv): number {
   return env.LAUNCHPAD_LIMIT_BACKOFF_SECONDS && Number.isFinite(v) && v > 0
     ? Math.min(v * 1000, LIMIT_BACKOFF_CAP_MS)
     : DEFAULT_LIMIT_BACKOFF_MS;
-}
-
-function nonBlank(value: string | null | undefined): boolean {
-  return typeof value === 'string' && value.trim() !== '';
 }

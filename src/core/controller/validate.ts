@@ -4,13 +4,12 @@
 import type { Category } from '../log/logLine';
 import { escapedMessage } from '../process/runProcess';
 import type { AttemptPaths } from '../statePaths';
-import type { Task } from '../taskFile/schema';
+import { DEFAULT_VALIDATION_TIMEOUT_S, type Task } from '../taskFile/schema';
 import { explainMissingDependencies } from '../worktrees/missingDeps';
 import { lastMeaningfulLine } from './agentOutput';
 import { EnvFailureError, programProblem, startFailure, unrunnableProgram, writeFailure } from './envFailure';
 import { TaskConfigError } from './envStop';
 import { checkProgram, firstProgram } from './programCheck';
-import { DEFAULT_VALIDATION_TIMEOUT_S } from './runConfig';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 

@@ -1,8 +1,9 @@
 // Where the journal and the spec task lists live: `.agent-os/` in the project root (the state
 // root, the folder holding harness-tasks.json). Its lock is with Launchpad's other locks.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
+import { InputError } from '../inputError';
 import { JOURNAL_FILE, JOURNAL_MARKDOWN, StatePaths, TASKS_FILE } from '../statePaths';
 
 export { JOURNAL_FILE, JOURNAL_MARKDOWN };
@@ -50,6 +51,25 @@ export class JournalPaths {
   /** As written into tasks.json's spec_path. */
   specPath(spec: string): string {
     return `${AGENT_OS_DIR}/specs/${spec}/`;
+  }
+}
+
+const SPEC_NAME = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export function checkSpecName(spec: string): void {
+  if (!SPEC_NAME.test(spec))
+    throw new InputError(`--spec: "${spec}" is not a spec name (letters, digits, ".", "_" and "-", starting with a letter or digit)`);
+}
+
+/** Specs with a tasks.md, by name. */
+export function listSpecs(paths: JournalPaths): string[] {
+  try {
+    return readdirSync(paths.specTasksDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && SPEC_NAME.test(d.name) && existsSync(paths.specTasksMd(d.name)))
+      .map((d) => d.name)
+      .sort();
+  } catch {
+    return [];
   }
 }
 

@@ -85,16 +85,6 @@ function asFocus(t: MdTask): FocusTask {
   return { id: t.id, title: t.description };
 }
 
-/** "Ready to work on Task 1.2: Implement JWT validation?" */
-export function focusQuestion(tasks: readonly FocusTask[], summary?: StartupSummary): string {
-  if (tasks.length === 1) {
-    const t = tasks[0]!;
-    const next = summary?.tasks.spec?.next_parent?.id === t.id ? summary.tasks.spec.next : null;
-    return `Ready to work on Task ${t.id}: ${t.title}${next ? ` (next subtask ${next.id}: ${next.title})` : ''}?`;
-  }
-  return `Ready to work on Tasks ${tasks.map((t) => t.id).join(', ')}: ${tasks.map((t) => t.title).join('; ')}?`;
-}
-
 export interface SessionStart {
   entry: JournalEntry;
   /** Spec mode: the subtasks now in harness-tasks.json. */
@@ -102,11 +92,8 @@ export interface SessionStart {
 }
 
 /** Confirmation: session_started in the journal; for a spec, its chosen parents' subtasks imported. */
-export async function confirmSession(
-  summary: StartupSummary,
-  tasks: readonly FocusTask[],
-  command = 'launchpad start',
-): Promise<SessionStart> {
+export async function confirmSession(summary: StartupSummary, tasks: readonly FocusTask[]): Promise<SessionStart> {
+  const command = 'launchpad start';
   const paths = new StatePaths(summary.root);
   const jpaths = new JournalPaths(paths);
   let imported: ImportResult | undefined;

@@ -8,7 +8,7 @@ import { lastMeaningfulLine } from '../controller/agentOutput';
 import { Git } from '../git/git';
 import { InputError } from '../inputError';
 import { runProcess } from '../process/runProcess';
-import { checkSpecName, listSpecs, readTasksJson, syncSpec } from '../specTasks/specFiles';
+import { readTasksJson, syncSpec } from '../specTasks/specFiles';
 import { commitOwnWrites } from '../specTasks/specGit';
 import { specTaskRef } from '../specTasks/specImport';
 import { isOwnPath, StatePaths } from '../statePaths';
@@ -17,7 +17,7 @@ import { StateStore } from '../taskFile/store';
 import { analyzeTasks, eligibleTasks } from '../tasks/dag';
 import type { JournalEntry } from './entrySchema';
 import { Journal } from './journal';
-import { findProjectRoot, JournalPaths } from './journalPaths';
+import { checkSpecName, findProjectRoot, JournalPaths, listSpecs } from './journalPaths';
 
 /** Entries step 2 reads. */
 export const CONTEXT_ENTRIES = 20;
@@ -85,7 +85,6 @@ export interface StartupOptions {
   signal?: AbortSignal;
   /** Step 5 may run a command (harness-init.sh, session_config.health_check); false skips it. */
   runHealthCheck?: boolean;
-  command?: string;
 }
 
 export async function gatherStartup(opts: StartupOptions): Promise<StartupSummary> {
@@ -110,7 +109,7 @@ export async function gatherStartup(opts: StartupOptions): Promise<StartupSummar
   const directory = { status: 'ok' as StepStatus, cwd: opts.cwd, root, git_toplevel: toplevel, markers };
 
   // Step 2 (a journal that cannot be read stops here: exit 2, naming the file)
-  const journal = new Journal(jpaths, opts.command ?? 'launchpad start');
+  const journal = new Journal(jpaths, 'launchpad start');
   const all = journal.read().entries;
   const progress = progressContext(all);
 
@@ -120,7 +119,7 @@ export async function gatherStartup(opts: StartupOptions): Promise<StartupSummar
   // Step 4
   let file: TaskFile | undefined;
   const taskWarnings: string[] = [];
-  const store = new StateStore(paths, opts.command ?? 'launchpad start');
+  const store = new StateStore(paths, 'launchpad start');
   if (store.exists()) {
     try {
       file = store.load().file;
@@ -131,7 +130,7 @@ export async function gatherStartup(opts: StartupOptions): Promise<StartupSummar
   const specs = listSpecs(jpaths);
   let specProgress: StartupSummary['tasks']['spec'] = null;
   if (opts.spec !== undefined) {
-    const state = await syncSpec(jpaths, opts.spec, opts.command ?? 'launchpad start');
+    const state = await syncSpec(jpaths, opts.spec, 'launchpad start');
     if (state.changed) await commitOwnWrites(root, [jpaths.specTasksJson(opts.spec)], `Launchpad: sync tasks.json of spec ${opts.spec}`);
     const subs = state.md.filter((t) => t.type === 'subtask');
     const done = subs.filter((t) => t.checked).length;

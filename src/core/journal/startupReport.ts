@@ -1,5 +1,7 @@
 // The start-up summary for a person: as terminal text (`launchpad start`) and as Markdown (the
-// editor's Start Session). Both come from the same sections, so they say the same things.
+// editor's Start Session). Both come from the same sections, so they say the same things; so
+// does the focus question both ask.
+import type { FocusTask } from './sessionFocus';
 import type { StartupSummary, StepStatus, TaskProgress } from './startup';
 
 export interface Section {
@@ -132,4 +134,14 @@ export function renderStartupMarkdown(s: StartupSummary, focus?: { question: str
 
 function escape(text: string): string {
   return text.replace(/\s+/g, ' ').replace(/[\\`*_{}[\]<>#|]/g, '\\$&');
+}
+
+/** "Ready to work on Task 1.2: Implement JWT validation?" */
+export function focusQuestion(tasks: readonly FocusTask[], summary?: StartupSummary): string {
+  if (tasks.length === 1) {
+    const t = tasks[0]!;
+    const next = summary?.tasks.spec?.next_parent?.id === t.id ? summary.tasks.spec.next : null;
+    return `Ready to work on Task ${t.id}: ${t.title}${next ? ` (next subtask ${next.id}: ${next.title})` : ''}?`;
+  }
+  return `Ready to work on Tasks ${tasks.map((t) => t.id).join(', ')}: ${tasks.map((t) => t.title).join('; ')}?`;
 }

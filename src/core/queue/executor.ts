@@ -23,14 +23,13 @@ import { stopForEnvironment } from '../controller/envStop';
 import { mergeTask, type TaskEnd } from '../controller/merge';
 import type { MergeQueue } from '../controller/mergeQueue';
 import { buildPrompt } from '../controller/prompt';
-import { DEFAULT_VALIDATION_TIMEOUT_S } from '../controller/runConfig';
 import type { Session } from '../controller/session';
 import type { ClaimedTask, Resume } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
 import { type AttemptExecutor, QUEUE_RUNNER, type RunningAttempt, runsOnQueue } from '../executor/types';
 import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
-import type { Task } from '../taskFile/schema';
+import { DEFAULT_VALIDATION_TIMEOUT_S, type Task } from '../taskFile/schema';
 import { dispatchTask, recordCost, recordQueueRunner, resumeTask, undoDispatch } from '../tasks/transitions';
 import { connectionFor, type LeaseTimes, loadBullmq, pollMs, raceStop, withinMs } from './bull';
 import {

@@ -2,35 +2,15 @@
 // run's results flowing back (a ticked box in tasks.md; status, attempts, completion time,
 // duration and notes in tasks.json). Every write is under the journal lock; a file that cannot
 // be parsed is never overwritten.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-import { InputError } from '../inputError';
 import { replaceFile, withJournalLock } from '../journal/atomicFile';
-import type { JournalPaths } from '../journal/journalPaths';
+import { checkSpecName, type JournalPaths } from '../journal/journalPaths';
 import { logTimestamp } from '../log/logLine';
 import { applySpecResult, type SpecResult } from '../tasks/specTransitions';
 import { buildTasksJson, parseTasksJson, serializeTasksJson, type SpecTasksDoc } from './tasksJson';
 import { type MdTask, parseTasksMd, SpecTasksError, subtasksOf, withBox } from './tasksMd';
-
-const SPEC_NAME = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-
-export function checkSpecName(spec: string): void {
-  if (!SPEC_NAME.test(spec))
-    throw new InputError(`--spec: "${spec}" is not a spec name (letters, digits, ".", "_" and "-", starting with a letter or digit)`);
-}
-
-/** Specs with a tasks.md, by name. */
-export function listSpecs(paths: JournalPaths): string[] {
-  try {
-    return readdirSync(paths.specTasksDir, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && SPEC_NAME.test(d.name) && existsSync(paths.specTasksMd(d.name)))
-      .map((d) => d.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
 
 export interface SpecState {
   spec: string;

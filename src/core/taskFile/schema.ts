@@ -22,6 +22,8 @@ export const MAX_PATH_CHARS = 4096;
 export const MAX_USD = 1_000_000;
 /** 7 days. Node's timers overflow at 2^31 ms (about 24.8 days) and then fire at once. */
 export const MAX_TIMEOUT_SECONDS = 604_800;
+/** A task's validation time limit when it gives none (validation.timeout_seconds). */
+export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
 /** Prepared worktrees kept for reuse: each is a full checkout plus its ignored files on disk. */
 export const MAX_WORKTREE_POOL = 16;
 /** Ports per running task; the blocks come out of 12,000 ports. */

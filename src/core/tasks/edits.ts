@@ -94,11 +94,6 @@ export async function removeTaskLogged(
   return result;
 }
 
-/** Retries a failed task (and unblocks its dependents); returns every task reset, the retried one included. */
-export async function retryTaskLogged(store: StateStore, id: string): Promise<Task[]> {
-  return (await retryTasksLogged(store, [id])).reset;
-}
-
 /**
  * Retries failed tasks, all or none. Returns every task reset, by id, and for each one it
  * unblocked the retried task that freed it (the first of `ids`, in their order).

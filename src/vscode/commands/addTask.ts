@@ -1,14 +1,14 @@
 // Launchpad: Add Task — a short quick-input flow (title, validation command, files, depends-on,
-// priority); Esc at any step adds nothing. The task is added by the core, as `launchpad add`
-// does (addTaskLogged: under the state lock, with its INIT line in the log). Called with a
-// NewTask-like object (another extension, a keybinding) it adds that without asking.
+// priority); Esc at any step adds nothing. The answers go to `launchpad add` as its flags (under
+// the state lock, with its INIT line in the log). Called with a NewTask-like object (another
+// extension, a keybinding) it adds that without asking.
 import * as vscode from 'vscode';
 
 import type { NewTask } from '../../core/tasks/taskOps';
 import { COMMANDS } from '../contributions';
-import { loadCore } from '../coreLoader';
 import type { StateSnapshot } from '../model/stateModel';
 import { offer } from '../notify';
+import { cliOutput } from '../run/cli';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -36,17 +36,30 @@ async function addTask({ model, views, logger }: CommandDeps, arg: unknown): Pro
   const input = isNewTask(arg) ? arg : await askForTask(s);
   if (!input) return undefined;
   try {
-    const { addTaskLogged, StateStore } = await loadCore();
-    const task = await addTaskLogged(new StateStore(paths, 'launchpad add (VS Code)'), input);
+    const id = (await cliOutput(['add', '--dir', paths.root, ...addFlags(input)], { cwd: paths.root })).trim();
     await model.refresh();
-    const note = task.validation?.command ? '' : ' It has no validation command: a run will not start it until it has one.';
-    void vscode.window.showInformationMessage(`Launchpad: added ${task.id}.${note}`);
-    void views.revealTask(task.id);
-    return task.id;
+    const note = input.validate?.trim() ? '' : ' It has no validation command: a run will not start it until it has one.';
+    void vscode.window.showInformationMessage(`Launchpad: added ${id}.${note}`);
+    void views.revealTask(id);
+    return id;
   } catch (err) {
     reportEditError('add task', err, logger);
     return undefined;
   }
+}
+
+/** The task as `launchpad add` takes it: a flag per field given (`--flag=value`: a value may start with "-"), the title last. */
+function addFlags(t: NewTask): string[] {
+  const flags: Array<[string, string | number | undefined]> = [
+    ['--context', t.context],
+    ['--priority', t.priority],
+    ['--depends-on', t.dependsOn?.join(',') || undefined],
+    ['--files', t.files?.join(',') || undefined],
+    ['--validate', t.validate],
+    ['--timeout', t.timeoutSeconds],
+    ['--max-attempts', t.maxAttempts],
+  ];
+  return [...flags.flatMap(([flag, value]) => (value === undefined ? [] : [`${flag}=${value}`])), '--', t.title];
 }
 
 function isNewTask(arg: unknown): arg is NewTask {

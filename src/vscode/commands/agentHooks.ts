@@ -1,12 +1,13 @@
 // Install Agent Hooks: the agents whose hooks keep one agent working through the task list, in a
-// quick pick with the installed ones checked; checking installs, unchecking removes. The same
-// core function as `launchpad hooks install`. `{agents, remove?}` as the argument answers
-// without asking (and touches only the agents named).
+// quick pick with the installed ones checked; checking installs, unchecking removes, through
+// `launchpad hooks install`. `{agents, remove?}` as the argument answers without asking (and
+// touches only the agents named).
 import * as vscode from 'vscode';
 
 import { AGENT_HOOKS, HOOK_AGENTS, type HookAgent, isHookAgent } from '../../core/hooks/agents';
-import { agentHooksInstalled, installAgentHooks } from '../../core/hooks/settingsFile';
+import { agentHooksInstalled } from '../../core/hooks/settingsFile';
 import { COMMANDS } from '../contributions';
+import { cliJson } from '../run/cli';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -50,9 +51,15 @@ async function installHooks({ model, logger }: CommandDeps, arg: unknown): Promi
   }
   const done: string[] = [];
   try {
-    for (const { agent, remove } of changes) {
-      const r = installAgentHooks(root, agent, { remove, commandPrefix: 'launchpad' });
-      if (r.changed) done.push(`${remove ? 'removed from' : 'installed in'} ${AGENT_HOOKS[agent].settingsFile}`);
+    for (const remove of [false, true]) {
+      const agents = changes.filter((c) => c.remove === remove).map((c) => c.agent);
+      if (!agents.length) continue;
+      const r = await cliJson<{ agents: Array<{ agent: HookAgent; changed: boolean }> }>(
+        ['hooks', 'install', ...agents, ...(remove ? ['--remove'] : []), '--dir', root],
+        { cwd: root },
+      );
+      for (const { agent, changed } of r.agents)
+        if (changed) done.push(`${remove ? 'removed from' : 'installed in'} ${AGENT_HOOKS[agent].settingsFile}`);
     }
   } catch (err) {
     reportEditError('install agent hooks', err, logger);

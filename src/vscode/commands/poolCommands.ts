@@ -1,14 +1,15 @@
 // Clear Worktree Pool: frees the disk of the idle worktrees session_config.worktree_pool keeps,
-// through the core's clearing (each slot claimed first, so a run going meanwhile is safe; a slot a
-// live process claimed, or on a branch, is kept). Asks first; a trusted workspace only.
+// through `launchpad pool clear` (each slot claimed first, so a run going meanwhile is safe; a
+// slot a live process claimed, or on a branch, is kept). Asks first; a trusted workspace only.
 import * as vscode from 'vscode';
 
 import { formatBytes } from '../../core/worktrees/diskUse';
+import type { PoolClearing } from '../../core/worktrees/poolClear';
 import { describePool } from '../../core/worktrees/poolText';
-import { readSettings, toRunSettings } from '../config';
+import { readSettings } from '../config';
 import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
-import { loadCore } from '../coreLoader';
+import { cliJson } from '../run/cli';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -32,8 +33,12 @@ async function clearWorktreePool({ model, logger }: CommandDeps): Promise<void> 
   });
   if (!clear) return;
   try {
-    const [{ clearPool }, { settings }] = await Promise.all([loadCore(), readSettings()]);
-    const done = await clearPool(s.paths, s.file, { settings: toRunSettings(settings) });
+    // Where a run from this window keeps the pool: launchpad.worktree.location, else the task file's.
+    const { worktreeLocation } = (await readSettings()).settings;
+    const done = await cliJson<PoolClearing>(
+      ['pool', 'clear', '--dir', s.paths.root, ...(worktreeLocation === undefined ? [] : [`--worktree-dir=${worktreeLocation}`])],
+      { cwd: s.paths.root },
+    );
     const n = done.removed.length;
     const kept = done.kept.map((k) => `${k.name}: ${k.reason}`);
     const message = `${n} worktree${n === 1 ? '' : 's'} removed from the pool, ${formatBytes(done.bytes_freed)} freed${kept.length ? `; kept ${kept.join('; ')}` : ''}`;

@@ -3,7 +3,7 @@
 // anywhere it asks for one (run/agentPick.ts).
 import * as vscode from 'vscode';
 
-import { resolveRunConfig } from '../../core/controller/runConfig';
+import { agentIsSet } from '../../core/agents/agentSetting';
 import { liveLockHolder, LockHeldError } from '../../core/lock';
 import { readSettings, toRunSettings } from '../config';
 import { COMMANDS } from '../contributions';
@@ -13,6 +13,7 @@ import type { ActiveRun } from '../run/runManager';
 import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
+import { reportEditError } from './errors';
 import { showStatus } from './statusDocument';
 
 export function runCommands(
@@ -61,9 +62,15 @@ async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined>
   const { settings, problems } = await readSettings();
   if (problems.length) offer('warning', `Launchpad: ignoring invalid settings: ${problems.join('; ')}`);
   const runSettings = toRunSettings(settings);
-  if (!resolveRunConfig(runSettings, s.file, paths, paths.root).agentCommand) {
+  if (!agentIsSet(runSettings, s.file)) {
     // No agent anywhere: ask (Esc starts nothing).
-    const choice = await pickAgent(runSettings.env);
+    let choice;
+    try {
+      choice = await pickAgent(paths.root, runSettings.env);
+    } catch (err) {
+      reportEditError('look for installed agents', err);
+      return;
+    }
     if (!choice) {
       offer('info', 'Launchpad: no agent chosen; nothing started.', {
         'Open Settings': () => vscode.commands.executeCommand('workbench.action.openSettings', 'launchpad.agent'),

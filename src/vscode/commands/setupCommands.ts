@@ -1,8 +1,9 @@
 // Initialize, Refresh, the extension log, and the Tasks view's own controls (mode, paging).
 import * as vscode from 'vscode';
 
+import { GITIGNORE_ENTRIES } from '../../core/init';
 import { COMMANDS } from '../contributions';
-import { loadCore } from '../coreLoader';
+import { cliJson } from '../run/cli';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -27,9 +28,9 @@ export function setupCommands(deps: CommandDeps): Handlers<SetupCommand> {
 }
 
 /**
- * Creates the state files with the core (idempotent, never clobbers). Adding them to .gitignore
- * changes a tracked file, so it is asked (a quick pick), as `launchpad init` asks on a terminal;
- * `{gitignore}` as the argument answers without asking.
+ * Creates the state files with `launchpad init` (idempotent, never clobbers). Adding them to
+ * .gitignore changes a tracked file, so it is asked (a quick pick), as `launchpad init` asks on a
+ * terminal; `{gitignore}` as the argument answers without asking.
  */
 async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Initialize')) return;
@@ -38,7 +39,6 @@ async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void>
     void vscode.window.showErrorMessage('Launchpad: open a folder first.');
     return;
   }
-  const { GITIGNORE_ENTRIES, initStateFiles } = await loadCore();
   let gitignore: boolean;
   if (arg && typeof arg === 'object' && 'gitignore' in arg && typeof arg.gitignore === 'boolean') {
     gitignore = arg.gitignore;
@@ -62,7 +62,10 @@ async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void>
     gitignore = choice.gitignore;
   }
   try {
-    const result = await initStateFiles(paths, { gitignore });
+    const result = await cliJson<{ created: string[]; ignored: string[] }>(
+      ['init', '--dir', paths.root, gitignore ? '--gitignore' : '--no-gitignore'],
+      { cwd: paths.root },
+    );
     await model.refresh();
     const parts = [
       result.created.length ? `created ${result.created.join(', ')}` : 'everything was already there',

@@ -1,15 +1,20 @@
 // Launchpad: Start Session — the same six steps as `launchpad start`, shown as a Markdown
-// preview, with the choice of tasks, the scope gate and the focus question as quick picks.
-// Step 5 runs a script and step 3 runs git: a trusted workspace only. An argument answers the
-// questions without asking (other extensions, tests): { spec, tasks, scope, confirm }.
+// preview, with the choice of tasks, the scope gate and the focus question as quick picks. The
+// steps are `launchpad start --json` (it logs nothing without --yes); the person's answers are the
+// flags of a second `launchpad start --yes`, which logs what they chose. Step 5 runs a script and
+// step 3 runs git: a trusted workspace only. An argument answers the questions without asking
+// (other extensions, tests): { spec, tasks, scope, confirm }.
 import * as vscode from 'vscode';
 
-import type { ScopeChoice } from '../../core/journal/scopeGate';
+import { JournalPaths, listSpecs } from '../../core/journal/journalPaths';
+import { multipleTaskWarning, SCOPE_OPTIONS, type ScopeChoice, scopeQuestion } from '../../core/journal/scopeGate';
 import type { FocusTask } from '../../core/journal/sessionFocus';
 import type { StartupSummary } from '../../core/journal/startup';
+import { focusQuestion, renderStartupMarkdown } from '../../core/journal/startupReport';
+import type { StatePaths } from '../../core/statePaths';
 import { COMMANDS } from '../contributions';
-import { loadCore } from '../coreLoader';
 import { offer } from '../notify';
+import { cliError, runCli } from '../run/cli';
 import { requireTrust } from '../trust';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
@@ -50,7 +55,12 @@ export interface StartSessionResult {
   imported: string[] | null;
 }
 
-const COMMAND = 'launchpad (VS Code)';
+/** What `launchpad start --json` prints: the summary, what can be picked, what it decided. */
+interface StartOutput extends StartupSummary {
+  choices: FocusTask[];
+  focus: { requested: string[]; entry: string | null; imported: string[] | null } | null;
+  notes: string[];
+}
 
 export function startSessionCommands(deps: CommandDeps): Handlers<typeof COMMANDS.startSession> {
   return { [COMMANDS.startSession]: (arg) => startSession(deps, asArgs(arg)) };
@@ -63,12 +73,10 @@ async function startSession(deps: CommandDeps, args: StartSessionArgs): Promise<
     void vscode.window.showErrorMessage('Launchpad: open a folder first; a session starts in a project.');
     return undefined;
   }
-  const core = await loadCore();
-  const jpaths = new core.JournalPaths(paths);
   try {
     let spec = args.spec;
     if (spec === undefined) {
-      const specs = core.listSpecs(jpaths);
+      const specs = listSpecs(new JournalPaths(paths));
       if (specs.length) {
         const pick = await vscode.window.showQuickPick(
           [
@@ -83,11 +91,18 @@ async function startSession(deps: CommandDeps, args: StartSessionArgs): Promise<
         spec = null;
       }
     }
-    const summary = await vscode.window.withProgress(
+    const flags = spec ? [`--spec=${spec}`] : [];
+    const {
+      choices,
+      focus,
+      notes: _notes,
+      ...summary
+    } = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: 'Launchpad: session start-up' },
-      () => core.gatherStartup({ cwd: paths.root, dir: paths.root, spec: spec ?? undefined, command: COMMAND }),
+      // Tasks given are checked (and a spec subtask stands for its parent) as `start --task` does.
+      () => start(paths, [...flags, ...(args.tasks ? [`--task=${args.tasks.join(',')}`] : [])]),
     );
-    await showSummary(core.renderStartupMarkdown(summary));
+    await showSummary(renderStartupMarkdown(summary));
     const result: StartSessionResult = { summary, tasks: [], entry: null, imported: null };
     if (summary.health.status === 'fail') {
       void vscode.window.showWarningMessage(
@@ -96,38 +111,46 @@ async function startSession(deps: CommandDeps, args: StartSessionArgs): Promise<
       return result;
     }
 
-    const requested = args.tasks ?? (await pickTasks(core.focusChoices(summary)));
+    const titled = (id: string): FocusTask => choices.find((c) => c.id === id) ?? { id, title: id };
+    const requested = args.tasks ? (focus?.requested ?? []).map(titled) : await pickTasks(choices);
     if (!requested) return undefined;
-    const plan = core.planFocus(summary, requested);
-    if (!plan.requested.length) {
-      await showSummary(core.renderStartupMarkdown(summary, null));
+    if (!requested.length) {
+      await showSummary(renderStartupMarkdown(summary, null));
       void vscode.window.showInformationMessage('Launchpad: nothing left to work on: every task is completed.');
       return result;
     }
-    const decision = await core.scopeGate({
-      requested: plan.requested.map((t) => t.id),
-      ask: async (warning, question) => {
-        await showSummary(core.renderStartupMarkdown(summary, { question, warning }));
-        return args.scope ?? askScope(warning, question);
-      },
-      journal: new core.Journal(jpaths, COMMAND),
-      ...(plan.spec ? { spec: plan.spec } : {}),
-    });
-    if (decision.cancelled) return undefined;
-    const tasks = plan.requested.filter((t) => decision.tasks.includes(t.id));
+    let warning: string | undefined;
+    let scope: ScopeChoice = 'single';
+    if (requested.length > 1) {
+      warning = multipleTaskWarning(requested.length, requested[0]!.id);
+      const question = scopeQuestion(requested.length);
+      await showSummary(renderStartupMarkdown(summary, { question, warning }));
+      const chosen = args.scope ?? (await askScope(warning, question));
+      if (!chosen) return undefined;
+      scope = chosen;
+    }
+    const tasks = scope === 'all' ? requested : requested.slice(0, 1);
     result.tasks = tasks.map((t) => t.id);
-    const question = core.focusQuestion(tasks, summary);
-    await showSummary(core.renderStartupMarkdown(summary, { question, ...(decision.warning ? { warning: decision.warning } : {}) }));
+    const question = focusQuestion(tasks, summary);
+    await showSummary(renderStartupMarkdown(summary, { question, ...(warning ? { warning } : {}) }));
 
     const confirmed = args.confirm ?? (await askYesNo(question));
     if (!confirmed) return result;
-    const started = await core.confirmSession(summary, tasks, COMMAND);
-    result.entry = started.entry.id;
-    result.imported = started.imported?.imported ?? null;
+    // The person's answers as flags: the tasks, "all" at the scope gate (logged as a scope override).
+    const started = await start(paths, [...flags, `--task=${result.tasks.join(',')}`, ...(scope === 'all' ? ['--all'] : []), '--yes']);
+    if (!started.focus?.entry) {
+      // Steps 1–5 ran again: what they found now stopped it.
+      const why =
+        started.health.status === 'fail' ? `the environment health check failed (${started.health.detail})` : started.notes.join(' ');
+      void vscode.window.showWarningMessage(`Launchpad: the session was not started: ${why}`);
+      return result;
+    }
+    result.entry = started.focus.entry;
+    result.imported = started.focus.imported;
     await deps.model.refresh();
     const what = `Launchpad: session started on Task${tasks.length > 1 ? 's' : ''} ${result.tasks.join(', ')}`;
-    if (started.imported) {
-      offer('info', `${what}; ${started.imported.imported.length} subtask(s) of spec ${summary.spec} are in harness-tasks.json.`, {
+    if (result.imported) {
+      offer('info', `${what}; ${result.imported.length} subtask(s) of spec ${summary.spec} are in harness-tasks.json.`, {
         Run: () => vscode.commands.executeCommand(COMMANDS.run),
       });
     } else {
@@ -138,6 +161,21 @@ async function startSession(deps: CommandDeps, args: StartSessionArgs): Promise<
     reportEditError('start session', err, deps.logger);
     return undefined;
   }
+}
+
+/** `launchpad start --json FLAGS`: its summary, also when the health check failed (exit 1). */
+async function start(paths: StatePaths, flags: string[]): Promise<StartOutput> {
+  const args = ['start', '--json', '--dir', paths.root, ...flags];
+  const r = await runCli(args, { cwd: paths.root });
+  if (r.code === 0 || r.code === 1) {
+    try {
+      const out = JSON.parse(r.stdout) as StartOutput | { error: unknown };
+      if (!('error' in out)) return out;
+    } catch {
+      // Not its summary: the error says why.
+    }
+  }
+  throw cliError(args, r);
 }
 
 /** The summary as a Markdown preview of the session document (the document itself when there is no preview). */
@@ -154,18 +192,17 @@ async function showSummary(markdown: string): Promise<void> {
   }
 }
 
-async function pickTasks(choices: FocusTask[]): Promise<string[] | undefined> {
-  if (choices.length <= 1) return choices.map((c) => c.id);
+async function pickTasks(choices: FocusTask[]): Promise<FocusTask[] | undefined> {
+  if (choices.length <= 1) return choices;
   const picked = await vscode.window.showQuickPick(
-    choices.map((c, i) => ({ label: c.id, description: c.title, picked: i === 0 })),
+    choices.map((c, i) => ({ label: c.id, description: c.title, picked: i === 0, task: c })),
     { title: 'Launchpad: Start Session', placeHolder: 'The task for this session (one is recommended)', canPickMany: true },
   );
   if (!picked) return undefined;
-  return picked.length ? picked.map((p) => p.label) : [choices[0]!.id];
+  return picked.length ? picked.map((p) => p.task) : [choices[0]!];
 }
 
 async function askScope(warning: string, question: string): Promise<ScopeChoice | undefined> {
-  const { SCOPE_OPTIONS } = await loadCore();
   const lines = warning.split('\n');
   const pick = await vscode.window.showQuickPick(
     SCOPE_OPTIONS.map((o) => ({

@@ -7,8 +7,8 @@ import * as vscode from 'vscode';
 import { lastLineOfTask } from '../../core/log/logPosition';
 import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
-import { loadCore } from '../coreLoader';
 import type { TaskEntry } from '../model/stateModel';
+import { cliJson } from '../run/cli';
 import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
@@ -70,8 +70,7 @@ async function retry({ model, logger }: CommandDeps, id: string): Promise<void> 
   const paths = model.stateRoot();
   if (!paths) return;
   try {
-    const { retryTaskLogged, StateStore } = await loadCore();
-    const reset = await retryTaskLogged(new StateStore(paths, 'launchpad retry (VS Code)'), id);
+    const { reset } = await cliJson<{ reset: Array<{ id: string }> }>(['retry', id, '--dir', paths.root], { cwd: paths.root });
     const others = reset.filter((t) => t.id !== id).map((t) => t.id);
     void vscode.window.showInformationMessage(
       `Launchpad: ${id} is pending again${others.length ? `; unblocked ${others.join(', ')}` : ''}. The next run picks it up.`,

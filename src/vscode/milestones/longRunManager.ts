@@ -3,8 +3,7 @@
 // outlives the window). It does all the work it can and stops where a person must decide; the
 // gates are then notifications and actions in the Milestones view, and a decision starts it
 // again. A decision made while it still works is applied as soon as it stops.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 
 import * as vscode from 'vscode';
 
@@ -13,6 +12,7 @@ import type { LongRunOutcome } from '../../core/milestones/runner';
 import { reportEditError } from '../commands/errors';
 import { CONTEXT_KEYS } from '../contributions';
 import { offer } from '../notify';
+import { startCli } from '../run/cli';
 import type { MilestonesModel } from './milestonesModel';
 
 /** What the window learns of a long run's end: its exit code and message (`milestones run --json`). */
@@ -42,16 +42,11 @@ export class LongRunManager implements vscode.Disposable {
 
   async start(dir: string): Promise<ActiveLongRun> {
     if (this.current) throw new Error('a long run is already going in this window');
-    const child = spawn(process.execPath, [join(__dirname, 'cli.js'), 'milestones', 'run', dir, '--json'], {
-      cwd: dir,
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = startCli(['milestones', 'run', dir, '--json'], { cwd: dir, detached: true });
     child.unref();
     let stdout = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => this.logger.info(d.toString().trimEnd()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => this.logger.info(d.toString().trimEnd()));
     const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
       child.on('error', (error) => resolve({ code: null, error }));
       child.on('close', (code) => resolve({ code }));

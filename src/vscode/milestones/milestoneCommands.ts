@@ -1,22 +1,19 @@
 // The long run's commands: run and stop it, and the gates as actions — Approve Plan opens the plan
-// beside the question Approve / Reject; approve, reject, retry and skip apply the core's decisions
-// (under the harness lock, logged in state.md) and then let the run go on. Each handler that
-// changes a file or starts a process checks Workspace Trust first. A command gets a tree element,
-// `{ dir, id }`, a milestone id (with one long run in the workspace) or nothing (it asks); an
-// optional second argument `{ decision, reason }` answers its question without asking.
-import { mkdirSync } from 'node:fs';
-
+// beside the question Approve / Reject; approve, reject, retry and skip are `launchpad milestones
+// approve|reject|retry|skip` (under the harness lock, logged in state.md), the person's answer as
+// its flags, and then the run goes on. Each handler that changes a file or starts a process
+// checks Workspace Trust first. A command gets a tree element, `{ dir, id }`, a milestone id (with
+// one long run in the workspace) or nothing (it asks); an optional second argument
+// `{ decision, reason }` answers its question without asking.
 import * as vscode from 'vscode';
 
 import type { Logger } from '../../core/logger';
-import type { DecisionResult } from '../../core/milestones/decisions';
-import type { LongRun, LongRunStore } from '../../core/milestones/longRun';
-import { findRepoTop, HarnessPaths } from '../../core/milestones/paths';
+import { HarnessPaths } from '../../core/milestones/paths';
 import type { Handler, MilestoneCommand } from '../commands/deps';
 import { reportEditError } from '../commands/errors';
 import { COMMANDS } from '../contributions';
-import { type Core, loadCore } from '../coreLoader';
 import { offer } from '../notify';
+import { cliOutput } from '../run/cli';
 import { requireTrust } from '../trust';
 import type { LongRunManager } from './longRunManager';
 import type { MilestonesModel } from './milestonesModel';
@@ -49,7 +46,7 @@ export function milestoneCommands(deps: MilestoneDeps): { [P in MilestoneCommand
     [COMMANDS.retryMilestone]: async (arg) => {
       if (!requireTrust('Retry Milestone')) return;
       const t = await target(deps, arg, 'Retry which milestone?', (r) => r.status === 'failed');
-      if (t?.id) await decide(deps, t, `retry ${t.id}`, (core, store, r) => core.retry(store, r, t.id!));
+      if (t?.id) await decide(deps, t, `retry ${t.id}`, ['retry', t.id]);
     },
     [COMMANDS.skipMilestone]: async (arg, answer) => {
       if (!requireTrust('Skip Milestone')) return;
@@ -62,7 +59,7 @@ export function milestoneCommands(deps: MilestoneDeps): { [P in MilestoneCommand
           prompt:
             'Why is it skipped? (goes into the execution log; a skipped milestone cannot be un-skipped and its dependents stay blocked)',
         }));
-      if (reason) await decide(deps, t, `skip ${t.id}`, (core, store, r) => core.skip(store, r, t.id!, reason));
+      if (reason) await decide(deps, t, `skip ${t.id}`, ['skip', t.id, `--reason=${reason}`]);
     },
     [COMMANDS.refreshMilestones]: () => deps.model.refresh(),
   };
@@ -112,7 +109,7 @@ async function reviewPlan(deps: MilestoneDeps, arg: unknown, answer: Answer | un
         'Reject',
       )
     )?.toLowerCase();
-  if (choice === 'approve') await decide(deps, t, `approve ${t.id}'s plan`, (core, store, r) => core.approve(store, r, t.id!));
+  if (choice === 'approve') await decide(deps, t, `approve ${t.id}'s plan`, ['approve', t.id]);
   else if (choice === 'reject') await rejectWithReason(deps, t, answer?.reason);
 }
 
@@ -120,11 +117,11 @@ async function reviewPlan(deps: MilestoneDeps, arg: unknown, answer: Answer | un
 async function approveGate(deps: MilestoneDeps, arg: unknown, answer: Answer | undefined): Promise<void> {
   if (!requireTrust('Approve')) return;
   if (isSessionNode(arg)) {
-    await decide(deps, { dir: arg.dir }, 'accept the final gate', (core, store, r) => core.approve(store, r, 'final', answer?.reason));
+    await decide(deps, { dir: arg.dir }, 'accept the final gate', ['approve', 'final', ...reasonFlag(answer?.reason)]);
     return;
   }
   const t = await target(deps, arg, 'Approve which milestone?', (r) => r.status === 'awaiting_approval' || !!r.awaiting);
-  if (t?.id) await decide(deps, t, `approve ${t.id}`, (core, store, r) => core.approve(store, r, t.id!, answer?.reason));
+  if (t?.id) await decide(deps, t, `approve ${t.id}`, ['approve', t.id, ...reasonFlag(answer?.reason)]);
 }
 
 async function rejectPlan(deps: MilestoneDeps, arg: unknown, answer: Answer | undefined): Promise<void> {
@@ -140,21 +137,16 @@ async function rejectWithReason(deps: MilestoneDeps, t: Target, given: string | 
       title: `Reject ${t.id}'s plan`,
       prompt: 'Why? The next plan is made with your reason as a constraint.',
     }));
-  if (reason) await decide(deps, t, `reject ${t.id}'s plan`, (core, store, r) => core.reject(store, r, t.id!, reason));
+  if (reason) await decide(deps, t, `reject ${t.id}'s plan`, ['reject', t.id!, `--reason=${reason}`]);
 }
 
 /**
- * Applies a decision under the harness lock and lets the run go on. While this window's run holds
- * the lock, the decision waits for it to stop.
+ * Applies a decision (`launchpad milestones SUB ARGS DIR`, under the harness lock) and lets the
+ * run go on. While this window's run holds the lock, the decision waits for it to stop.
  */
-async function decide(
-  deps: MilestoneDeps,
-  t: Target,
-  action: string,
-  fn: (core: Core, store: LongRunStore, run: LongRun) => DecisionResult,
-): Promise<void> {
+async function decide(deps: MilestoneDeps, t: Target, action: string, args: string[]): Promise<void> {
   const go = async () => {
-    if (await applyDecision(deps, t, action, fn)) await startRun(deps, t.dir);
+    if (await applyDecision(deps, t, action, args)) await startRun(deps, t.dir);
   };
   if (deps.longRuns.active) {
     deps.longRuns.afterRun(go);
@@ -166,32 +158,22 @@ async function decide(
   await go();
 }
 
-async function applyDecision(
-  deps: MilestoneDeps,
-  t: Target,
-  action: string,
-  fn: (core: Core, store: LongRunStore, run: LongRun) => DecisionResult,
-): Promise<boolean> {
-  const core = await loadCore();
-  const paths = new HarnessPaths(t.dir, deps.model.session(t.dir)?.repoTop ?? findRepoTop(t.dir) ?? t.dir);
+async function applyDecision(deps: MilestoneDeps, t: Target, action: string, args: string[]): Promise<boolean> {
   try {
-    mkdirSync(paths.artefacts, { recursive: true });
-    const lock = core.tryAcquireLock(paths.lock, `Launchpad (VS Code): ${action}`);
-    try {
-      const store = new core.LongRunStore(paths);
-      const result = fn(core, store, store.load());
-      await core.cleanUp(paths, new core.Git(paths.repoTop), result);
-      offer('info', `Launchpad: ${result.message}`);
-      return true;
-    } finally {
-      lock.release();
-    }
+    const message = await cliOutput(['milestones', ...args, t.dir], { cwd: t.dir });
+    offer('info', `Launchpad: ${message.trim()}`);
+    return true;
   } catch (err) {
     reportEditError(action, err, deps.logger);
     return false;
   } finally {
     await deps.model.refresh();
   }
+}
+
+/** A reason given as the answer, as the decision's flag (`=`: a reason may start with "-"). */
+function reasonFlag(reason: string | undefined): string[] {
+  return reason ? [`--reason=${reason}`] : [];
 }
 
 function isSessionNode(arg: unknown): arg is { kind: 'session'; dir: string } {

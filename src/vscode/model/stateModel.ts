@@ -13,6 +13,7 @@ import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
+import type { ReadTaskFile } from '../../core/taskFile/read';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
 import type { PoolReport } from '../../core/worktrees/poolReport';
 import { SLOT_STATE_FILES } from '../../core/worktrees/poolSlot';
@@ -65,6 +66,8 @@ export class StateModel implements vscode.Disposable {
   private loading: Promise<StateSnapshot> | undefined;
   private reloading: Promise<StateSnapshot> | undefined;
   private current: StateSnapshot | undefined;
+  /** The task file as last read: its parse is used again while the file holds the same bytes. */
+  private lastRead: ReadTaskFile | undefined;
   private firstLoad: { promise: Promise<StateSnapshot>; resolve: (s: StateSnapshot) => void };
 
   constructor(private readonly logger: Logger) {
@@ -133,11 +136,12 @@ export class StateModel implements vscode.Disposable {
       return empty;
     }
     this.watch(paths);
-    const { StateStore, TaskFileMissingError } = await loadCore();
+    const { readTaskFile, TaskFileMissingError } = await loadCore();
     const snapshot = emptySnapshot(paths);
-    const store = new StateStore(paths);
     try {
-      ({ file: snapshot.file, text: snapshot.fileText } = store.load());
+      this.lastRead = readTaskFile(paths, this.current?.paths.root === paths.root ? this.lastRead : undefined);
+      snapshot.file = this.lastRead.file;
+      snapshot.fileText = this.lastRead.bytes.toString('utf8');
       snapshot.exists = true;
       setTasks(snapshot, this.current?.paths.root === paths.root ? this.current.keptAttempts : []);
     } catch (err) {

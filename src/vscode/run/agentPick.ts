@@ -1,11 +1,21 @@
 // When no agent is set anywhere, Run asks: the installed presets (found on PATH, with their
-// `--version`), or a command line typed in. The answer is used for this run and, if the person
-// says so, written to the workspace's settings so the next Run does not ask.
+// `--version`, as `launchpad agents` lists them), or a command line typed in. The answer is used
+// for this run and, if the person says so, written to the workspace's settings so the next Run
+// does not ask.
 import * as vscode from 'vscode';
 
-import { AGENT_PRESETS } from '../../core/agents/presets';
-import { type PresetProbe, probePreset } from '../../core/agents/probe';
 import { SETTINGS } from '../contributions';
+import { cliJson } from './cli';
+
+/** A preset as `launchpad agents --json` lists it. */
+interface ListedAgent {
+  name: string;
+  title: string;
+  installed: boolean;
+  path: string | null;
+  version: string | null;
+  version_error: string | null;
+}
 
 export interface AgentChoice {
   /** A preset name or a command line, as an agent setting holds it. */
@@ -17,13 +27,13 @@ export interface AgentChoice {
 type AgentItem = vscode.QuickPickItem & { preset?: string };
 
 /** Asks which agent runs; undefined when the person pressed Esc at any step. */
-export async function pickAgent(env: NodeJS.ProcessEnv = process.env): Promise<AgentChoice | undefined> {
+export async function pickAgent(root: string, env: NodeJS.ProcessEnv = process.env): Promise<AgentChoice | undefined> {
   // Probed before the pick opens, so that it never shows an empty list that Enter would close.
-  const probes = await vscode.window.withProgress(
+  const { agents } = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Window, title: 'Launchpad: looking for installed agents' },
-    () => Promise.all(AGENT_PRESETS.map((p) => probePreset(p, env))),
+    () => cliJson<{ agents: ListedAgent[] }>(['agents', '--dir', root], { cwd: root, env }),
   );
-  const items = agentItems(probes.filter((p) => p.path !== undefined));
+  const items = agentItems(agents.filter((p) => p.installed));
   const picked = await vscode.window.showQuickPick(items, {
     title: 'Launchpad: which agent runs the tasks?',
     placeHolder: 'No agent is set. The installed agent presets, or a command line',
@@ -42,12 +52,12 @@ export async function pickAgent(env: NodeJS.ProcessEnv = process.env): Promise<A
   return { agent, remembered: key };
 }
 
-function agentItems(installed: PresetProbe[]): AgentItem[] {
+function agentItems(installed: ListedAgent[]): AgentItem[] {
   const presets = installed.map((p) => ({
-    label: p.preset.name,
-    description: p.preset.title,
-    detail: p.version ?? `${p.path} (${p.versionError ?? 'no version'})`,
-    preset: p.preset.name,
+    label: p.name,
+    description: p.title,
+    detail: p.version ?? `${p.path} (${p.version_error ?? 'no version'})`,
+    preset: p.name,
   }));
   const none: AgentItem[] = presets.length
     ? []

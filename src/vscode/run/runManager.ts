@@ -5,7 +5,6 @@
 // run's event stream (docs/events.md): on activation and whenever the lock or the stream changes.
 // Nothing here owns a run: Stop asks it to stop as Ctrl-C does, a second Stop ends it at once.
 // What a person sees of a run (notification, status bar, outcome message) lives in runProgress.ts.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 import * as vscode from 'vscode';
@@ -29,6 +28,7 @@ import type { StatePaths } from '../../core/statePaths';
 import { CONTEXT_KEYS } from '../contributions';
 import { loadCore } from '../coreLoader';
 import type { StateModel } from '../model/stateModel';
+import { startCli } from './cli';
 import { TaskTerminals } from './taskTerminals';
 
 export interface ActiveRun {
@@ -138,17 +138,17 @@ export class RunManager implements vscode.Disposable {
    */
   async start(paths: StatePaths, settings: RunSettings): Promise<ActiveRun> {
     if (this.runs.has('')) throw new Error('a run is being started in this window');
-    const args = [join(__dirname, 'cli.js'), 'run', '--json', '--dir', paths.root];
+    const args = ['run', '--json', '--dir', paths.root];
     if (settings.maxParallel !== undefined) args.push('--max-parallel', String(settings.maxParallel));
     if (settings.worktreeDir !== undefined) args.push('--worktree-dir', settings.worktreeDir);
-    const env: NodeJS.ProcessEnv = { ...(settings.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' };
+    const env: NodeJS.ProcessEnv = { ...(settings.env ?? process.env) };
     if (settings.editorAgent !== undefined) {
       env.LAUNCHPAD_EDITOR_AGENT = settings.editorAgent;
       if (settings.editorAgentSource) env.LAUNCHPAD_EDITOR_AGENT_SOURCE = settings.editorAgentSource;
     }
-    // Its own session and process group, nothing of ours held open: it outlives this window. Its
-    // output comes here while the window lives (a closed pipe is nothing to the CLI).
-    const child = spawn(process.execPath, args, { cwd: paths.root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Detached: it outlives this window. Its output comes here while the window lives (a closed
+    // pipe is nothing to the CLI).
+    const child = startCli(args, { cwd: paths.root, env, detached: true });
     child.unref();
     const run = new FollowedRun(paths, true, child.pid, child.pid ? processIdentity(child.pid) : undefined);
     this.runs.set('', run);
@@ -315,8 +315,8 @@ export class RunManager implements vscode.Disposable {
   /** Tells when a task that just failed has no attempt left (read from the task file as written). */
   private async checkExhausted(run: FollowedRun, taskId: string): Promise<void> {
     try {
-      const { StateStore, exhaustedTask, describeExhausted } = await loadCore();
-      const task = exhaustedTask(new StateStore(run.paths).load().file, taskId);
+      const { readTaskFile, exhaustedTask, describeExhausted } = await loadCore();
+      const task = exhaustedTask(readTaskFile(run.paths).file, taskId);
       if (task) this.events.fire({ kind: 'attempts-exhausted', run, task, summary: describeExhausted(task) });
     } catch (err) {
       this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} failed: ${(err as Error).message}`);

@@ -12,8 +12,8 @@
 // started by the run only, never listed here.
 import * as vscode from 'vscode';
 
-import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/controller/runConfig';
 import { runProcess } from '../../core/process/runProcess';
+import { DEFAULT_VALIDATION_TIMEOUT_S } from '../../core/taskFile/schema';
 import { COMMANDS, TASK_TYPE } from '../contributions';
 import type { StateModel, TaskEntry } from '../model/stateModel';
 import { requireTrust } from '../trust';

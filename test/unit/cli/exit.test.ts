@@ -4,7 +4,7 @@ import { EXIT, exitFor, UsageError } from '../../../src/cli/exit';
 import { InputError } from '../../../src/core/inputError';
 import { LockHeldError } from '../../../src/core/lock';
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
-import { TaskFileMissingError } from '../../../src/core/taskFile/store';
+import { TaskFileMissingError } from '../../../src/core/taskFile/read';
 
 describe('cli/exit', () => {
   it('a held lock exits 3 with its message', () => {

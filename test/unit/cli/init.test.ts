@@ -122,6 +122,24 @@ describe('launchpad init', () => {
     for (const entry of GITIGNORE_ENTRIES) assert.equal(count(text, entry), 1, entry);
   });
 
+  it('--json: what was created, kept and added to .gitignore, as one object', () => {
+    const repo = makeRepo({ '.gitignore': 'harness-progress.txt\n' });
+    const first = JSON.parse(cli(['init', '--gitignore', '--json'], { cwd: repo }).stdout) as Record<string, unknown>;
+    assert.deepEqual(first, {
+      root: repo,
+      created: ['harness-tasks.json', 'harness-progress.txt', '.harness-active'],
+      existing: [],
+      ignored: GITIGNORE_ENTRIES.filter((e) => e !== 'harness-progress.txt'),
+    });
+    const again = JSON.parse(cli(['init', '--no-gitignore', '--json'], { cwd: repo }).stdout) as Record<string, unknown>;
+    assert.deepEqual(again, {
+      root: repo,
+      created: [],
+      existing: ['harness-tasks.json', 'harness-progress.txt'],
+      ignored: [],
+    });
+  });
+
   it('--no-gitignore leaves .gitignore alone', () => {
     const repo = makeRepo({ '.gitignore': 'dist/\n' });
     cli(['init', '--no-gitignore'], { cwd: repo });

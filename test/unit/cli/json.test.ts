@@ -50,7 +50,7 @@ describe('--json errors', () => {
   });
 
   it('a command without --json keeps plain errors', () => {
-    const r = runCli(['retry', 'nope'], { cwd: stateRoot({ version: 3, tasks: [] }) });
+    const r = runCli(['remove', 'nope'], { cwd: stateRoot({ version: 3, tasks: [] }) });
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
   });

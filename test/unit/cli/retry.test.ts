@@ -124,6 +124,20 @@ describe('launchpad retry', () => {
     assertUnchanged(before, dir, 'second retry');
   });
 
+  it('--json: each task reset, with the retried task that unblocked it (null for one retried itself)', () => {
+    const dir = afterARun();
+    const r = cli(['retry', 'flaky', '--json'], { cwd: dir });
+    assert.deepEqual(JSON.parse(r.stdout), {
+      reset: [
+        { id: 'child', max_attempts: 3, unblocked_by: 'flaky' },
+        { id: 'flaky', max_attempts: 3, unblocked_by: null },
+        { id: 'grandchild', max_attempts: 3, unblocked_by: 'flaky' },
+      ],
+    });
+    assert.equal(taskById(dir, 'flaky').status, 'pending');
+    assert.deepEqual(JSON.parse(cli(['retry', '--failed', '--json'], { cwd: stateRoot({ version: 3, tasks: [] }) }).stdout), { reset: [] });
+  });
+
   it('several ids at once: each reset, the chain of each unblocked, all in one transaction', () => {
     const dir = afterARun();
     const r = cli(['retry', 'flaky', 'retryable'], { cwd: dir });

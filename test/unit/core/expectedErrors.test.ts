@@ -8,7 +8,7 @@ import { InputError } from '../../../src/core/inputError';
 import { LockHeldError } from '../../../src/core/lock';
 import { LogFilterError, parseLogFilter } from '../../../src/core/log/logFilterSpec';
 import { parseTaskFile, TaskFileError } from '../../../src/core/taskFile/parse';
-import { TaskFileMissingError } from '../../../src/core/taskFile/store';
+import { TaskFileMissingError } from '../../../src/core/taskFile/read';
 import { tempDir } from '../helpers/tmp';
 
 function thrown(fn: () => unknown): unknown {

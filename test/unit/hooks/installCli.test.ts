@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { agentHooksInstalled } from '../../../src/core/hooks/settingsFile';
 import { cli } from '../cli/util';
 import { CLI } from '../helpers/cli';
 import { makeHarness } from '../helpers/harness';
@@ -91,6 +92,20 @@ describe('launchpad hooks install (through dist/cli.js)', function () {
     const other = harness();
     cli(['--dir', other, 'hooks', 'install', 'claude'], { cwd: tempDir() });
     assert.ok(existsSync(join(other, '.claude', 'settings.json')));
+  });
+
+  it("--json: each agent's settings file and whether it changed", () => {
+    const root = harness();
+    const installed = JSON.parse(cli(['hooks', 'install', 'claude', 'gemini', '--json'], { cwd: root }).stdout) as unknown;
+    assert.deepEqual(installed, {
+      agents: [
+        { agent: 'claude', file: join(root, '.claude', 'settings.json'), changed: true },
+        { agent: 'gemini', file: join(root, '.gemini', 'settings.json'), changed: true },
+      ],
+    });
+    const again = JSON.parse(cli(['hooks', 'install', 'claude', '--remove', '--json'], { cwd: root }).stdout) as unknown;
+    assert.deepEqual(again, { agents: [{ agent: 'claude', file: join(root, '.claude', 'settings.json'), changed: true }] });
+    assert.deepEqual([agentHooksInstalled(root, 'claude'), agentHooksInstalled(root, 'gemini')], [false, true]);
   });
 
   it('an unreadable settings file: exit 2 naming the file and the line, the file left as it was', () => {

@@ -138,7 +138,13 @@ describe('launchpad start', function () {
     const root = harnessProject();
     const r = cli(['start', '--json', '--yes', '--task', 'task-002'], { cwd: root });
     const s = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(s), ['root', 'spec', 'directory', 'progress', 'git', 'tasks', 'health', 'focus', 'notes']);
+    assert.deepEqual(Object.keys(s), ['root', 'spec', 'directory', 'progress', 'git', 'tasks', 'health', 'choices', 'focus', 'notes']);
+    // What a session can work on, the next first (Start Session offers them to pick from).
+    assert.deepEqual(s.choices, [
+      { id: 'task-001', title: 'Add rate limiting' },
+      { id: 'task-002', title: 'Document it' },
+      { id: 'task-003', title: 'Ship it' },
+    ]);
     assert.equal(s.directory.status, 'ok');
     assert.equal(s.git.branch, 'main');
     assert.equal(s.git.recent_commits.length, 1);
@@ -207,6 +213,11 @@ describe('launchpad start', function () {
     const started = journalEntries(root).at(-1)!;
     assert.deepEqual([started.type, started.spec, started.focus_task], ['session_started', 'auth', '1']);
     assert.equal(JSON.parse(read(root, '.agent-os/tasks/auth/tasks.json')).summary.completed, 1);
+    // --json offers the spec's unfinished parent tasks to pick from.
+    assert.deepEqual(JSON.parse(cli(['start', '--spec', 'auth', '--json'], { cwd: root }).stdout).choices, [
+      { id: '1', title: 'Endpoints' },
+      { id: '2', title: 'Sessions' },
+    ]);
     // Without --spec, the available specs are named.
     assert.match(cli(['start'], { cwd: root }).stdout, /spec task lists in \.agent-os\/tasks\/: auth \(pass --spec NAME to include one\)/);
   });

@@ -98,7 +98,7 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     agentTimeoutMs: (settings.agentTimeoutSeconds ?? cfg.agent_timeout_seconds) * 1000,
     cleanupTimeoutMs: cfg.cleanup_timeout_seconds * 1000,
     healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
-    retryBackoffSeconds: cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
+    retryBackoffSeconds: retryBackoffFromEnv(env) ?? cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
     scope: cfg.scope ?? 'warn',
     budgetUsd: cfg.budget_usd ?? undefined,
     maxCostUsd: cfg.max_cost_usd ?? undefined,
@@ -138,4 +138,12 @@ function limitBackoffMs(env: NodeJS.ProcessEnv): number {
   return env.LAUNCHPAD_LIMIT_BACKOFF_SECONDS && Number.isFinite(v) && v > 0
     ? Math.min(v * 1000, LIMIT_BACKOFF_CAP_MS)
     : DEFAULT_LIMIT_BACKOFF_MS;
+}
+
+/** LAUNCHPAD_RETRY_BACKOFF_SECONDS: the first retry back-off for every run in this environment (a whole number, 0 retries at once). */
+function retryBackoffFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const v = env.LAUNCHPAD_RETRY_BACKOFF_SECONDS;
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
 }

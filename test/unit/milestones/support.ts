@@ -52,7 +52,8 @@ export interface FixtureOptions {
 export async function longRun(opts: FixtureOptions): Promise<LongRunFixture> {
   const root = repo(opts.files ?? { 'README.md': '# project\n' });
   const ctl = tempDir('launchpad-ms-ctl-');
-  const env = { MS_DIR: ctl };
+  // A failed task is retried at once: the tests of milestones do not wait out the back-off.
+  const env = { MS_DIR: ctl, LAUNCHPAD_RETRY_BACKOFF_SECONDS: '0' };
   const ms = (...args: string[]) => launchpad(root, ['milestones', ...args], env);
   const args = ['init', 'session', '--planner', PLANNER, '--worker', WORKER, '--reviewer', REVIEWER];
   if (opts.verify) args.push('--verify', opts.verify);

@@ -1,0 +1,30 @@
+// npm test: every stage in turn (build, type check, lint, the unit suites, the VS Code host
+// suites), each one's time printed as it ends and all of them at the end; the first that fails
+// ends the run with its exit code.
+import { spawnSync } from 'node:child_process';
+
+const STAGES = [
+  ['build', 'build'],
+  ['typecheck', 'typecheck'],
+  ['lint', 'lint'],
+  ['unit', 'test:unit'],
+  ['vscode', 'test:vscode'],
+];
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const times = [];
+const started = Date.now();
+const clock = (ms) => `${Math.floor(ms / 60000)}:${String(Math.round((ms % 60000) / 1000)).padStart(2, '0')}`;
+let code = 0;
+for (const [name, script] of STAGES) {
+  const t0 = Date.now();
+  console.log(`\n=== ${name} (npm run ${script})`);
+  const r = spawnSync(npm, ['run', '--silent', script], { stdio: 'inherit' });
+  const ms = Date.now() - t0;
+  code = r.status ?? 1;
+  times.push(`${name.padEnd(10)} ${clock(ms).padStart(6)}  ${code === 0 ? 'ok' : `FAILED (exit ${code})`}`);
+  console.log(`=== ${name}: ${code === 0 ? 'ok' : `failed, exit ${code}`} in ${clock(ms)}`);
+  if (code !== 0) break;
+}
+console.log(`\n${times.join('\n')}\n${'total'.padEnd(10)} ${clock(Date.now() - started).padStart(6)}`);
+process.exit(code);

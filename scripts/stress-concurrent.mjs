@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
 const CLI = resolve('dist/cli.js');
-const AGENT = resolve('test/fixtures/agents/writes-done.sh');
 const trials = Number(process.argv[2] ?? 20);
 const TASKS = 20;
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, encoding: 'utf8' });
@@ -48,7 +47,16 @@ function makeRepo() {
 }
 
 function worker(root, id) {
-  const agent = `sleep 0.$((RANDOM % 9)); sh '${AGENT}'`;
+  // Idempotent, as a real agent is: one resumed after its work was committed finds it done and
+  // says so (a commit of nothing would fail, and that would be the agent's own failure).
+  const agent = [
+    'sleep 0.$((RANDOM % 9))',
+    'mkdir -p "src/$LAUNCHPAD_TASK_ID"',
+    'echo "done by $LAUNCHPAD_TASK_ID" > "src/$LAUNCHPAD_TASK_ID/done.txt"',
+    'git add -A',
+    '(git diff --cached --quiet || git commit -q -m "[$LAUNCHPAD_TASK_ID] done")',
+    'echo RESULT:SUCCESS',
+  ].join(' && ');
   const child = spawn(process.execPath, [CLI, 'run', '--agent', `bash -c ${JSON.stringify(agent)}`], {
     cwd: root,
     env: { ...process.env, HARNESS_WORKER_ID: id },

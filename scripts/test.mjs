@@ -19,7 +19,8 @@ let code = 0;
 for (const [name, script] of STAGES) {
   const t0 = Date.now();
   console.log(`\n=== ${name} (npm run ${script})`);
-  const r = spawnSync(npm, ['run', '--silent', script], { stdio: 'inherit' });
+  // Not `npm run --silent`: npm passes its log level on to every npm the tests start.
+  const r = spawnSync(npm, ['run', script], { stdio: 'inherit' });
   const ms = Date.now() - t0;
   code = r.status ?? 1;
   times.push(`${name.padEnd(10)} ${clock(ms).padStart(6)}  ${code === 0 ? 'ok' : `FAILED (exit ${code})`}`);

@@ -3,9 +3,9 @@
 // changed, and never asks about a command the person typed. These tests take away the approval
 // every other unit test has (helpers/approval.ts) and keep approvals in a folder of their own.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 
 import { runCli } from '../helpers/cli';
 import { git, makeRepo } from '../helpers/gitRepo';
@@ -136,7 +136,7 @@ describe('trust: the repository commands run only once approved', function () {
     assert.equal(approve.code, 0, approve.stderr);
     assert.ok(approve.stdout.includes(touch(c, 'agent')), approve.stdout);
     assert.match(approve.stdout, /6 commands approved/);
-    assert.ok(existsSync(join(c.config, 'launchpad', 'trust.json')), 'recorded in the person\'s configuration folder');
+    assert.ok(existsSync(join(c.config, 'launchpad', 'trust.json')), "recorded in the person's configuration folder");
     assert.deepEqual(marked(c), [], 'approving runs nothing');
 
     const run = launchpad(c, ['run']);
@@ -160,8 +160,9 @@ describe('trust: the repository commands run only once approved', function () {
     assert.ok(!again.stderr.includes('tasks[task-001].validation.command'), 'what is still approved is not asked about');
     assert.ok(!marked(c).some((m) => m.endsWith('-changed') || m === 'validation-3'), 'nothing new ran');
 
-    // harness-init.sh changed: start asks again.
+    // harness-init.sh changed (committed, as a pull brings it): start asks again.
     writeFileSync(join(c.root, 'harness-init.sh'), `#!/bin/sh\n${touch(c, 'harness-init-changed')}\n`);
+    git(c.root, 'commit', '-q', '-m', 'harness-init.sh changed', 'harness-init.sh');
     const restart = launchpad(c, ['start', '--yes']);
     assert.equal(restart.code, 2, restart.stderr);
     assert.match(restart.stderr, /changed {4}harness-init\.sh/);
@@ -170,7 +171,10 @@ describe('trust: the repository commands run only once approved', function () {
     assert.equal(launchpad(c, ['trust']).code, 0);
     const approved = launchpad(c, ['run']);
     assert.equal(approved.code, 0, approved.stderr);
-    assert.ok(['worktree_setup-changed', 'validation-3', 'harness-init-changed'].every((m) => marked(c).includes(m)), marked(c).join(' '));
+    assert.ok(
+      ['worktree_setup-changed', 'validation-3', 'harness-init-changed'].every((m) => marked(c).includes(m)),
+      marked(c).join(' '),
+    );
   });
 
   it('a command the person typed needs no approval: run --agent, LAUNCHPAD_AGENT, add --validate, config worktree_setup', () => {
@@ -183,7 +187,7 @@ describe('trust: the repository commands run only once approved', function () {
     });
     const typed = launchpad(c, ['run', '--agent', agent('writes-done.sh')]);
     assert.equal(typed.code, 0, typed.stderr);
-    assert.ok(!marked(c).includes('agent-changed') && !marked(c).includes('agent'), 'the task file\'s agent never ran');
+    assert.ok(!marked(c).includes('agent-changed') && !marked(c).includes('agent'), "the task file's agent never ran");
 
     const added = launchpad(c, ['add', 'Another', '--validate', touch(c, 'typed-validation'), '--files', 'src/task-002/']);
     assert.equal(added.code, 0, added.stderr);
@@ -266,12 +270,24 @@ describe('trust: the repository commands run only once approved', function () {
     }
   });
 
-  it('milestones run runs none of state.md\'s commands before approval; launchpad trust at the top approves them', () => {
+  it("milestones run runs none of state.md's commands before approval; launchpad trust at the top approves them", () => {
     const marks = tempDir('launchpad-marks-');
     const m = { marks };
     const origin = makeRepo();
     const init = runCli(
-      ['milestones', 'init', 'Site', '--verify', touch(m, 'verify'), '--planner', touch(m, 'planner'), '--worker', touch(m, 'worker'), '--reviewer', touch(m, 'reviewer')],
+      [
+        'milestones',
+        'init',
+        'Site',
+        '--verify',
+        touch(m, 'verify'),
+        '--planner',
+        touch(m, 'planner'),
+        '--worker',
+        touch(m, 'worker'),
+        '--reviewer',
+        touch(m, 'reviewer'),
+      ],
       { cwd: origin, env: { LAUNCHPAD_TRUST: '1' } },
     );
     assert.equal(init.code, 0, init.stderr);
@@ -292,7 +308,7 @@ describe('trust: the repository commands run only once approved', function () {
     assert.equal(launchpad(c, ['trust']).code, 0);
     const approved = launchpad(c, ['milestones', 'run']);
     assert.doesNotMatch(approved.stderr, /not approved/);
-    assert.match(approved.stderr, /no milestone files/, 'past the approval, to the long run\'s own checks');
+    assert.match(approved.stderr, /no milestone files/, "past the approval, to the long run's own checks");
     assert.deepEqual(readdirSync(marks), []);
   });
 

@@ -60,9 +60,10 @@ export const runCommand: Command = {
     '--executor queue --queue redis://host:port publishes each attempt to a queue that "launchpad worker" processes on any',
     'machine take; they push the work to --remote (a git remote both sides reach) and this run fetches, checks and merges it.',
     'Credentials belong in the environment ($LAUNCHPAD_QUEUE_URL, $LAUNCHPAD_REMOTE): messages show them as ***.',
-    "Commands from the repository's files (the task file's agent, validations, clean-ups, worktree_setup, harness-init.sh) run",
-    'once approved: on a terminal the run shows and asks; otherwise it exits 2 listing them ("launchpad trust" approves them;',
-    '--trust or LAUNCHPAD_TRUST=1 for this run only). An agent given with --agent or $LAUNCHPAD_AGENT needs no approval.',
+    "Commands from the repository's files (the task file's agent and its agent_args, validations, clean-ups, worktree_setup,",
+    'harness-init.sh) run once approved: on a terminal the run shows them and asks; otherwise, and with --json or --events, it',
+    'exits 2 listing them ("launchpad trust" approves them; --trust or LAUNCHPAD_TRUST=1 for this run only). An agent given',
+    'with --agent or $LAUNCHPAD_AGENT needs no approval (docs/trust.md).',
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },

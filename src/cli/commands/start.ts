@@ -24,7 +24,8 @@ export const startCommand: Command = {
     "session_started (with --spec, it also puts the chosen parent tasks' subtasks into harness-tasks.json).",
     'More than one parent task shows the Multiple Task Warning and asks; without a terminal only --all keeps them all.',
     "Step 5 runs a command from the repository's files: the first time (and whenever it changes) it is shown and asked about on",
-    'a terminal; otherwise start exits 2 before step 1 and names it ("launchpad trust" approves it; --trust for this time only).',
+    'a terminal; otherwise, and with --json, start exits 2 before step 1 and names it ("launchpad trust" approves it; --trust or',
+    'LAUNCHPAD_TRUST=1 for this time only; docs/trust.md).',
   ].join('\n'),
   options: {
     yes: { type: 'boolean', short: 'y', help: 'confirm the focus without asking (logs session_started)' },

@@ -19,7 +19,7 @@ export const trustCommand: Command = {
     'outside the repository ($XDG_CONFIG_HOME/launchpad/trust.json, else ~/.config/launchpad/trust.json) for the real path of',
     'the state root (its long runs too, when the state root is the top of the repository); a command changed or added later is',
     `asked about again. --trust on run, start and milestones run, or ${TRUST_ENV}=1, approves them for that time only (CI).`,
-    'A command you type (run --agent, $LAUNCHPAD_AGENT, add --validate, config worktree_setup …) needs no approval.',
+    'A command you type (run --agent, $LAUNCHPAD_AGENT, add --validate, config worktree_setup …) needs no approval (docs/trust.md).',
     '',
     'examples:',
     '  launchpad trust --show     what is approved here, and what is not (yet)',

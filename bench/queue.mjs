@@ -110,7 +110,8 @@ function makeProject(dir, maxParallel) {
 function launch(args, cwd, env) {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd,
-    env: { ...process.env, ...GIT_ENV, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', ...env },
+    // The repository is made here: its commands are approved (docs/trust.md).
+    env: { ...process.env, ...GIT_ENV, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', LAUNCHPAD_TRUST: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

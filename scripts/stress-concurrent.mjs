@@ -59,7 +59,8 @@ function worker(root, id) {
   ].join(' && ');
   const child = spawn(process.execPath, [CLI, 'run', '--agent', `bash -c ${JSON.stringify(agent)}`], {
     cwd: root,
-    env: { ...process.env, HARNESS_WORKER_ID: id },
+    // The repository is made here: its commands are approved (docs/trust.md).
+    env: { ...process.env, HARNESS_WORKER_ID: id, LAUNCHPAD_TRUST: '1' },
     stdio: 'ignore',
   });
   return { child, done: new Promise((r) => child.on('close', r)) };

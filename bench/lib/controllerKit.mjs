@@ -151,7 +151,8 @@ export async function runLaunchpad(dir, { agent, maxParallel, worktreeDir, env =
   const r = await timedSpawn(
     process.execPath,
     [cli, 'run', '--agent', agent, '--max-parallel', String(maxParallel), '--worktree-dir', worktreeDir],
-    { cwd: dir, env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', ...env }, cpu: true },
+    // The repository is made here: its commands are approved (docs/trust.md).
+    { cwd: dir, env: { ...process.env, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '', LAUNCHPAD_TRUST: '1', ...env }, cpu: true },
   );
   if (r.code !== 0 && !(workLeft && r.code === 1))
     throw new Error(`launchpad run exited ${r.code} in ${dir}:\n${(r.stdout + r.stderr).slice(-3000)}`);

@@ -20,6 +20,7 @@ import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
 import { stopCommand } from './commands/stop';
+import { trustCommand } from './commands/trust';
 import { workerCommand } from './commands/worker';
 import { errorJson, EXIT, exitFor, UsageError } from './exit';
 import { type Io, processIo } from './io';
@@ -45,6 +46,7 @@ export const COMMANDS: Command[] = [
   journalCommand,
   milestonesCommand,
   pruneAttemptsCommand,
+  trustCommand,
   demoCommand,
 ];
 /** Commands that work but are not listed in the help. */

@@ -29,10 +29,11 @@ export const progressFile = () => path.join(workspaceRoot(), 'harness-progress.t
 /** The repository's CLI build (the tests run from its out/ folder). */
 export const CLI = path.resolve(__dirname, '../../../dist/cli.js');
 
+/** The CLI, started by the test: the workspace is the test's own, so its commands are approved and nothing is recorded. */
 export function cli(...args: string[]): string {
   return execFileSync(process.execPath, [CLI, ...args, '--dir', workspaceRoot()], {
     encoding: 'utf8',
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', LAUNCHPAD_TRUST: '1' },
   });
 }
 

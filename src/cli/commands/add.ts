@@ -4,6 +4,7 @@ import { checkDependsOn, checkPriority, checkTimeout, checkTitle, type NewTask }
 import { type Command, type CommandContext, numberOption, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { existingStateRoot } from '../stateRoot';
+import { approveTypedIn } from '../trust';
 import { ask } from '../ui/questions';
 
 /** The options that set a field of the task: any of them skips the questions. */
@@ -53,6 +54,7 @@ export const addCommand: Command = {
           maxAttempts: numberOption('max-attempts', values['max-attempts'], { integer: true, min: 1 }),
         };
     const task = await addTaskLogged(store, input);
+    approveTypedIn(ctx, store.paths, (c) => c.field === `tasks[${task.id}].validation.command`);
     ctx.io.out(`${task.id}\n`);
     if (!task.validation?.command) ctx.io.err(`note: ${task.id} has no validation command; a run will not start it until it has one\n`);
     return EXIT.OK;

@@ -3,6 +3,7 @@ import { setConfigLogged, unsetConfigLogged } from '../../core/tasks/edits';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { existingStateRoot } from '../stateRoot';
+import { approveTypedIn } from '../trust';
 
 export const configCommand: Command = {
   name: 'config',
@@ -37,6 +38,7 @@ export const configCommand: Command = {
       const key = configKey(name);
       const value = readConfigValue(key, text);
       const before = await setConfigLogged(store, key, value);
+      approveTypedIn(ctx, store.paths, (c) => c.field === `session_config.${key.key}` || c.field.startsWith(`session_config.${key.key}.`));
       io.out(`${key.key}: ${show(before)} -> ${show(value)}\n`);
       return EXIT.OK;
     }

@@ -32,7 +32,8 @@ export const demoCommand: Command = {
       `${c.bold('Demo repository:')} ${dir}\n${c.dim('Six tasks, three at a time, run by the built-in demo agent (no AI): task-002 fails its validation once and task-006 gives up once; both are retried with the error in their prompt.')}\n\n`,
     );
 
-    const code = await runCommand.run({ ...ctx, dir, positionals: [], values: { 'no-color': ctx.values['no-color'] } });
+    // The commands are the demo's own, written just now: approved for this run.
+    const code = await runCommand.run({ ...ctx, dir, positionals: [], values: { 'no-color': ctx.values['no-color'], trust: true } });
 
     const launchpad = launchpadCommand(ctx.io.env);
     const at = `${launchpad} --dir ${shellQuote(dir)}`;

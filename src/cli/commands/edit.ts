@@ -4,6 +4,7 @@ import { type Command, numberOption, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { commandIn } from '../invocation';
 import { existingStateRoot } from '../stateRoot';
+import { approveTypedIn } from '../trust';
 import { TASK_FIELD_OPTIONS } from './add';
 
 const EDIT_OPTIONS = {
@@ -48,6 +49,7 @@ export const editCommand: Command = {
     };
     const store = existingStateRoot(ctx, 'edit');
     const { task, changed } = await editTaskLogged(store, id, changes);
+    if (changes.validate) approveTypedIn(ctx, store.paths, (c) => c.field === `tasks[${id}].validation.command`);
     if (!changed.length) ctx.io.out(`${id}: nothing changed (the values given are the ones it has)\n`);
     for (const c of changed) ctx.io.out(`${id}: ${c.field} ${show(c.before)} -> ${show(c.after)}\n`);
     if (changed.length && task.status === 'completed') ctx.io.err(`note: ${id} is completed; the change does not make it run again\n`);

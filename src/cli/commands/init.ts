@@ -4,6 +4,7 @@ import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { commandIn } from '../invocation';
 import { stateRootForInit } from '../stateRoot';
+import { approveTypedIn } from '../trust';
 
 export const initCommand: Command = {
   name: 'init',
@@ -30,6 +31,8 @@ export const initCommand: Command = {
       gitignore = /^y(es)?$/i.test(answer.trim());
     }
     const result = await initStateFiles(paths, { gitignore, initScript: values['init-script'] === true });
+    // The template is ours: approved as written; an edit of it is asked about.
+    if (result.created.includes('harness-init.sh')) approveTypedIn(ctx, paths, (c) => c.file === 'harness-init.sh');
     if (json) {
       io.out(JSON.stringify({ root: paths.root, ...result }, null, 2) + '\n');
     } else {

@@ -26,10 +26,13 @@ import { MILESTONE_ID } from '../../core/milestones/milestoneFile';
 import { findRepoTop, HARNESS_PARENT, type HarnessPaths, listHarnessDirs } from '../../core/milestones/paths';
 import { LONG_RUN_EXIT, LongRunner, openHarness } from '../../core/milestones/runner';
 import { buildStatus, formatStatus } from '../../core/milestones/statusBlock';
+import { allows } from '../../core/milestones/transitions';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
+import { longRunCommands, planCommands } from '../../core/trust/repoCommands';
 import { type Command, type CommandContext, splitList } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { type Io, stderrLogger } from '../io';
+import { approveLongRunCommands, approveTyped, explicitApproval, TRUST_OPTION } from '../trust';
 
 const SUBCOMMANDS = ['init', 'status', 'run', 'approve', 'reject', 'retry', 'skip', 'unblock', 'correct', 'abort'] as const;
 type Sub = (typeof SUBCOMMANDS)[number];
@@ -47,7 +50,7 @@ export const milestonesCommand: Command = {
     '',
     '  init NAME [--verify CMD] [--test CMD] [--planner CMD] [--worker CMD] [--reviewer CMD]   a new harness directory',
     '  status [DIR] [--json]                       the Long Run Status block, the gates and the recovery plan',
-    '  run [DIR] [--planner/--worker/--reviewer CMD] [--yes] [--verbose] [--json]   run until done or a gate',
+    '  run [DIR] [--planner/--worker/--reviewer CMD] [--yes] [--trust] [--verbose] [--json]   run until done or a gate',
     '  approve M<N>|final [--reason T] [DIR]      approve a plan; accept an integration gap; continue past the duration guard;',
     '                                             "final" accepts a failed final E2E gate',
     '  reject M<N> --reason T [DIR]               reject a plan: it is planned again with your reason',
@@ -60,6 +63,9 @@ export const milestonesCommand: Command = {
     '  abort [--reason T] [DIR]                   stop the long run for good (overall status failed)',
     '',
     'On a terminal, run asks at each gate; otherwise it does all the work it can and exits 4 naming the approvals awaited.',
+    "Commands from the repository's files (state.md's verification, test suite and agents, the plans of running milestones) run",
+    'once approved: run asks on a terminal, otherwise exits 2 naming them ("launchpad trust" at the repository\'s top approves',
+    'them; --trust for this run only). Approving a plan approves its validation commands.',
     `Exit codes: ${LONG_RUN_EXIT.COMPLETED} completed (or paused), ${LONG_RUN_EXIT.STOPPED} stopped with a milestone failed or blocked, ${LONG_RUN_EXIT.USAGE} bad input (file:line: field),`,
     `3 another run holds the harness lock, ${LONG_RUN_EXIT.AWAITING} waiting for a person's approval, ${LONG_RUN_EXIT.RATE_LIMITED} an agent hit a usage or rate limit (state saved).`,
   ].join('\n'),
@@ -80,6 +86,7 @@ export const milestonesCommand: Command = {
     criterion: { type: 'string', value: 'TEXT', multiple: true, help: 'correct add: a success criterion (repeat for more)' },
     'depends-on': { type: 'string', value: 'IDS', help: 'correct add: milestones it depends on' },
     blocks: { type: 'string', value: 'IDS', help: 'correct add: milestones (not started) that must wait for it' },
+    trust: { ...TRUST_OPTION.trust!, help: `run: ${TRUST_OPTION.trust!.help}` },
   },
   positionals: { min: 1, max: 4 },
   async run(ctx) {
@@ -114,6 +121,8 @@ async function init(ctx: CommandContext, args: string[]): Promise<number> {
     worker: v.worker as string | undefined,
     reviewer: v.reviewer as string | undefined,
   });
+  // The commands given here are the person's own: no question about them later.
+  approveTyped(ctx, paths.repoTop, longRunCommands(paths));
   ctx.io.out(`created ${paths.rel(paths.dir)}/ (state.md, milestones/_example.md, checkpoints/)\n`);
   ctx.io.out(`Next: write milestones/M1-<name>.md (see _example.md), then: launchpad milestones run ${paths.rel(paths.dir)}\n`);
   return EXIT.OK;
@@ -157,15 +166,23 @@ async function runLongRun(ctx: CommandContext, args: string[]): Promise<number> 
     );
   const { io, values } = ctx;
   const json = values.json === true;
+  const approved = explicitApproval(ctx);
   const paths = await harnessDir(ctx, args[0]);
+  const agents = {
+    planner: values.planner as string | undefined,
+    worker: values.worker as string | undefined,
+    reviewer: values.reviewer as string | undefined,
+  };
+  const canAsk = io.interactive && !!io.ask && !json;
+  if (!approved) await approveLongRunCommands(io, paths, agents, canAsk);
+  // A plan a person approves here runs now; its validation commands are theirs from then on.
+  const onPlanApproved = (plan: string) => {
+    if (!approved) approveTyped(ctx, paths.repoTop, planCommands(paths, plan));
+  };
   const runner = new LongRunner({
     dir: paths.dir,
-    agents: {
-      planner: values.planner as string | undefined,
-      worker: values.worker as string | undefined,
-      reviewer: values.reviewer as string | undefined,
-    },
-    gatekeeper: io.interactive && io.ask && !json ? terminalGatekeeper(io, values.yes === true) : unattended,
+    agents,
+    gatekeeper: canAsk ? terminalGatekeeper(io, values.yes === true, onPlanApproved) : unattended,
     env: io.env,
     logger: stderrLogger(io),
     say: json ? undefined : (text) => io.out(text.endsWith('\n') ? text : `${text}\n`),
@@ -226,9 +243,13 @@ async function decide(ctx: CommandContext, sub: Sub, args: string[]): Promise<nu
     const run = store.load();
     let result: DecisionResult;
     switch (sub) {
-      case 'approve':
+      case 'approve': {
+        const plan = run.state.milestones.find((m) => m.id === id && m.plan && allows('approvePlan', m.status))?.plan;
         result = approve(store, run, id!, text('reason') || undefined);
+        // The plan's validation commands run once it is approved: a person's approval is theirs.
+        if (plan) approveTyped(ctx, paths.repoTop, planCommands(paths, plan));
         break;
+      }
       case 'reject':
         result = reject(store, run, id!, text('reason'));
         break;
@@ -275,7 +296,7 @@ async function decide(ctx: CommandContext, sub: Sub, args: string[]): Promise<nu
 }
 
 /** Asks at each gate on the terminal; Enter leaves it for later (the run then does what it can and stops). */
-function terminalGatekeeper(io: Io, yes: boolean): Gatekeeper {
+function terminalGatekeeper(io: Io, yes: boolean, onPlanApproved: (plan: string) => void): Gatekeeper {
   const ask = async (q: string) => (await io.ask!(q)).trim();
   return {
     async decide(gate: Gate): Promise<Decision | undefined> {
@@ -294,7 +315,10 @@ function terminalGatekeeper(io: Io, yes: boolean): Gatekeeper {
           const a = (
             await ask(`Approve ${gate.milestone}'s plan? [y]es / [n]o, reject with a reason / Enter: decide later `)
           ).toLowerCase();
-          if (a.startsWith('y')) return { kind: 'approve' };
+          if (a.startsWith('y')) {
+            onPlanApproved(gate.plan);
+            return { kind: 'approve' };
+          }
           if (a.startsWith('n'))
             return { kind: 'reject', reason: (await ask('Reason (the next plan is made with it): ')) || 'rejected without a reason' };
           return undefined;

@@ -19,13 +19,14 @@ import { type Io, stderrLogger } from '../io';
 import { QUEUE_RUN_OPTIONS, queueExecutorFor } from '../queueOptions';
 import { prepareSpecRun, SPEC_RUN_OPTIONS } from '../scopePrompt';
 import { stateRootForInit } from '../stateRoot';
+import { approveRunCommands, explicitApproval, TRUST_OPTION } from '../trust';
 import { formatSummary, type RunSummary, summarizeRun } from '../ui/runSummary';
 import { RunView } from '../ui/runView';
 
 export const runCommand: Command = {
   name: 'run',
   usage:
-    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--verbose] [--json|--events] [--spec NAME [--task IDS] [--all]] [--executor queue --queue URL [--remote REMOTE]]',
+    'launchpad run [--agent NAME|CMD] [--agent-args ARGS] [--max-parallel N] [--max-tasks N] [--agent-timeout S] [--max-sessions N] [--worktree-dir DIR] [--in-place] [--wait-on-limit] [--notify CMD] [--no-bell] [--trust] [--verbose] [--json|--events] [--spec NAME [--task IDS] [--all]] [--executor queue --queue URL [--remote REMOTE]]',
   summary: 'Run the controller loop until every task is done or nothing more can run (creates the state files on first use).',
   details: [
     'Each task runs in its own git worktree on branch harness-<id>. The agent is the first of: --agent, $LAUNCHPAD_AGENT,',
@@ -59,6 +60,10 @@ export const runCommand: Command = {
     '--executor queue --queue redis://host:port publishes each attempt to a queue that "launchpad worker" processes on any',
     'machine take; they push the work to --remote (a git remote both sides reach) and this run fetches, checks and merges it.',
     'Credentials belong in the environment ($LAUNCHPAD_QUEUE_URL, $LAUNCHPAD_REMOTE): messages show them as ***.',
+    "Commands from the repository's files (the task file's agent and its agent_args, validations, clean-ups, worktree_setup,",
+    'harness-init.sh) run once approved: on a terminal the run shows them and asks; otherwise, and with --json or --events, it',
+    'exits 2 listing them ("launchpad trust" approves them; --trust or LAUNCHPAD_TRUST=1 for this run only). An agent given',
+    'with --agent or $LAUNCHPAD_AGENT needs no approval (docs/trust.md).',
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },
@@ -97,6 +102,7 @@ export const runCommand: Command = {
     events: { type: 'boolean', help: 'print the event stream on stdout as JSON lines (see above) instead of the log and the summary' },
     notify: { type: 'string', value: 'CMD', help: 'run CMD when the run ends and when a task has used all its attempts (see above)' },
     'no-bell': { type: 'boolean', help: 'no terminal bell at the end' },
+    ...TRUST_OPTION,
     ...SPEC_RUN_OPTIONS,
     ...QUEUE_RUN_OPTIONS,
   },
@@ -106,6 +112,7 @@ export const runCommand: Command = {
     const json = values.json === true;
     const events = values.events === true;
     if (json && events) throw new UsageError(`run: --json or --events, not both\nusage: ${runCommand.usage}`);
+    const approved = explicitApproval(ctx);
     const paths = stateRootForInit(ctx);
     const settings: RunSettings = {
       cliAgent: values.agent as string | undefined,
@@ -123,6 +130,7 @@ export const runCommand: Command = {
     checkAgentBeforeRun(settings, paths);
     const quiet = json || events;
     const spec = await prepareSpecRun(ctx, paths, quiet);
+    if (!approved) await approveRunCommands(io, paths, settings, io.interactive && !quiet);
     const queue = await queueExecutorFor(values, io.env, paths.root);
     if (queue && !quiet) io.err(`attempts go to ${queue.describe}\n`);
     const view = quiet

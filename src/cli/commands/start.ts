@@ -1,5 +1,5 @@
 import { Journal } from '../../core/journal/journal';
-import { JournalPaths } from '../../core/journal/journalPaths';
+import { findProjectRoot, JournalPaths } from '../../core/journal/journalPaths';
 import { scopeGate } from '../../core/journal/scopeGate';
 import { confirmSession, focusChoices, planFocus } from '../../core/journal/sessionFocus';
 import { gatherStartup } from '../../core/journal/startup';
@@ -8,10 +8,11 @@ import { StatePaths } from '../../core/statePaths';
 import { type Command, splitList } from '../command';
 import { EXIT } from '../exit';
 import { scopeNotice, terminalScopeAsker } from '../scopePrompt';
+import { approveStartCommands, explicitApproval, TRUST_OPTION } from '../trust';
 
 export const startCommand: Command = {
   name: 'start',
-  usage: 'launchpad start [--yes] [--json] [--task IDS] [--all] [--spec NAME]',
+  usage: 'launchpad start [--yes] [--json] [--trust] [--task IDS] [--all] [--spec NAME]',
   summary: 'Session start-up: check where you are, read the journal, the git state, the tasks and the environment, then confirm the focus.',
   details: [
     'Six steps: (1) the project root (harness-tasks.json or .agent-os/ found upward) inside a git repository, else exit 2;',
@@ -22,6 +23,9 @@ export const startCommand: Command = {
     'Task X?": asked on a terminal, confirmed by --yes, otherwise printed and exit 0 without logging. Confirming logs',
     "session_started (with --spec, it also puts the chosen parent tasks' subtasks into harness-tasks.json).",
     'More than one parent task shows the Multiple Task Warning and asks; without a terminal only --all keeps them all.',
+    "Step 5 runs a command from the repository's files: the first time (and whenever it changes) it is shown and asked about on",
+    'a terminal; otherwise, and with --json, start exits 2 before step 1 and names it ("launchpad trust" approves it; --trust or',
+    'LAUNCHPAD_TRUST=1 for this time only; docs/trust.md).',
   ].join('\n'),
   options: {
     yes: { type: 'boolean', short: 'y', help: 'confirm the focus without asking (logs session_started)' },
@@ -29,10 +33,14 @@ export const startCommand: Command = {
     task: { type: 'string', value: 'IDS', help: 'the task(s) to work on, comma-separated (spec parent tasks with --spec)' },
     all: { type: 'boolean', help: 'keep every task of --task without asking (logged as a scope override)' },
     spec: { type: 'string', value: 'NAME', help: 'include .agent-os/tasks/NAME/tasks.md (synced to its tasks.json)' },
+    ...TRUST_OPTION,
   },
   async run(ctx) {
     const { io, values } = ctx;
     const json = values.json === true;
+    // The health check of step 5 is the repository's command: approved before anything is shown.
+    const root = explicitApproval(ctx) ? undefined : findProjectRoot(io.cwd, ctx.dir, io.env);
+    if (root) await approveStartCommands(io, root, !json && io.interactive);
     const summary = await gatherStartup({ cwd: io.cwd, dir: ctx.dir, env: io.env, spec: values.spec as string | undefined });
     const canAsk = !json && io.interactive && !!io.ask;
     const out: string[] = [];

@@ -2,11 +2,15 @@
 // (`process.execPath`, ELECTRON_RUN_AS_NODE=1), so no node need be installed. A run and a long
 // run are started detached and followed through their files; everything else that writes state
 // or runs a step is one command run to its end here, the person's answers passed as its flags.
-// The callers check workspace trust first. A command is not ended when the window goes: each
-// has its own time limits, and one that writes is safe to interrupt only the way Ctrl-C is.
+// The callers check workspace trust first, and a trusted workspace is the approval of the
+// repository's own commands that the CLI otherwise asks for (LAUNCHPAD_TRUST=1, docs/trust.md).
+// A command is not ended when the window goes: each has its own time limits, and one that
+// writes is safe to interrupt only the way Ctrl-C is.
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+
+import * as vscode from 'vscode';
 
 import { ExpectedError } from '../../core/expectedErrors';
 
@@ -24,7 +28,7 @@ export function startCli(
 ): ChildProcessByStdio<null, Readable, Readable> {
   return spawn(process.execPath, [join(__dirname, 'cli.js'), ...args], {
     cwd,
-    env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
+    env: { ...env, ELECTRON_RUN_AS_NODE: '1', ...(vscode.workspace.isTrusted ? { LAUNCHPAD_TRUST: '1' } : {}) },
     detached,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -47,11 +47,15 @@ export interface Started {
 
 const children = new Set<ChildProcess>();
 
-/** The environment a user would have: nothing of ours inherited from the test's own. */
+/**
+ * The environment a user would have: nothing of ours inherited from the test's own, but the
+ * approval of the repository's commands every unit test has (helpers/approval.ts).
+ */
 function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(env))
-    if (key.startsWith('LAUNCHPAD_') || key.startsWith('GIT_') || key === 'HARNESS_STATE_ROOT') delete env[key];
+    if ((key.startsWith('LAUNCHPAD_') && key !== 'LAUNCHPAD_TRUST') || key.startsWith('GIT_') || key === 'HARNESS_STATE_ROOT')
+      delete env[key];
   return { ...env, ...extra };
 }
 

@@ -35,6 +35,8 @@ export class QueueRig {
       LAUNCHPAD_QUEUE_PREFIX: `t${++n}-${process.pid}`,
       LAUNCHPAD_QUEUE_URL: this.redis.url,
       LAUNCHPAD_REMOTE: remote,
+      // The test agents' own variables, beyond the workers' allow-list.
+      LAUNCHPAD_WORKER_PASS_ENV: 'QUEUE_AGENT_*,FAKE_AGENT_*',
     };
     return { root, remote, env };
   }

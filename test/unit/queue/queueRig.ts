@@ -41,9 +41,9 @@ export class QueueRig {
     return { root, remote, env };
   }
 
-  worker(id: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}, concurrency = 2): Proc {
+  worker(id: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}, concurrency = 2, args: string[] = []): Proc {
     const clone = join(tempDir('launchpad-worker-'), 'clone');
-    const p = startCli(['worker', '--clone', clone, '--id', id, '--concurrency', String(concurrency), '-v'], {
+    const p = startCli(['worker', '--clone', clone, '--id', id, '--concurrency', String(concurrency), '-v', ...args], {
       cwd: tempDir('launchpad-wcwd-'),
       env: { ...env, ...extra },
     });

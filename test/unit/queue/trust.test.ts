@@ -4,7 +4,7 @@
 // worker's word that the validation passed merges nothing: the controller runs it itself.
 import * as assert from 'node:assert/strict';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { toolVariables } from '../../../src/core/agents/presets';
 import { nameMatches, WORKER_BASE_VARIABLES } from '../../../src/core/process/environment';
@@ -116,6 +116,15 @@ describe('queue trust: what a worker gives its agents, and what the controller t
       origins.map((f) => read(f).trim()),
       ['https://git.example.invalid/acme/app.git'],
     );
+    // Nor anywhere in the clone the agent works in, nor the worker's folder beside it.
+    const gitDirs = readdirSync(envDir).filter((f) => f.endsWith('.gitdir'));
+    assert.equal(gitDirs.length, 1, files.join(', '));
+    const clone = dirname(read(gitDirs[0]!).trim());
+    for (const dir of [clone, `${clone}.work`])
+      for (const f of filesUnder(dir)) {
+        const text = readFileSync(f, 'latin1');
+        assert.ok(!text.includes(token) && !text.includes(redis.password), `${f} holds a credential`);
+      }
     // On the controller (a local run's rule): the person's variables, none of Launchpad's secrets.
     assert.ok(onController.length >= 2, `the controller's set-up and validation: ${files.join(', ')}`);
     for (const f of onController) {
@@ -159,3 +168,10 @@ describe('queue trust: what a worker gives its agents, and what the controller t
     assert.match(git(root, 'for-each-ref', '--format=%(refname)', 'refs/launchpad/attempts/f1/'), /refs\/launchpad\/attempts\/f1\/1/);
   });
 });
+
+/** Every regular file under `dir`. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath ?? e.path, e.name));
+}

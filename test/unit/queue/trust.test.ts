@@ -3,7 +3,7 @@
 // credentials (in a variable or in the clone's config) nor the pod's other variables. And a
 // worker's word that the validation passed merges nothing: the controller runs it itself.
 import * as assert from 'node:assert/strict';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { toolVariables } from '../../../src/core/agents/presets';
@@ -12,7 +12,7 @@ import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
 import { queuePackages } from './queuePackages';
-import { QueueRig } from './queueRig';
+import { attemptRefs, QueueRig, until } from './queueRig';
 import { type RedisServer, startRedis } from './redisServer';
 
 describe('queue trust: what a worker gives its agents, and what the controller takes from a worker', function () {
@@ -166,6 +166,42 @@ describe('queue trust: what a worker gives its agents, and what the controller t
     assert.ok(!log.some((l) => / MERGE /.test(l)), log.join('\n'));
     // The attempt's work is kept, as any discarded attempt's is.
     assert.match(git(root, 'for-each-ref', '--format=%(refname)', 'refs/launchpad/attempts/f1/'), /refs\/launchpad\/attempts\/f1\/1/);
+  });
+
+  it("a stop during the controller's validation leaves the attempt in progress, uncharged; the next run checks it again and merges", async () => {
+    const gate = tempDir('launchpad-check-gate-');
+    // The worker's validation passes at once; the controller's waits for the gate to open.
+    const validate = `[ -n "$LAUNCHPAD_WORKER_GUARD" ] || { touch "$QUEUE_AGENT_GATE/checking"; while [ ! -f "$QUEUE_AGENT_GATE/open" ]; do sleep 0.05; done; }; test -f src/g1/done.txt`;
+    const { root, remote, env } = rig.setup([{ id: 'g1', validate }], 1);
+    const shared = { ...env, QUEUE_AGENT_GATE: gate };
+    rig.worker('w1', shared, {}, 1);
+    const first = rig.controller(root, shared);
+    await until(
+      "the controller's validation",
+      () => existsSync(join(gate, 'checking')),
+      60_000,
+      () => first.output().stderr,
+    );
+    first.child.kill('SIGINT');
+    const stopped = await first.done;
+    assert.notEqual(stopped.code, 0, `${stopped.stdout}\n${stopped.stderr}`);
+    let task = readTasks(root).tasks.find((t) => t.id === 'g1')!;
+    assert.deepEqual([task.status, task.attempts, task.error_log], ['in_progress', 1, []]);
+    assert.equal(git(root, 'log', '--merges', '--format=%s', 'main'), '', 'nothing merged');
+    assert.equal(attemptRefs(remote).filter((r) => r.endsWith('/w1')).length, 1, 'its result stays on the remote');
+
+    writeFileSync(join(gate, 'open'), '');
+    const end = await rig.controller(root, shared).done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    rig.assertMergedOnce(root, ['g1']);
+    task = readTasks(root).tasks.find((t) => t.id === 'g1')!;
+    assert.deepEqual([task.attempts, task.error_log], [1, []]);
+    const log = readLog(root).filter((l) => l.includes('[g1]'));
+    assert.ok(
+      log.some((l) => l.includes('action="followed queued attempt"')),
+      log.join('\n'),
+    );
+    assert.deepEqual(attemptRefs(remote), []);
   });
 });
 

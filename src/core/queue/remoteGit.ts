@@ -52,10 +52,17 @@ export async function ensureClone(dir: string, remote: string): Promise<Git> {
   const url = (await git.run(['remote', 'get-url', 'origin'], { allowFail: true })).stdout.trim();
   if (url && url !== shown) await git.run(['remote', 'set-url', 'origin', shown]);
   if (!url) await step(`adding the remote ${remote}`, () => git.run(['remote', 'add', 'origin', shown]));
-  // Merges never happen here, but agents commit: a clone with no identity gets one.
-  if ((await git.run(['var', 'GIT_COMMITTER_IDENT'], { allowFail: true })).code !== 0) {
-    await git.run(['config', 'user.name', 'Launchpad worker']);
-    await git.run(['config', 'user.email', 'launchpad-worker@localhost']);
+  // Merges never happen here, but agents commit, without the worker's GIT_* variables: what
+  // identifies them is configuration, the clone's own when no file gives one (the worker's
+  // GIT_AUTHOR_* when set).
+  const env = process.env;
+  const identity: Array<[string, string]> = [
+    ['user.name', env.GIT_AUTHOR_NAME || env.GIT_COMMITTER_NAME || 'Launchpad worker'],
+    ['user.email', env.GIT_AUTHOR_EMAIL || env.GIT_COMMITTER_EMAIL || 'launchpad-worker@localhost'],
+  ];
+  for (const [key, value] of identity) {
+    const scopes = (await git.run(['config', '--show-scope', '--get-all', key], { allowFail: true })).stdout;
+    if (!/^(system|global|local|worktree)\t/m.test(scopes)) await git.run(['config', key, value]);
   }
   return git;
 }

@@ -203,6 +203,29 @@ describe('queue trust: what a worker gives its agents, and what the controller t
     );
     assert.deepEqual(attemptRefs(remote), []);
   });
+
+  it('a worker whose git identity is in GIT_* variables (which its agents do not get): its agents commit as it', async () => {
+    const { root, env } = rig.setup([{ id: 'n1' }], 1);
+    const home = tempDir('launchpad-empty-home-');
+    const identity = { GIT_AUTHOR_NAME: 'Pod Author', GIT_AUTHOR_EMAIL: 'pod@example.invalid' };
+    rig.worker(
+      'w1',
+      env,
+      {
+        HOME: home,
+        XDG_CONFIG_HOME: home,
+        GIT_CONFIG_NOSYSTEM: '1',
+        ...identity,
+        GIT_COMMITTER_NAME: 'Pod Author',
+        GIT_COMMITTER_EMAIL: 'pod@example.invalid',
+      },
+      1,
+    );
+    const end = await rig.controller(root, env).done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    rig.assertMergedOnce(root, ['n1']);
+    assert.equal(git(root, 'log', '-1', '--format=%an <%ae>', 'main^2'), 'Pod Author <pod@example.invalid>');
+  });
 });
 
 /** Every regular file under `dir`. */

@@ -57,8 +57,10 @@ export const runCommand: Command = {
     'LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR for the task. On a terminal the run rings the bell when it',
     'ends, unless --no-bell or session_config.bell is false.',
     '--executor queue --queue redis://host:port publishes each attempt to a queue that "launchpad worker" processes on any',
-    'machine take; they push the work to --remote (a git remote both sides reach) and this run fetches, checks and merges it.',
-    'Credentials belong in the environment ($LAUNCHPAD_QUEUE_URL, $LAUNCHPAD_REMOTE): messages show them as ***.',
+    'machine take; they push the work to --remote (a git remote both sides reach) and this run fetches it, runs the',
+    "task's validation on it again itself (a worker's pass is not enough) and merges it only if that passes.",
+    'Credentials belong in the environment ($LAUNCHPAD_QUEUE_URL, $LAUNCHPAD_REMOTE): messages show them as ***, and no',
+    'process the run starts (agent, set-up, validation) gets those two variables.',
   ].join('\n'),
   options: {
     agent: { type: 'string', value: 'NAME|CMD', help: 'an agent preset (claude, codex, gemini, …) or a command line' },

@@ -221,6 +221,8 @@ async function trial(scenario, n) {
     LAUNCHPAD_QUEUE_PREFIX: `sq${n}`,
     QUEUE_AGENT_SLEEP: '1.5',
     QUEUE_AGENT_PIDS: pids,
+    // The fixture agent's own variables, beyond the workers' allow-list.
+    LAUNCHPAD_WORKER_PASS_ENV: 'QUEUE_AGENT_*',
   };
   const cloneRoot = tmp('lp-sq-workers-');
   const workers = new Map();

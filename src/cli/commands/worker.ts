@@ -3,21 +3,24 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { Git } from '../../core/git/git';
+import { allowListProblem } from '../../core/process/environment';
 import { redact } from '../../core/queue/redact';
-import { type Command, numberOption } from '../command';
+import { type Command, numberOption, splitList } from '../command';
 import { UsageError } from '../exit';
 import { stderrLogger } from '../io';
 
 export const workerCommand: Command = {
   name: 'worker',
-  usage: 'launchpad worker --queue URL [--repo REMOTE] [--concurrency N] [--clone DIR] [--id ID] [--dir DIR] [--verbose]',
+  usage:
+    'launchpad worker --queue URL [--repo REMOTE] [--concurrency N] [--clone DIR] [--id ID] [--pass-env NAME[,NAME…]] [--idle-exit S] [--dir DIR] [--verbose]',
   summary: "Take attempts from a run's queue on this machine: clone, run the agent and the validation, push, report.",
   details: [
     'A worker serves "launchpad run --executor queue --queue URL" from any machine that reaches the queue (Redis) and the',
     'git remote. It keeps its own clone of the remote (--clone, default under ~/.cache/launchpad), and for each attempt job:',
     "fetches the attempt's base commit, makes a worktree on harness-<id>, runs the worktree set-up, the agent and the",
     "validation, pushes the work to refs/launchpad/queue/<id>/… on the remote, and returns the verdict, the validation's",
-    'result, the output tail, the cost and the timings. The controller merges; the worker never writes the task file.',
+    'result, the output tail, the cost and the timings. The controller runs the validation again itself and merges only',
+    'what passes there; the worker never writes the task file.',
     "A worker that dies mid-attempt stops renewing its job's lock: the job goes to another worker, which continues from the",
     "work pushed at the agent's last CHECKPOINT. A worker that loses a job's lock (a long pause, Redis unreachable) ends",
     "that job's agent at once. Ctrl-C (SIGTERM) stops: running agents end and their jobs go back to the queue.",
@@ -25,12 +28,19 @@ export const workerCommand: Command = {
     'gives the job back untouched, stops taking jobs and exits with 2, saying what to fix.',
     '',
     'The queue URL and the remote may carry credentials: pass them through the environment ($LAUNCHPAD_QUEUE_URL,',
-    '$LAUNCHPAD_REMOTE); every message shows them as ***. The agent gets this process environment (its API keys too).',
+    '$LAUNCHPAD_REMOTE); every message shows them as ***, and the clone keeps the remote without them.',
+    "The worktree set-up, the agent and the validation get an allow-list of this process's environment, not all of it:",
+    "PATH, HOME, USER, LOGNAME, SHELL, TMPDIR, TZ, TERM, LANG, LANGUAGE, LC_*, XDG_*_HOME, the agent tool's own variables",
+    "(claude: ANTHROPIC_*, CLAUDE_CODE_*, CLAUDE_CONFIG_DIR; codex: OPENAI_*, CODEX_*; …; every preset's for a command that",
+    "is not a preset), the attempt's LAUNCHPAD_* variables, and what --pass-env and $LAUNCHPAD_WORKER_PASS_ENV add (names,",
+    "or PREFIX* for a prefix). Never $LAUNCHPAD_QUEUE_URL or $LAUNCHPAD_REMOTE, nor any variable holding the queue's or the",
+    "remote's password or token. It is not isolation: the agent runs as this user. docs/scale-out.md has each preset's list.",
     'LAUNCHPAD_QUEUE_LOCK_MS and LAUNCHPAD_QUEUE_STALLED_MS set how long a job lock lives without renewal and how often',
     'stalled jobs are looked for (default 30000 each); use the same values on the workers and the run.',
     '',
     'examples:',
     '  LAUNCHPAD_QUEUE_URL=redis://queue.internal:6379 launchpad worker --repo git@github.com:acme/app.git --concurrency 4',
+    "  launchpad worker --pass-env 'HTTPS_PROXY,NO_PROXY,NPM_CONFIG_*' --idle-exit 300",
   ].join('\n'),
   options: {
     queue: { type: 'string', value: 'URL', help: 'redis://[user:password@]host:port[/db] (default $LAUNCHPAD_QUEUE_URL)' },
@@ -42,6 +52,12 @@ export const workerCommand: Command = {
     concurrency: { type: 'string', value: 'N', help: 'attempts at once on this machine (default 1)' },
     clone: { type: 'string', value: 'DIR', help: "the worker's own clone (default ~/.cache/launchpad/workers/<remote's hash>)" },
     id: { type: 'string', value: 'ID', help: 'the name the Tasks view and the log show for this worker (default <host>-<pid>)' },
+    'pass-env': {
+      type: 'string',
+      value: 'NAME[,NAME…]',
+      help: "variables the agents get beyond the allow-list (NAME, or PREFIX* for a prefix; added to $LAUNCHPAD_WORKER_PASS_ENV's)",
+    },
+    'idle-exit': { type: 'string', value: 'S', help: 'stop (exit 0) once no attempt has run here for S seconds (a pod of a scaled job)' },
     verbose: { type: 'boolean', short: 'v', help: 'print each job taken and delivered' },
   },
   globals: ['dir', 'no-color'],
@@ -54,6 +70,11 @@ export const workerCommand: Command = {
         '--repo: required (the git remote the run pushes its base to), or set $LAUNCHPAD_REMOTE, or run it in a clone whose origin is that remote',
       );
     const concurrency = numberOption('concurrency', values.concurrency, { integer: true, min: 1 }) ?? 1;
+    const idleExitS = numberOption('idle-exit', values['idle-exit'], { integer: true, min: 1 });
+    const passEnv = [
+      ...allowList('$LAUNCHPAD_WORKER_PASS_ENV', io.env.LAUNCHPAD_WORKER_PASS_ENV),
+      ...allowList('--pass-env', values['pass-env']),
+    ];
     const id = values.id as string | undefined;
     if (id !== undefined && !/^[A-Za-z0-9._:-]{1,80}$/.test(id))
       throw new UsageError(`--id: "${id}" may hold letters, digits, ".", "_", ":" and "-" only`);
@@ -97,8 +118,10 @@ export const workerCommand: Command = {
         signal: stop.signal,
         logger,
         prefix: io.env.LAUNCHPAD_QUEUE_PREFIX || undefined,
+        passEnv,
+        idleExitMs: idleExitS === undefined ? undefined : idleExitS * 1000,
       });
-      io.err(`worker stopped: ${done.completed} attempt(s) delivered, ${done.failed} failed\n`);
+      io.err(`worker stopped${done.idle ? ' (idle)' : ''}: ${done.completed} attempt(s) delivered, ${done.failed} failed\n`);
       if (!done.unusable) return 0;
       io.err(`worker: cannot run jobs: ${redact(done.unusable.problem)}\nto fix: ${done.unusable.advice}\n`);
       return 2;
@@ -108,6 +131,16 @@ export const workerCommand: Command = {
     }
   },
 };
+
+/** Names (or PREFIX*) separated by commas, each checked. */
+function allowList(where: string, text: string | boolean | undefined): string[] {
+  const names = splitList(text) ?? [];
+  for (const name of names) {
+    const problem = allowListProblem(name);
+    if (problem) throw new UsageError(`${where}: ${problem}`);
+  }
+  return names;
+}
 
 /** The origin remote's URL of the repository at `dir`, if it is one. */
 async function originOf(dir: string): Promise<string | undefined> {

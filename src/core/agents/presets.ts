@@ -34,6 +34,11 @@ export interface AgentPreset {
   parses: string;
   /** The documentation each flag was checked against. */
   docs: string[];
+  /**
+   * The environment variables the tool reads for its credentials and settings (a trailing `*`
+   * matches a prefix): what an agent of this tool gets on a queue worker beyond the basics.
+   */
+  env: string[];
   createParser(ctx: ParserContext): OutputParser;
 }
 
@@ -52,6 +57,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: 'stream-json (JSON lines)',
     parses: 'message text, cost (total_cost_usd), tokens, usage limits (rate_limit_event, error results) with reset time',
     docs: ['https://code.claude.com/docs/en/headless', 'https://code.claude.com/docs/en/cli-reference'],
+    env: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR'],
     createParser: (ctx) => new ClaudeStreamParser('claude', ctx),
   },
   {
@@ -67,6 +73,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: '--json (JSON lines)',
     parses: 'message text, tokens, usage limits ("try again at …")',
     docs: ['https://developers.openai.com/codex/noninteractive', 'https://developers.openai.com/codex/cli/reference'],
+    env: ['OPENAI_*', 'CODEX_*'],
     createParser: (ctx) => new CodexJsonParser('codex', ctx),
   },
   {
@@ -81,6 +88,14 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: 'stream-json (JSON lines)',
     parses: 'message text, tokens, quota errors ("reset after …")',
     docs: ['https://geminicli.com/docs/cli/headless/', 'https://geminicli.com/docs/cli/cli-reference/'],
+    env: [
+      'GEMINI_*',
+      'GOOGLE_API_KEY',
+      'GOOGLE_CLOUD_PROJECT',
+      'GOOGLE_CLOUD_LOCATION',
+      'GOOGLE_GENAI_USE_VERTEXAI',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+    ],
     createParser: (ctx) => new GeminiStreamParser('gemini', ctx),
   },
   {
@@ -97,6 +112,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: 'plain text (no JSON mode)',
     parses: 'its text, cost (the "Cost: … session" line), rate-limit messages',
     docs: ['https://aider.chat/docs/scripting.html', 'https://aider.chat/docs/config/options.html'],
+    env: ['AIDER_*', 'OPENAI_*', 'ANTHROPIC_*', 'GEMINI_API_KEY', 'OPENROUTER_API_KEY', 'DEEPSEEK_API_KEY'],
     createParser: (ctx) => new AiderTextParser('aider', ctx),
   },
   {
@@ -111,6 +127,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: '--format json (JSON lines)',
     parses: 'message text, cost and tokens (summed over steps), API errors (429)',
     docs: ['https://opencode.ai/docs/cli/#run', 'https://opencode.ai/docs/permissions/'],
+    env: ['OPENCODE_*', 'ANTHROPIC_*', 'OPENAI_*', 'GEMINI_API_KEY', 'OPENROUTER_API_KEY'],
     createParser: (ctx) => new OpencodeJsonParser('opencode', ctx),
   },
   {
@@ -127,6 +144,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: 'stream-json (JSON lines)',
     parses: 'message text, errors and usage limits',
     docs: ['https://cursor.com/docs/cli/reference/parameters', 'https://cursor.com/docs/cli/reference/output-format'],
+    env: ['CURSOR_API_KEY', 'CURSOR_AUTH_TOKEN', 'CURSOR_CONFIG_DIR'],
     createParser: (ctx) => new ClaudeStreamParser('cursor-agent', ctx),
   },
   {
@@ -145,6 +163,9 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
       'https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-programmatic-reference',
       'https://docs.github.com/en/copilot/how-tos/copilot-cli/automate-copilot-cli/run-cli-programmatically',
     ],
+    // COPILOT_GITHUB_TOKEN. It reads GH_TOKEN and GITHUB_TOKEN too, but on a worker those often
+    // hold the remote's push token: a worker adds them only when told to (--pass-env).
+    env: ['COPILOT_*'],
     createParser: (ctx) => new CopilotJsonParser('copilot', ctx),
   },
 ];
@@ -153,6 +174,12 @@ export const PRESET_NAMES = AGENT_PRESETS.map((p) => p.name);
 
 export function findPreset(name: string): AgentPreset | undefined {
   return AGENT_PRESETS.find((p) => p.name === name.trim());
+}
+
+/** The variables an agent's tool reads: its preset's, or every preset's for a command that is not one. */
+export function toolVariables(preset: string | undefined): string[] {
+  const found = preset ? findPreset(preset) : undefined;
+  return found ? found.env : [...new Set(AGENT_PRESETS.flatMap((p) => p.env))];
 }
 
 /** The command line a preset runs, with extra arguments (each quoted) before the prompt. */

@@ -19,6 +19,7 @@ import {
   removeCgroupWhenEmpty,
   removeCgroupWhenEmptySync,
 } from './cgroup';
+import { agentEnvironment } from './environment';
 import { MARKER_VAR, markerValue, newMarkerToken } from './environmentMarker';
 import { groupAlive, killGroup } from './killGroup';
 import type { ProcessRecords } from './processRecords';
@@ -111,7 +112,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const { file, args } = hold
     ? { file: '/bin/sh', args: ['-c', AWAIT_CGROUP_AND_EXEC, 'launchpad-task', command.file, ...command.args] }
     : command;
-  const env = spec.env ?? process.env;
+  // No process Launchpad starts gets its own secrets (the queue's URL, the shared remote).
+  const env = agentEnvironment(spec.env ?? process.env, 'local');
   const limit = spec.captureBytes ?? Infinity;
   const grace = spec.graceMs ?? DEFAULT_GRACE_MS;
 

@@ -6,10 +6,11 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { findPreset } from '../agents/presets';
+import { findPreset, toolVariables } from '../agents/presets';
 import { AgentOutputScanner, lastMeaningfulLine } from '../controller/agentOutput';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
+import { agentEnvironment } from '../process/environment';
 import type { ProcessRecords } from '../process/processRecords';
 import { runProcess } from '../process/runProcess';
 import type { AttemptJob, AttemptProgress, AttemptResult } from './job';
@@ -23,7 +24,7 @@ const CAPTURE_BYTES = 64 * 1024;
 export interface AttemptContext {
   /** The worker's clone. */
   git: Git;
-  /** Its remote, as the worker was given it (for messages). */
+  /** Its remote, as the worker was given it (with its credentials: fetches and pushes name it). */
   remote: string;
   /** Where this worker keeps worktrees and attempt files (outside the clone). */
   workDir: string;
@@ -36,8 +37,12 @@ export interface AttemptContext {
   cloneLock: <T>(work: () => Promise<T>) => Promise<T>;
   progress: (p: AttemptProgress) => void;
   log: (message: string) => void;
-  /** The environment of the attempt's processes beyond the worker's own (its guard's token). */
+  /** Added to the environment of the attempt's processes (the worker's guard's token). */
   env?: NodeJS.ProcessEnv;
+  /** The names (or `PREFIX*`) the worker's configuration adds to the attempt's allow-list. */
+  passEnv: readonly string[];
+  /** Credentials no variable of the attempt's environment may hold (the queue's, the remote's). */
+  withhold: readonly string[];
   /** Where the attempt's processes are recorded while they run: a later worker on the clone ends what a dead one left. */
   records: ProcessRecords;
 }
@@ -66,10 +71,10 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
   // The base, and the partial work of a worker that died in this attempt (the job came back).
   // A failure here is the worker's, whatever the job: its clone or its remote cannot serve any.
   const partial = await ctx.cloneLock(async () => {
-    const found = await fetchForAttempt(git, refs.partial)
+    const found = await fetchForAttempt(git, ctx.remote, refs.partial)
       .catch(async () => {
         await new Promise((r) => setTimeout(r, 2000));
-        return fetchForAttempt(git, refs.partial);
+        return fetchForAttempt(git, ctx.remote, refs.partial);
       })
       .catch((err: Error) => {
         throw new WorkerUnusableError(
@@ -103,7 +108,9 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
 
   try {
     const cwd = job.projectDir ? join(worktree, job.projectDir) : worktree;
-    const env: NodeJS.ProcessEnv = { ...process.env, ...ctx.env };
+    // The set-up, the agent and the validation get the allow-list, never the worker's environment.
+    const allow = [...toolVariables(job.preset), ...ctx.passEnv];
+    const env: NodeJS.ProcessEnv = { ...agentEnvironment(process.env, { allow, withhold: ctx.withhold }), ...ctx.env };
     const t1 = Date.now();
     if (job.worktreeSetup) {
       const setup = await runProcess({
@@ -131,7 +138,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
           // A worker that lost the job's lock pushes nothing: the attempt is another worker's now.
           if (ctx.signal.aborted) return;
           const head = await git.head(worktree);
-          if (head && head !== (partial ?? job.baseCommit)) await pushRef(git, head, refs.partial, worktree);
+          if (head && head !== (partial ?? job.baseCommit)) await pushRef(git, ctx.remote, head, refs.partial, worktree);
         })
         .catch((err: Error) => ctx.log(`${job.taskId}: could not push its partial work: ${redact(err.message)}`));
     };
@@ -214,10 +221,10 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     const ref = refs.result(ctx.workerId);
     const lost = () => new Error(`${job.taskId}: the worker lost the job's lock; another worker continues the attempt`);
     if (ctx.signal.aborted || !(await ctx.holdsLock())) throw lost();
-    await pushRef(git, commit, ref, worktree);
+    await pushRef(git, ctx.remote, commit, ref, worktree);
     // Lost while pushing: the result would be refused, and its ref would be left behind.
     if (ctx.signal.aborted || !(await ctx.holdsLock())) {
-      await deleteRemoteRefs(git, 'origin', [ref]);
+      await deleteRemoteRefs(git, ctx.remote, [ref]);
       throw lost();
     }
     const pushMs = Date.now() - t4;

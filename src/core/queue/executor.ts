@@ -3,8 +3,9 @@
 // transition, as for a local attempt), publishes the attempt as a BullMQ job, follows its progress
 // (who runs it: claimed_by; its checkpoints), and when a result comes back accepts it only for the
 // attempt it expects (the task's agent id: fencing), fetches the attempt's commits from the shared
-// remote into harness-<id>, and ends it the way a local attempt ends: discarded, or validated on
-// the worker and merged here through the merge queue.
+// remote into harness-<id>, and ends it the way a local attempt ends: discarded, or merged here
+// through the merge queue once the controller's own run of the validation passed (a worker's
+// pass is a claim, never proof).
 // The queue's own faults are never the task's. An attempt is counted once, when it is dispatched;
 // a job that vanished (Redis restarted without its data, or the controller died before publishing
 // it) is published again for the same attempt, and the worker continues from the work pushed at
@@ -19,13 +20,15 @@ import { checkpoint } from '../controller/agentRun';
 import { stopForLimit } from '../controller/budget';
 import { discardAttempt } from '../controller/discard';
 import { type EnvFailure, EnvFailureError } from '../controller/envFailure';
-import { stopForEnvironment } from '../controller/envStop';
+import { endUncharged, stopForEnvironment } from '../controller/envStop';
 import { mergeTask, type TaskEnd } from '../controller/merge';
 import type { MergeQueue } from '../controller/mergeQueue';
+import { prepareWorktree } from '../controller/prepare';
 import { buildPrompt } from '../controller/prompt';
 import type { Session } from '../controller/session';
-import type { ClaimedTask, Resume } from '../controller/taskRun';
+import { type ClaimedTask, inspectWork, type Resume } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
+import { validateTask } from '../controller/validate';
 import { type AttemptExecutor, QUEUE_RUNNER, type RunningAttempt, runsOnQueue } from '../executor/types';
 import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
@@ -174,7 +177,7 @@ export class QueueExecutor implements AttemptExecutor {
           await this.publishBase(s, job.baseCommit);
           // A resumed attempt's work so far goes to the remote: the worker continues from it.
           const head = resume && (await s.git.head(resume.worktree));
-          if (head) await pushRef(s.git, head, refsFor(task.id, agentId).partial);
+          if (head) await pushRef(s.git, this.opts.remote, head, refsFor(task.id, agentId).partial);
         })(),
         s.stopSignal,
       );
@@ -290,7 +293,7 @@ export class QueueExecutor implements AttemptExecutor {
     } finally {
       this.followed.delete(jobId);
     }
-    return this.deliver(s, task, merges, { agentId, files, terminal }, raw);
+    return this.deliver(s, task, merges, { agentId, files, terminal, base: a.job.baseCommit }, raw);
   }
 
   /**
@@ -466,7 +469,7 @@ export class QueueExecutor implements AttemptExecutor {
     s: Session,
     task: Task,
     merges: MergeQueue,
-    a: { agentId: string; files: AttemptPaths; terminal: TaskTerminal },
+    a: { agentId: string; files: AttemptPaths; terminal: TaskTerminal; base: string },
     raw: unknown,
   ): Promise<TaskEnd> {
     const { agentId, files, terminal } = a;
@@ -482,9 +485,11 @@ export class QueueExecutor implements AttemptExecutor {
     const worktree = s.worktreePath(task.id);
     const branch = branchFor(task.id);
     const cleanup = () => deleteRemoteRefs(s.git, this.opts.remote, [r.ref, refsFor(task.id, agentId).partial]);
+    // An attempt that ended keeps nothing on the remote; one interrupted here (left in progress
+    // for the next run, which fetches its result again) keeps its refs until it ends.
     const ended = async (end: Promise<TaskEnd>) => {
       const how = await end;
-      await cleanup();
+      if (how !== 'interrupted') await cleanup();
       return how;
     };
     try {
@@ -558,7 +563,62 @@ export class QueueExecutor implements AttemptExecutor {
         }),
       );
     }
-    return ended(merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, files)));
+    return ended(this.checkHere(s, task, merges, { worktree, terminal, files, base: a.base, workerId: r.workerId }));
+  }
+
+  /**
+   * A worker's pass is its word: its agent had the run of that machine, and its result crossed
+   * Redis, where anyone holding the queue's URL can write. What merges is checked here as a local
+   * attempt's work is: the state files untouched since its base, then the task's validation on
+   * the fetched commit, in a worktree of the controller's set up as a new one (the included
+   * files, worktree_setup). Only this validation's pass merges.
+   */
+  private async checkHere(
+    s: Session,
+    task: Task,
+    merges: MergeQueue,
+    a: { worktree: string; terminal: TaskTerminal; files: AttemptPaths; base: string; workerId: string },
+  ): Promise<TaskEnd> {
+    const { worktree, terminal, files } = a;
+    const problem = await inspectWork(s, task, worktree, a.base, { commitLeftovers: false, warnIfEmpty: true });
+    if (problem)
+      return discardAttempt(s, task, worktree, terminal, {
+        category: 'AGENT_FAIL',
+        reason: problem,
+        discardReason: 'agent reported failure',
+      });
+    try {
+      const ready = await prepareWorktree(s, task, worktree, terminal, files, { kind: 'new' });
+      if (ready.kind === 'failed')
+        return stopForEnvironment(
+          s,
+          task,
+          {
+            category: 'ENV_SETUP',
+            cause: `the worktree that checks ${task.id}'s result here could not be set up: ${ready.failure.cause}`,
+            advice: ready.failure.advice,
+          },
+          terminal,
+        );
+      const v = ready.kind === 'interrupted' ? ready : await validateTask(s, task, worktree, terminal, files);
+      if (v.kind === 'interrupted') {
+        terminal.close('interrupted');
+        return 'interrupted';
+      }
+      if (v.kind === 'fail')
+        return discardAttempt(s, task, worktree, terminal, {
+          ...v,
+          reason: `${v.reason} (it passed on worker ${a.workerId}; the controller's run decides)`,
+          discardReason: 'validation failed',
+        });
+    } catch (err) {
+      const end = endUncharged(s, task, err, terminal);
+      if (end) return end;
+      throw err;
+    } finally {
+      s.ports.releaseTask(task.id);
+    }
+    return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, files));
   }
 
   private async progress(jobId: string, data: unknown): Promise<void> {

@@ -14,3 +14,8 @@ export function redact(text: string): string {
 export function redactError(err: unknown): string {
   return redact(err instanceof Error ? err.message : String(err));
 }
+
+/** A remote's address as a clone may keep it: `scheme://user:password@host` → `scheme://host`. */
+export function withoutCredentials(url: string): string {
+  return url.replace(USERINFO, (_m, scheme: string) => scheme);
+}

@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 
 import { Git, GitError } from '../git/git';
 import { REF_PREFIX } from './job';
-import { redact } from './redact';
+import { redact, withoutCredentials } from './redact';
 
 /** Where the controller publishes the commit attempts start from. */
 export function baseRef(baseBranch: string): string {
@@ -37,32 +37,43 @@ async function step<T>(what: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A worker's clone of `remote` at `dir` (made when missing, its origin checked when present). */
+/**
+ * A worker's clone of `remote` at `dir` (made when missing). Its origin holds the remote's
+ * address without credentials: the agents work in worktrees of this clone and could read its
+ * config. Every fetch and push names the remote (with its credentials) on the command line.
+ */
 export async function ensureClone(dir: string, remote: string): Promise<Git> {
   const git = new Git(dir);
   if (!existsSync(dir)) {
     mkdirSync(dirname(dir), { recursive: true });
     await step(`cloning ${remote}`, () => new Git(dirname(dir)).run(['clone', '--quiet', '--no-checkout', remote, dir]));
-  } else {
-    const url = (await git.run(['remote', 'get-url', 'origin'], { allowFail: true })).stdout.trim();
-    if (url && url !== remote) await git.run(['remote', 'set-url', 'origin', remote]);
-    if (!url) await step(`adding the remote ${remote}`, () => git.run(['remote', 'add', 'origin', remote]));
   }
-  // Merges never happen here, but agents commit: a clone with no identity gets one.
-  if ((await git.run(['var', 'GIT_COMMITTER_IDENT'], { allowFail: true })).code !== 0) {
-    await git.run(['config', 'user.name', 'Launchpad worker']);
-    await git.run(['config', 'user.email', 'launchpad-worker@localhost']);
+  const shown = withoutCredentials(remote);
+  const url = (await git.run(['remote', 'get-url', 'origin'], { allowFail: true })).stdout.trim();
+  if (url && url !== shown) await git.run(['remote', 'set-url', 'origin', shown]);
+  if (!url) await step(`adding the remote ${remote}`, () => git.run(['remote', 'add', 'origin', shown]));
+  // Merges never happen here, but agents commit, without the worker's GIT_* variables: what
+  // identifies them is configuration, the clone's own when no file gives one (the worker's
+  // GIT_AUTHOR_* when set).
+  const env = process.env;
+  const identity: Array<[string, string]> = [
+    ['user.name', env.GIT_AUTHOR_NAME || env.GIT_COMMITTER_NAME || 'Launchpad worker'],
+    ['user.email', env.GIT_AUTHOR_EMAIL || env.GIT_COMMITTER_EMAIL || 'launchpad-worker@localhost'],
+  ];
+  for (const [key, value] of identity) {
+    const scopes = (await git.run(['config', '--show-scope', '--get-all', key], { allowFail: true })).stdout;
+    if (!/^(system|global|local|worktree)\t/m.test(scopes)) await git.run(['config', key, value]);
   }
   return git;
 }
 
 /** Fetches the published bases and, when it exists, `ref` (an attempt's partial work). Returns its commit. */
-export async function fetchForAttempt(git: Git, ref: string): Promise<string | undefined> {
+export async function fetchForAttempt(git: Git, remote: string, ref: string): Promise<string | undefined> {
   await step('fetching the base from the remote', () =>
-    git.run(['fetch', '--quiet', '--no-tags', '--prune', 'origin', `+${REF_PREFIX}/base/*:${REMOTE_BASES}/*`]),
+    git.run(['fetch', '--quiet', '--no-tags', '--prune', remote, `+${REF_PREFIX}/base/*:${REMOTE_BASES}/*`]),
   );
   const local = `refs/launchpad/remote-partial/${ref.slice(REF_PREFIX.length + 1)}`;
-  const r = await git.run(['fetch', '--quiet', '--no-tags', 'origin', `+${ref}:${local}`], { allowFail: true });
+  const r = await git.run(['fetch', '--quiet', '--no-tags', remote, `+${ref}:${local}`], { allowFail: true });
   if (r.code !== 0) {
     if (/couldn't find remote ref|not our ref|no such remote ref/i.test(r.stderr)) return undefined;
     throw new RemoteGitError(`fetching ${ref}`, new Error(r.stderr));
@@ -78,10 +89,10 @@ export async function publishedBaseHolds(git: Git, commit: string): Promise<bool
   return false;
 }
 
-/** Pushes `commit` to `ref` on the remote (forced: the ref belongs to this attempt alone). */
-export async function pushRef(git: Git, commit: string, ref: string, cwd?: string): Promise<void> {
+/** Pushes `commit` to `ref` on `remote` (forced: the ref belongs to this attempt alone). */
+export async function pushRef(git: Git, remote: string, commit: string, ref: string, cwd?: string): Promise<void> {
   await step(`pushing ${ref}`, () =>
-    git.run(['push', '--quiet', '--force', '--no-verify', 'origin', `${commit}:${ref}`], cwd ? { cwd } : {}),
+    git.run(['push', '--quiet', '--force', '--no-verify', remote, `${commit}:${ref}`], cwd ? { cwd } : {}),
   );
 }
 

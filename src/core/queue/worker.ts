@@ -11,6 +11,8 @@
 // fail everyone's jobs. A stopped worker gives its jobs back the same way.
 // A worker killed outright cannot end its agents: a guard process beside it does, the moment it
 // is gone (every process of an attempt carries the guard's token in its environment).
+// An attempt's processes get an allow-list of the worker's environment (process/environment.ts):
+// its queue URL, its remote and whatever else the machine holds stay with the worker.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -18,6 +20,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import type { Logger } from '../logger';
+import { credentialsIn } from '../process/environment';
 import { ProcessRecords } from '../process/processRecords';
 import { runAttemptJob, WorkerUnusableError } from './attempt';
 import { connectionFor, type LeaseTimes, loadBullmq, withinMs } from './bull';
@@ -39,6 +42,10 @@ export interface QueueWorkerOptions {
   logger: Logger;
   /** Prefix of the queue's Redis keys (default "bull"). */
   prefix?: string | undefined;
+  /** Variable names (or `PREFIX*`) the attempts' processes get beyond the basics and their tool's own. */
+  passEnv?: readonly string[];
+  /** Stops (and the process exits 0) once no attempt has run here for this long: a pod that ends when the queue is dry. */
+  idleExitMs?: number | undefined;
 }
 
 export interface WorkerEnd {
@@ -46,6 +53,8 @@ export interface WorkerEnd {
   failed: number;
   /** Why the worker stopped taking jobs on its own, and what to do. */
   unusable?: { problem: string; advice: string };
+  /** It stopped because it had run nothing for `idleExitMs`. */
+  idle?: boolean;
 }
 
 export function defaultWorkerId(): string {
@@ -88,6 +97,9 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
   /** The attempt of each task running here, until it has ended (its worktree removed). */
   const ending = new Map<string, Promise<void>>();
   const lockMs = opts.lease.lockDurationMs;
+  // No attempt's process may carry the queue's or the remote's credentials, whatever it is called.
+  const withhold = [...credentialsIn(opts.queueUrl), ...credentialsIn(opts.remote)];
+  let idleSince = performance.now();
 
   /** The job's lock is gone: its agent and every other process of the attempt end now. */
   const lockLost = (r: Running, why: string) => {
@@ -136,6 +148,8 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
             cloneLock,
             records,
             env: { [GUARD_VAR]: guard },
+            passEnv: opts.passEnv ?? [],
+            withhold,
             progress: (p) => void job.updateProgress(p).catch(() => undefined),
             log: (m) => opts.logger.info(redact(m)),
           });
@@ -157,6 +171,7 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
       } finally {
         stop.signal.removeEventListener('abort', onStop);
         running.delete(token!);
+        idleSince = performance.now();
       }
     },
     {
@@ -182,6 +197,12 @@ export async function runQueueWorker(opts: QueueWorkerOptions): Promise<WorkerEn
     () => {
       const now = performance.now();
       for (const r of running.values()) if (now - r.renewedAt > lockMs) lockLost(r, `not renewed for ${Math.round(now - r.renewedAt)} ms`);
+      if (running.size) idleSince = now;
+      else if (opts.idleExitMs !== undefined && now - idleSince >= opts.idleExitMs && !stop.signal.aborted) {
+        opts.logger.info(`worker ${workerId}: no attempt for ${Math.round(opts.idleExitMs / 1000)} s: stopping`);
+        end.idle = true;
+        stop.abort('stop');
+      }
     },
     Math.max(50, Math.floor(lockMs / 8)),
   );

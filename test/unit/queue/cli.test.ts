@@ -29,6 +29,24 @@ describe('queue: worker and run --executor options', () => {
     assert.match(r.stderr, /LAUNCHPAD_QUEUE_LOCK_MS: "soon" is not a whole number of milliseconds/);
   });
 
+  it("worker: --pass-env and $LAUNCHPAD_WORKER_PASS_ENV take variable names, never Launchpad's own secrets; --idle-exit whole seconds", () => {
+    const cwd = tempDir();
+    const env = { LAUNCHPAD_QUEUE_URL: '', LAUNCHPAD_REMOTE: '' };
+    const base = ['worker', '--queue', 'redis://h:1', '--repo', 'r'];
+    let r = runCli([...base, '--pass-env', 'AWS_*,LAUNCHPAD_QUEUE_URL'], { cwd, env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--pass-env: "LAUNCHPAD_QUEUE_URL" would give agents LAUNCHPAD_QUEUE_URL, which never leaves the worker/);
+    r = runCli(base, { cwd, env: { ...env, LAUNCHPAD_WORKER_PASS_ENV: 'LAUNCHPAD_*' } });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /\$LAUNCHPAD_WORKER_PASS_ENV: "LAUNCHPAD_\*" would give agents LAUNCHPAD_QUEUE_URL/);
+    r = runCli([...base, '--pass-env', 'MY VAR'], { cwd, env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--pass-env: "MY VAR" is not a variable name/);
+    r = runCli([...base, '--idle-exit', '0'], { cwd, env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--idle-exit: expected a whole number of at least 1, got "0"/);
+  });
+
   it('run: --executor must be local or queue, and queue needs a URL; nothing is written', () => {
     const root = makeHarness({ tasks: [{ id: 'a' }], commitState: true });
     const env = { LAUNCHPAD_QUEUE_URL: '' };

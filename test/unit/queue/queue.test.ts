@@ -5,13 +5,14 @@
 // restarted and follows the jobs still in flight.
 import * as assert from 'node:assert/strict';
 
+import { QUEUE_NAME } from '../../../src/core/queue/job';
 import { installFake } from '../agents/fakeAgents';
 import * as T from '../agents/transcripts';
 import { runCli, startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
-import { queuePackages } from './queuePackages';
+import { queuePackages, requireBullmq } from './queuePackages';
 import { AGENT, agentPids, groupAlive, processGroupOf, QueueRig, until } from './queueRig';
 import { type RedisServer, startRedis } from './redisServer';
 
@@ -166,6 +167,34 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     assert.equal(git(root, 'rev-parse', 'main'), merged, 'nothing merged after the stale worker came back');
     assert.equal(git(root, 'show', 'main:src/s1/done.txt'), 'done by w2');
     assert.ok(!stale.output().stderr.includes('s1: delivered'), stale.output().stderr);
+  });
+
+  it('a worker with --idle-exit stops with exit 0 "(idle)" once nothing has run that long, never during an attempt', async () => {
+    const { root, env } = setup([{ id: 'i1' }], 1);
+    // An empty queue: it stops after the idle time, not before.
+    const started = Date.now();
+    const empty = await worker('w1', env, {}, 1, ['--idle-exit', '1']).done;
+    assert.equal(empty.code, 0, empty.stderr);
+    assert.match(empty.stderr, /worker stopped \(idle\): 0 attempt\(s\) delivered, 0 failed/);
+    assert.ok(Date.now() - started >= 1000, `stopped after ${Date.now() - started} ms`);
+    // A job waiting: the worker takes it, and an agent that runs past the idle time is not cut short.
+    const run = controller(root, env);
+    const { Queue } = requireBullmq();
+    const queue = new Queue(QUEUE_NAME, { connection: { url: redis.url }, prefix: env.LAUNCHPAD_QUEUE_PREFIX! });
+    try {
+      let waiting = 0;
+      for (const end = Date.now() + 30_000; waiting === 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+        waiting = (await queue.getJobs(['waiting'])).length;
+      assert.equal(waiting, 1, 'the job waits for a worker');
+    } finally {
+      await queue.close();
+    }
+    const busy = await worker('w2', env, { QUEUE_AGENT_SLEEP: '3' }, 1, ['--idle-exit', '2']).done;
+    assert.equal(busy.code, 0, busy.stderr);
+    assert.match(busy.stderr, /worker stopped \(idle\): 1 attempt\(s\) delivered, 0 failed/);
+    const end = await run.done;
+    assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
+    assertMergedOnce(root, ['i1']);
   });
 
   it("a tool's usage limit on a worker is not the task's failure: the attempt is given back and the run stops with exit 7", async () => {

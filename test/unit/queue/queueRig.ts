@@ -35,13 +35,15 @@ export class QueueRig {
       LAUNCHPAD_QUEUE_PREFIX: `t${++n}-${process.pid}`,
       LAUNCHPAD_QUEUE_URL: this.redis.url,
       LAUNCHPAD_REMOTE: remote,
+      // The test agents' own variables, beyond the workers' allow-list.
+      LAUNCHPAD_WORKER_PASS_ENV: 'QUEUE_AGENT_*,FAKE_AGENT_*',
     };
     return { root, remote, env };
   }
 
-  worker(id: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}, concurrency = 2): Proc {
+  worker(id: string, env: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv = {}, concurrency = 2, args: string[] = []): Proc {
     const clone = join(tempDir('launchpad-worker-'), 'clone');
-    const p = startCli(['worker', '--clone', clone, '--id', id, '--concurrency', String(concurrency), '-v'], {
+    const p = startCli(['worker', '--clone', clone, '--id', id, '--concurrency', String(concurrency), '-v', ...args], {
       cwd: tempDir('launchpad-wcwd-'),
       env: { ...env, ...extra },
     });

@@ -54,7 +54,8 @@ describe('a run started in a terminal', function () {
     fs.writeFileSync(tasksFile(), JSON.stringify(file, null, 2) + '\n');
     // As a person types it in a terminal: the CLI, with its agent, in the workspace.
     child = spawn(process.execPath, [CLI, 'run', '--agent', gated().agent, '--dir', workspaceRoot()], {
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', GATE_DIR: gated().gate },
+      // LAUNCHPAD_TRUST: this workspace's commands are the test's own, approved as a person would.
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', LAUNCHPAD_TRUST: '1', GATE_DIR: gated().gate },
       stdio: 'ignore',
     });
     exited = new Promise((r) => child!.on('exit', (code) => r(code)));

@@ -68,7 +68,8 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     const release = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lp-workers-')), 'release');
     const agent = `for i in $(seq 600); do [ -f '${release}' ] && break; sleep 0.1; done; sh '${path.join(workspaceRoot(), 'tools/agent.sh')}'`;
     worker = spawn(process.execPath, [CLI, 'run', '--agent', agent, '--dir', workspaceRoot()], {
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', HARNESS_WORKER_ID: 'cli-worker' },
+      // LAUNCHPAD_TRUST: this workspace's commands are the test's own, approved as a person would.
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', LAUNCHPAD_TRUST: '1', HARNESS_WORKER_ID: 'cli-worker' },
       stdio: 'ignore',
     });
     const workerDone = new Promise<number | null>((r) => worker!.on('close', r));

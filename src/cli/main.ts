@@ -1,4 +1,5 @@
 // launchpad <command> [options]: argv → a command → the core. Exit codes in exit.ts.
+import { editDistance } from '../core/editDistance';
 import { type Command, commandColours, commandHelp, GLOBAL_OPTIONS, parseCommandArgs } from './command';
 import { addCommand } from './commands/add';
 import { agentsCommand } from './commands/agents';
@@ -133,17 +134,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (json) io.out(JSON.stringify({ error: errorJson(err, failure) }, null, 2) + '\n');
     return command?.failureExit ?? failure.code;
   }
-}
-
-/** Levenshtein distance, for "did you mean" (command names are short). */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 if (require.main === module) {

@@ -1,9 +1,10 @@
-import { PRESET_NAMES } from '../../core/agents/presets';
+import { AGENT_PRESETS, PRESET_NAMES } from '../../core/agents/presets';
 import { findOnPath } from '../../core/agents/probe';
 import { Controller } from '../../core/controller/controller';
 import { headlessTerminals } from '../../core/controller/headlessTerminals';
 import { maxSessions, resolveAgentSetting, type RunSettings } from '../../core/controller/runConfig';
 import type { RunOutcome } from '../../core/controller/types';
+import { editDistance } from '../../core/editDistance';
 import { InputError } from '../../core/inputError';
 import { attachJournal } from '../../core/journal/attach';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
@@ -286,7 +287,24 @@ function checkAgentBeforeRun(settings: RunSettings, paths: StatePaths): void {
       { field: agent.source },
     );
   }
+  // A plain program name that is neither a preset nor on PATH would stop the run at its first
+  // dispatch, after the lock and a session: said now, with the preset it was likely meant to be.
+  const program = agent && !agent.preset ? /^\s*([A-Za-z0-9._+-]+)(\s|$)/.exec(agent.command)?.[1] : undefined;
+  if (program && !SHELL_WORDS.has(program) && !findOnPath(program, settings.env ?? process.env)) {
+    const near = AGENT_PRESETS.map((p) => p.name).filter((name) => editDistance(name, program) <= 2);
+    throw new InputError(
+      `${agent!.source}: "${program}" is not an agent preset, and no program of that name is on PATH${near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : ''} ("launchpad agents" lists the presets and which are installed)`,
+      { field: agent!.source },
+    );
+  }
 }
+
+/** Words /bin/sh runs itself (keywords and builtins), which PATH need not hold. */
+const SHELL_WORDS = new Set(
+  'for while until if case exec cd export set eval source . command builtin env time ulimit umask trap wait read unset alias type hash readonly'.split(
+    ' ',
+  ),
+);
 
 /**
  * The agent VS Code chose for a run it starts (its launchpad.agent.* settings or the agent picked

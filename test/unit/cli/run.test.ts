@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
+import { git } from '../helpers/gitRepo';
 import { agent, makeHarness, readLog, readTasks, runHarness, taskById } from '../helpers/harness';
 import { cli } from './util';
 
@@ -131,6 +132,12 @@ describe('launchpad run: the person at the keyboard', function () {
     );
     assert.equal(readLog(root).length, before);
     assert.equal(taskById(root, 'task-001').attempts, 0);
+
+    // A mistyped program: refused before the lock, the session or a worktree, with the preset it resembles.
+    const typo = cli(['run', '--agent', 'claud --verbose'], { cwd: root }, 2);
+    assert.match(typo.stderr, /--agent: "claud" is not an agent preset, and no program of that name is on PATH; did you mean "claude"\?/);
+    assert.equal(readLog(root).length, before);
+    assert.equal(git(root, 'branch', '--list', 'harness-*'), '');
 
     const none = cli(['run'], { cwd: root }, 2);
     assert.match(

@@ -162,7 +162,8 @@ describe("controller: the machine's failures are not charged to the tasks (ENV_S
 
   it('an agent command that does not exist (`cladue`): found before any agent runs; no task charged, siblings included', async () => {
     const root = harness({ tasks: [{ id: 'task-001' }, { id: 'task-002' }, { id: 'task-003' }] });
-    const r = await run(root, 'cladue -p "$(cat "$LAUNCHPAD_PROMPT_FILE")"');
+    // Quoted, so only the shell finds out: a plain `cladue` is refused before the run starts (cli/run.test.ts).
+    const r = await run(root, '"cladue" -p "$(cat "$LAUNCHPAD_PROMPT_FILE")"');
     assertEnvStop(root, r, /agent command `cladue` not found on PATH/, /install `cladue` or fix the agent command/);
     for (const id of ['task-001', 'task-002', 'task-003']) {
       const t = taskById(root, id);

@@ -26,6 +26,8 @@ export interface TaskSummary {
   /** `launchpad retry` accepts it (every failed task); `state` says whether a run retries it by itself. */
   retryable: boolean;
   agent_id: string | null;
+  /** Until when a concurrent worker holds it (null outside concurrent runs). */
+  lease_expires_at: string | null;
   worktree_branch: string | null;
   last_error: string | null;
   blocked_reason: string | null;
@@ -89,6 +91,7 @@ export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonl
     depends_on: t.depends_on,
     retryable: canRetry(t),
     agent_id: t.agent_id ?? null,
+    lease_expires_at: t.lease_expires_at ?? null,
     worktree_branch: t.worktree_branch ?? null,
     last_error: t.error_log.at(-1) ?? null,
     blocked_reason: blockedReasons.get(t.id) ?? null,

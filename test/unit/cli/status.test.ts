@@ -121,7 +121,7 @@ describe('launchpad status', () => {
     const expected = [
       '[completed] done: title of done (1/3)',
       '[pending] ready: title of ready (0/3) - ready',
-      '[in_progress] running: title of running (1/3) [agent=agent_abc123] - running',
+      '[in_progress] running: title of running (1/3) [agent=agent_abc123] - interrupted: the next run resumes it',
       '[pending] waiting: title of waiting (0/3) - waiting on dependencies',
       '[failed] retryable: title of retryable (1/3) - will be retried: [TEST_FAIL] expected 429 got 200',
       '[failed] exhausted: title of exhausted (3/3) - attempts exhausted: [AGENT_FAIL] gave up',
@@ -207,6 +207,31 @@ describe('launchpad status', () => {
     writeFileSync(join(lockDir, 'holder.json'), JSON.stringify({ ...liveHolder(), identity: 'reused' }));
     assert.equal(statusJson(dir).active_session, null);
     assert.doesNotMatch(cli(['status'], { cwd: dir }).stdout, /Active run/);
+  });
+
+  it('a task in progress is running while a run holds the lock or a worker its lease, else interrupted', () => {
+    const dir = stateRoot({
+      version: 3,
+      tasks: [
+        rawTask('leased', { status: 'in_progress', attempts: 1, claimed_by: 'w1', lease_expires_at: '2999-01-01T00:00:00Z' }),
+        rawTask('lapsed', { status: 'in_progress', attempts: 1, claimed_by: 'w2', lease_expires_at: '2000-01-01T00:00:00Z' }),
+        rawTask('left', { status: 'in_progress', attempts: 1 }),
+      ],
+    });
+    const hints = () =>
+      cli(['status'], { cwd: dir })
+        .stdout.split('\n')
+        .filter((l) => l.startsWith('[in_progress]'));
+    assert.deepEqual(hints(), [
+      '[in_progress] leased: title of leased (1/3) - running',
+      '[in_progress] lapsed: title of lapsed (1/3) - interrupted: the next run resumes it',
+      '[in_progress] left: title of left (1/3) - interrupted: the next run resumes it',
+    ]);
+    holdLock(dir, liveHolder('launchpad run'), 'session.lock');
+    assert.deepEqual(
+      hints().map((l) => l.replace(/^.* - /, '')),
+      ['running', 'running', 'running'],
+    );
   });
 
   it('from a subdirectory, with --dir and with HARNESS_STATE_ROOT', () => {

@@ -1,4 +1,7 @@
+import type { Task } from '../../core/taskFile/schema';
+import { blockedByOf, isPermanentlyFailed, rootBlocker } from '../../core/tasks/dag';
 import { retryTasksLogged } from '../../core/tasks/edits';
+import { positions, taskById } from '../../core/tasks/taskIndex';
 import { canRetry } from '../../core/tasks/transitions';
 import type { Command } from '../command';
 import { EXIT, UsageError } from '../exit';
@@ -35,7 +38,12 @@ export const retryCommand: Command = {
         return EXIT.OK;
       }
     }
+    const stillBlocked = blockedByStayingFailure(store.load().file.tasks, ids);
     const { reset, unblockedBy } = await retryTasksLogged(store, ids);
+    for (const [id, root] of stillBlocked)
+      ctx.io.err(
+        `note: ${id} is blocked by failed ${root}, which stays failed: the next run blocks ${id} again; retry ${root} to unblock it\n`,
+      );
     if (json) {
       // unblocked_by: the retried task that freed it; null for a task retried itself.
       const rows = reset.map((t) => ({
@@ -55,3 +63,18 @@ export const retryCommand: Command = {
     return EXIT.OK;
   },
 };
+
+/** The ids among `ids` blocked by a failure that this retry leaves failed, each with the task to retry instead. */
+function blockedByStayingFailure(tasks: readonly Task[], ids: readonly string[]): Map<string, string> {
+  const pos = positions(tasks);
+  const found = new Map<string, string>();
+  for (const id of ids) {
+    const task = taskById(tasks, pos, id);
+    const first = task && blockedByOf(task);
+    if (first === undefined) continue;
+    const root = rootBlocker(tasks, pos, first);
+    const rootTask = taskById(tasks, pos, root);
+    if (rootTask && isPermanentlyFailed(rootTask) && !ids.includes(root)) found.set(id, root);
+  }
+  return found;
+}

@@ -6,8 +6,9 @@ import { existsSync } from 'node:fs';
 import type { RunOutcome } from '../../core/controller/types';
 import type { StatePaths } from '../../core/statePaths';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
-import { analyzeTasks, blockedByOf, isPermanentlyFailed } from '../../core/tasks/dag';
+import { analyzeTasks, blockedByOf, isPermanentlyFailed, rootBlocker } from '../../core/tasks/dag';
 import { parseErrorEntry } from '../../core/tasks/errorEntry';
+import { positions } from '../../core/tasks/taskIndex';
 import type { Colours } from './colour';
 import { duration } from './runningTable';
 
@@ -57,6 +58,7 @@ export interface SummaryContext {
 
 export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryContext): RunSummary {
   const { states, blockedReasons } = analyzeTasks(file.tasks);
+  const pos = positions(file.tasks);
   const summary: RunSummary = { completed: 0, failed: [], blocked: [], pending: 0, in_progress: 0, next: [] };
   const missingValidation: Task[] = [];
   for (const t of file.tasks) {
@@ -64,7 +66,8 @@ export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryCo
     if (state === 'completed') summary.completed++;
     else if (state === 'running') summary.in_progress++;
     else if (state === 'blocked') {
-      const by = blockedByOf(t) ?? blockedByFailed(blockedReasons.get(t.id));
+      const first = blockedByOf(t) ?? blockedByFailed(blockedReasons.get(t.id));
+      const by = first === undefined ? undefined : rootBlocker(file.tasks, pos, first);
       summary.blocked.push({
         id: t.id,
         title: t.title,

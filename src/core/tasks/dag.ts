@@ -183,6 +183,21 @@ export function blockedByOf(task: Task): string | undefined {
 }
 
 /**
+ * The task a retry must name to unblock `id`'s chain: from `id`, each task failed as `Blocked by
+ * failed <next>` leads to the next, up to one that failed on its own. `pos` is positions(tasks).
+ */
+export function rootBlocker(tasks: readonly Task[], pos: ReadonlyMap<string, number>, id: string): string {
+  const seen = new Set([id]);
+  for (let at = id; ;) {
+    const task = taskById(tasks, pos, at);
+    const next = task && blockedByOf(task);
+    if (next === undefined || seen.has(next)) return at;
+    seen.add(next);
+    at = next;
+  }
+}
+
+/**
  * Every task blocked because of `id`, directly or through another blocked task, in
  * breadth-first order from it: what a retry of `id` unblocks. Linear in tasks.
  */

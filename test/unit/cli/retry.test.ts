@@ -85,8 +85,14 @@ describe('launchpad retry', () => {
     assert.equal(taskById(dir, 'retryable').status, 'pending');
   });
 
-  it('retries a task failed for a dependency reason', () => {
+  it('retries a task failed for a dependency reason, naming the failure that will block it again', () => {
     const dir = afterARun();
+    const r = cli(['retry', 'grandchild'], { cwd: dir });
+    assert.equal(
+      r.stderr,
+      'note: grandchild is blocked by failed flaky, which stays failed: the next run blocks grandchild again; retry flaky to unblock it\n',
+    );
+    assert.equal(cli(['retry', 'child', 'flaky'], { cwd: afterARun() }).stderr, '', 'flaky retried with it: nothing to say');
     cli(['retry', 'child'], { cwd: dir });
     assert.equal(taskById(dir, 'child').status, 'pending');
     assert.equal(taskById(dir, 'grandchild').status, 'pending');

@@ -34,12 +34,13 @@ describe('launchpad run: the person at the keyboard', function () {
         { id: 'task-001' },
         { id: 'task-002', validate: 'npm run lint', maxAttempts: 1 },
         { id: 'task-003', dependsOn: ['task-002'] },
+        { id: 'task-004', dependsOn: ['task-003'] },
       ],
     });
     const r = runHarness(root, writesDone);
     assert.equal(r.code, 1, show(r));
     const summary = r.stdout.slice(r.stdout.indexOf('\nSummary: '));
-    assert.match(summary, /^\nSummary: 1\/3 completed, 1 failed, 1 blocked, 0 pending {2}\(session 1, \d+:\d\d\)\n/);
+    assert.match(summary, /^\nSummary: 1\/4 completed, 1 failed, 2 blocked, 0 pending {2}\(session 1, \d+:\d\d\)\n/);
     assert.match(
       summary,
       /\n {2}failed {3}task-002 {2}Task task-002 {2}\(attempts 1\/1\)\n {11}\[TEST_FAIL\] npm run lint exited with 1: npm (error|ERR!) Missing script: "lint"\n/,
@@ -48,6 +49,8 @@ describe('launchpad run: the person at the keyboard', function () {
     assert.equal(output, join(root, '.launchpad/runs/task-002/attempt-1/validation.log'));
     assert.ok(existsSync(output));
     assert.match(summary, /\n {2}blocked {2}task-003 {2}Task task-003 {2}\(Blocked by failed task-002; retrying task-002 unblocks it\)\n/);
+    // Down a chain, the retry named is the task that failed on its own.
+    assert.match(summary, /\n {2}blocked {2}task-004 {2}Task task-004 {2}\(Blocked by failed task-003; retrying task-002 unblocks it\)\n/);
     assert.match(summary, /\nstopped: nothing left that can run/);
 
     const retry = /\n {11}retry: {2}(.*)\n/.exec(summary)![1]!;

@@ -44,7 +44,10 @@ function heldMessage(lockDir: string, holder: LockHolder | undefined, kind: Lock
   }
   if (!holder) return `another session is starting (lock ${lockDir} has no holder record yet)`;
   const held = `another session is active: ${holder.command} (pid=${holder.pid} on ${holder.host}, since ${holder.acquired_at}); lock ${lockDir}`;
-  if (holder.host === hostname()) return held;
+  if (holder.host === hostname())
+    return basename(lockDir) === 'session.lock'
+      ? `${held}; wait for it to end, see where it is with "launchpad status", or stop it with "launchpad stop"`
+      : held;
   // Whether a process on another machine still runs cannot be told from here, so the lock is
   // never taken over automatically; a person who knows can free it.
   return `${held}; a process on another host cannot be checked from here: if no launchpad runs on ${holder.host}, remove ${lockDir}`;

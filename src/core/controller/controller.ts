@@ -121,8 +121,14 @@ export class Controller {
     const logger = this.opts.logger ?? silentLogger;
     const git = new Git(paths.root);
     const toplevel = await git.toplevel();
-    if (!toplevel) throw new RunConfigError(`${paths.root} is not inside a git repository: launchpad merges each task's work with git`);
-    if (!(await git.head())) throw new RunConfigError('the repository has no commits yet: commit once so worktrees have a base');
+    if (!toplevel)
+      throw new RunConfigError(
+        `${paths.root} is not inside a git repository: launchpad merges each task's work with git; to make one: git init && git add -A && git commit -m "initial commit"`,
+      );
+    if (!(await git.head()))
+      throw new RunConfigError(
+        'the repository has no commits yet: commit once so worktrees have a base: git add -A && git commit -m "initial commit"',
+      );
     const baseBranch = await git.currentBranch();
     if (!baseBranch) throw new RunConfigError('HEAD is detached: check out the branch the tasks should be merged into');
     if ((await git.run(['var', 'GIT_COMMITTER_IDENT'], { allowFail: true })).code !== 0) {

@@ -60,6 +60,7 @@ describe('controller: one controller per state root', function () {
     const second = await run(root, agentCmd('writes-done.sh'));
     assert.equal(second.code, 3, show(second, root));
     assert.match(second.stderr, new RegExp(`another session is active: launchpad run \\(pid=${first.child.pid} on ${hostname()}, since `));
+    assert.match(second.stderr, /; wait for it to end, see where it is with "launchpad status", or stop it with "launchpad stop"/);
     assert.equal(read(join(root, 'harness-progress.txt')), log, 'the refused run wrote to the log');
     g.open('task-001');
     assert.equal((await first.done).code, 0);

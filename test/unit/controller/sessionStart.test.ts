@@ -218,7 +218,7 @@ describe('controller: session start', function () {
     writeFileSync(join(plain, 'harness-tasks.json'), JSON.stringify({ version: 3, tasks: [] }));
     const r1 = await run(plain, agentCmd('writes-done.sh'));
     assert.equal(r1.code, 2, show(r1));
-    assert.match(r1.stderr, /not inside a git repository/);
+    assert.match(r1.stderr, /not inside a git repository: .*; to make one: git init && git add -A && git commit -m "initial commit"/);
 
     const detached = harness({ tasks: [{ id: 'task-001' }] });
     git(detached, 'checkout', '-q', '--detach');
@@ -232,7 +232,7 @@ describe('controller: session start', function () {
     writeFileSync(join(empty, 'harness-tasks.json'), JSON.stringify({ version: 3, tasks: [] }));
     const r3 = await run(empty, agentCmd('writes-done.sh'));
     assert.equal(r3.code, 2, show(r3));
-    assert.match(r3.stderr, /no commits yet/);
+    assert.match(r3.stderr, /no commits yet: .*: git add -A && git commit -m "initial commit"/);
   });
 
   it('worktrees go to --worktree-dir, else $LAUNCHPAD_WORKTREE_DIR, else session_config.worktree_dir (relative to the state root)', async () => {

@@ -371,6 +371,7 @@ export class Controller {
   private async loop(s: Session, merges: MergeQueue, resumptions: Resumption[] = [], adopted: RunningAttempt[] = []): Promise<StopReason> {
     const running = new Map<string, { task: Task; end: Promise<TaskEnd> }>();
     const reportedMissing = new Set<string>();
+    const reportedHeld = new Set<string>();
     const durations = TaskDurations.fromHistory(s.paths, s.store.load().file.tasks);
     let dispatched = 0;
     const inbox = new LoopInbox();
@@ -430,6 +431,12 @@ export class Controller {
       for (const f of pool.failures) {
         s.log({ type: 'ERROR', taskId: f.taskId, category: 'DEPENDENCY', message: f.reason });
         this.taskEvents.fire({ taskId: f.taskId, kind: 'failed' });
+      }
+      // Parallelism lost to shared files is said once per task and reason: the person can narrow files_hint.
+      for (const h of pool.heldBack) {
+        if (reportedHeld.has(`${h.id} ${h.reason}`)) continue;
+        reportedHeld.add(`${h.id} ${h.reason}`);
+        s.log({ type: 'WARN', taskId: h.id, message: `waits although a slot is free: ${h.reason}` });
       }
       for (const t of pool.missing) {
         if (reportedMissing.has(t.id)) continue;

@@ -5,7 +5,7 @@
 // records its result (Session.afterResult), so a task costs one write of the task file, not
 // two, and the loop dispatches what that pass claimed.
 import type { Task, TaskFile } from '../taskFile/schema';
-import { type DependencyFailure, type RetryClock, scanPool, selectBatch } from '../tasks/dag';
+import { type DependencyFailure, heldBack, type RetryClock, scanPool, selectBatch } from '../tasks/dag';
 import { markDependencyFailures } from '../tasks/transitions';
 import { failOverCost } from './budget';
 import type { Session } from './session';
@@ -34,6 +34,8 @@ export interface PoolPass {
   allCompleted: boolean;
   /** Concurrent mode: tasks other workers hold. */
   elsewhere: number;
+  /** Eligible tasks that wait although slots are free, and why (shared files, a task that runs alone). */
+  heldBack: Array<{ id: string; reason: string }>;
   /** A batch was found but no agent is configured. */
   noAgent: boolean;
   /** The tasks to dispatch, each as it was before its claim when claimed here. */
@@ -54,7 +56,13 @@ export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass
   // Concurrent mode: tasks other workers hold (they constrain the batch, take none of its slots).
   const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
   const maxParallel = s.inPlace ? 1 : s.config.maxParallel;
-  let batch = input.budget > 0 && !input.hold ? selectBatch(eligible, input.running, maxParallel, elsewhere).slice(0, input.budget) : [];
+  const selected = input.budget > 0 && !input.hold ? selectBatch(eligible, input.running, maxParallel, elsewhere) : [];
+  let batch = selected.slice(0, input.budget);
+  // Only where the rules, not the session's task budget, left slots free.
+  const held =
+    input.budget > 0 && !input.hold && selected.length <= input.budget
+      ? heldBack(eligible, input.running, maxParallel, batch, elsewhere)
+      : [];
   const noAgent = batch.length > 0 && !s.config.agentCommand;
   if (noAgent) batch = [];
   const claims = s.inPlace ? [] : batch.map((task) => claimTask(s, file, task.id));
@@ -67,6 +75,7 @@ export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass
     missing: scan.missing,
     allCompleted: file.tasks.every((t) => t.status === 'completed'),
     elsewhere: elsewhere.length,
+    heldBack: noAgent ? [] : held,
     noAgent,
     batch: claims.length ? claims.map((c) => c.before) : batch,
     claims,

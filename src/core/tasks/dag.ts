@@ -582,6 +582,51 @@ export function selectBatch(
   return batch;
 }
 
+/**
+ * Why eligible tasks left out of `batch` wait although slots are free: a files_hint shared with a
+ * task running or starting, or a task that runs alone. Empty when no slot is left (then they
+ * wait for a slot, which needs no explaining).
+ */
+export function heldBack(
+  eligible: readonly Task[],
+  running: readonly Task[],
+  maxParallel: number,
+  batch: readonly Task[],
+  elsewhere: readonly Task[] = [],
+): Array<{ id: string; reason: string }> {
+  if (running.length + batch.length >= maxParallel) return [];
+  const busy = [...running, ...elsewhere, ...batch];
+  const out: Array<{ id: string; reason: string }> = [];
+  const alone = "runs alone (no files_hint, or a merge conflict's retry)";
+  let soloFirst: Task | undefined;
+  for (const task of eligible) {
+    if (batch.includes(task)) continue;
+    const solo = busy.find(runsSolo);
+    if (solo) {
+      out.push({ id: task.id, reason: `${solo.id} ${alone}` });
+      continue;
+    }
+    if (soloFirst) {
+      out.push({ id: task.id, reason: `${soloFirst.id} ${alone} and starts first` });
+      continue;
+    }
+    if (runsSolo(task)) {
+      if (!busy.length) continue;
+      out.push({ id: task.id, reason: `it ${alone}: it starts once the tasks running end` });
+      if (!batch.length) soloFirst = task;
+      continue;
+    }
+    for (const other of busy) {
+      const shared = sharedHint(task.files_hint, other.files_hint);
+      if (shared !== undefined) {
+        out.push({ id: task.id, reason: `shares ${shared} with ${other.id}` });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 function dependsEitherWay(a: Task, b: Task): boolean {
   return a.depends_on.includes(b.id) || b.depends_on.includes(a.id);
 }
@@ -591,9 +636,16 @@ function dependsEitherWay(a: Task, b: Task): boolean {
  * `src/authz/`. A glob counts as the directory before its first wildcard.
  */
 export function hintsOverlap(a: readonly string[], b: readonly string[]): boolean {
-  const na = a.map(normalizeHint);
+  return sharedHint(a, b) !== undefined;
+}
+
+/** The first hint of `a` that overlaps one of `b`, as written; undefined when none does. */
+function sharedHint(a: readonly string[], b: readonly string[]): string | undefined {
   const nb = b.map(normalizeHint);
-  return na.some((x) => nb.some((y) => x === '' || y === '' || x === y || y.startsWith(x + '/') || x.startsWith(y + '/')));
+  return a.find((hint) => {
+    const x = normalizeHint(hint);
+    return nb.some((y) => x === '' || y === '' || x === y || y.startsWith(x + '/') || x.startsWith(y + '/'));
+  });
 }
 
 export function normalizeHint(hint: string): string {

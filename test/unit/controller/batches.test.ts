@@ -242,6 +242,13 @@ describe('controller: batches and dispatch', function () {
     assert.deepEqual(b[0], ['task-001', 'task-003']);
     assert.ok(!b.some((x) => x.includes('task-001') && x.includes('task-002')));
     assert.ok(at(root, 'Completed', 'task-001') < at(root, 'DISPATCH', 'task-002'), 'task-002 started while task-001 ran');
+    // Said once, with the file: a slot was free, and a narrower files_hint would use it.
+    assert.deepEqual(
+      linesOf(root, 'WARN')
+        .filter((l) => l.message.startsWith('waits'))
+        .map((l) => [l.task, l.message]),
+      [['task-002', 'waits although a slot is free: shares src/auth/oauth/ with task-001']],
+    );
   });
 
   it('an empty files_hint runs solo: alone in its batch, with nothing running beside it', async () => {

@@ -15,6 +15,7 @@ const pool = (batch: string[], retryAt?: number): PoolPass => ({
   missing: [],
   allCompleted: false,
   elsewhere: 0,
+  heldBack: [],
   noAgent: false,
   batch: batch.map(task),
   claims: [],

@@ -8,6 +8,7 @@ import {
   entryCategory,
   findDependencyFailures,
   hasValidationCommand,
+  heldBack,
   hintsOverlap,
   isDependencyFailure,
   isPermanentlyFailed,
@@ -429,6 +430,41 @@ describe('core/dag', () => {
       assert.deepEqual(ids(eligibleTasks(tasks, clock('base1', 10), { durations })), ['a', 'b']);
       assert.deepEqual(ids(eligibleTasks(tasks, clock('base2', 10), { durations })), ['a', 'b', 'r'], 'the base moved');
       assert.deepEqual(ids(eligibleTasks(tasks, clock('base1', 10))), ['b', 'a'], 'no durations: the longer chain of tasks');
+    });
+  });
+
+  describe('heldBack: why a ready task waits while a slot is free', () => {
+    const pick = (eligible: Task[], running: Task[], max: number) => {
+      const batch = selectBatch(eligible, running, max);
+      return { batch: batch.map((t) => t.id), held: heldBack(eligible, running, max, batch) };
+    };
+
+    it('names the file a task shares with one running or starting, and nothing when no slot is left', () => {
+      const a = task('task-001', { files_hint: ['calc.py'] });
+      const b = task('task-002', { files_hint: ['calc.py', 'tests/'] });
+      const c = task('task-003', { files_hint: ['docs/'] });
+      assert.deepEqual(pick([a, b, c], [], 3), {
+        batch: ['task-001', 'task-003'],
+        held: [{ id: 'task-002', reason: 'shares calc.py with task-001' }],
+      });
+      assert.deepEqual(pick([b, c], [a], 3).held, [{ id: 'task-002', reason: 'shares calc.py with task-001' }]);
+      assert.deepEqual(pick([a, b], [], 1).held, [], 'one slot, taken: waiting for a slot needs no reason');
+    });
+
+    it('a task that runs alone: it waits for the running ones, and those behind it wait for it', () => {
+      const running = task('task-001');
+      const solo = task('task-002', { files_hint: [] });
+      const next = task('task-003');
+      assert.deepEqual(pick([solo, next], [running], 3), {
+        batch: [],
+        held: [
+          { id: 'task-002', reason: "it runs alone (no files_hint, or a merge conflict's retry): it starts once the tasks running end" },
+          { id: 'task-003', reason: "task-002 runs alone (no files_hint, or a merge conflict's retry) and starts first" },
+        ],
+      });
+      assert.deepEqual(pick([next], [solo], 3).held, [
+        { id: 'task-003', reason: "task-002 runs alone (no files_hint, or a merge conflict's retry)" },
+      ]);
     });
   });
 

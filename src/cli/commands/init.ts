@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { Git } from '../../core/git/git';
 import { GITIGNORE_ENTRIES, initStateFiles } from '../../core/init';
-import type { Command } from '../command';
+import { type Command, shellQuote } from '../command';
 import { EXIT, UsageError } from '../exit';
 import { commandIn } from '../invocation';
 import { stateRootForInit } from '../stateRoot';
@@ -26,10 +29,12 @@ export const initCommand: Command = {
     const paths = stateRootForInit(ctx);
     const json = values.json === true;
     let gitignore = values.gitignore === true;
-    if (!gitignore && !values['no-gitignore'] && !json && io.interactive && io.ask) {
+    const undecided = !gitignore && !values['no-gitignore'];
+    if (undecided && !json && io.interactive && io.ask) {
       const answer = await io.ask('Add the Launchpad state files to .gitignore? [y/N] ');
       gitignore = /^y(es)?$/i.test(answer.trim());
     }
+    const notAsked = undecided && !gitignore && !(io.interactive && io.ask) && !json;
     const result = await initStateFiles(paths, { gitignore, initScript: values['init-script'] === true });
     // The template is ours: approved as written; an edit of it is asked about.
     if (result.created.includes('harness-init.sh')) approveTypedIn(ctx, paths, (c) => c.file === 'harness-init.sh');
@@ -40,6 +45,9 @@ export const initCommand: Command = {
       for (const f of result.created) io.out(`  created  ${f}\n`);
       for (const f of result.existing) io.out(`  kept     ${f} (already there)\n`);
       if (result.ignored.length) io.out(`  .gitignore: added ${result.ignored.join(', ')}\n`);
+      // Without a terminal the question is not asked: say what was left, and how to have it.
+      if (notAsked && result.created.length)
+        io.out('  .gitignore: not changed (no terminal to ask); --gitignore adds the state files, --no-gitignore says no\n');
     }
     const git = new Git(paths.root);
     if (!(await git.toplevel())) {
@@ -51,7 +59,21 @@ export const initCommand: Command = {
     }
     const launchpad = commandIn(io, paths.root);
     if (result.created.includes('harness-tasks.json') && !json)
-      io.out(`Next: ${launchpad} add "Title" --validate "npm test" --files src/x/\n`);
+      io.out(`Next: ${launchpad} add "Title" --validate ${shellQuote(testCommandOf(paths.root))} --files src/x/\n`);
     return EXIT.OK;
   },
 };
+
+/** The test command the project's own files suggest, for the first task's example. */
+function testCommandOf(root: string): string {
+  const has = (f: string) => existsSync(join(root, f));
+  if (has('package.json')) return 'npm test';
+  if (has('pyproject.toml') || has('setup.py') || has('setup.cfg') || has('requirements.txt')) return 'python3 -m pytest';
+  if (has('Cargo.toml')) return 'cargo test';
+  if (has('go.mod')) return 'go test ./...';
+  if (has('pom.xml')) return 'mvn test';
+  if (has('build.gradle') || has('build.gradle.kts')) return './gradlew test';
+  if (has('Gemfile')) return 'bundle exec rake test';
+  if (has('Makefile')) return 'make test';
+  return 'YOUR-TEST-COMMAND';
+}

@@ -100,6 +100,19 @@ describe('launchpad init', () => {
     assert.ok(statSync(script).mode & 0o100, 'not executable');
   });
 
+  it('says what it did not ask without a terminal, and suggests the test command of the project it finds', () => {
+    const python = makeRepo({ 'pyproject.toml': '[project]\nname = "calc"\n' });
+    const r = cli(['init'], { cwd: python });
+    assert.match(
+      r.stdout,
+      /\n {2}\.gitignore: not changed \(no terminal to ask\); --gitignore adds the state files, --no-gitignore says no\n/,
+    );
+    assert.match(r.stdout, /\nNext: .* add "Title" --validate 'python3 -m pytest' --files src\/x\/\n$/);
+    assert.doesNotMatch(cli(['init', '--no-gitignore'], { cwd: makeRepo() }).stdout, /not changed/, 'said no: nothing to tell');
+    assert.match(cli(['init'], { cwd: makeRepo({ 'package.json': '{}\n' }) }).stdout, /--validate 'npm test'/);
+    assert.match(cli(['init'], { cwd: makeRepo({ 'go.mod': 'module x\n' }) }).stdout, /--validate 'go test \.\/\.\.\.'/);
+  });
+
   it('--gitignore appends the state entries once, after existing content without a final newline', () => {
     const repo = makeRepo({ '.gitignore': 'node_modules/\n*.log' });
     const r = cli(['init', '--gitignore'], { cwd: repo });

@@ -42,7 +42,7 @@ export const SPEC_RUN_OPTIONS: Record<string, OptionSpec> = {
   spec: {
     type: 'string',
     value: 'NAME',
-    help: "first import the subtasks of .agent-os/tasks/NAME/tasks.md as tasks (see the README's spec tasks)",
+    help: 'first import the subtasks of .agent-os/tasks/NAME/tasks.md as tasks (see docs/journal.md)',
   },
   task: {
     type: 'string',

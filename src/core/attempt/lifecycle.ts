@@ -151,7 +151,7 @@ export type RecoveryAction =
   | 'resume';
 
 export interface RecoveryRow {
-  /** The condition, in words (ARCHITECTURE.md and the README show the table). */
+  /** The condition, in words (ARCHITECTURE.md and docs/lifecycle.md show the table). */
   when: string;
   applies: (f: AttemptFacts) => boolean;
   action: RecoveryAction;

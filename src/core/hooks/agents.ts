@@ -8,7 +8,7 @@
 //                AfterAgent: {"decision":"deny","reason"} retries the turn with the reason as prompt)
 //   Cursor       https://cursor.com/docs/agent/hooks (sessionStart: additional_context;
 //                stop: {"followup_message"} is sent as the next user message)
-// GitHub Copilot and OpenCode are left out on purpose; README "Agent hooks" says why.
+// GitHub Copilot and OpenCode are left out on purpose; docs/agents.md ("Agent hooks") says why.
 
 export const HOOK_AGENTS = ['claude', 'codex', 'gemini', 'cursor'] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];

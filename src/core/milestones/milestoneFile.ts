@@ -1,5 +1,5 @@
 // milestones/M<N>-<slug>.md: one milestone of a long run, written by a person (or by
-// `launchpad milestones correct add`). The format is described in README.md ("Milestones").
+// `launchpad milestones correct add`). The format is described in docs/milestones.md.
 import * as z from 'zod/mini';
 
 import { type FieldValue, LongRunFormatError, readDocument, readList, readText, type Section, unquote } from './markdown';

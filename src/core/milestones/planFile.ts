@@ -1,7 +1,7 @@
 // A milestone's plan (docs/engineering-discipline/plans/YYYY-MM-DD-<name>.md), written by the
 // planner agent: free text for people and, under "## Tasks", the tasks Launchpad runs, each a
 // checkbox line with indented fields. Ticking a box is the only edit Launchpad makes to a plan.
-// The format is described in README.md ("Milestones").
+// The format is described in docs/milestones.md.
 import * as z from 'zod/mini';
 
 import { LongRunFormatError, readDocument, unquote } from './markdown';

@@ -10,7 +10,20 @@ import { tempDir } from '../helpers/tmp';
 import { cli } from './util';
 
 /** The README and the documents it sends people to. */
-const DOCS = ['README.md', 'docs/journal.md', 'docs/milestones.md', 'docs/scale-out.md'].map((f) => resolve(__dirname, '../../../..', f));
+const DOCS = [
+  'README.md',
+  'docs/cli.md',
+  'docs/agents.md',
+  'docs/worktrees.md',
+  'docs/ways-to-run.md',
+  'docs/extension.md',
+  'docs/decisions.md',
+  'docs/journal.md',
+  'docs/milestones.md',
+  'docs/scale-out.md',
+  'docs/trust.md',
+  'docs/events.md',
+].map((f) => resolve(__dirname, '../../../..', f));
 const COMMANDS = ['init', 'add', 'edit', 'remove', 'run', 'agents', 'status', 'pool', 'retry', 'config', 'log', 'demo'];
 
 /** `launchpad …` lines of every command's help (the usage line aside). */

@@ -23,6 +23,7 @@ import { stateRootForInit } from '../stateRoot';
 import { approveRunCommands, explicitApproval, TRUST_OPTION } from '../trust';
 import { formatSummary, type RunSummary, summarizeRun } from '../ui/runSummary';
 import { RunView } from '../ui/runView';
+import { warnUnknownFields } from '../unknownFieldWarnings';
 
 export const runCommand: Command = {
   name: 'run',
@@ -131,6 +132,7 @@ export const runCommand: Command = {
       env: io.env,
     };
     checkAgentBeforeRun(settings, paths);
+    warnUnknownFields(io, paths);
     const quiet = json || events;
     const spec = await prepareSpecRun(ctx, paths, quiet);
     if (!approved) await approveRunCommands(io, paths, settings, io.interactive && !quiet);

@@ -6,6 +6,7 @@ import { EXIT } from '../exit';
 import { existingStateRoot } from '../stateRoot';
 import { type Colours, colours } from '../ui/colour';
 import { paintLogLine } from '../ui/logLineView';
+import { warnUnknownFields } from '../unknownFieldWarnings';
 
 export const statusCommand: Command = {
   name: 'status',
@@ -31,6 +32,7 @@ export const statusCommand: Command = {
       }
       throw err;
     }
+    if (!ctx.values.json) warnUnknownFields(ctx.io, store.paths);
     ctx.io.out(ctx.values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatus(report, ctx.colour));
     return EXIT.OK;
   },

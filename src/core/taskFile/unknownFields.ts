@@ -1,0 +1,48 @@
+// Fields of harness-tasks.json that Launchpad does not read. They are kept on every write (other
+// tools may own them), but a mistyped key ("depend_on") would silently change what runs: the
+// CLI warns about each, with the known field it most resembles.
+import { editDistance } from '../editDistance';
+import { SPEC_TASK_FIELD } from '../specTasks/specImport';
+import { locateJsonPath } from './jsonSyntax';
+import { formatPath } from './parse';
+import { sessionConfigSchema, type TaskFile, taskFileSchema, taskSchema } from './schema';
+
+export interface UnknownField {
+  /** Where it is: `tasks[2].depend_on`. */
+  field: string;
+  line: number | undefined;
+  /** The known field of that object it most resembles, if one is close. */
+  suggestion: string | undefined;
+}
+
+export function unknownFields(file: TaskFile, text: string): UnknownField[] {
+  const out: UnknownField[] = [];
+  const check = (object: object, known: readonly string[], at: Array<string | number>) => {
+    for (const key of Object.keys(object)) {
+      if (known.includes(key)) continue;
+      const path = [...at, key];
+      out.push({ field: formatPath(path), line: locateJsonPath(text, path)?.line, suggestion: closest(key, known) });
+    }
+  };
+  check(file, Object.keys(taskFileSchema.shape), []);
+  check(file.session_config, Object.keys(sessionConfigSchema.shape), ['session_config']);
+  // A spec import's link from a task to its tasks.md entry is Launchpad's own, outside the schema.
+  const taskKeys = [...Object.keys(taskSchema.shape), SPEC_TASK_FIELD];
+  file.tasks.forEach((task, i) => check(task, taskKeys, ['tasks', i]));
+  return out;
+}
+
+/** `file:line: field is not …`: one warning line for each. */
+export function describeUnknownField(fileName: string, u: UnknownField): string {
+  const hint = u.suggestion ? ` (did you mean ${u.suggestion}?)` : '';
+  return `${fileName}:${u.line !== undefined ? `${u.line}:` : ''} ${u.field} is not a field Launchpad reads${hint}; it is kept as it is`;
+}
+
+function closest(key: string, known: readonly string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of known) {
+    const d = editDistance(key.toLowerCase(), name);
+    if (d <= Math.max(1, Math.min(3, Math.floor(name.length / 3))) && (!best || d < best.d)) best = { name, d };
+  }
+  return best?.name;
+}

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
+
 import { AGENT_PRESETS, PRESET_NAMES } from '../../core/agents/presets';
 import { findOnPath } from '../../core/agents/probe';
 import { Controller } from '../../core/controller/controller';
@@ -7,6 +10,7 @@ import type { RunOutcome } from '../../core/controller/types';
 import { editDistance } from '../../core/editDistance';
 import { InputError } from '../../core/inputError';
 import { attachJournal } from '../../core/journal/attach';
+import { AGENT_OS_DIR, JournalPaths } from '../../core/journal/journalPaths';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
 import { exhaustedTask, type RunNotice, runNotifyCommand } from '../../core/runNotices';
 import type { StatePaths } from '../../core/statePaths';
@@ -162,6 +166,7 @@ export const runCommand: Command = {
 
     // The journal (.agent-os/progress/) and the spec's files follow the run from its events.
     const journal = attachJournal(controller, paths, { logger: stderrLogger(errIo), spec });
+    const newFiles = filesAppearing(paths);
     const notices = notifier(values.notify as string | undefined, paths, io);
     controller.onDidChangeTask((e) => e.kind === 'failed' && notices.taskFailed(e.taskId));
     const started = Date.now();
@@ -215,6 +220,7 @@ export const runCommand: Command = {
           ? formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n')
           : [`\n${outcome.message}`, ...notes].join('\n');
         io.out(`${text}\n${bell}`);
+        for (const note of newFiles()) io.out(`${ctx.colour.yellow('note:')} ${note}\n`);
       }
       await notices.ended(outcome);
       return outcome.exitCode;
@@ -226,6 +232,25 @@ export const runCommand: Command = {
     }
   },
 };
+
+/**
+ * The files a run may add to the person's repository besides the ones init made: named when
+ * the first run makes them, not found later by surprise. Call the result after the run.
+ */
+function filesAppearing(paths: StatePaths): () => string[] {
+  const journal = new JournalPaths(paths).agentOs;
+  const watched = [
+    {
+      path: journal,
+      note: `created ${AGENT_OS_DIR}/: the journal of this project's sessions (docs/journal.md); commit it or add it to .gitignore`,
+    },
+    {
+      path: paths.backup,
+      note: `created ${basename(paths.backup)}: the task file as it was before each write, kept by Launchpad to restore from`,
+    },
+  ].filter((f) => !existsSync(f.path));
+  return () => watched.filter((f) => existsSync(f.path)).map((f) => f.note);
+}
 
 function endSummary(ctx: CommandContext, store: StateStore, outcome: RunOutcome, settings: RunSettings): RunSummary | undefined {
   let file;

@@ -219,8 +219,10 @@ describe('queue faults: none is charged, none is waited on forever', function ()
     await until('the base push held', gate.held);
     await redis.kill();
     gate.release();
-    // Its base is on the remote: the job is being published, to a Redis that is gone.
+    // Its base is on the remote and the attempt recorded as the queue's: the job is being
+    // published, to a Redis that is gone. (The ref shows on the remote before the push returns.)
     await until('the base on the remote', () => git(env.LAUNCHPAD_REMOTE!, 'for-each-ref', 'refs/launchpad/queue/base/') !== '');
+    await until("the attempt recorded as the queue's", () => task(root, 'b1').claimed_by === 'queue');
     const stoppedAt = Date.now();
     run.child.kill('SIGTERM');
     const end = await Promise.race([run.done, within(15_000)]);

@@ -219,8 +219,9 @@ export const runCommand: Command = {
         const text = summary
           ? formatSummary(summary, outcome, ctx.colour, Date.now() - started).join('\n')
           : [`\n${outcome.message}`, ...notes].join('\n');
+        // Before the summary: on a terminal the run's last words are the summary and the bell.
+        for (const note of newFiles()) io.err(`note: ${note}\n`);
         io.out(`${text}\n${bell}`);
-        for (const note of newFiles()) io.out(`${ctx.colour.yellow('note:')} ${note}\n`);
       }
       await notices.ended(outcome);
       return outcome.exitCode;

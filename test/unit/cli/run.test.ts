@@ -160,7 +160,7 @@ describe('launchpad run: the person at the keyboard', function () {
     assert.ok(!existsSync(join(root, '.agent-os')) && !existsSync(join(root, 'harness-tasks.json.bak')));
     const first = runHarness(root, writesDone, ['--max-tasks', '1']);
     assert.deepEqual(
-      first.stdout.split('\n').filter((l) => l.startsWith('note: created')),
+      first.stderr.split('\n').filter((l) => l.startsWith('note: created')),
       [
         "note: created .agent-os/: the journal of this project's sessions (docs/journal.md); commit it or add it to .gitignore",
         'note: created harness-tasks.json.bak: the task file as it was before each write, kept by Launchpad to restore from',
@@ -168,7 +168,7 @@ describe('launchpad run: the person at the keyboard', function () {
     );
     const second = runHarness(root, writesDone);
     assert.equal(second.code, 0, show(second));
-    assert.doesNotMatch(second.stdout, /note: created/);
+    assert.doesNotMatch(second.stderr, /note: created/);
   });
 
   it('-v: each output line once, prefixed by its task, without carriage returns or empty lines', () => {

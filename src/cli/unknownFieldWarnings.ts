@@ -17,7 +17,8 @@ export function warnUnknownFields(io: Io, paths: StatePaths): void {
   } catch {
     return;
   }
-  const found = unknownFields(read.file, read.bytes.toString('utf8'));
-  for (const u of found.slice(0, SHOWN)) io.err(`warning: ${describeUnknownField(paths.tasks, u)}\n`);
+  const found = unknownFields(read.file);
+  const text = found.length ? read.bytes.toString('utf8') : '';
+  for (const u of found.slice(0, SHOWN)) io.err(`warning: ${describeUnknownField(paths.tasks, text, u)}\n`);
   if (found.length > SHOWN) io.err(`warning: ${found.length - SHOWN} more field(s) of ${paths.tasks} that Launchpad does not read\n`);
 }

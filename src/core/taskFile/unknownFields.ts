@@ -8,20 +8,17 @@ import { formatPath } from './parse';
 import { sessionConfigSchema, type TaskFile, taskFileSchema, taskSchema } from './schema';
 
 export interface UnknownField {
-  /** Where it is: `tasks[2].depend_on`. */
-  field: string;
-  line: number | undefined;
+  /** Its JSON path: ['tasks', 2, 'depend_on']. */
+  path: Array<string | number>;
   /** The known field of that object it most resembles, if one is close. */
   suggestion: string | undefined;
 }
 
-export function unknownFields(file: TaskFile, text: string): UnknownField[] {
+export function unknownFields(file: TaskFile): UnknownField[] {
   const out: UnknownField[] = [];
   const check = (object: object, known: readonly string[], at: Array<string | number>) => {
     for (const key of Object.keys(object)) {
-      if (known.includes(key)) continue;
-      const path = [...at, key];
-      out.push({ field: formatPath(path), line: locateJsonPath(text, path)?.line, suggestion: closest(key, known) });
+      if (!known.includes(key)) out.push({ path: [...at, key], suggestion: closest(key, known) });
     }
   };
   check(file, Object.keys(taskFileSchema.shape), []);
@@ -32,10 +29,11 @@ export function unknownFields(file: TaskFile, text: string): UnknownField[] {
   return out;
 }
 
-/** `file:line: field is not …`: one warning line for each. */
-export function describeUnknownField(fileName: string, u: UnknownField): string {
+/** `file:line: field is not …`: one warning line. `text` is the file's, for the line (a walk of it: only for those shown). */
+export function describeUnknownField(fileName: string, text: string, u: UnknownField): string {
+  const line = locateJsonPath(text, u.path)?.line;
   const hint = u.suggestion ? ` (did you mean ${u.suggestion}?)` : '';
-  return `${fileName}:${u.line !== undefined ? `${u.line}:` : ''} ${u.field} is not a field Launchpad reads${hint}; it is kept as it is`;
+  return `${fileName}:${line !== undefined ? `${line}:` : ''} ${formatPath(u.path)} is not a field Launchpad reads${hint}; it is kept as it is`;
 }
 
 function closest(key: string, known: readonly string[]): string | undefined {

@@ -585,7 +585,8 @@ export function selectBatch(
 /**
  * Why eligible tasks left out of `batch` wait although slots are free: a files_hint shared with a
  * task running or starting, or a task that runs alone. Empty when no slot is left (then they
- * wait for a slot, which needs no explaining).
+ * wait for a slot, which needs no explaining); at most as many as there are free slots, the first
+ * in the pool's order: those are the ones the lost parallelism is about.
  */
 export function heldBack(
   eligible: readonly Task[],
@@ -594,14 +595,16 @@ export function heldBack(
   batch: readonly Task[],
   elsewhere: readonly Task[] = [],
 ): Array<{ id: string; reason: string }> {
-  if (running.length + batch.length >= maxParallel) return [];
+  const free = maxParallel - running.length - batch.length;
+  if (free <= 0) return [];
   const busy = [...running, ...elsewhere, ...batch];
+  const solo = busy.find(runsSolo);
   const out: Array<{ id: string; reason: string }> = [];
   const alone = "runs alone (no files_hint, or a merge conflict's retry)";
   let soloFirst: Task | undefined;
   for (const task of eligible) {
+    if (out.length >= free) break;
     if (batch.includes(task)) continue;
-    const solo = busy.find(runsSolo);
     if (solo) {
       out.push({ id: task.id, reason: `${solo.id} ${alone}` });
       continue;

@@ -449,6 +449,12 @@ describe('core/dag', () => {
       });
       assert.deepEqual(pick([b, c], [a], 3).held, [{ id: 'task-002', reason: 'shares calc.py with task-001' }]);
       assert.deepEqual(pick([a, b], [], 1).held, [], 'one slot, taken: waiting for a slot needs no reason');
+      const same = ['task-004', 'task-005', 'task-006', 'task-007'].map((id) => task(id, { files_hint: ['calc.py'] }));
+      assert.deepEqual(
+        pick(same, [], 3).held.map((h) => h.id),
+        ['task-005', 'task-006'],
+        'as many as the free slots, first in the order: a thousand tasks on one file are not a thousand lines',
+      );
     });
 
     it('a task that runs alone: it waits for the running ones, and those behind it wait for it', () => {

@@ -1,4 +1,4 @@
-// npm test: every stage in turn (build, type check, lint, the unit suites, the VS Code host
+// npm test: every stage in turn (build, type check, lint, the unit suites, the agent CLIs against the scripted model server, the VS Code host
 // suites), each one's time printed as it ends and all of them at the end; the first that fails
 // ends the run with its exit code.
 import { spawnSync } from 'node:child_process';
@@ -8,6 +8,7 @@ const STAGES = [
   ['typecheck', 'typecheck'],
   ['lint', 'lint'],
   ['unit', 'test:unit'],
+  ['agents', 'test:agents'],
   ['vscode', 'test:vscode'],
 ];
 

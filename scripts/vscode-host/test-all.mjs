@@ -55,6 +55,11 @@ for (const o of outcomes) {
     `  ${o.ok ? 'ok  ' : 'FAIL'} ${o.label.padEnd(10)} ${o.passed} passed, ${o.failed} failed, ${o.seconds.toFixed(1)} s${o.ok ? '' : `  ${o.logFile ?? ''}`}`,
   );
 }
+// The failures again, last: a CI log cut in the middle still names them.
+for (const o of outcomes)
+  for (const t of o.tests ?? [])
+    if (t.state === 'failed')
+      console.log(`  FAIL ${o.label}: ${t.title}\n       ${(t.error?.message ?? '').split('\n').slice(0, 4).join('\n       ')}`);
 const sum = (k) => outcomes.reduce((n, o) => n + o[k], 0);
 console.log(`${sum('passed')} passed, ${sum('failed')} failed`);
 process.exit(outcomes.length > 0 && outcomes.every((o) => o.ok) ? 0 : 1);

@@ -39,6 +39,11 @@ export interface AgentPreset {
    * matches a prefix): what an agent of this tool gets on a queue worker beyond the basics.
    */
   env: string[];
+  /**
+   * The npm package and version the agent-CLI suite (test/agent-clis) runs against a scripted
+   * model server; absent for a tool that does not install from npm.
+   */
+  proven?: { npm: string; version: string };
   createParser(ctx: ParserContext): OutputParser;
 }
 
@@ -58,6 +63,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     parses: 'message text, cost (total_cost_usd), tokens, usage limits (rate_limit_event, error results) with reset time',
     docs: ['https://code.claude.com/docs/en/headless', 'https://code.claude.com/docs/en/cli-reference'],
     env: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR'],
+    proven: { npm: '@anthropic-ai/claude-code', version: '2.1.197' },
     createParser: (ctx) => new ClaudeStreamParser('claude', ctx),
   },
   {
@@ -74,6 +80,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     parses: 'message text, tokens, usage limits ("try again at …")',
     docs: ['https://developers.openai.com/codex/noninteractive', 'https://developers.openai.com/codex/cli/reference'],
     env: ['OPENAI_*', 'CODEX_*'],
+    proven: { npm: '@openai/codex', version: '0.171.0' },
     createParser: (ctx) => new CodexJsonParser('codex', ctx),
   },
   {
@@ -96,6 +103,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
       'GOOGLE_GENAI_USE_VERTEXAI',
       'GOOGLE_APPLICATION_CREDENTIALS',
     ],
+    proven: { npm: '@google/gemini-cli', version: '0.61.0' },
     createParser: (ctx) => new GeminiStreamParser('gemini', ctx),
   },
   {
@@ -128,6 +136,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     parses: 'message text, cost and tokens (summed over steps), API errors (429)',
     docs: ['https://opencode.ai/docs/cli/#run', 'https://opencode.ai/docs/permissions/'],
     env: ['OPENCODE_*', 'ANTHROPIC_*', 'OPENAI_*', 'GEMINI_API_KEY', 'OPENROUTER_API_KEY'],
+    proven: { npm: 'opencode-ai', version: '1.18.33' },
     createParser: (ctx) => new OpencodeJsonParser('opencode', ctx),
   },
   {
@@ -166,6 +175,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     // COPILOT_GITHUB_TOKEN. It reads GH_TOKEN and GITHUB_TOKEN too, but on a worker those often
     // hold the remote's push token: a worker adds them only when told to (--pass-env).
     env: ['COPILOT_*'],
+    proven: { npm: '@github/copilot', version: '1.0.102' },
     createParser: (ctx) => new CopilotJsonParser('copilot', ctx),
   },
 ];

@@ -2,11 +2,13 @@
 // pointed by a config.toml in its own CODEX_HOME at the scripted model server speaking the
 // Responses API. Each scenario is one `launchpad run`.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { git, launchpad, linesOf, show, taskById } from '../unit/controller/support';
+import { CLI_COPY, git, launchpad, linesOf, show, taskById } from '../unit/controller/support';
 import { type ModelServer, type Script, startModelServer } from './modelServer';
+import type { Protocol } from './protocol';
 import { openaiResponses } from './protocols/openaiResponses';
 import { agentReport, dagHarness, dagScript, doTask, TASKS, toolEnv } from './rig';
 
@@ -74,6 +76,22 @@ function usageLimit(reset: Date, times = 1): Script[string][number] {
   };
 }
 
+/** `codex exec` as a person runs it in `cwd`, ended after `timeoutMs`. */
+function codexExec(cwd: string, env: NodeJS.ProcessEnv, args: string[], prompt: string, timeoutMs = 60_000) {
+  return new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn('codex', ['exec', '--json', ...args, '-'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+    child.stdin.end(prompt);
+  });
+}
+
 describe('codex (the real CLI against the Responses API)', function () {
   let server: ModelServer | undefined;
   afterEach(async () => {
@@ -81,8 +99,8 @@ describe('codex (the real CLI against the Responses API)', function () {
     server = undefined;
   });
 
-  async function serve(script: Script): Promise<ModelServer> {
-    server = await startModelServer([openaiResponses], script);
+  async function serve(script: Script, protocol: Protocol = openaiResponses): Promise<ModelServer> {
+    server = await startModelServer([protocol], script);
     return server;
   }
 
@@ -195,5 +213,44 @@ describe('codex (the real CLI against the Responses API)', function () {
       show(r, root),
     );
     assert.ok(Date.now() >= reset.getTime(), 'the run went on before the reset');
+  });
+
+  it('fires the SessionStart and Stop hooks `launchpad hooks install codex` writes', async () => {
+    // The conversation's texts, model call by model call: where each hook's words arrived.
+    const prompts: string[] = [];
+    const recording: Protocol = {
+      ...openaiResponses,
+      read(body, url) {
+        const ex = openaiResponses.read(body, url);
+        if (ex) prompts.push(ex.prompt);
+        return ex;
+      },
+    };
+    // Keyed by the task's title, which only the SessionStart hook's context names: the prompt does not.
+    const s = await serve({ [TASK.title]: [{ kind: 'final', text: 'I read the task list.' }] }, recording);
+    const root = dagHarness({ only: ['task-001'] });
+    const env = codexEnv(s);
+    const installed = await launchpad(root, ['hooks', 'install', 'codex', '--command', `${process.execPath} ${CLI_COPY}`], env);
+    assert.equal(installed.code, 0, show(installed));
+    writeFileSync(join(root, '.harness-active'), '');
+    // A person's codex: hooks switched on, this project trusted (its .codex/ is read only then),
+    // and the hooks' review given (the TUI keeps it; exec has only this flag for it).
+    writeFileSync(join(env.CODEX_HOME!, 'config.toml'), `[features]\nhooks = true\n[projects."${root}"]\ntrust_level = "trusted"\n`, {
+      flag: 'a',
+    });
+    const r = await codexExec(
+      root,
+      env,
+      ['--dangerously-bypass-approvals-and-sandbox', '--dangerously-bypass-hook-trust'],
+      'Work the task list.',
+    );
+    assert.equal(r.code, 0, r.output);
+    assert.deepEqual(s.unknown, [], unknownRequests(s));
+    // SessionStart: the first call already holds the current task; Stop: codex went on with the
+    // hook's reason as the next message; the second Stop, with nothing changed, let it end.
+    assert.equal(prompts.length, 2, `${r.output}\n${JSON.stringify(prompts, null, 1)}`);
+    assert.match(prompts[0]!, /Current task: task-001 "Write alpha.txt"/);
+    assert.doesNotMatch(prompts[0]!, /keep working/);
+    assert.match(prompts[1]!, /the task list is not done; keep working/);
   });
 });

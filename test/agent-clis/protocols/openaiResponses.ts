@@ -29,19 +29,50 @@ const id = (prefix: string): string => `${prefix}_${Date.now().toString(36)}${(i
 function outputItem(step: Step, ex: Exchange): Json {
   const callId = id('call');
   if (step.kind === 'final')
-    return { type: 'message', id: id('msg'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: step.text, annotations: [] }] };
+    return {
+      type: 'message',
+      id: id('msg'),
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: step.text, annotations: [] }],
+    };
   if (step.kind === 'write') {
-    const patch = `*** Begin Patch\n*** Add File: ${step.path}\n${step.content.replace(/\n$/, '').split('\n').map((l) => `+${l}`).join('\n')}\n*** End Patch\n`;
+    const patch = `*** Begin Patch\n*** Add File: ${step.path}\n${step.content
+      .replace(/\n$/, '')
+      .split('\n')
+      .map((l) => `+${l}`)
+      .join('\n')}\n*** End Patch\n`;
     if (!ex.tools.includes('apply_patch')) throw new Error(`codex offered no apply_patch tool (tools: ${ex.tools.join(', ')})`);
     // apply_patch is a freeform (custom) tool: its input is the patch text itself.
     return { type: 'custom_tool_call', id: id('ctc'), status: 'completed', call_id: callId, name: 'apply_patch', input: patch };
   }
   if (step.kind === 'shell') {
     if (ex.tools.includes('exec_command'))
-      return { type: 'function_call', id: id('fc'), status: 'completed', call_id: callId, name: 'exec_command', arguments: JSON.stringify({ cmd: step.command }) };
+      return {
+        type: 'function_call',
+        id: id('fc'),
+        status: 'completed',
+        call_id: callId,
+        name: 'exec_command',
+        arguments: JSON.stringify({ cmd: step.command }),
+      };
     if (ex.tools.includes('shell_command'))
-      return { type: 'function_call', id: id('fc'), status: 'completed', call_id: callId, name: 'shell_command', arguments: JSON.stringify({ command: step.command }) };
-    return { type: 'function_call', id: id('fc'), status: 'completed', call_id: callId, name: 'shell', arguments: JSON.stringify({ command: ['bash', '-lc', step.command] }) };
+      return {
+        type: 'function_call',
+        id: id('fc'),
+        status: 'completed',
+        call_id: callId,
+        name: 'shell_command',
+        arguments: JSON.stringify({ command: step.command }),
+      };
+    return {
+      type: 'function_call',
+      id: id('fc'),
+      status: 'completed',
+      call_id: callId,
+      name: 'shell',
+      arguments: JSON.stringify({ command: ['bash', '-lc', step.command] }),
+    };
   }
   throw new Error(`no output item for a ${step.kind} step`);
 }
@@ -76,7 +107,11 @@ function stream(res: ServerResponse, item: Json, usage: Usage | undefined, model
   const responseId = id('resp');
   const events: Json[] = [
     { type: 'response.created', response: { id: responseId, object: 'response', status: 'in_progress', model, output: [] } },
-    { type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : {}) } },
+    {
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : {}) },
+    },
   ];
   if (item.type === 'message') {
     const text = item.content[0].text as string;
@@ -94,7 +129,10 @@ export const openaiResponses: Protocol = {
   read(body) {
     const b = (body ?? {}) as Json;
     const input: Json[] = Array.isArray(b.input) ? b.input : [];
-    const users = input.filter((i) => (i.type ?? 'message') === 'message' && i.role === 'user').map((i) => textOf(i.content));
+    // The task's prompt is a user message; a SessionStart hook's context comes as a developer one.
+    const users = input
+      .filter((i) => (i.type ?? 'message') === 'message' && (i.role === 'user' || i.role === 'developer'))
+      .map((i) => textOf(i.content));
     // A compaction or title request carries no tools: it is no step of the task's script.
     if (!Array.isArray(b.tools) || b.tools.length === 0) return undefined;
     return {
@@ -114,14 +152,31 @@ export const openaiResponses: Protocol = {
     const resetsAt = Number(step.headers?.['x-codex-primary-reset-at']);
     const error =
       step.status === 429 && resetsAt
-        ? { type: 'usage_limit_reached', message: step.message, plan_type: 'plus', resets_at: resetsAt, resets_in_seconds: Math.max(0, Math.round(resetsAt - Date.now() / 1000)) }
-        : { type: step.status === 429 ? 'rate_limit_exceeded' : step.status >= 500 ? 'server_error' : 'invalid_request_error', message: step.message, code: null, param: null };
+        ? {
+            type: 'usage_limit_reached',
+            message: step.message,
+            plan_type: 'plus',
+            resets_at: resetsAt,
+            resets_in_seconds: Math.max(0, Math.round(resetsAt - Date.now() / 1000)),
+          }
+        : {
+            type: step.status === 429 ? 'rate_limit_exceeded' : step.status >= 500 ? 'server_error' : 'invalid_request_error',
+            message: step.message,
+            code: null,
+            param: null,
+          };
     res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
     res.end(JSON.stringify({ error }));
   },
   side(res, body) {
     const model = String((body as Json | undefined)?.model ?? '');
-    const item = { type: 'message', id: id('msg'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Launchpad task', annotations: [] }] };
+    const item = {
+      type: 'message',
+      id: id('msg'),
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Launchpad task', annotations: [] }],
+    };
     stream(res, item, undefined, model);
   },
 };

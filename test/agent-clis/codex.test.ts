@@ -174,6 +174,20 @@ describe('codex (the real CLI against the Responses API)', function () {
     assert.match(task.error_log.at(-1) ?? '', /experiencing high demand/, show(r, root));
   });
 
+  it('stops uncharged on a 503, which codex prints with its status', async () => {
+    const s = await serve({ [TASK.title]: [{ kind: 'fault', status: 503, message: 'The upstream is unavailable', times: 20 }] });
+    const root = dagHarness({ maxAttempts: 1, only: ['task-001'] });
+    const r = await launchpad(root, ['run', '--agent', 'codex'], codexEnv(s));
+    assert.equal(r.code, 7, show(r, root));
+    const task = taskById(root, 'task-001');
+    assert.equal(task.status, 'pending');
+    assert.equal(task.attempts, 0);
+    const limit = agentReport(root, 'task-001').limit;
+    assert.equal(limit?.kind, 'overloaded', JSON.stringify(limit));
+    // codex: "unexpected status 503 Service Unavailable: The upstream is unavailable, url: …"
+    assert.match(limit.message, /503 Service Unavailable: The upstream is unavailable/);
+  });
+
   it('stops uncharged on a usage limit, with the reset codex printed as a wall-clock time', async () => {
     // Far enough ahead that the printed minute is still to come when Launchpad reads it.
     const reset = minuteAhead(3 * 60_000);

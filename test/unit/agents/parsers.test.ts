@@ -101,6 +101,17 @@ describe('agent output parsers', () => {
       assert.deepEqual(parseInChunks('codex', T.CODEX_SUCCESS, 13), r);
     });
 
+    it('reads the reasoning tokens codex 0.171 reports beside the others', () => {
+      const r = parse(
+        'codex',
+        [
+          '{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"RESULT:SUCCESS"}}',
+          '{"type":"turn.completed","usage":{"input_tokens":3624,"cached_input_tokens":603,"cache_write_input_tokens":0,"output_tokens":129,"reasoning_output_tokens":17}}',
+        ].join('\n') + '\n',
+      );
+      assert.deepEqual(r.report, { preset: 'codex', tokens: { input: 3624, cacheRead: 603, output: 129, reasoning: 17 } });
+    });
+
     it('usage limit with the time Codex gives', () => {
       const r = parse('codex', T.CODEX_USAGE_LIMIT);
       assert.equal(r.verdict.kind, 'fail');

@@ -2,7 +2,8 @@
 //   {"type":"thread.started","thread_id":"…"}   {"type":"turn.started"}
 //   {"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"…"}}
 //   {"type":"item.completed","item":{"type":"command_execution","aggregated_output":"…",…}}   (not scanned)
-//   {"type":"turn.completed","usage":{"input_tokens":…,"cached_input_tokens":…,"output_tokens":…}}
+//   {"type":"turn.completed","usage":{"input_tokens":…,"cached_input_tokens":…,"cache_write_input_tokens":0,
+//     "output_tokens":…,"reasoning_output_tokens":…}}   (input counts the cached part; output the reasoning)
 //   {"type":"turn.failed","error":{"message":"You've hit your usage limit. … try again at 3:28 PM."}}
 //   {"type":"error","message":"…"}
 // Codex reports tokens but no cost. https://developers.openai.com/codex/noninteractive
@@ -22,6 +23,7 @@ export class CodexJsonParser extends JsonLinesParser {
             input: num(e.usage.input_tokens),
             cacheRead: num(e.usage.cached_input_tokens),
             output: num(e.usage.output_tokens),
+            reasoning: num(e.usage.reasoning_output_tokens),
           });
         }
         return '';

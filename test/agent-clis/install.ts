@@ -32,16 +32,7 @@ export function installCli(preset: AgentPreset): string {
   // The tool's own install script runs, as in a person's install.
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { [preset.proven.npm]: true } }));
   const started = Date.now();
-  const r = spawnSync('npm', [
-      'install',
-      '--no-save',
-      '--no-audit',
-      '--no-fund',
-      '--no-package-lock',
-      '--prefix',
-      dir,
-      spec,
-    ], {
+  const r = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--prefix', dir, spec], {
     stdio: ['ignore', 'inherit', 'inherit'],
     timeout: INSTALL_TIMEOUT_MS,
     // The project's own npm settings (a silent log level from `npm run`) are not the install's.

@@ -100,7 +100,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     promptArgs: '',
     prompt: 'stdin',
     output: 'stream-json (JSON lines)',
-    parses: 'message text, tokens, quota errors ("reset after …")',
+    parses: 'message text, tokens, quota errors with their reset ("retry in …", "retry after …", "reset after …")',
     docs: ['https://geminicli.com/docs/cli/headless/', 'https://geminicli.com/docs/cli/cli-reference/'],
     env: [
       'GEMINI_*',

@@ -184,17 +184,21 @@ describe('gemini: the hooks fire in the real Gemini CLI', function () {
 
   /** Runs the preset's command by hand in `cwd`, as a person working the list with one agent would. */
   function runGemini(cwd: string, env: NodeJS.ProcessEnv, prompt: string): Promise<Result> {
+    // Not inside a run's agent: the hooks do nothing there.
+    const mine = Object.entries(process.env).filter(([k]) => !k.startsWith('LAUNCHPAD_') && k !== 'HARNESS_STATE_ROOT');
     const child = spawn('/bin/sh', ['-c', presetCommand(findPreset('gemini')!)], {
       cwd,
-      env: { ...process.env, ...env },
+      env: { ...Object.fromEntries(mine), ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so the time limit ends the tool and what it started.
+      detached: true,
     });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdin.end(prompt);
-    const limit = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    const limit = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 90_000);
     return new Promise((resolve) =>
       child.on('close', (code, signal) => {
         clearTimeout(limit);
@@ -236,6 +240,10 @@ describe('gemini: the hooks fire in the real Gemini CLI', function () {
       // AfterAgent refused the first stop: the model was asked again, with the instruction.
       const steps = server.served.filter((s) => s.key === ALPHA.title).map((s) => s.step?.kind);
       assert.deepEqual(steps.slice(0, 2), ['final', 'write'], JSON.stringify(steps));
+      assert.ok(
+        conversation.some((b) => b.includes('the task list is not done; keep working through it')),
+        "no request held the stop hook's instruction",
+      );
       assert.equal(readFileSync(join(root, ALPHA.file), 'utf8'), 'made by task-001\n');
     } finally {
       await server.close();

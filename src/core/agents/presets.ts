@@ -22,6 +22,8 @@ export interface AgentPreset {
   title: string;
   /** The program looked up on PATH. */
   executable: string;
+  /** Variables the command line sets for the program (`NAME=value` before it). */
+  vars?: Record<string, string>;
   /** Fixed flags after the program; extra arguments come after them. */
   flags: string[];
   /** Shell text after the extra arguments that hands the prompt over ('' when it reads stdin). */
@@ -85,15 +87,20 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
   },
   {
     // Headless because stdin is not a terminal; the prompt is stdin (-p would be appended to it).
-    // yolo approval mode: every tool runs without asking.
+    // yolo approval mode: every tool runs without asking. GEMINI_CLI_TRUST_WORKSPACE: headless,
+    // it exits 55 in any folder not in its trusted list, and each task's worktree is a new folder
+    // Launchpad made from a repository the person already chose to run agents on. Not
+    // --skip-trust: that flag takes effect after the settings are read, so the repository's own
+    // .gemini/settings.json would be ignored.
     name: 'gemini',
     title: 'Gemini CLI',
     executable: 'gemini',
+    vars: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
     flags: ['--output-format', 'stream-json', '--approval-mode', 'yolo'],
     promptArgs: '',
     prompt: 'stdin',
     output: 'stream-json (JSON lines)',
-    parses: 'message text, tokens, quota errors ("reset after …")',
+    parses: 'message text, tokens, quota errors with their reset ("retry in …", "retry after …", "reset after …")',
     docs: ['https://geminicli.com/docs/cli/headless/', 'https://geminicli.com/docs/cli/cli-reference/'],
     env: [
       'GEMINI_*',
@@ -194,6 +201,7 @@ export function toolVariables(preset: string | undefined): string[] {
 
 /** The command line a preset runs, with extra arguments (each quoted) before the prompt. */
 export function presetCommand(preset: AgentPreset, extraArgs: readonly string[] = []): string {
-  const words = [preset.executable, ...preset.flags, ...extraArgs].map(shellQuote).join(' ');
+  const vars = Object.entries(preset.vars ?? {}).map(([name, value]) => `${name}=${shellQuote(value)} `);
+  const words = vars.join('') + [preset.executable, ...preset.flags, ...extraArgs].map(shellQuote).join(' ');
   return preset.promptArgs ? `${words} ${preset.promptArgs}` : words;
 }

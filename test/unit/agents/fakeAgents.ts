@@ -48,7 +48,9 @@ if (args[0] === '--version') {
 } else {
   const stdin = fs.readFileSync(0, 'utf8');
   const mf = args.indexOf('--message-file');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('LAUNCHPAD_')));
+  // Launchpad's variables, and those FAKE_RECORD_VARS names (a comma-separated list).
+  const wanted = (process.env.FAKE_RECORD_VARS || '').split(',');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('LAUNCHPAD_') || wanted.includes(k)));
   const id = process.env.LAUNCHPAD_TASK_ID;
   const record = { argv: args, stdin, cwd: process.cwd(), env, messageFile: mf >= 0 ? fs.readFileSync(args[mf + 1], 'utf8') : null };
   fs.writeFileSync(path.join(process.env.FAKE_AGENT_LOG, NAME + '.' + id + '.' + process.env.LAUNCHPAD_ATTEMPT + '.json'), JSON.stringify(record, null, 2));

@@ -18,6 +18,8 @@ interface Case {
   argv: (prompt: string, promptFile: string) => string[];
   /** What it must read on stdin. */
   stdin: 'prompt' | 'nothing';
+  /** Variables its command line sets for it. */
+  vars?: Record<string, string>;
   checkpoint: string;
   report: Record<string, unknown>;
 }
@@ -44,6 +46,8 @@ const CASES: Case[] = [
     fake: { output: T.GEMINI_SUCCESS },
     argv: () => ['--output-format', 'stream-json', '--approval-mode', 'yolo'],
     stdin: 'prompt',
+    // Every task's worktree is a folder gemini has never been told to trust.
+    vars: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
     checkpoint: 'read the code',
     report: { preset: 'gemini', tokens: { input: 24939, output: 174, cache_read: 21263 } },
   },
@@ -130,10 +134,12 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
   for (const c of CASES) {
     it(`${c.preset}: the exact arguments, stdin and environment; the verdict inside its output completes the task; cost and tokens recorded`, async () => {
       const { root, log, env } = setup([[c.preset, c.fake]]);
-      const r = await launchpad(root, ['run', '--agent', c.preset], env);
+      const vars = Object.keys(c.vars ?? {});
+      const r = await launchpad(root, ['run', '--agent', c.preset], { ...env, FAKE_RECORD_VARS: vars.join(',') });
       assertCompleted(r, root);
 
       const rec = readRecord(log, c.preset);
+      for (const name of vars) assert.equal(rec.env[name], c.vars![name], name);
       const promptFile = join(attemptDir(root), 'prompt.md');
       const prompt = readFileSync(promptFile, 'utf8');
       assert.ok(prompt.includes('task-001'), "the prompt is the task's");

@@ -6,7 +6,12 @@
 //   {"type":"error","severity":"warning","message":"…"}
 //   {"type":"result","status":"success"|"error","error":{"type":"…","message":"…"},
 //    "stats":{"total_tokens":…,"input_tokens":…,"output_tokens":…,"cached":…}}
-// Gemini CLI reports tokens but no cost. https://geminicli.com/docs/cli/headless/
+// Gemini CLI reports tokens but no cost. Its stats sum every model call of the run, its own side
+// calls (routing, next-speaker and loop checks) included: input_tokens is the prompt tokens
+// (promptTokenCount, the cached part included), cached the cached part, output_tokens the
+// candidates' tokens only (stream-json leaves thoughtsTokenCount out, so thinking is not counted).
+// A quota error's reset is in its words: "Please retry in 5.5s." / "Suggested retry after 60s.".
+// https://geminicli.com/docs/cli/headless/
 import { isObject, type Json, JsonLinesParser, num, str } from './parser';
 
 export class GeminiStreamParser extends JsonLinesParser {

@@ -37,7 +37,8 @@ describe('agent output parsers', () => {
       assert.deepEqual(r.report, {
         preset: 'claude',
         costUsd: 0.0421,
-        tokens: { input: 1200, output: 340, cacheRead: 20012, cacheWrite: 5000 },
+        // input: input_tokens 1200 + cache read 20012 + cache write 5000.
+        tokens: { input: 26212, output: 340, cacheRead: 20012, cacheWrite: 5000 },
       });
       assert.deepEqual(parseInChunks('claude', T.CLAUDE_SUCCESS, 7), r);
     });

@@ -29,7 +29,7 @@ const CASES: Case[] = [
     argv: () => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'],
     stdin: 'prompt',
     checkpoint: 'wrote done.txt',
-    report: { preset: 'claude', cost_usd: 0.0421, tokens: { input: 1200, output: 340, cache_read: 20012, cache_write: 5000 } },
+    report: { preset: 'claude', cost_usd: 0.0421, tokens: { input: 26212, output: 340, cache_read: 20012, cache_write: 5000 } },
   },
   {
     preset: 'codex',

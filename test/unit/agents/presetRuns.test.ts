@@ -83,7 +83,7 @@ const CASES: Case[] = [
   {
     preset: 'copilot',
     fake: { output: T.COPILOT_SUCCESS },
-    argv: (prompt) => [
+    argv: (prompt, file) => [
       '--allow-all-tools',
       '--allow-all-paths',
       '--no-ask-user',
@@ -91,6 +91,8 @@ const CASES: Case[] = [
       'json',
       '-p',
       prompt.replace(/\n+$/, ''),
+      '--usage-output-file',
+      `${file}.usage.json`,
     ],
     stdin: 'nothing',
     checkpoint: 'edited',

@@ -62,7 +62,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: 'stream-json (JSON lines)',
     parses: 'message text, cost (total_cost_usd), tokens, usage limits (rate_limit_event, error results) with reset time',
     docs: ['https://code.claude.com/docs/en/headless', 'https://code.claude.com/docs/en/cli-reference'],
-    env: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR'],
+    env: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR', 'IS_SANDBOX'],
     proven: { npm: '@anthropic-ai/claude-code', version: '2.1.197' },
     createParser: (ctx) => new ClaudeStreamParser('claude', ctx),
   },

@@ -102,7 +102,7 @@ describe('agent CLI: claude (Claude Code)', function () {
     assert.match(agentReport(root, 'task-001').error, words);
   });
 
-  describe("a usage limit (a subscriber's session limit, as the API reports it in headers)", () => {
+  describe("a 429 with the API's limit headers", () => {
     /** A 429 in the API's shape, with the unified limit headers Claude Code reads for a subscriber. */
     function limitFault(resetEpoch: number) {
       return {
@@ -127,7 +127,7 @@ describe('agent CLI: claude (Claude Code)', function () {
       return env;
     };
 
-    it('stops the run uncharged (exit 7) with the reset the tool printed', async () => {
+    it('with a claude.ai login (rate_limit_event): stops the run uncharged (exit 7) with the reset it printed', async () => {
       const reset = Math.floor(Date.now() / 1000) + 3600;
       const [alpha] = TASKS;
       const s = await serve({ [alpha!.title]: [{ ...limitFault(reset), times: 5 }, ...doTask(alpha!)] });
@@ -144,7 +144,22 @@ describe('agent CLI: claude (Claude Code)', function () {
       assert.deepEqual(s.unknown, []);
     });
 
-    it('with --wait-on-limit waits until that reset and completes the task', async () => {
+    it('with an API key it prints no reset time: a rate limit, still uncharged (exit 7)', async () => {
+      const [alpha] = TASKS;
+      const s = await serve({ [alpha!.title]: [{ ...limitFault(Math.floor(Date.now() / 1000) + 3600), times: 5 }] });
+      const root = dagHarness({ only: ['task-001'] });
+      const r = await launchpad(root, ['run', '--agent', 'claude'], claudeEnv(s));
+      assert.equal(r.code, 7, show(r, root));
+      const t = taskById(root, 'task-001');
+      assert.equal(t.attempts, 0, show(r, root));
+      assert.deepEqual(t.error_log, []);
+      const limit = agentReport(root, 'task-001').limit;
+      assert.equal(limit.kind, 'rate-limit');
+      assert.match(limit.message, /API Error: Request rejected \(429\) · This request would exceed your account's rate limit/);
+      assert.equal(limit.resets_at, undefined);
+    });
+
+    it('with a claude.ai login and --wait-on-limit: waits until that reset and completes the task', async () => {
       const reset = Math.floor(Date.now() / 1000) + 4;
       const [alpha] = TASKS;
       const s = await serve({ [alpha!.title]: [limitFault(reset), ...doTask(alpha!)] });

@@ -31,7 +31,7 @@ export const workerCommand: Command = {
     '$LAUNCHPAD_REMOTE); every message shows them as ***, and the clone keeps the remote without them.',
     "The worktree set-up, the agent and the validation get an allow-list of this process's environment, not all of it:",
     "PATH, HOME, USER, LOGNAME, SHELL, TMPDIR, TZ, TERM, LANG, LANGUAGE, LC_*, XDG_*_HOME, the agent tool's own variables",
-    "(claude: ANTHROPIC_*, CLAUDE_CODE_*, CLAUDE_CONFIG_DIR; codex: OPENAI_*, CODEX_*; …; every preset's for a command that",
+    "(claude: ANTHROPIC_*, CLAUDE_CODE_*, CLAUDE_CONFIG_DIR, IS_SANDBOX; codex: OPENAI_*, CODEX_*; …; every preset's for a command that",
     "is not a preset), the attempt's LAUNCHPAD_* variables, and what --pass-env and $LAUNCHPAD_WORKER_PASS_ENV add (names,",
     "or PREFIX* for a prefix). Never $LAUNCHPAD_QUEUE_URL or $LAUNCHPAD_REMOTE, nor any variable holding the queue's or the",
     "remote's password or token. It is not isolation: the agent runs as this user. docs/scale-out.md has each preset's list.",

@@ -64,7 +64,7 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     output: 'stream-json (JSON lines)',
     parses: 'message text, cost (total_cost_usd), tokens, usage limits (rate_limit_event, error results) with reset time',
     docs: ['https://code.claude.com/docs/en/headless', 'https://code.claude.com/docs/en/cli-reference'],
-    env: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR'],
+    env: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR', 'IS_SANDBOX'],
     proven: { npm: '@anthropic-ai/claude-code', version: '2.1.197' },
     createParser: (ctx) => new ClaudeStreamParser('claude', ctx),
   },
@@ -166,15 +166,19 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
   {
     // -p: one prompt, then exit (an argument, from the prompt file; stdin closed). Tools and
     // paths allowed without asking (the worktree's git directory and the validation's files may
-    // lie outside it); --no-ask-user: it never stops to ask.
+    // lie outside it); --no-ask-user: it never stops to ask. Its JSON lines carry no token
+    // counts (with a provider of one's own, BYOK, none at all): the usage file it writes at the
+    // end is printed after them on one line, and the tool's exit status kept.
     name: 'copilot',
     title: 'GitHub Copilot CLI',
     executable: 'copilot',
     flags: ['--allow-all-tools', '--allow-all-paths', '--no-ask-user', '--output-format', 'json'],
-    promptArgs: '-p "$(cat "$LAUNCHPAD_PROMPT_FILE")" </dev/null',
+    promptArgs:
+      '-p "$(cat "$LAUNCHPAD_PROMPT_FILE")" --usage-output-file "$LAUNCHPAD_PROMPT_FILE.usage.json" </dev/null; ' +
+      's=$?; tr -d \'\\n\' <"$LAUNCHPAD_PROMPT_FILE.usage.json" 2>/dev/null && echo; exit $s',
     prompt: '-p argument (from $LAUNCHPAD_PROMPT_FILE)',
     output: '--output-format json (JSON lines)',
-    parses: 'message text, tokens, premium requests, rate limits ("try again in …")',
+    parses: 'message text, tokens (its usage file), premium requests, rate limits ("try again in …")',
     docs: [
       'https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-programmatic-reference',
       'https://docs.github.com/en/copilot/how-tos/copilot-cli/automate-copilot-cli/run-cli-programmatically',

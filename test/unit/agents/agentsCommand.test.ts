@@ -52,7 +52,9 @@ describe('launchpad agents', function () {
     assert.equal(by('codex').command, 'codex exec --json --dangerously-bypass-approvals-and-sandbox -');
     assert.equal(
       by('copilot').command,
-      'copilot --allow-all-tools --allow-all-paths --no-ask-user --output-format json -p "$(cat "$LAUNCHPAD_PROMPT_FILE")" </dev/null',
+      'copilot --allow-all-tools --allow-all-paths --no-ask-user --output-format json -p "$(cat "$LAUNCHPAD_PROMPT_FILE")" ' +
+        '--usage-output-file "$LAUNCHPAD_PROMPT_FILE.usage.json" </dev/null; ' +
+        's=$?; tr -d \'\\n\' <"$LAUNCHPAD_PROMPT_FILE.usage.json" 2>/dev/null && echo; exit $s',
     );
     for (const row of rows) assert.ok(row.docs.length > 0 && row.docs.every((u) => u.startsWith('https://')), row.name);
     assert.equal(r.stderr, '');

@@ -48,7 +48,7 @@ describe('budgets and usage limits end to end (fake claude reporting total_cost_
     for (const id of ['task-001', 'task-002']) {
       const t = taskById(root, id);
       assert.equal(t.status, 'completed', `${id}: ${show(r, root)}`);
-      assert.deepEqual(t.cost, { usd: 0.0421, input_tokens: 1200, output_tokens: 340, attempts_reported: 1 });
+      assert.deepEqual(t.cost, { usd: 0.0421, input_tokens: 26212, output_tokens: 340, attempts_reported: 1 });
     }
     const third = taskById(root, 'task-003');
     assert.equal(third.status, 'pending');
@@ -62,14 +62,14 @@ describe('budgets and usage limits end to end (fake claude reporting total_cost_
     assert.equal(report.cost_usd, 0.0842);
     assert.deepEqual(report.tasks.find((t) => t.id === 'task-001')!.cost, {
       usd: 0.0421,
-      input_tokens: 1200,
+      input_tokens: 26212,
       output_tokens: 340,
       attempts_reported: 1,
     });
     assert.equal(report.tasks.find((t) => t.id === 'task-003')!.cost, null);
     const text = await launchpad(root, ['status']);
     assert.match(text.stdout, /\(attempts 2, \$0\.0842 reported\)/);
-    assert.match(text.stdout, /cost reported: \$0\.0421 · 1200 in \/ 340 out tokens · 1 attempt/);
+    assert.match(text.stdout, /cost reported: \$0\.0421 · 26212 in \/ 340 out tokens · 1 attempt/);
   });
 
   it('a usage limit without --wait-on-limit: exit 7 naming when it lifts, the attempt not charged, no task failed', async () => {
@@ -122,7 +122,7 @@ describe('budgets and usage limits end to end (fake claude reporting total_cost_
     assert.deepEqual(t.error_log, []);
     assert.deepEqual(
       t.cost,
-      { usd: 0.0433, input_tokens: 1210, output_tokens: 340, attempts_reported: 2 },
+      { usd: 0.0433, input_tokens: 26222, output_tokens: 340, attempts_reported: 2 },
       "the overloaded attempt's reported cost is kept too",
     );
     assert.ok(

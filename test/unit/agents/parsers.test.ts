@@ -37,7 +37,8 @@ describe('agent output parsers', () => {
       assert.deepEqual(r.report, {
         preset: 'claude',
         costUsd: 0.0421,
-        tokens: { input: 1200, output: 340, cacheRead: 20012, cacheWrite: 5000 },
+        // input: input_tokens 1200 + cache read 20012 + cache write 5000.
+        tokens: { input: 26212, output: 340, cacheRead: 20012, cacheWrite: 5000 },
       });
       assert.deepEqual(parseInChunks('claude', T.CLAUDE_SUCCESS, 7), r);
     });
@@ -213,6 +214,22 @@ describe('agent output parsers', () => {
         tokens: { input: 3900, output: 130, cacheRead: 2900, cacheWrite: 0 },
         premiumRequests: 1,
       });
+    });
+
+    it('tokens from the usage file printed last (all it reports with a provider of its own): they replace the summed events', () => {
+      const usageFile =
+        '{"totalPremiumRequestCost":0,"modelMetrics":{"claude-sonnet-4.5":{"requests":{"count":3,"cost":0},' +
+        '"usage":{"inputTokens":3624,"outputTokens":129,"cacheReadTokens":603,"cacheWriteTokens":0}},' +
+        '"gpt-5-mini":{"usage":{"inputTokens":10,"outputTokens":1,"cacheReadTokens":0,"cacheWriteTokens":0}}},"currentModel":"claude-sonnet-4.5"}\n';
+      const byok = T.COPILOT_SUCCESS.split('\n')
+        .filter((l) => !l.includes('assistant.usage'))
+        .join('\n');
+      for (const out of [byok + usageFile, T.COPILOT_SUCCESS + usageFile]) {
+        const r = parse('copilot', out);
+        assert.deepEqual(r.verdict, { kind: 'success' });
+        assert.deepEqual(r.report!.tokens, { input: 3634, output: 130, cacheRead: 603, cacheWrite: 0 });
+      }
+      assert.equal(parse('copilot', byok).report!.tokens, undefined);
     });
 
     it("a subagent's message is not the verdict", () => {

@@ -31,7 +31,7 @@ const CASES: Case[] = [
     argv: () => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'],
     stdin: 'prompt',
     checkpoint: 'wrote done.txt',
-    report: { preset: 'claude', cost_usd: 0.0421, tokens: { input: 1200, output: 340, cache_read: 20012, cache_write: 5000 } },
+    report: { preset: 'claude', cost_usd: 0.0421, tokens: { input: 26212, output: 340, cache_read: 20012, cache_write: 5000 } },
   },
   {
     preset: 'codex',
@@ -87,7 +87,7 @@ const CASES: Case[] = [
   {
     preset: 'copilot',
     fake: { output: T.COPILOT_SUCCESS },
-    argv: (prompt) => [
+    argv: (prompt, file) => [
       '--allow-all-tools',
       '--allow-all-paths',
       '--no-ask-user',
@@ -95,6 +95,8 @@ const CASES: Case[] = [
       'json',
       '-p',
       prompt.replace(/\n+$/, ''),
+      '--usage-output-file',
+      `${file}.usage.json`,
     ],
     stdin: 'nothing',
     checkpoint: 'edited',

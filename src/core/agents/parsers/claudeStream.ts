@@ -54,11 +54,15 @@ export class ClaudeStreamParser extends JsonLinesParser {
     if (cost !== undefined) this.report.costUsd = cost;
     if (isObject(e.usage)) {
       const u = e.usage;
+      const cacheRead = num(u.cache_read_input_tokens);
+      const cacheWrite = num(u.cache_creation_input_tokens);
+      // input_tokens counts only the uncached part; Launchpad's input is every prompt token.
+      const uncached = num(u.input_tokens);
       const tokens = {
-        input: num(u.input_tokens),
+        input: uncached === undefined ? undefined : uncached + (cacheRead ?? 0) + (cacheWrite ?? 0),
         output: num(u.output_tokens),
-        cacheRead: num(u.cache_read_input_tokens),
-        cacheWrite: num(u.cache_creation_input_tokens),
+        cacheRead,
+        cacheWrite,
       };
       if (Object.values(tokens).some((v) => v !== undefined)) {
         this.report.tokens = Object.fromEntries(Object.entries(tokens).filter(([, v]) => v !== undefined));

@@ -7,6 +7,11 @@
 //   {"type":"tool.execution_complete","data":{…}}                               (not scanned)
 //   {"type":"session.error","data":{"errorType":"…","message":"Sorry, you've hit a rate limit … Please try again in 2 hours."}}
 //   {"type":"result","exitCode":0,"usage":{"premiumRequests":1,…}}
+// and, last, the file of --usage-output-file that the preset prints on one line (no "type"):
+//   {"totalPremiumRequestCost":0,"modelMetrics":{"<model>":{"usage":{"inputTokens":…,"outputTokens":…,
+//    "cacheReadTokens":…,"cacheWriteTokens":…}}},…}
+// Its inputTokens include the cached part. It is the session's total, so it replaces what
+// assistant.usage events added up.
 // Copilot bills premium requests, not dollars: no cost is recorded.
 // https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-programmatic-reference
 import { addTokens, isObject, type Json, JsonLinesParser, num, str } from './parser';
@@ -36,7 +41,23 @@ export class CopilotJsonParser extends JsonLinesParser {
         return '';
       }
       default:
+        if (e.type === undefined && isObject(e.modelMetrics)) this.usageFile(e.modelMetrics);
         return '';
     }
+  }
+
+  private usageFile(models: Json): void {
+    let tokens: ReturnType<typeof addTokens> | undefined;
+    for (const m of Object.values(models)) {
+      const u = isObject(m) && isObject(m.usage) ? m.usage : undefined;
+      if (!u) continue;
+      tokens = addTokens(tokens, {
+        input: num(u.inputTokens),
+        output: num(u.outputTokens),
+        cacheRead: num(u.cacheReadTokens),
+        cacheWrite: num(u.cacheWriteTokens),
+      });
+    }
+    if (tokens) this.report.tokens = tokens;
   }
 }

@@ -3,12 +3,14 @@
 // (never on fixed sleeps), and the checks every test repeats (log lines, processes, git).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
 import { CLI } from '../helpers/cli';
 import { git, makeRepo } from '../helpers/gitRepo';
 import { agent, type HarnessOptions, makeHarness, readLog } from '../helpers/harness';
+import { afterEveryFile, afterEveryTest } from '../helpers/rootHooks';
 import { tempDir } from '../helpers/tmp';
 
 export { git, writeFiles } from '../helpers/gitRepo';
@@ -22,7 +24,9 @@ export { tempDir } from '../helpers/tmp';
 export const CLI_COPY = (() => {
   // CONTROLLER_TEST_CLI: another build to test (e.g. a deliberately broken one, to see tests fail).
   if (process.env.CONTROLLER_TEST_CLI) return process.env.CONTROLLER_TEST_CLI;
-  const dir = tempDir('launchpad-cli-');
+  // Not a tempDir: those go after each test file, and this copy serves every file of the process.
+  const dir = mkdtempSync(join(tmpdir(), 'launchpad-cli-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   const copy = join(dir, 'cli.js');
   for (let i = 0; i < 20; i++) {
     const before = statSync(CLI).size;
@@ -95,7 +99,7 @@ export function show(r: Result, root?: string): string {
 }
 
 // A test that failed half-way must not leave a controller (and its agents) running.
-afterEach(async () => {
+afterEveryTest(async () => {
   const left = [...children];
   for (const c of left) c.kill('SIGTERM');
   await Promise.all(
@@ -128,7 +132,7 @@ export function repo(files?: Record<string, string>): string {
 }
 
 const worktreeFolders: string[] = [];
-after(() => {
+afterEveryFile(() => {
   for (const dir of worktreeFolders.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 

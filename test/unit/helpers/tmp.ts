@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { afterEveryFile } from './rootHooks';
+
 const created: string[] = [];
 
 export function tempDir(prefix = 'launchpad-test-'): string {
@@ -15,9 +17,4 @@ export function cleanupTempDirs(): void {
   for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-// Root-level hook: every test file's temp dirs go when mocha finishes (many repositories and
-// worktrees: give it time on a loaded machine).
-after(function () {
-  this.timeout(300_000);
-  cleanupTempDirs();
-});
+afterEveryFile(cleanupTempDirs);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 
 import { findPreset } from '../../../src/core/agents/presets';
 import { readAgentReport, writeAgentReport } from '../../../src/core/agents/report';
-import { AgentOutputScanner, scanAgentOutput } from '../../../src/core/controller/agentOutput';
+import { AgentOutputScanner, noVerdictReason, scanAgentOutput } from '../../../src/core/controller/agentOutput';
 import { AttemptPaths } from '../../../src/core/statePaths';
 import type { CheckpointStep } from '../../../src/core/tasks/transitions';
 import { tempDir } from '../helpers/tmp';
@@ -249,6 +249,26 @@ describe('agent output parsers', () => {
     assert.match(text, /"cost_usd": 0\.00635,/);
     assert.match(text, /"premium_requests": 0\.333333\n/);
     assert.deepEqual(JSON.parse(text).tokens, { input: 1200, output: 34 });
+  });
+
+  it("no verdict: the exit and the telling line of the tool's plain output, its JSON events left out", () => {
+    const tail = [
+      '{"type":"init","session_id":"s1","model":"gemini-2.5-pro"}',
+      'Loaded cached credentials.',
+      'Error: connect ECONNREFUSED 127.0.0.1:9',
+      '{"type":"message","role":"assistant","content":"an error I made up","delta":true}',
+      '',
+    ].join('\n');
+    assert.equal(
+      noVerdictReason({ code: 41, signal: null }, tail),
+      'agent exited with 41 without a RESULT:SUCCESS or RESULT:FAIL line: Error: connect ECONNREFUSED 127.0.0.1:9',
+    );
+    assert.equal(
+      noVerdictReason({ code: null, signal: 'SIGKILL' }, '{"type":"init"}\n'),
+      'agent exited with SIGKILL without a RESULT:SUCCESS or RESULT:FAIL line',
+      'nothing but JSON: no words added',
+    );
+    assert.equal(noVerdictReason({ code: 0, signal: null }, ''), 'agent exited 0 without a RESULT:SUCCESS or RESULT:FAIL line');
   });
 
   it('a raw command line (no preset) is scanned as before: plain lines, no report', () => {

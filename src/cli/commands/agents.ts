@@ -1,5 +1,5 @@
 import { AGENT_PRESETS, presetCommand } from '../../core/agents/presets';
-import { type PresetProbe, probePreset, VERSION_PROBE_TIMEOUT_MS } from '../../core/agents/probe';
+import { newerThanProven, type PresetProbe, probePreset, VERSION_PROBE_TIMEOUT_MS } from '../../core/agents/probe';
 import { findStateRoot, StatePaths } from '../../core/statePaths';
 import { StateStore } from '../../core/taskFile/store';
 import type { Command, CommandContext } from '../command';
@@ -11,7 +11,8 @@ export const agentsCommand: Command = {
   summary: 'List the agent presets, which are installed (on PATH, with their --version), and the exact command each runs.',
   details: [
     'Use one with "launchpad run --agent NAME". The commands include the extra arguments of session_config.agent_args',
-    `when a harness-tasks.json is found. Each --version probe has ${VERSION_PROBE_TIMEOUT_MS / 1000} s.`,
+    `when a harness-tasks.json is found. Each --version probe has ${VERSION_PROBE_TIMEOUT_MS / 1000} s. Beside an installed`,
+    "tool's version is the one its preset was proven with against the real tool; a newer one is warned about.",
   ].join('\n'),
   options: {
     json: { type: 'boolean', help: 'print the list as JSON' },
@@ -28,6 +29,7 @@ export const agentsCommand: Command = {
     const lines = ['Agent presets (launchpad run --agent NAME):', ''];
     for (const { probe, command } of rows) {
       lines.push(`${probe.preset.name.padEnd(width)}${probe.preset.title}: ${installation(probe)}`);
+      if (newerThanProven(probe)) lines.push(`${' '.repeat(width)}warning: ${newerWords(probe)}`);
       lines.push(`${' '.repeat(width)}${command}`);
     }
     lines.push('', 'Any other --agent value is a command line run as it is.', '');
@@ -38,7 +40,12 @@ export const agentsCommand: Command = {
 
 function installation(probe: PresetProbe): string {
   if (!probe.path) return 'not found on PATH';
-  return `${probe.version ?? `installed (${probe.versionError})`} at ${probe.path}`;
+  const proven = probe.preset.proven ? `proven with ${probe.preset.proven.version}` : 'no version proven';
+  return `${probe.version ?? `installed (${probe.versionError})`} at ${probe.path}; ${proven}`;
+}
+
+function newerWords(probe: PresetProbe): string {
+  return `newer than ${probe.preset.proven!.version}, the version this preset was proven with: its flags or output may have changed`;
 }
 
 function presetJson(probe: PresetProbe, command: string): Record<string, unknown> {
@@ -51,6 +58,8 @@ function presetJson(probe: PresetProbe, command: string): Record<string, unknown
     path: probe.path ?? null,
     version: probe.version ?? null,
     version_error: probe.versionError ?? null,
+    proven_version: p.proven?.version ?? null,
+    newer_than_proven: newerThanProven(probe),
     command,
     prompt: p.prompt,
     output: p.output,

@@ -45,14 +45,17 @@ export interface AgentReport {
   error?: string;
 }
 
-/** The report as agent.json holds it (snake_case, like the task file). */
+/**
+ * The report as agent.json holds it (snake_case, like the task file). Figures are rounded to 6
+ * decimal places: a sum of reported dollars carries binary-fraction noise (0.006350000000000001).
+ */
 export function agentReportJson(report: AgentReport): Record<string, unknown> {
   const tokens = report.tokens && {
-    input: report.tokens.input,
-    output: report.tokens.output,
-    cache_read: report.tokens.cacheRead,
-    cache_write: report.tokens.cacheWrite,
-    reasoning: report.tokens.reasoning,
+    input: rounded(report.tokens.input),
+    output: rounded(report.tokens.output),
+    cache_read: rounded(report.tokens.cacheRead),
+    cache_write: rounded(report.tokens.cacheWrite),
+    reasoning: rounded(report.tokens.reasoning),
   };
   const limit = report.limit && {
     kind: report.limit.kind,
@@ -62,12 +65,16 @@ export function agentReportJson(report: AgentReport): Record<string, unknown> {
   };
   return dropUndefined({
     preset: report.preset,
-    cost_usd: report.costUsd,
+    cost_usd: rounded(report.costUsd),
     tokens: tokens && dropUndefined(tokens),
-    premium_requests: report.premiumRequests,
+    premium_requests: rounded(report.premiumRequests),
     limit: limit && dropUndefined(limit),
     error: report.error,
   });
+}
+
+function rounded(n: number | undefined): number | undefined {
+  return n === undefined ? undefined : Number(n.toFixed(6));
 }
 
 export function writeAgentReport(files: AttemptPaths, report: AgentReport): void {
@@ -122,7 +129,7 @@ function text(v: unknown): string | undefined {
 /** One line for a terminal: `cost $0.0421, tokens 1200 in / 340 out`; '' when nothing was reported. */
 export function describeReport(report: AgentReport): string {
   const parts: string[] = [];
-  if (report.costUsd !== undefined) parts.push(`cost $${report.costUsd}`);
+  if (report.costUsd !== undefined) parts.push(`cost $${rounded(report.costUsd)}`);
   if (report.premiumRequests !== undefined) parts.push(`${report.premiumRequests} premium request(s)`);
   const t = report.tokens;
   if (t && (t.input !== undefined || t.output !== undefined)) parts.push(`tokens ${t.input ?? '?'} in / ${t.output ?? '?'} out`);

@@ -104,6 +104,31 @@ export function scanAgentOutput(
   return { verdict, checkpoints, report: scanner.report() };
 }
 
+/**
+ * Why an agent that gave no verdict failed: how it exited, with the tool's own words when it
+ * printed any ("Gemini CLI is not running in a trusted directory. …"). `output` is the end of its
+ * output; a preset's JSON events are not words of this kind (its parser reads the errors in
+ * them), so only the plain lines count.
+ */
+export function noVerdictReason(exit: { code: number | null; signal?: string | null }, output: string): string {
+  const how = exit.code === 0 ? 'exited 0' : `exited with ${exit.code ?? exit.signal}`;
+  const plain = output
+    .split('\n')
+    .filter((l) => !isJsonObject(l.trim()))
+    .join('\n');
+  const words = reasonLine(plain);
+  return `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line${words ? `: ${words}` : ''}`;
+}
+
+function isJsonObject(line: string): boolean {
+  if (!line.startsWith('{')) return false;
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
+}
+
 /** One line that says why some output failed, for an error_log entry (see reasonLine.ts). */
 export function lastMeaningfulLine(output: string): string | undefined {
   return reasonLine(output);

@@ -24,6 +24,13 @@ export interface LimitPause {
   fromTool: boolean;
 }
 
+/**
+ * Overloads in a row of one task that are waited out uncharged; the next one is charged. A real
+ * overload passes within a few back-offs; a provider that answers "overloaded" to every attempt
+ * of a task is failing it, and --wait-on-limit would otherwise retry it forever.
+ */
+export const OVERLOADS_UNCHARGED = 2;
+
 /** Why no new agent may start now. */
 export type Hold = 'budget' | 'usage-limit';
 
@@ -34,6 +41,8 @@ export class RunSpending {
   budgetReached = false;
   pause: LimitPause | undefined;
   private limitsInRow = 0;
+  /** Each task's overloads since its last attempt that ended otherwise. */
+  private readonly overloads = new Map<string, number>();
 
   constructor(
     private readonly config: Pick<RunConfig, 'budgetUsd' | 'limitBackoffMs'>,
@@ -68,9 +77,25 @@ export class RunSpending {
     return this.pause;
   }
 
-  /** An attempt ended without a limit: the next limit's back-off starts from the first again. */
-  noLimit(): void {
+  /** An attempt of `taskId` ended without a limit: the next limit's back-off starts from the first again. */
+  noLimit(taskId: string): void {
     this.limitsInRow = 0;
+    this.overloads.delete(taskId);
+  }
+
+  /**
+   * Whether `limit`, which ended an attempt of `taskId`, is charged to it: an overload after
+   * OVERLOADS_UNCHARGED in a row of the same task is (and the count starts again).
+   */
+  chargesLimit(taskId: string, limit: UsageLimit): boolean {
+    if (limit.kind !== 'overloaded') return false;
+    const inRow = (this.overloads.get(taskId) ?? 0) + 1;
+    if (inRow <= OVERLOADS_UNCHARGED) {
+      this.overloads.set(taskId, inRow);
+      return false;
+    }
+    this.overloads.delete(taskId);
+    return true;
   }
 
   /** Waits until the pause ends (or `signal` aborts); true when it ended. */
@@ -143,6 +168,11 @@ export async function stopForLimit(s: Session, before: Task, preset: string, lim
   );
   terminal.close('interrupted');
   return 'interrupted';
+}
+
+/** The log line of an overload charged to its attempt (RunSpending.chargesLimit). */
+export function chargedOverloadMessage(preset: string, limit: UsageLimit): string {
+  return `${limitWords(limit)} of ${preset} ${OVERLOADS_UNCHARGED + 1} times in a row for this task: this attempt is charged ("${limit.message}")`;
 }
 
 /** The log line of a resume. */

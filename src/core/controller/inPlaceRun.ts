@@ -24,7 +24,7 @@ import { OWN_PATHS, ownPathsAt } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { formatErrorEntry } from '../tasks/errorEntry';
 import { completeTask, dispatchTask, failTask, forgetVanishedBase, resumeTask } from '../tasks/transitions';
-import type { AgentVerdict } from './agentOutput';
+import { type AgentVerdict, noVerdictReason } from './agentOutput';
 import { runAgent } from './agentRun';
 import { runCleanup } from './discard';
 import type { EnvFailure } from './envFailure';
@@ -195,8 +195,7 @@ function verdictReason(s: Session, agent: ProcessResult, verdict: AgentVerdict):
   if (agent.timedOut) return `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`;
   if (agent.spawnError) return `could not start the agent: ${agent.spawnError}`;
   if (verdict.kind === 'fail') return verdict.reason;
-  const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
-  return `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`;
+  return noVerdictReason(agent, agent.tail);
 }
 
 function interrupted(terminal: TaskTerminal): TaskEnd {

@@ -13,9 +13,9 @@ import type { ProcessResult } from '../process/runProcess';
 import { isOwnPath } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { type ClaimToken, dispatchTask, resumeTask } from '../tasks/transitions';
-import type { AgentVerdict } from './agentOutput';
+import { type AgentVerdict, noVerdictReason } from './agentOutput';
 import { runAgent } from './agentRun';
-import { limitThatEnded, stopForLimit } from './budget';
+import { chargedOverloadMessage, limitThatEnded, stopForLimit } from './budget';
 import { discardAttempt } from './discard';
 import { classifyExit, diskSpaceNote, programProblem, startFailure, worktreeFailure, writeFailure } from './envFailure';
 import { endUncharged, giveBackLostWorktree, stopForEnvironment, worktreeLost } from './envStop';
@@ -160,8 +160,9 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   if (worktreeLost(worktree, fence)) return giveBackLostWorktree(s, before, worktree, terminal);
   // Before the machine's faults: a tool out of quota often exits non-zero with no work done.
   const limit = limitThatEnded(report, verdict.kind);
-  if (limit) return stopForLimit(s, before, report!.preset, limit, terminal);
-  s.spending.noLimit();
+  if (limit && !s.spending.chargesLimit(task.id, limit)) return stopForLimit(s, before, report!.preset, limit, terminal);
+  if (limit) s.log({ type: 'WARN', taskId: task.id, message: chargedOverloadMessage(report!.preset, limit) });
+  else s.spending.noLimit(task.id);
   // A person's stop of this agent (taskStops.ts) is its attempt's end, not the machine's.
   const machine = agent.aborted
     ? undefined
@@ -237,11 +238,10 @@ function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number
   if (verdict.kind === 'fail')
     return { kind: 'fail', category: 'AGENT_FAIL', reason: verdict.reason, discardReason: 'agent reported failure', tail: agent.tail };
   if (verdict.kind === 'none') {
-    const how = agent.code === 0 ? 'exited 0' : `exited with ${agent.code ?? agent.signal}`;
     return {
       kind: 'fail',
       category: 'AGENT_FAIL',
-      reason: `agent ${how} without a RESULT:SUCCESS or RESULT:FAIL line`,
+      reason: noVerdictReason(agent, agent.tail),
       discardReason: 'agent reported failure',
       tail: agent.tail,
     };

@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { findPreset, toolVariables } from '../agents/presets';
-import { AgentOutputScanner, lastMeaningfulLine } from '../controller/agentOutput';
+import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason } from '../controller/agentOutput';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
 import { agentEnvironment } from '../process/environment';
@@ -181,7 +181,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
       : v.kind === 'fail'
         ? v.reason
         : v.kind === 'none'
-          ? `agent exited with ${agent.code ?? agent.signal} without a RESULT:SUCCESS or RESULT:FAIL line`
+          ? noVerdictReason(agent, agent.tail)
           : undefined;
     if (verdict === 'success' && (await git.anyChanges(worktree)).length)
       await git.commitAll(worktree, `[${job.taskId}] ${job.title} (changes left uncommitted by the agent)`);

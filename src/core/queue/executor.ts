@@ -17,7 +17,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import { checkpoint } from '../controller/agentRun';
-import { stopForLimit } from '../controller/budget';
+import { chargedOverloadMessage, stopForLimit } from '../controller/budget';
 import { discardAttempt } from '../controller/discard';
 import { type EnvFailure, EnvFailureError } from '../controller/envFailure';
 import { endUncharged, stopForEnvironment } from '../controller/envStop';
@@ -538,7 +538,10 @@ export class QueueExecutor implements AttemptExecutor {
     s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
     // The tool's usage or rate limit on the worker: as on this machine, the attempt is given
     // back and dispatching pauses (its work, fetched above, stays for the next run).
-    if (r.limit && !ok) return ended(stopForLimit(s, task, s.config.agent?.preset?.name ?? 'agent', r.limit, terminal));
+    const preset = s.config.agent?.preset?.name ?? 'agent';
+    if (r.limit && !ok && !s.spending.chargesLimit(task.id, r.limit)) return ended(stopForLimit(s, task, preset, r.limit, terminal));
+    if (r.limit && !ok) s.log({ type: 'WARN', taskId: task.id, message: chargedOverloadMessage(preset, r.limit) });
+    else s.spending.noLimit(task.id);
     if (!ok)
       return ended(
         discardAttempt(s, task, worktree, terminal, {

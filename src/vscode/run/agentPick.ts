@@ -1,7 +1,7 @@
 // When no agent is set anywhere, Run asks: the installed presets (found on PATH, with their
-// `--version`, as `launchpad agents` lists them), or a command line typed in. The answer is used
-// for this run and, if the person says so, written to the workspace's settings so the next Run
-// does not ask.
+// `--version` and the version each was proven with, as `launchpad agents` lists them), or a
+// command line typed in. The answer is used for this run and, if the person says so, written to
+// the workspace's settings so the next Run does not ask.
 import * as vscode from 'vscode';
 
 import { SETTINGS } from '../contributions';
@@ -15,6 +15,9 @@ interface ListedAgent {
   path: string | null;
   version: string | null;
   version_error: string | null;
+  /** The version its preset was proven with against the real tool. */
+  proven_version: string | null;
+  newer_than_proven: boolean;
 }
 
 export interface AgentChoice {
@@ -56,7 +59,11 @@ function agentItems(installed: ListedAgent[]): AgentItem[] {
   const presets = installed.map((p) => ({
     label: p.name,
     description: p.title,
-    detail: p.version ?? `${p.path} (${p.version_error ?? 'no version'})`,
+    detail: [
+      p.version ?? `${p.path} (${p.version_error ?? 'no version'})`,
+      p.proven_version ? `proven with ${p.proven_version}` : 'no version proven',
+      ...(p.newer_than_proven ? ['$(warning) newer than the proven version: its flags or output may have changed'] : []),
+    ].join(' · '),
     preset: p.name,
   }));
   const none: AgentItem[] = presets.length

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 
 import { AGENT_PRESETS, presetCommand } from '../../../src/core/agents/presets';
+import { compareVersions, dottedVersion } from '../../../src/core/agents/probe';
 import { harness, launchpad, show, tempDir } from '../controller/support';
 import { installFake } from './fakeAgents';
 
@@ -12,6 +13,8 @@ interface Row {
   path: string | null;
   version: string | null;
   version_error: string | null;
+  proven_version: string | null;
+  newer_than_proven: boolean;
   command: string;
   docs: string[];
 }
@@ -77,8 +80,48 @@ describe('launchpad agents', function () {
 
     const text = await launchpad(root, ['agents'], { PATH: bin });
     assert.equal(text.code, 0, show(text));
-    assert.match(text.stdout, new RegExp(`^codex +OpenAI Codex CLI: codex-cli 0\\.152\\.0 at ${bin}/codex$`, 'm'));
+    const proven = AGENT_PRESETS.find((p) => p.name === 'codex')!.proven!.version;
+    assert.match(text.stdout, new RegExp(`^codex +OpenAI Codex CLI: codex-cli 0\\.152\\.0 at ${bin}/codex; proven with ${proven}$`, 'm'));
     assert.match(text.stdout, /^claude +Claude Code: not found on PATH$/m);
     assert.ok(text.stdout.includes(`  codex exec --json --dangerously-bypass-approvals-and-sandbox --model 'o3 mini' -\n`));
+  });
+
+  it('each installed version beside the proven one; a newer one warned about, an older or equal one not, none proven said so', async () => {
+    const proven = (name: string) => AGENT_PRESETS.find((p) => p.name === name)!.proven!.version;
+    const bump = (v: string) => v.replace(/\d+$/, (n) => String(Number(n) + 1));
+    const bin = tempDir('launchpad-fake-bin-');
+    installFake(bin, 'claude', { output: '', version: `${bump(proven('claude'))} (Claude Code)` });
+    installFake(bin, 'codex', { output: '', version: `codex-cli ${proven('codex')}` });
+    installFake(bin, 'aider', { output: '', version: 'aider 99.0.0' });
+    const json = await launchpad(tempDir(), ['agents', '--json'], { PATH: bin });
+    const rows = (JSON.parse(json.stdout) as { agents: Row[] }).agents;
+    const by = (name: string) => rows.find((a) => a.name === name)!;
+    assert.deepEqual(
+      ['claude', 'codex', 'aider', 'copilot'].map((n) => [n, by(n).proven_version, by(n).newer_than_proven]),
+      [
+        ['claude', proven('claude'), true],
+        ['codex', proven('codex'), false],
+        ['aider', null, false],
+        ['copilot', proven('copilot'), false],
+      ],
+    );
+
+    const text = await launchpad(tempDir(), ['agents'], { PATH: bin });
+    assert.equal(text.code, 0, show(text));
+    const warnings = text.stdout.split('\n').filter((l) => l.includes('warning:'));
+    assert.deepEqual(warnings, [
+      `${' '.repeat('cursor-agent'.length + 2)}warning: newer than ${proven('claude')}, the version this preset was proven with: its flags or output may have changed`,
+    ]);
+    assert.match(text.stdout, /^aider +Aider: aider 99\.0\.0 at \S+; no version proven$/m);
+  });
+
+  it('dotted versions: found in the --version line, compared as numbers', () => {
+    assert.equal(dottedVersion('2.1.140 (Claude Code)'), '2.1.140');
+    assert.equal(dottedVersion('codex-cli 0.152.0'), '0.152.0');
+    assert.equal(dottedVersion('GitHub Copilot CLI 1.0.102.'), '1.0.102');
+    assert.equal(dottedVersion('no number here'), undefined);
+    assert.ok(compareVersions('0.10.0', '0.9.9') > 0);
+    assert.ok(compareVersions('1.0', '1.0.1') < 0);
+    assert.equal(compareVersions('2.1.0', '2.1'), 0);
   });
 });

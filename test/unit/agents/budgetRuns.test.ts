@@ -132,6 +132,25 @@ describe('budgets and usage limits end to end (fake claude reporting total_cost_
     assert.ok(linesOf(root, 'WARN').some((l) => l.message.includes('resumed after overload of claude')));
   });
 
+  it('the same task overloaded 3 times in a row under --wait-on-limit: two waits uncharged, the third attempt charged', async () => {
+    const root = harness({ tasks: [{ id: 'task-001', maxAttempts: 1 }] });
+    const { env } = fakeIn(root, { output: T.CLAUDE_SUCCESS, firstOutput: T.CLAUDE_OVERLOADED, firstRuns: 3 });
+    const r = await launchpad(root, ['run', '--agent', 'claude', '--wait-on-limit'], { ...env, LAUNCHPAD_LIMIT_BACKOFF_SECONDS: '0.2' });
+    assert.equal(r.code, 1, show(r, root));
+    const t = taskById(root, 'task-001');
+    assert.equal(t.status, 'failed');
+    assert.equal(t.attempts, 1, 'only the third overload is charged');
+    assert.equal(t.error_log.length, 1);
+    assert.match(t.error_log[0]!, /^\[AGENT_FAIL\] claude: API Error: 529 .*overloaded_error/);
+    const warns = linesOf(root, 'WARN', 'task-001').map((l) => l.message);
+    assert.equal(warns.filter((m) => /^overload of claude: paused until .*attempt not charged/.test(m)).length, 2, show(r, root));
+    assert.ok(
+      warns.some((m) => m.startsWith('overload of claude 3 times in a row for this task: this attempt is charged')),
+      show(r, root),
+    );
+    assert.equal(linesOf(root, 'DISPATCH', 'task-001').length, 3);
+  });
+
   it('max_cost_usd: a task whose agents reported that much is not dispatched again: [TASK_EXEC] cost limit reached, permanently', async () => {
     const { root, env } = setup(
       {

@@ -19,6 +19,12 @@ export interface FakeOptions {
    * message, say. `__RESET_EPOCH__` in it becomes the epoch second 2 s from now.
    */
   firstOutput?: string;
+  /** How many runs print `firstOutput` (default 1). */
+  firstRuns?: number;
+  /** What it prints on stderr after its output, when it runs a task. */
+  stderr?: string;
+  /** Its exit code after a task's output (default 0). */
+  exitCode?: number;
   /** Before printing, when running this task, waits (at most 60 s) until `file` contains `text`. */
   waitFor?: { task: string; file: string; text: string };
 }
@@ -55,7 +61,8 @@ if (args[0] === '--version') {
   const record = { argv: args, stdin, cwd: process.cwd(), env, messageFile: mf >= 0 ? fs.readFileSync(args[mf + 1], 'utf8') : null };
   fs.writeFileSync(path.join(process.env.FAKE_AGENT_LOG, NAME + '.' + id + '.' + process.env.LAUNCHPAD_ATTEMPT + '.json'), JSON.stringify(record, null, 2));
   const runs = path.join(process.env.FAKE_AGENT_LOG, NAME + '.runs');
-  const first = !fs.existsSync(runs);
+  const before = fs.existsSync(runs) ? fs.readFileSync(runs, 'utf8').split('\\n').filter(Boolean).length : 0;
+  const first = before < ${opts.firstRuns ?? 1};
   fs.appendFileSync(runs, id + '\\n');
   const firstOutput = ${JSON.stringify(opts.firstOutput ?? null)};
   if (first && firstOutput !== null) {
@@ -74,6 +81,8 @@ if (args[0] === '--version') {
     cp.execFileSync('git', ['commit', '-q', '-m', '[' + id + '] by ' + NAME]);
   }
   process.stdout.write(${JSON.stringify(opts.output)});
+  process.stderr.write(${JSON.stringify(opts.stderr ?? '')});
+  process.exitCode = ${opts.exitCode ?? 0};
   }
 }
 `;

@@ -2,10 +2,11 @@
 // final message (never from a command's output or the echoed prompt), checkpoints once each,
 // the cost and tokens the tool reported (and nothing it did not), and limit signals.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 
 import { findPreset } from '../../../src/core/agents/presets';
 import { readAgentReport, writeAgentReport } from '../../../src/core/agents/report';
-import { AgentOutputScanner, scanAgentOutput } from '../../../src/core/controller/agentOutput';
+import { AgentOutputScanner, noVerdictReason, scanAgentOutput } from '../../../src/core/controller/agentOutput';
 import { AttemptPaths } from '../../../src/core/statePaths';
 import type { CheckpointStep } from '../../../src/core/tasks/transitions';
 import { tempDir } from '../helpers/tmp';
@@ -16,13 +17,16 @@ const NOW = new Date('2026-08-20T12:00:00.000Z');
 function parse(preset: string, output: string) {
   const p = findPreset(preset);
   assert.ok(p, preset);
-  return scanAgentOutput(output, p.createParser({ now: () => NOW }));
+  return scanAgentOutput(output, p.createParser({ now: () => NOW, timeZone: 'America/Los_Angeles' }));
 }
 
 /** The same transcript fed in small chunks that split lines and JSON anywhere. */
 function parseInChunks(preset: string, output: string, size: number) {
   const checkpoints: CheckpointStep[] = [];
-  const scanner = new AgentOutputScanner((c) => checkpoints.push(c), findPreset(preset)!.createParser({ now: () => NOW }));
+  const scanner = new AgentOutputScanner(
+    (c) => checkpoints.push(c),
+    findPreset(preset)!.createParser({ now: () => NOW, timeZone: 'America/Los_Angeles' }),
+  );
   for (let i = 0; i < output.length; i += size) scanner.push(output.slice(i, i + size));
   const verdict = scanner.finish();
   return { verdict, checkpoints, report: scanner.report() };
@@ -119,7 +123,8 @@ describe('agent output parsers', () => {
       assert.match((r.verdict as { reason: string }).reason, /^codex: You've hit your usage limit\./);
       assert.equal(r.report!.limit!.kind, 'usage-limit');
       assert.equal(r.report!.limit!.resetText, '3:28 PM');
-      assert.equal(r.report!.limit!.resetsAt, undefined, 'a wall-clock time without a date or zone is not turned into a timestamp');
+      // 12:00Z is 05:00 in Los Angeles (PDT, UTC-7): its next 3:28 PM is 22:28Z the same day.
+      assert.equal(r.report!.limit!.resetsAt, '2026-08-20T22:28:00.000Z', 'the next 3:28 PM in the zone of the run');
     });
 
     it('"try again in 3 days 6 hours 57 minutes" becomes a timestamp', () => {
@@ -262,6 +267,36 @@ describe('agent output parsers', () => {
       assert.deepEqual(readAgentReport(new AttemptPaths(dir)), report, preset);
     }
     assert.equal(readAgentReport(new AttemptPaths(tempDir())), undefined);
+  });
+
+  it('agent.json holds figures rounded to 6 decimal places, not sums with binary-fraction noise', () => {
+    const files = new AttemptPaths(tempDir());
+    writeAgentReport(files, { preset: 'opencode', costUsd: 0.00125 + 0.0051, premiumRequests: 1 / 3, tokens: { input: 1200, output: 34 } });
+    const text = readFileSync(files.agentReport, 'utf8');
+    assert.equal(0.00125 + 0.0051, 0.006350000000000001, 'the sum this test is about');
+    assert.match(text, /"cost_usd": 0\.00635,/);
+    assert.match(text, /"premium_requests": 0\.333333\n/);
+    assert.deepEqual(JSON.parse(text).tokens, { input: 1200, output: 34 });
+  });
+
+  it("no verdict: the exit and the telling line of the tool's plain output, its JSON events left out", () => {
+    const tail = [
+      '{"type":"init","session_id":"s1","model":"gemini-2.5-pro"}',
+      'Loaded cached credentials.',
+      'Error: connect ECONNREFUSED 127.0.0.1:9',
+      '{"type":"message","role":"assistant","content":"an error I made up","delta":true}',
+      '',
+    ].join('\n');
+    assert.equal(
+      noVerdictReason({ code: 41, signal: null }, tail),
+      'agent exited with 41 without a RESULT:SUCCESS or RESULT:FAIL line: Error: connect ECONNREFUSED 127.0.0.1:9',
+    );
+    assert.equal(
+      noVerdictReason({ code: null, signal: 'SIGKILL' }, '{"type":"init"}\n'),
+      'agent exited with SIGKILL without a RESULT:SUCCESS or RESULT:FAIL line',
+      'nothing but JSON: no words added',
+    );
+    assert.equal(noVerdictReason({ code: 0, signal: null }, ''), 'agent exited 0 without a RESULT:SUCCESS or RESULT:FAIL line');
   });
 
   it('a raw command line (no preset) is scanned as before: plain lines, no report', () => {

@@ -220,6 +220,44 @@ describe('agent presets end to end (launchpad run --agent NAME, fake tools on PA
     });
   });
 
+  it("a run without a verdict fails with the tool's own words and its exit code (Gemini CLI refusing an untrusted folder)", async () => {
+    const refusal =
+      'Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.';
+    const { root, env } = setup(
+      [
+        [
+          'gemini',
+          {
+            output: '{"type":"init","timestamp":"2026-08-20T12:00:00.000Z","session_id":"s1","model":"gemini-2.5-pro"}\n',
+            stderr: `${refusal}\n`,
+            exitCode: 55,
+            work: false,
+          },
+        ],
+      ],
+      { maxAttempts: 1 },
+    );
+    const r = await launchpad(root, ['run', '--agent', 'gemini'], env);
+    assert.equal(r.code, 1, show(r, root));
+    const task = taskById(root, 'task-001');
+    assert.equal(task.status, 'failed');
+    assert.deepEqual(task.error_log, [`[AGENT_FAIL] agent exited with 55 without a RESULT:SUCCESS or RESULT:FAIL line: ${refusal}`]);
+  });
+
+  it('"high demand" with no overload status is the attempt\'s failure, even with --wait-on-limit: charged, not a pause', async () => {
+    const failed =
+      '{"type":"turn.failed","error":{"message":"We\'re currently experiencing high demand, which may cause temporary errors."}}\n';
+    const { root, env } = setup([['codex', { output: failed, exitCode: 1, work: false }]], { maxAttempts: 1 });
+    const r = await launchpad(root, ['run', '--agent', 'codex', '--wait-on-limit'], env);
+    assert.equal(r.code, 1, show(r, root));
+    const task = taskById(root, 'task-001');
+    assert.equal(task.status, 'failed');
+    assert.equal(task.attempts, 1);
+    assert.deepEqual(task.error_log, ["[AGENT_FAIL] codex: We're currently experiencing high demand, which may cause temporary errors."]);
+    assert.equal(agentJson(root).limit, undefined);
+    assert.equal(linesOf(root, 'WARN').filter((l) => /paused|waiting/.test(l.message)).length, 0, show(r, root));
+  });
+
   it('a raw command line naming a tool is run as written, without a parser (no agent.json)', async () => {
     const { root, log, env } = setup([['claude', { output: 'RESULT:SUCCESS\n' }]]);
     const r = await launchpad(root, ['run', '--agent', 'claude --model sonnet'], env);

@@ -3,7 +3,7 @@
 // mistakes named with their setting.
 import assert from 'node:assert/strict';
 
-import { detectLimit, parseDuration } from '../../../src/core/agents/limits';
+import { detectLimit, parseDuration, wallClockTime } from '../../../src/core/agents/limits';
 import { findPreset, presetCommand } from '../../../src/core/agents/presets';
 import { resolveAgent } from '../../../src/core/agents/resolve';
 import { shellQuote, splitShellWords } from '../../../src/core/agents/shellWords';
@@ -118,19 +118,36 @@ describe('limit messages', () => {
     );
     assert.equal(detectLimit('exceeded retry limit, last status: 429 Too Many Requests', now)!.kind, 'rate-limit');
     assert.equal(detectLimit('Bad gateway', now, 429)!.kind, 'rate-limit');
-    assert.equal(detectLimit("We're currently experiencing high demand, which may cause temporary errors.", now)!.kind, 'overloaded');
+    assert.equal(detectLimit('permission denied: src/x.ts', now), undefined);
+  });
+
+  it('an overload is the provider saying so (the word, HTTP 503 or 529); "high demand" with a 500 or no status is no limit', () => {
+    const highDemand = "We're currently experiencing high demand, which may cause temporary errors.";
+    assert.equal(detectLimit(highDemand, now), undefined);
+    assert.equal(detectLimit(highDemand, now, 500), undefined);
+    assert.equal(detectLimit(highDemand, now, 503)!.kind, 'overloaded');
+    assert.equal(detectLimit('upstream error', now, 529)!.kind, 'overloaded');
+    assert.equal(
+      detectLimit('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', now)!.kind,
+      'overloaded',
+    );
+    assert.equal(detectLimit("The API provider's servers are down or overloaded.", now)!.kind, 'overloaded');
+    assert.equal(detectLimit('503 Service Unavailable', now)!.kind, 'overloaded');
+    assert.equal(detectLimit('Internal server error', now, 500), undefined);
     assert.equal(detectLimit('permission denied: src/x.ts', now), undefined);
     assert.equal(detectLimit('Try again later.', now), undefined);
   });
 
-  it('reset phrases: durations become timestamps, wall-clock times stay words', () => {
+  it('reset phrases: durations and wall-clock times become timestamps, the words kept', () => {
     assert.equal(parseDuration('2h7m31s'), (2 * 3600 + 7 * 60 + 31) * 1000);
     assert.equal(parseDuration('3.2s'), 3200);
     assert.equal(parseDuration('15 hours 23 minutes'), (15 * 60 + 23) * 60_000);
     assert.equal(parseDuration('soon'), undefined);
+    // 12:00Z is 07:00 in Chicago (CDT, UTC-5): 9am there is 14:00Z the same day.
     assert.deepEqual(detectLimit('Claude usage limit reached. Your limit will reset at 9am (America/Chicago).', now), {
       kind: 'usage-limit',
       message: 'Claude usage limit reached. Your limit will reset at 9am (America/Chicago).',
+      resetsAt: '2026-08-20T14:00:00.000Z',
       resetText: '9am (America/Chicago)',
     });
     assert.equal(
@@ -142,5 +159,30 @@ describe('limit messages', () => {
       'Aug 18th, 2026 12:30 PM',
     );
     assert.equal(detectLimit("You've hit your usage limit. Try again later.", now)!.resetText, undefined);
+  });
+
+  it('wall-clock resets: the next such time after now, in the zone given, the one the text names, or the date it names', () => {
+    const utc = (text: string, zone = 'UTC') =>
+      detectLimit(`You've hit your usage limit. Try again at ${text}.`, now, undefined, zone)?.resetsAt;
+    assert.equal(utc('5:55 PM'), '2026-08-20T17:55:00.000Z');
+    assert.equal(utc('17:55'), '2026-08-20T17:55:00.000Z');
+    assert.equal(utc('3pm'), '2026-08-20T15:00:00.000Z');
+    assert.equal(utc('12:30 AM'), '2026-08-21T00:30:00.000Z', 'past today: tomorrow');
+    assert.equal(utc('11:59 AM'), '2026-08-21T11:59:00.000Z', 'a minute ago today: tomorrow');
+    assert.equal(utc('12:00 PM'), '2026-08-21T12:00:00.000Z', 'now is not after now');
+    assert.equal(utc('5:55 PM', 'Asia/Tokyo'), '2026-08-21T08:55:00.000Z', 'Tokyo is already at 21:00: its next 5:55 PM is tomorrow');
+    assert.equal(utc('5:55 PM', 'America/New_York'), '2026-08-20T21:55:00.000Z');
+    assert.equal(utc('3pm (Europe/Berlin)', 'America/New_York'), '2026-08-20T13:00:00.000Z', 'the named zone wins');
+    assert.equal(utc('Nov 28th, 2026 5:55 PM', 'Europe/Berlin'), '2026-11-28T16:55:00.000Z', 'a date past the change to winter time');
+    assert.equal(utc('Aug 18th, 2026 12:30 PM'), '2026-08-18T12:30:00.000Z', 'a date given is that date, even past');
+    assert.equal(utc('Apr 23 at 4pm (America/Recife)'), '2027-04-23T19:00:00.000Z', 'a date without a year: its next one');
+    assert.equal(utc('3pm (Mars/Olympus)'), undefined, 'a zone Intl does not know: the words only');
+    assert.equal(utc('3 days'), undefined);
+    assert.equal(utc('13pm'), undefined);
+    const local = detectLimit('Try again at 5:55 PM.', now, 429)!;
+    assert.equal(local.resetText, '5:55 PM');
+    assert.equal(local.resetsAt, wallClockTime('5:55 PM', now)!.toISOString(), 'without a zone: the local one');
+    // Spring forward in Berlin (2026-03-29, 02:00 → 03:00): 3:30 AM that day is 01:30Z.
+    assert.equal(wallClockTime('3:30 AM', new Date('2026-03-29T00:00:00Z'), 'Europe/Berlin')!.toISOString(), '2026-03-29T01:30:00.000Z');
   });
 });

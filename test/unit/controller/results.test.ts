@@ -170,11 +170,13 @@ describe('controller: collecting and validating results', function () {
 
     const t2 = taskById(root, 'task-002');
     assert.equal(t2.status, 'failed', 'an agent without a verdict was trusted although its work would pass validation');
-    assert.deepEqual(t2.error_log, ['[AGENT_FAIL] agent exited 0 without a RESULT:SUCCESS or RESULT:FAIL line']);
+    assert.deepEqual(t2.error_log, ['[AGENT_FAIL] agent exited 0 without a RESULT:SUCCESS or RESULT:FAIL line: all done, I think']);
 
     const t3 = taskById(root, 'task-003');
     assert.equal(t3.status, 'failed');
-    assert.deepEqual(t3.error_log, ['[AGENT_FAIL] agent exited with 3 without a RESULT:SUCCESS or RESULT:FAIL line']);
+    assert.deepEqual(t3.error_log, [
+      '[AGENT_FAIL] agent exited with 3 without a RESULT:SUCCESS or RESULT:FAIL line: Segmentation fault (core dumped)',
+    ]);
     assert.match(String(t3.error_tail), /Segmentation fault/);
 
     assert.equal(taskById(root, 'task-004').status, 'completed');

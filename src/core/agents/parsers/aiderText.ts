@@ -29,7 +29,7 @@ export class AiderTextParser implements OutputParser {
     if (cost) this.report.costUsd = Number(cost[2]);
     const trimmed = line.trim();
     if (LIMIT_LINE.test(trimmed)) {
-      const limit = detectLimit(trimmed, this.ctx.now());
+      const limit = detectLimit(trimmed, this.ctx.now(), undefined, this.ctx.timeZone);
       if (limit) this.report.limit = limit;
     }
     return line + '\n';

@@ -8,6 +8,8 @@ import type { AgentReport, TokenCounts, UsageLimit } from '../report';
 export interface ParserContext {
   /** The clock for "try again in 2 hours" (tests pass a fixed one). */
   now: () => Date;
+  /** The zone a wall-clock reset ("try again at 5:55 PM") is read in: an IANA name; the local zone when absent. */
+  timeZone?: string;
 }
 
 export interface ParsedOutput extends AgentReport {
@@ -102,11 +104,12 @@ export abstract class JsonLinesParser implements OutputParser {
 
   /** Records a limit if `text` (an error the tool reported) speaks of one. */
   protected noteLimit(text: string, status?: number): UsageLimit | undefined {
-    const limit = detectLimit(text, this.ctx.now(), status);
+    const limit = detectLimit(text, this.ctx.now(), status, this.ctx.timeZone);
     if (!limit) return undefined;
-    // An earlier signal of the same limit may have carried the reset time this one lacks.
+    // The first signal of a limit with a reset time sets it: a tool that gives a timestamp gives
+    // it first (Claude's rate_limit_event), then words for people ("resets 3pm"), read less exactly.
     const earlier = this.report.limit;
-    if (!limit.resetsAt && earlier?.resetsAt && earlier.kind === limit.kind) limit.resetsAt = earlier.resetsAt;
+    if (earlier?.resetsAt && earlier.kind === limit.kind) limit.resetsAt = earlier.resetsAt;
     this.report.limit = limit;
     return limit;
   }

@@ -2,7 +2,7 @@
 // budget and a usage limit's pause (budget.ts's RunSpending, on a clock the test sets).
 import assert from 'node:assert/strict';
 
-import { failOverCost, RunSpending } from '../../../../src/core/controller/budget';
+import { failOverCost, OVERLOADS_UNCHARGED, RunSpending } from '../../../../src/core/controller/budget';
 import { LIMIT_BACKOFF_CAP_MS } from '../../../../src/core/controller/runConfig';
 import { parseTaskFile } from '../../../../src/core/taskFile/parse';
 import { isPermanentlyFailed } from '../../../../src/core/tasks/dag';
@@ -131,12 +131,32 @@ describe('controller/budget RunSpending', () => {
       waits,
       [2, 4, 8, 16, 30, 30, 30, 30].map((m) => Math.min(m * 60_000, LIMIT_BACKOFF_CAP_MS)),
     );
-    spend.noLimit();
+    spend.noLimit('task-001');
     spend.pause = undefined;
     now += 1000;
     const past = spend.limitHit('codex', { kind: 'usage-limit', message: 'x', resetsAt: '2025-06-01T11:00:00.000Z' });
     assert.equal(past.fromTool, false, 'a reset time already past is no wait: the back-off from the first');
     assert.equal(past.until - now, 60_000);
+  });
+
+  it('an overload is uncharged twice in a row per task, the third is charged; another end or another kind starts again', () => {
+    const spend = new RunSpending({ budgetUsd: undefined, limitBackoffMs: 60_000 }, () => at('2025-06-01T12:00:00Z'));
+    const overload = { kind: 'overloaded' as const, message: 'overloaded_error' };
+    assert.equal(OVERLOADS_UNCHARGED, 2);
+    assert.deepEqual(
+      [1, 2, 3, 4].map(() => spend.chargesLimit('task-001', overload)),
+      [false, false, true, false],
+      'the third overload of a task in a row is charged, then the count starts again',
+    );
+    assert.equal(spend.chargesLimit('task-002', overload), false, "another task's overloads are its own");
+    spend.noLimit('task-001');
+    assert.deepEqual(
+      [1, 2].map(() => spend.chargesLimit('task-001', overload)),
+      [false, false],
+      'an attempt without a limit starts the count again',
+    );
+    for (let i = 0; i < 5; i++)
+      assert.equal(spend.chargesLimit('task-003', { kind: 'usage-limit', message: 'x' }), false, 'a usage limit is never charged');
   });
 
   it('a second task hitting the limit while paused keeps the later end and does not lengthen the back-off', () => {

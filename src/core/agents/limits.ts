@@ -120,7 +120,11 @@ export function wallClockTime(text: string, now: Date, timeZone?: string): Date 
     return thisYear.getTime() > now.getTime() ? thisYear : at(today.year + 1);
   }
   const sameDay = zonedInstant(zone, today.year, today.month, today.day, hour, minute);
-  return sameDay.getTime() > now.getTime() ? sameDay : zonedInstant(zone, today.year, today.month, today.day + 1, hour, minute);
+  if (sameDay.getTime() > now.getTime()) return sameDay;
+  // Tools print the reset cut to the minute (23:45:55 as "11:45 PM"): within that minute it is
+  // still to come, at the latest at the minute's end, not tomorrow.
+  if (now.getTime() < sameDay.getTime() + 60_000) return new Date(sameDay.getTime() + 60_000);
+  return zonedInstant(zone, today.year, today.month, today.day + 1, hour, minute);
 }
 
 /** The calendar date of `at` in `zone` (month from 0). */

@@ -169,7 +169,8 @@ describe('limit messages', () => {
     assert.equal(utc('3pm'), '2026-08-20T15:00:00.000Z');
     assert.equal(utc('12:30 AM'), '2026-08-21T00:30:00.000Z', 'past today: tomorrow');
     assert.equal(utc('11:59 AM'), '2026-08-21T11:59:00.000Z', 'a minute ago today: tomorrow');
-    assert.equal(utc('12:00 PM'), '2026-08-21T12:00:00.000Z', 'now is not after now');
+    assert.equal(utc('12:00 PM'), '2026-08-20T12:01:00.000Z', 'printed to the minute: within that minute, its end');
+    assert.equal(utc('12pm'), '2026-08-20T12:01:00.000Z');
     assert.equal(utc('5:55 PM', 'Asia/Tokyo'), '2026-08-21T08:55:00.000Z', 'Tokyo is already at 21:00: its next 5:55 PM is tomorrow');
     assert.equal(utc('5:55 PM', 'America/New_York'), '2026-08-20T21:55:00.000Z');
     assert.equal(utc('3pm (Europe/Berlin)', 'America/New_York'), '2026-08-20T13:00:00.000Z', 'the named zone wins');

@@ -31,6 +31,7 @@ const KINDS = [
   'planner',
   'worker',
   'reviewer',
+  'tool_hook',
 ] as const satisfies readonly CommandKind[];
 
 const approvalSchema = z.looseObject({

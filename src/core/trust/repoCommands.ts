@@ -1,9 +1,12 @@
 // The commands a repository's own files make Launchpad run: the agent and its arguments set in
 // harness-tasks.json, each task's validation and clean-up, worktree_setup, the health checks
 // (harness-init.sh, session_config.health_check), and a long run's verification, agents and the
-// validations of the plans it runs. A clone or a pull request can carry any of them, so the CLI
+// validations of the plans it runs, and the hooks an agent tool's project settings give it
+// (.claude/settings.json and the like: the tool runs them in the task's worktree, which holds
+// the repository's copy). A clone or a pull request can carry any of them, so the CLI
 // shows them and asks before the first one runs (docs/trust.md); approvals.ts records the answer.
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import type { ResolvedAgent } from '../agents/resolve';
 import { shellQuote } from '../agents/shellWords';
@@ -25,7 +28,8 @@ export type CommandKind =
   | 'verification'
   | 'planner'
   | 'worker'
-  | 'reviewer';
+  | 'reviewer'
+  | 'tool_hook';
 
 export interface RepoCommand {
   kind: CommandKind;
@@ -72,6 +76,7 @@ export function stateRootCommands(paths: StatePaths): StateRootCommands {
   }
   const script = readScript(paths.initScript);
   if (script !== undefined) all.push({ kind: 'health_check', file: INIT_SCRIPT, field: '', command: script });
+  all.push(...toolHookCommands(paths.root));
   return { file, all };
 }
 
@@ -134,6 +139,33 @@ export function planCommands(paths: HarnessPaths, plan: string): RepoCommand[] {
     // A plan that cannot be read cannot run either: the run reports it.
     return [];
   }
+}
+
+/** The project settings files in which an agent tool reads hooks: commands it runs itself. */
+export const TOOL_SETTINGS = ['.claude/settings.json', '.claude/settings.local.json', '.gemini/settings.json', '.qwen/settings.json'];
+
+/** Every hook command in the tools' project settings under `root` (each `"command"` inside `"hooks"`). */
+export function toolHookCommands(root: string): RepoCommand[] {
+  const found: RepoCommand[] = [];
+  for (const file of TOOL_SETTINGS) {
+    let settings: unknown;
+    try {
+      settings = JSON.parse(readFileSync(join(root, file), 'utf8'));
+    } catch {
+      continue; // none, or not JSON: the tool itself refuses a file it cannot read
+    }
+    const walk = (value: unknown, field: string): void => {
+      if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${field}[${i}]`));
+      else if (value && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) {
+          if (k === 'command' && typeof v === 'string' && v.trim()) found.push({ kind: 'tool_hook', file, field: `${field}.command`, command: v });
+          else walk(v, `${field}.${k}`);
+        }
+      }
+    };
+    if (settings && typeof settings === 'object') walk((settings as Record<string, unknown>).hooks, 'hooks');
+  }
+  return found;
 }
 
 function readTaskFile(path: string): TaskFile | undefined {

@@ -59,6 +59,8 @@ function freshClone(): Clone {
     'harness-tasks.json': JSON.stringify(file, null, 2) + '\n',
     'harness-progress.txt': '',
     'harness-init.sh': `#!/bin/sh\n${touch(m, 'harness-init')}\n`,
+    // A hook the agent tool itself would run in the task's worktree.
+    '.claude/settings.json': JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: touch(m, 'claude-hook') }] }] } }),
   });
   const root = join(tempDir('launchpad-clone-'), 'project');
   git(origin, 'clone', '-q', origin, root);
@@ -109,6 +111,8 @@ describe('trust: the repository commands run only once approved', function () {
       'tasks[task-002].validation.command',
       'tasks[task-002].on_failure.cleanup',
       'harness-init.sh',
+      '.claude/settings.json  hooks.Stop[0].hooks[0].command',
+      touch(c, 'claude-hook'),
       touch(c, 'worktree_setup'),
       `| ${touch(c, 'harness-init')}`,
     ])
@@ -135,7 +139,7 @@ describe('trust: the repository commands run only once approved', function () {
     const approve = launchpad(c, ['trust']);
     assert.equal(approve.code, 0, approve.stderr);
     assert.ok(approve.stdout.includes(touch(c, 'agent')), approve.stdout);
-    assert.match(approve.stdout, /6 commands approved/);
+    assert.match(approve.stdout, /7 commands approved/);
     assert.ok(existsSync(join(c.config, 'launchpad', 'trust.json')), "recorded in the person's configuration folder");
     assert.deepEqual(marked(c), [], 'approving runs nothing');
 
@@ -224,7 +228,7 @@ describe('trust: the repository commands run only once approved', function () {
     const c = freshClone();
     const before = JSON.parse(launchpad(c, ['trust', '--show', '--json']).stdout);
     assert.deepEqual(before.approved, []);
-    assert.equal(before.pending.length, 6);
+    assert.equal(before.pending.length, 7);
     assert.ok(before.pending.every((p: { change: string }) => p.change === 'new'));
     assert.equal(launchpad(c, ['trust']).code, 0);
     const show = launchpad(c, ['trust', '--show']);
@@ -232,13 +236,13 @@ describe('trust: the repository commands run only once approved', function () {
     assert.ok(show.stdout.includes(touch(c, 'worktree_setup')), show.stdout);
     assert.match(show.stdout, /every command of its files is approved/);
     const after = JSON.parse(launchpad(c, ['trust', '--show', '--json']).stdout);
-    assert.equal(after.approved.length, 6);
+    assert.equal(after.approved.length, 7);
     assert.deepEqual(after.pending, []);
     assert.match(after.approved[0].sha256, /^[0-9a-f]{64}$/);
 
     const revoke = launchpad(c, ['trust', '--revoke']);
     assert.equal(revoke.code, 0, revoke.stderr);
-    assert.match(revoke.stdout, /forgot 6 approved commands/);
+    assert.match(revoke.stdout, /forgot 7 approved commands/);
     assert.equal(launchpad(c, ['run']).code, 2, 'asked again');
     assert.deepEqual(marked(c), []);
 

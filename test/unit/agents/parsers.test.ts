@@ -157,14 +157,14 @@ describe('agent output parsers', () => {
   });
 
   describe('opencode (run --format json)', () => {
-    it('sums cost and tokens over the steps', () => {
+    it('sums cost and tokens over the steps; input with its cached part, output with its reasoning', () => {
       const r = parse('opencode', T.OPENCODE_SUCCESS);
       assert.deepEqual(r.verdict, { kind: 'success' });
       assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'planned' }]);
       assert.deepEqual(r.report, {
         preset: 'opencode',
         costUsd: 0.03,
-        tokens: { input: 2500, output: 160, reasoning: 10, cacheRead: 1100, cacheWrite: 100 },
+        tokens: { input: 3700, output: 170, reasoning: 10, cacheRead: 1100, cacheWrite: 100 },
       });
     });
 

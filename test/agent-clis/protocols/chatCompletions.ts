@@ -21,12 +21,16 @@ function toolsOf(body: Json): Json[] {
   return Array.isArray(body.tools) ? body.tools.filter((t: Json) => t?.type === 'function' && t.function?.name) : [];
 }
 
-/** The folder the tool says it works in (its system prompt names it): relative paths are made absolute with it. */
+/**
+ * The folder the task is done in, as a model would read it: the task prompt's project root, else
+ * the one the tool's system prompt names. Relative paths are made absolute with it.
+ */
 function workDirOf(body: Json): string | undefined {
   const text = (body.messages as Json[]).map((m) => textOf(m.content)).join('\n');
   const m =
+    /Project root:\s*(\/\S+)/.exec(text) ??
     /Working directory:\s*(\/\S+)/.exec(text) ??
-    /currently working in the directory:?\s*(\/\S+?)[.\s]/.exec(text) ??
+    /currently working in the directory:?\s*(\/\S+?)\.?(?:\s|$)/.exec(text) ??
     /working directory[^/\n]*?(\/[^\s'"`]+)/i.exec(text);
   return m?.[1];
 }

@@ -175,6 +175,24 @@ describe('agent output parsers', () => {
     });
   });
 
+  describe('qwen (stream-json)', () => {
+    it("reads its own messages (not a command's output), tokens as OpenAI counts them (input holds the cached part)", () => {
+      const r = parse('qwen', T.QWEN_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 1, description: 'wrote done.txt' }]);
+      assert.deepEqual(r.report, { preset: 'qwen', tokens: { input: 3624, output: 129, cacheRead: 603 } });
+      assert.deepEqual(parseInChunks('qwen', T.QWEN_SUCCESS, 7), r);
+    });
+
+    it('a 429 it gave up on: its own words and status, a rate limit with the reset it printed', () => {
+      const r = parse('qwen', T.QWEN_RATE_LIMIT);
+      assert.equal(r.verdict.kind, 'fail');
+      assert.match(r.report!.error!, /^\[API Error: 429 Rate limit reached for qwen3-coder-plus .* \(HTTP 429\)$/);
+      assert.equal(r.report!.limit!.kind, 'rate-limit');
+      assert.equal(r.report!.limit!.resetsAt, new Date(NOW.getTime() + 20_000).toISOString());
+    });
+  });
+
   describe('cursor-agent (stream-json)', () => {
     it('reads its messages once (not again from the result, which repeats them); no cost reported, none recorded', () => {
       const r = parse('cursor-agent', T.CURSOR_SUCCESS);

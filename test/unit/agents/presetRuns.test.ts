@@ -72,6 +72,14 @@ const CASES: Case[] = [
     report: { preset: 'opencode', cost_usd: 0.03, tokens: { input: 3700, output: 170, cache_read: 1100, cache_write: 100, reasoning: 10 } },
   },
   {
+    preset: 'qwen',
+    fake: { output: T.QWEN_SUCCESS },
+    argv: () => ['--output-format', 'stream-json', '--approval-mode', 'yolo'],
+    stdin: 'prompt',
+    checkpoint: 'wrote done.txt',
+    report: { preset: 'qwen', tokens: { input: 3624, output: 129, cache_read: 603 } },
+  },
+  {
     preset: 'cursor-agent',
     fake: { output: T.CURSOR_SUCCESS },
     // "$(cat file)" drops the file's trailing newlines, as any shell does.

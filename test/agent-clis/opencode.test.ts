@@ -25,6 +25,8 @@ function opencodeEnv(server: ModelServer): NodeJS.ProcessEnv {
     OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
     OPENCODE_DISABLE_CLAUDE_CODE: '1',
   });
+  // It still installs @opencode-ai/plugin from npm into this folder, in the background (a
+  // failure is only logged); the OpenAI-compatible provider is built in.
   const dir = join(env.XDG_CONFIG_HOME!, 'opencode');
   mkdirSync(dir, { recursive: true });
   writeFileSync(

@@ -76,6 +76,9 @@ function usageJson(u: Usage): Json {
 
 let seq = 0;
 
+/** Each Exchange's request body: the tools' parameter names and the working folder are in it. */
+const bodies = new WeakMap<Exchange, Json>();
+
 function answer(res: ServerResponse, body: Json, text: string, call: ToolCall | undefined, usage: Usage | undefined): void {
   const id = `chatcmpl-${++seq}`;
   const created = Math.floor(Date.now() / 1000);
@@ -137,18 +140,18 @@ export const chatCompletions: Protocol = {
     if (!tools.length) return undefined;
     const firstUser = messages.find((m) => m.role === 'user');
     if (!firstUser) return undefined;
-    const ex: Exchange & { raw?: Json } = {
+    const ex: Exchange = {
       prompt: textOf(firstUser.content),
       turn: messages.filter((m) => m.role === 'assistant').length,
       tools: tools.map((t) => t.function.name as string),
       stream: b.stream === true,
       model: String(b.model ?? ''),
     };
-    Object.defineProperty(ex, 'raw', { value: b, enumerable: false });
+    bodies.set(ex, b);
     return ex;
   },
   write(res, step: Step, usage, ex) {
-    const body = (ex as Exchange & { raw: Json }).raw;
+    const body = bodies.get(ex)!;
     const tools = toolsOf(body);
     const callId = `call_${++seq}`;
     if (step.kind === 'write') {
@@ -166,16 +169,17 @@ export const chatCompletions: Protocol = {
     if (step.kind === 'final') return answer(res, body, step.text, undefined, usage);
   },
   fault(res, step) {
-    const type =
+    // OpenAI's type and code for the status (a 429 of a per-minute limit: "requests").
+    const [type, code] =
       step.status === 429
-        ? 'rate_limit_exceeded'
+        ? ['requests', 'rate_limit_exceeded']
         : step.status === 401
-          ? 'invalid_api_key'
+          ? ['invalid_request_error', 'invalid_api_key']
           : step.status >= 500
-            ? 'server_error'
-            : 'invalid_request_error';
+            ? ['server_error', null]
+            : ['invalid_request_error', null];
     res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
-    res.end(JSON.stringify({ error: { message: step.message, type, param: null, code: type } }));
+    res.end(JSON.stringify({ error: { message: step.message, type, param: null, code } }));
   },
   side(res, body) {
     const b = (typeof body === 'object' && body !== null ? body : {}) as Json;

@@ -49,6 +49,7 @@ export const PRESET_CHOICES = [
   ['gemini', 'Gemini CLI'],
   ['aider', 'Aider'],
   ['opencode', 'OpenCode'],
+  ['qwen', 'Qwen Code'],
   ['cursor-agent', "Cursor's agent CLI"],
   ['copilot', 'GitHub Copilot CLI'],
 ] as const;

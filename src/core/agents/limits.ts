@@ -4,8 +4,9 @@
 // look like a rate limit.
 import type { LimitKind, UsageLimit } from './report';
 
+// "Rate limit reached for … Please try again in 20s" (OpenAI's 429) is a rate limit, not a quota.
 const USAGE =
-  /usage limit|hit your (?:usage )?limit|limit reached|limit will reset|quota (?:exceeded|exhausted)|exceeded your (?:current )?quota|exhausted your (?:daily )?(?:quota|capacity)|RESOURCE_EXHAUSTED|insufficient_quota|session limit|additional usage limit|out of credits/i;
+  /usage limit|hit your (?:usage )?limit|(?<!rate[ _-]?)limit reached|limit will reset|quota (?:exceeded|exhausted)|exceeded your (?:current )?quota|exhausted your (?:daily )?(?:quota|capacity)|RESOURCE_EXHAUSTED|insufficient_quota|session limit|additional usage limit|out of credits/i;
 const RATE = /rate[ _-]?limit|\b429\b|too many requests/i;
 /**
  * An overload is the provider saying so: the word (Anthropic's `overloaded_error`, aider's "servers

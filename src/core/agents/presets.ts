@@ -14,6 +14,7 @@ import { CopilotJsonParser } from './parsers/copilotJson';
 import { GeminiStreamParser } from './parsers/geminiStream';
 import { OpencodeJsonParser } from './parsers/opencodeJson';
 import type { OutputParser, ParserContext } from './parsers/parser';
+import { QwenStreamParser } from './parsers/qwenStream';
 import { shellQuote } from './shellWords';
 
 export interface AgentPreset {
@@ -145,6 +146,26 @@ export const AGENT_PRESETS: readonly AgentPreset[] = [
     env: ['OPENCODE_*', 'ANTHROPIC_*', 'OPENAI_*', 'GEMINI_API_KEY', 'OPENROUTER_API_KEY'],
     proven: { npm: 'opencode-ai', version: '1.18.33' },
     createParser: (ctx) => new OpencodeJsonParser('opencode', ctx),
+  },
+  {
+    // Qwen Code. Headless because stdin is not a terminal; the prompt is stdin (-p would be
+    // appended to it). yolo approval mode: every tool runs without asking. stream-json: Claude
+    // Code's event shape, one JSON object per line.
+    name: 'qwen',
+    title: 'Qwen Code',
+    executable: 'qwen',
+    flags: ['--output-format', 'stream-json', '--approval-mode', 'yolo'],
+    promptArgs: '',
+    prompt: 'stdin',
+    output: 'stream-json (JSON lines)',
+    parses: 'message text, tokens, API errors and rate limits ("try again in …")',
+    docs: [
+      'https://qwenlm.github.io/qwen-code-docs/en/users/features/headless',
+      'https://qwenlm.github.io/qwen-code-docs/en/users/configuration/settings',
+    ],
+    env: ['OPENAI_*', 'QWEN_*', 'DASHSCOPE_*'],
+    proven: { npm: '@qwen-code/qwen-code', version: '0.24.4' },
+    createParser: (ctx) => new QwenStreamParser('qwen', ctx),
   },
   {
     // -p: print mode; --force: apply edits and run commands (without it changes are only

@@ -174,14 +174,14 @@ describe('agent output parsers', () => {
   });
 
   describe('opencode (run --format json)', () => {
-    it('sums cost and tokens over the steps', () => {
+    it('sums cost and tokens over the steps; input with its cached part, output with its reasoning', () => {
       const r = parse('opencode', T.OPENCODE_SUCCESS);
       assert.deepEqual(r.verdict, { kind: 'success' });
       assert.deepEqual(r.checkpoints, [{ step: 1, total: 2, description: 'planned' }]);
       assert.deepEqual(r.report, {
         preset: 'opencode',
         costUsd: 0.03,
-        tokens: { input: 2500, output: 160, reasoning: 10, cacheRead: 1100, cacheWrite: 100 },
+        tokens: { input: 3700, output: 170, reasoning: 10, cacheRead: 1100, cacheWrite: 100 },
       });
     });
 
@@ -189,6 +189,24 @@ describe('agent output parsers', () => {
       const r = parse('opencode', T.OPENCODE_RATE_LIMIT);
       assert.deepEqual(r.verdict, { kind: 'fail', reason: 'opencode: Too Many Requests (HTTP 429)' });
       assert.equal(r.report!.limit!.kind, 'rate-limit');
+    });
+  });
+
+  describe('qwen (stream-json)', () => {
+    it("reads its own messages (not a command's output), tokens as OpenAI counts them (input holds the cached part)", () => {
+      const r = parse('qwen', T.QWEN_SUCCESS);
+      assert.deepEqual(r.verdict, { kind: 'success' });
+      assert.deepEqual(r.checkpoints, [{ step: 1, total: 1, description: 'wrote done.txt' }]);
+      assert.deepEqual(r.report, { preset: 'qwen', tokens: { input: 3624, output: 129, cacheRead: 603 } });
+      assert.deepEqual(parseInChunks('qwen', T.QWEN_SUCCESS, 7), r);
+    });
+
+    it('a 429 it gave up on: its own words and status, a rate limit with the reset it printed', () => {
+      const r = parse('qwen', T.QWEN_RATE_LIMIT);
+      assert.equal(r.verdict.kind, 'fail');
+      assert.match(r.report!.error!, /^\[API Error: 429 Rate limit reached for qwen3-coder-plus .* \(HTTP 429\)$/);
+      assert.equal(r.report!.limit!.kind, 'rate-limit');
+      assert.equal(r.report!.limit!.resetsAt, new Date(NOW.getTime() + 20_000).toISOString());
     });
   });
 

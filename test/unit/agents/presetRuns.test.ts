@@ -73,7 +73,15 @@ const CASES: Case[] = [
     argv: () => ['run', '--format', 'json', '--dangerously-skip-permissions'],
     stdin: 'prompt',
     checkpoint: 'planned',
-    report: { preset: 'opencode', cost_usd: 0.03, tokens: { input: 2500, output: 160, cache_read: 1100, cache_write: 100, reasoning: 10 } },
+    report: { preset: 'opencode', cost_usd: 0.03, tokens: { input: 3700, output: 170, cache_read: 1100, cache_write: 100, reasoning: 10 } },
+  },
+  {
+    preset: 'qwen',
+    fake: { output: T.QWEN_SUCCESS },
+    argv: () => ['--output-format', 'stream-json', '--approval-mode', 'yolo'],
+    stdin: 'prompt',
+    checkpoint: 'wrote done.txt',
+    report: { preset: 'qwen', tokens: { input: 3624, output: 129, cache_read: 603 } },
   },
   {
     preset: 'cursor-agent',

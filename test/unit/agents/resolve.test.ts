@@ -118,6 +118,19 @@ describe('limit messages', () => {
     );
     assert.equal(detectLimit('exceeded retry limit, last status: 429 Too Many Requests', now)!.kind, 'rate-limit');
     assert.equal(detectLimit('Bad gateway', now, 429)!.kind, 'rate-limit');
+    assert.deepEqual(
+      detectLimit(
+        'Rate limit reached for gpt-4o on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.',
+        now,
+        429,
+      ),
+      {
+        kind: 'rate-limit',
+        message: 'Rate limit reached for gpt-4o on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.',
+        resetsAt: '2026-08-20T12:00:20.000Z',
+        resetText: 'in 20s',
+      },
+    );
     assert.equal(detectLimit('permission denied: src/x.ts', now), undefined);
   });
 

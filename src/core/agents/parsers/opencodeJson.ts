@@ -5,7 +5,10 @@
 //   {"type":"step_finish","part":{"type":"step-finish","cost":0.0123,
 //    "tokens":{"input":…,"output":…,"reasoning":…,"cache":{"read":…,"write":…}}}}
 //   {"type":"error","error":{"name":"APIError","data":{"message":"…","statusCode":429}}}
-// Cost and tokens are per step; the run's are their sums. https://opencode.ai/docs/cli/#run
+// Cost and tokens are per step; the run's are their sums. A step's `input` leaves out the cached
+// part and its `output` the reasoning (opencode 1.18 subtracts them from the provider's figures),
+// so both are added back: input is every prompt token, output every generated one.
+// https://opencode.ai/docs/cli/#run
 import { addTokens, addUsd, isObject, type Json, JsonLinesParser, num, str } from './parser';
 
 export class OpencodeJsonParser extends JsonLinesParser {
@@ -21,12 +24,14 @@ export class OpencodeJsonParser extends JsonLinesParser {
         if (isObject(part.tokens)) {
           const t = part.tokens;
           const cache = isObject(t.cache) ? t.cache : {};
+          const [input, output, reasoning] = [num(t.input), num(t.output), num(t.reasoning)];
+          const [cacheRead, cacheWrite] = [num(cache.read), num(cache.write)];
           this.report.tokens = addTokens(this.report.tokens, {
-            input: num(t.input),
-            output: num(t.output),
-            reasoning: num(t.reasoning),
-            cacheRead: num(cache.read),
-            cacheWrite: num(cache.write),
+            input: input === undefined ? undefined : input + (cacheRead ?? 0) + (cacheWrite ?? 0),
+            output: output === undefined ? undefined : output + (reasoning ?? 0),
+            reasoning,
+            cacheRead,
+            cacheWrite,
           });
         }
         return '';

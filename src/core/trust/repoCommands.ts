@@ -158,7 +158,8 @@ export function toolHookCommands(root: string): RepoCommand[] {
       if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${field}[${i}]`));
       else if (value && typeof value === 'object') {
         for (const [k, v] of Object.entries(value)) {
-          if (k === 'command' && typeof v === 'string' && v.trim()) found.push({ kind: 'tool_hook', file, field: `${field}.command`, command: v });
+          if (k === 'command' && typeof v === 'string' && v.trim())
+            found.push({ kind: 'tool_hook', file, field: `${field}.command`, command: v });
           else walk(v, `${field}.${k}`);
         }
       }

@@ -283,7 +283,8 @@ describe('run', function () {
     }
   });
 
-  it("follows each agent's transcript in its terminal; closing it leaves the agent running; Stop Task ends it, recorded as failed", async () => {
+  it("follows each agent's transcript in its terminal; closing it leaves the agent running; Stop Task ends it, recorded as failed", async function () {
+    this.timeout(240_000);
     const id = cli('add', 'Wait for a review [slow]', '--validate', 'true', '--files', 'src/slow1/', '--max-attempts', '1').trim();
     const startedBefore = started.length;
     await vscode.commands.executeCommand(COMMANDS.run);
@@ -317,7 +318,8 @@ describe('run', function () {
     const t3 = readTaskFile().tasks.find((x) => x.id === 'task-003')!;
     assert.equal(t3.attempts, 3);
     const ofTask3 = () => started.slice(startedBefore).filter((x) => x.definition.taskId === 'task-003').length;
-    await eventually('three VS Code tasks for task-003', () => ofTask3() === 3, 40_000).catch((err: Error) => {
+    // Each waits for the previous one's terminal to end: on a loaded machine that takes a while.
+    await eventually('three VS Code tasks for task-003', () => ofTask3() === 3, 90_000).catch((err: Error) => {
       throw new Error(`${err.message}: ${ofTask3()} started, terminals ${vscode.window.terminals.map((x) => x.name).join(' | ')}`);
     });
   });

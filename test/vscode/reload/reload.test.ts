@@ -69,8 +69,11 @@ describe('a window reload mid-run', function () {
   it('after the reload: the window is attached to the same run, its tasks running, each terminal showing its agent from the first line', async function () {
     const note = readNote();
     assert.ok(note, 'the first pass left its note');
-    const run = await eventually('the window attached to the run it started before the reload', () =>
-      api.runs.active?.pid === note.pid ? api.runs.active : undefined,
+    // The new extension host attaches once it has activated and read the lock: slow on a loaded machine.
+    const run = await eventually(
+      'the window attached to the run it started before the reload',
+      () => (api.runs.active?.pid === note.pid ? api.runs.active : undefined),
+      60_000,
     );
     assert.equal(run.startedHere, false, 'nothing in this window started it');
     for (const id of IDS) {

@@ -112,6 +112,7 @@ describe('task graph', () => {
 
   it('follows the task file: a task that completes and one that starts are drawn again, with the new path', async () => {
     await vscode.commands.executeCommand(COMMANDS.showTaskGraph);
+    await eventually('the graph drawn as the file was', () => api.graph.drawn()?.states.d06 === 'waiting');
     editTaskFile((file) => {
       Object.assign(
         file.tasks.find((t) => t.id === 'd02')!,

@@ -28,7 +28,7 @@ const DIAMOND = [
   task('d04', 'Load the site config', ['d01']),
   task('d05', 'Copy the static assets', ['d01'], { status: 'completed', attempts: 1 }),
   task('d06', 'Render markdown pages', ['d02']),
-  task('d07', 'Build page URLs', ['d03', 'd04']),
+  task('d07', 'Build page URLs from the titles and dates', ['d03', 'd04']),
   task('d08', 'Fingerprint the assets', ['d05'], { validation: { command: null } }),
   task('d09', 'Apply the page templates', ['d06']),
   task('d10', 'Write the asset manifest', ['d08']),

@@ -30,12 +30,17 @@ function el<K extends keyof SVGElementTagNameMap>(
 /** Cuts a text element's content with an ellipsis until it fits `width`. */
 function fit(text: SVGTextElement, width: number): void {
   const full = text.textContent ?? '';
-  if (text.getComputedTextLength() <= width) return;
-  let n = full.length;
-  while (n > 1 && text.getComputedTextLength() > width) text.textContent = `${full.slice(0, --n).trimEnd()}…`;
+  const measured = text.getComputedTextLength();
+  if (measured <= width) return;
+  // A first cut in proportion, then a character at a time: a few measurements per title.
+  let n = Math.max(1, Math.floor((full.length * width) / measured));
+  do text.textContent = `${full.slice(0, n).trimEnd()}…`;
+  while (--n > 0 && text.getComputedTextLength() > width);
 }
 
 function draw(graph: TaskGraph): void {
+  // Redrawn on every change: the task that had the keyboard focus keeps it.
+  const focused = (document.activeElement as SVGElement | null)?.dataset?.id;
   main.replaceChildren();
   if (graph.problem) {
     summary.textContent = graph.problem;
@@ -87,6 +92,7 @@ function draw(graph: TaskGraph): void {
 
   const nodes = el('g', { class: 'nodes' }, svg);
   for (const n of graph.nodes) drawNode(n, g.node(n.id) as { x: number; y: number }, nodes);
+  if (focused) main.querySelector<SVGGElement>(`g.node[data-id="${CSS.escape(focused)}"]`)?.focus();
   report();
 }
 

@@ -2,6 +2,8 @@
 //   dist/extension.js  the VS Code extension (vscode is provided by the host)
 //   dist/cli.js        the headless CLI; bundled with no vscode at all, so a stray
 //                      vscode import in the core fails this build (bullmq stays external)
+//   dist/webview/      the Task Graph page's script (with its layout library) and styles, loaded
+//                      by the webview when the panel opens, never by the extension
 //   out/               every .ts under src/ and test/ transpiled one-to-one (CommonJS),
 //                      for mocha in node and for the tests inside a VS Code host
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -54,6 +56,18 @@ await Promise.all([
     // first use from node_modules: a package dependency, kept out so the CLI starts as fast as before.
     external: ['bullmq', 'ioredis'],
     define: { LAUNCHPAD_VERSION: JSON.stringify(version) },
+  }),
+  esbuild.build({
+    entryPoints: ['src/vscode/dag/webview/dag.ts', 'src/vscode/dag/webview/dag.css'],
+    outdir: 'dist/webview',
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'chrome120',
+    minify: production,
+    sourcemap: production ? false : 'inline',
+    logLevel: 'warning',
+    legalComments: 'none',
   }),
   esbuild.build({
     entryPoints: testSources,

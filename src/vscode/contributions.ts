@@ -32,6 +32,8 @@ export const COMMANDS = {
   revealTask: 'launchpad.revealTask',
   /** The "show more" item of a long list in the Tasks view. */
   showMore: 'launchpad.showMore',
+  /** The task DAG drawn in a panel: registered by dag/. */
+  showTaskGraph: 'launchpad.showTaskGraph',
   // The Milestones view (a long run): registered by milestones/.
   runLongRun: 'launchpad.runLongRun',
   stopLongRun: 'launchpad.stopLongRun',

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 
 import { registerCommands } from './commands';
 import { onDidChangeSettings, readSettings } from './config';
+import { registerTaskGraph, type TaskGraphApi } from './dag/graphPanel';
 import { outputLogger } from './logger';
 import { type MilestonesApi, registerMilestones } from './milestones';
 import { StateModel } from './model/stateModel';
@@ -22,6 +23,8 @@ export interface LaunchpadApi {
   views: Views;
   /** The Milestones view and the long run of this window. */
   milestones: MilestonesApi;
+  /** The Task Graph panel (tests read what its webview drew). */
+  graph: TaskGraphApi;
   /** The last messages shown with their buttons, oldest first (tests read what a person was told). */
   notices(): readonly ShownNotice[];
 }
@@ -38,6 +41,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   registerRunProgress(context, runs, model, logger);
   registerProgressLog(context, model);
   const milestones = registerMilestones(context, logger);
+  const graph = registerTaskGraph(context, model, logger);
   context.subscriptions.push(registerTaskProvider(model, runs));
   context.subscriptions.push(
     onDidChangeSettings(() => {
@@ -46,7 +50,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views, milestones, notices: recentNotices };
+  return { model, runs, views, milestones, graph, notices: recentNotices };
 }
 
 export function deactivate(): void {

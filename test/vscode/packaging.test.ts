@@ -57,7 +57,7 @@ describe('packaging', () => {
     await waitFor(`${ID} to activate`, () => !!vscode.extensions.getExtension(ID)?.isActive, 30_000);
   });
 
-  it('the .vsix holds only the bundle, the CLI, its schema, media, the manifest, README and LICENSE', function () {
+  it('the .vsix holds only the bundle, the CLI, its schema, the Task Graph page, media, the manifest, README and LICENSE', function () {
     if (!vsix) return this.skip(); // the vsix suite
     const entries = zipEntries(vsix).filter((e) => !e.endsWith('/'));
     const allowed = [
@@ -69,6 +69,7 @@ describe('packaging', () => {
       /^extension\/dist\/extension\.js$/,
       /^extension\/dist\/cli\.js$/,
       /^extension\/dist\/harness-tasks\.schema\.json$/,
+      /^extension\/dist\/webview\/dag\.(js|css)$/,
       /^extension\/media\/[\w.-]+\.(json|svg|png)$/,
     ];
     const unexpected = entries.filter((e) => !allowed.some((re) => re.test(e)));
@@ -79,6 +80,8 @@ describe('packaging', () => {
       'extension/dist/extension.js',
       'extension/dist/cli.js',
       'extension/dist/harness-tasks.schema.json',
+      'extension/dist/webview/dag.js',
+      'extension/dist/webview/dag.css',
     ]) {
       assert.ok(entries.includes(needed), `${needed} is missing`);
     }

@@ -26,7 +26,7 @@ export type MilestoneCommand =
   | typeof COMMANDS.skipMilestone
   | typeof COMMANDS.refreshMilestones;
 
-/** Every command package.json declares has a handler here, except the progress log's and the Milestones view's own. */
-export type HandledCommand = Exclude<CommandId, typeof COMMANDS.filterLog | MilestoneCommand>;
+/** Every command package.json declares has a handler here, except the progress log's, the Task Graph's and the Milestones view's own. */
+export type HandledCommand = Exclude<CommandId, typeof COMMANDS.filterLog | typeof COMMANDS.showTaskGraph | MilestoneCommand>;
 export type Handler = (...args: unknown[]) => unknown;
 export type Handlers<K extends HandledCommand = HandledCommand> = { [P in K]: Handler };

@@ -120,9 +120,9 @@ export const taskSchema = z.looseObject({
   error_tail: doc(nullableText(), "The end of the last failure's output, for a hover or `status`. Launchpad writes it."),
   failed_at: doc(nullableText(), 'When the task last failed: the oldest failure is retried first. Launchpad writes it.'),
   checkpoints: doc(z.optional(z.array(checkpointSchema)), 'The progress its agents reported with CHECKPOINT lines. Launchpad writes it.'),
-  agent_id: doc(nullableText(), "The running attempt's agent id, which fences its effects. Launchpad writes it."),
-  worktree_branch: doc(nullableText(), "The running attempt's branch, harness-<id>. Launchpad writes it."),
-  started_at_commit: doc(nullableText(), 'The base commit the attempt started from. Launchpad writes it.'),
+  agent_id: doc(nullableText(), "The agent id of its last attempt, which fences that attempt's effects. Launchpad writes it."),
+  worktree_branch: doc(nullableText(), 'The branch of its last attempt, harness-<id>. Launchpad writes it.'),
+  started_at_commit: doc(nullableText(), 'The base commit its last attempt started from. Launchpad writes it.'),
   completed_at: doc(nullableText(), 'When the task was merged. Launchpad writes it.'),
   out_of_scope: doc(
     z.optional(z.array(z.string())),

@@ -1,19 +1,35 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { readmeBlockAfter, ROOT } from './docs/readmeBlocks';
 import { runCli } from './helpers/cli';
 import { git } from './helpers/gitRepo';
 import { readLog, readTasks } from './helpers/harness';
 import { tempDir } from './helpers/tmp';
 
 describe("launchpad demo (the README's first command)", () => {
-  it('builds the sample repository and runs every task to completion, retrying the two that fail once', function () {
+  it('as README.md writes it: builds the sample repository and runs every task to completion, retrying the two that fail once', function () {
     this.timeout(120_000);
-    const dir = join(tempDir(), 'demo');
-    const r = runCli(['demo', dir], { cwd: tempDir(), timeoutMs: 110_000 });
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    // The first line of the README's first block: the set-up this suite already ran, then the demo.
+    const line = readmeBlockAfter(undefined)
+      .split('\n')[0]!
+      .replace(/\s+#.*$/, '');
+    const steps = line.split('&&').map((s) => s.trim());
+    assert.deepEqual(steps.slice(0, -1), ['npm ci', 'npm run build'], `README.md's first command: ${line}`);
+    const tmp = tempDir();
+    const r = spawnSync('sh', ['-c', steps.at(-1)!], {
+      cwd: ROOT,
+      env: { ...process.env, TMPDIR: tmp, HARNESS_STATE_ROOT: '', LAUNCHPAD_AGENT: '' },
+      encoding: 'utf8',
+      timeout: 110_000,
+    });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /all 6 tasks completed/);
+    const made = readdirSync(tmp).filter((f) => f.startsWith('launchpad-demo-'));
+    assert.equal(made.length, 1, `the demo's folder in ${tmp}: ${made.join(', ')}`);
+    const dir = join(tmp, made[0]!);
 
     const tasks = readTasks(dir).tasks;
     assert.deepEqual(

@@ -76,6 +76,29 @@ describe('task file schema', () => {
     await waitFor('the edit to be reverted', () => !doc.isDirty);
   });
 
+  it("a hover on a field shows its description, the schema's", async function () {
+    this.timeout(60_000);
+    const file = path.join(dir, 'hover', 'harness-tasks.json');
+    fs.mkdirSync(path.dirname(file));
+    fs.writeFileSync(file, taskFile('pending'));
+    const doc = await vscode.workspace.openTextDocument(file);
+    await vscode.window.showTextDocument(doc, { preview: false });
+    const schema = taskFileJsonSchema() as { properties: { session_config: { properties: Record<string, { description: string }> } } };
+    const description = schema.properties.session_config.properties.max_parallel_agents!.description;
+    const firstWords = description.split('.')[0]!;
+    const at = doc.positionAt(doc.getText().indexOf('"max_parallel_agents"') + 2);
+    // The JSON language service answers once it has the schema: ask until then.
+    let shown = '';
+    for (const end = Date.now() + 45_000; !shown.includes(firstWords) && Date.now() < end; await new Promise((r) => setTimeout(r, 250))) {
+      const hovers = (await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, at)) ?? [];
+      shown = hovers
+        .flatMap((h) => h.contents)
+        .map((c) => (typeof c === 'string' ? c : c.value))
+        .join('\n');
+    }
+    assert.ok(shown.includes(firstWords), `the hover on max_parallel_agents: ${shown || '(none)'}`);
+  });
+
   it('finds nothing wrong with a valid file', async function () {
     this.timeout(60_000);
     // A valid file and, after it, a broken one: once the broken one is reported, the service

@@ -4,7 +4,7 @@ import { agentCandidates, nonBlank } from '../agents/agentSetting';
 import { resolveAgent, type ResolvedAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
-import type { TaskFile } from '../taskFile/schema';
+import { DEFAULT_RETRY_BACKOFF_S, DEFAULT_WORKTREE_SETUP_TIMEOUT_S, type TaskFile } from '../taskFile/schema';
 import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 import { resolveWorktreeRoot } from '../worktrees/worktreeRoot';
 
@@ -78,11 +78,7 @@ export const DEFAULT_LIMIT_BACKOFF_MS = 60_000;
 /** The longest such back-off. */
 export const LIMIT_BACKOFF_CAP_MS = 30 * 60_000;
 
-/** session_config.retry_backoff_seconds when absent. */
-export const DEFAULT_RETRY_BACKOFF_S = 30;
-
-/** session_config.worktree_setup_timeout_seconds when absent. */
-export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
+export { DEFAULT_RETRY_BACKOFF_S, DEFAULT_WORKTREE_SETUP_TIMEOUT_S } from '../taskFile/schema';
 
 export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: StatePaths, toplevel: string): RunConfig {
   const env = settings.env ?? process.env;

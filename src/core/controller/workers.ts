@@ -15,8 +15,7 @@ import type { TaskEnd } from './merge';
 import { abortInterruptedMerge } from './recovery';
 import type { Session } from './session';
 
-/** How long a claim lives without a renewal when session_config.lease_seconds is not set. */
-export const DEFAULT_LEASE_SECONDS = 120;
+export { DEFAULT_LEASE_SECONDS } from '../taskFile/schema';
 /** A merge waits this long for another worker's merge before giving up (the task stays claimed). */
 const MERGE_LOCK_WAIT_MS = 30 * 60_000;
 

@@ -6,6 +6,7 @@
 import * as z from 'zod/mini';
 
 import { TASK_ID_PATTERN } from '../ids';
+import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
 export const STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2'] as const;
@@ -24,6 +25,12 @@ export const MAX_USD = 1_000_000;
 export const MAX_TIMEOUT_SECONDS = 604_800;
 /** A task's validation time limit when it gives none (validation.timeout_seconds). */
 export const DEFAULT_VALIDATION_TIMEOUT_S = 600;
+/** How long a claim lives without a renewal when session_config.lease_seconds is not set. */
+export const DEFAULT_LEASE_SECONDS = 120;
+/** session_config.retry_backoff_seconds when absent. */
+export const DEFAULT_RETRY_BACKOFF_S = 30;
+/** session_config.worktree_setup_timeout_seconds when absent. */
+export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
 /** Prepared worktrees kept for reuse: each is a full checkout plus its ignored files on disk. */
 export const MAX_WORKTREE_POOL = 16;
 /** Ports per running task; the blocks come out of 12,000 ports. */
@@ -42,110 +49,186 @@ const ID_RULE =
   'use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit, with no "..", no trailing "." and no ".lock" ending';
 const taskId = z.string().check(z.regex(TASK_ID_PATTERN, { error: `invalid task id: ${ID_RULE}` }));
 
+/** A field's description: the editor shows it from the JSON Schema, `launchpad config` and docs/configuration.md print it. */
+const doc = <T extends z.ZodMiniType>(schema: T, description: string): T => {
+  z.globalRegistry.add(schema, { description });
+  return schema;
+};
+
 export const checkpointSchema = z.looseObject({
-  step: count(0),
-  total: count(0),
-  description: text(),
-  timestamp: text(),
-  /** The attempt that reported it, and its agent (older files have neither). */
-  attempt: z.optional(count(0)),
-  agent_id: nullableText(),
+  step: doc(count(0), 'The step the agent reached.'),
+  total: doc(count(0), 'The steps it expected in all.'),
+  description: doc(text(), 'What it had done.'),
+  timestamp: doc(text(), 'When Launchpad read the line.'),
+  attempt: doc(z.optional(count(0)), 'The attempt that reported it (older files have none).'),
+  agent_id: doc(nullableText(), 'The agent of that attempt (older files have none).'),
 });
 
 export const taskSchema = z.looseObject({
-  id: taskId,
-  title: z.string().check(z.minLength(1), z.maxLength(MAX_TITLE_CHARS)),
-  status: z.enum(STATUSES),
-  priority: withDefault(z.enum(PRIORITIES), 'P1'),
-  depends_on: emptyList(),
-  attempts: withDefault(count(0), 0),
-  max_attempts: withDefault(count(1), 3),
-  context: boundedText(MAX_CONTEXT_CHARS),
-  files_hint: emptyList(MAX_PATH_CHARS),
-  validation: z.optional(
-    z.nullable(
+  id: doc(taskId, `The task's id, and its branch harness-<id>: ${ID_RULE}.`),
+  title: doc(
+    z.string().check(z.minLength(1), z.maxLength(MAX_TITLE_CHARS)),
+    "One line saying what to do: the agent's LAUNCHPAD_TASK_TITLE and the merge commit's subject.",
+  ),
+  status: doc(
+    z.enum(STATUSES),
+    'pending: waiting; in_progress: an attempt holds it; completed: merged; failed: its last attempt failed (retried while attempts < max_attempts). Launchpad writes it.',
+  ),
+  priority: doc(withDefault(z.enum(PRIORITIES), 'P1'), 'Among the tasks ready to run, P0 goes first and P2 last.'),
+  depends_on: doc(emptyList(), 'Ids of the tasks that must be merged before this one starts.'),
+  attempts: doc(
+    withDefault(count(0), 0),
+    "Attempts charged to the task so far. Launchpad writes it; an attempt ended by the machine's fault is not counted.",
+  ),
+  max_attempts: doc(withDefault(count(1), 3), 'Attempts the task may take; after the last one fails it stays failed.'),
+  context: doc(boundedText(MAX_CONTEXT_CHARS), 'What the agent needs to know beyond the title: it goes into the prompt.'),
+  files_hint: doc(
+    emptyList(MAX_PATH_CHARS),
+    'Paths the task should change, given to the agent as its scope. Tasks whose hints overlap never run at once; an empty list runs alone.',
+  ),
+  validation: doc(
+    z.optional(
+      z.nullable(
+        z.looseObject({
+          command: doc(
+            boundedText(MAX_COMMAND_CHARS),
+            "Run with sh -c in the task's worktree after its agent reports success; only exit 0 is merged. A task without one is not run.",
+          ),
+          timeout_seconds: doc(
+            z.optional(z.nullable(seconds())),
+            `The validation's time limit (${DEFAULT_VALIDATION_TIMEOUT_S} when absent).`,
+          ),
+        }),
+      ),
+    ),
+    'How a result is checked before it is merged.',
+  ),
+  on_failure: doc(
+    z.optional(
+      z.nullable(
+        z.looseObject({
+          cleanup: doc(
+            boundedText(MAX_COMMAND_CHARS),
+            'Run in the worktree after a failed attempt, before it is discarded (time limit: session_config.cleanup_timeout_seconds).',
+          ),
+        }),
+      ),
+    ),
+    'What runs after a failed attempt.',
+  ),
+  error_log: doc(emptyList(), 'One "[CATEGORY] reason" line per failed attempt, shown to the next attempt. Launchpad writes it.'),
+  error_tail: doc(nullableText(), "The end of the last failure's output, for a hover or `status`. Launchpad writes it."),
+  failed_at: doc(nullableText(), 'When the task last failed: the oldest failure is retried first. Launchpad writes it.'),
+  checkpoints: doc(z.optional(z.array(checkpointSchema)), 'The progress its agents reported with CHECKPOINT lines. Launchpad writes it.'),
+  agent_id: doc(nullableText(), "The agent id of its last attempt, which fences that attempt's effects. Launchpad writes it."),
+  worktree_branch: doc(nullableText(), 'The branch of its last attempt, harness-<id>. Launchpad writes it.'),
+  started_at_commit: doc(nullableText(), 'The base commit its last attempt started from. Launchpad writes it.'),
+  completed_at: doc(nullableText(), 'When the task was merged. Launchpad writes it.'),
+  out_of_scope: doc(
+    z.optional(z.array(z.string())),
+    'Files its merged attempt changed outside files_hint (session_config.scope "warn"). Launchpad writes it.',
+  ),
+  cost: doc(
+    z.optional(
       z.looseObject({
-        command: boundedText(MAX_COMMAND_CHARS),
-        timeout_seconds: z.optional(z.nullable(seconds())),
+        usd: doc(z.optional(z.number().check(z.gte(0))), 'US dollars its agents reported.'),
+        input_tokens: doc(z.optional(count(0)), 'Input tokens its agents reported.'),
+        output_tokens: doc(z.optional(count(0)), 'Output tokens its agents reported.'),
+        attempts_reported: doc(withDefault(count(0), 0), 'Attempts whose agent reported a cost or tokens.'),
       }),
     ),
+    'What its agents reported they spent, summed over its attempts (absent: none reported). Launchpad writes it.',
   ),
-  on_failure: z.optional(z.nullable(z.looseObject({ cleanup: boundedText(MAX_COMMAND_CHARS) }))),
-  error_log: emptyList(),
-  /** The bounded tail of the output of the last failure, for a hover or `status`. */
-  error_tail: nullableText(),
-  /** When the task last failed: the retry pool takes the oldest failure first. */
-  failed_at: nullableText(),
-  checkpoints: z.optional(z.array(checkpointSchema)),
-  agent_id: nullableText(),
-  worktree_branch: nullableText(),
-  started_at_commit: nullableText(),
-  completed_at: nullableText(),
-  /** Files its merged attempt changed outside files_hint (session_config.scope "warn"). */
-  out_of_scope: z.optional(z.array(z.string())),
-  /** What its agents reported they spent, summed over the attempts that reported it (absent: none did). */
-  cost: z.optional(
-    z.looseObject({
-      usd: z.optional(z.number().check(z.gte(0))),
-      input_tokens: z.optional(count(0)),
-      output_tokens: z.optional(count(0)),
-      /** Attempts whose agent reported a cost or tokens. */
-      attempts_reported: withDefault(count(0), 0),
-    }),
+  claimed_by: doc(nullableText(), 'The worker whose claim holds the task (concurrent mode, queue runs). Launchpad writes it.'),
+  lease_expires_at: doc(nullableText(), 'Concurrent mode: when the claim lapses unless its worker renews it. Launchpad writes it.'),
+  claim_generation: doc(
+    z.optional(count(0)),
+    "Counts the task's claims; a worker's claim is its own only while this is unchanged (a fencing token). Launchpad writes it.",
   ),
-  claimed_by: nullableText(),
-  lease_expires_at: nullableText(),
-  /** Concurrent mode: counts the task's claims; a worker's claim is only its while this is unchanged (a fencing token). */
-  claim_generation: z.optional(count(0)),
 });
 
 export const sessionConfigSchema = z.looseObject({
-  max_tasks_per_session: withDefault(count(1), 20),
-  max_sessions: withDefault(count(1), 50),
-  max_parallel_agents: withDefault(count(1), 3),
-  concurrency_mode: z.optional(z.enum(['exclusive', 'concurrent'])),
-  /** Concurrent mode: how long a claim lives without a renewal (DEFAULT_LEASE_SECONDS when absent). */
-  lease_seconds: z.optional(z.nullable(seconds())),
-  /** Where a task runs: its own worktree (the default) or the main working tree ("in-place"). */
-  isolation: z.optional(z.nullable(z.enum(['worktree', 'in-place']))),
-  agent_command: boundedText(MAX_COMMAND_CHARS),
-  /** The same setting as agent_command: a preset name ("claude") or a command line. */
-  agent: boundedText(MAX_COMMAND_CHARS),
-  /** Extra arguments per agent preset: {"claude": ["--model", "sonnet"]}. */
-  agent_args: z.optional(z.nullable(z.record(z.string(), z.array(z.string())))),
-  agent_timeout_seconds: withDefault(seconds(), 3600),
-  cleanup_timeout_seconds: withDefault(seconds(), 300),
-  health_check_timeout_seconds: withDefault(seconds(), 600),
-  worktree_dir: nullableText(),
-  /** A failed task waits this long (doubling per attempt, at most 10 min) unless the base moves; 0: at once. */
-  retry_backoff_seconds: z.optional(z.number().check(z.gte(0))),
-  /** Files changed outside files_hint: "warn" merges and reports them, "reject" fails the attempt. */
-  scope: z.optional(z.enum(['warn', 'reject'])),
-  /** US dollars one run may spend (as its agents report it): once reached no new agent starts. */
-  budget_usd: usdLimit(),
-  /** US dollars one task may spend over all its attempts: once reached it is not dispatched again. */
-  max_cost_usd: usdLimit(),
-  /** Run in each new task worktree before the agent ("npm ci"); its failure is ENV_SETUP, not charged. */
-  worktree_setup: boundedText(MAX_COMMAND_CHARS),
-  worktree_setup_timeout_seconds: z.optional(seconds()),
-  /** Prepared worktrees kept between tasks and reused (0 or absent: none). */
-  worktree_pool: z.optional(z.int().check(z.gte(0), z.lte(MAX_WORKTREE_POOL))),
-  /** Ports per running task, first one in LAUNCHPAD_PORT_BASE (10 when absent). */
-  port_block_size: z.optional(z.int().check(z.gte(1), z.lte(MAX_PORT_BLOCK_SIZE))),
-  /** `launchpad run` rings the terminal bell when it ends (true when absent). */
-  bell: z.optional(z.boolean()),
+  max_tasks_per_session: doc(
+    withDefault(count(1), 20),
+    'Dispatches one run makes before it stops (retries count). `run --max-tasks` overrides it once.',
+  ),
+  max_sessions: doc(
+    withDefault(count(1), 50),
+    "Runs that dispatched something, over the task file's life; a run refuses to start past it. `run --max-sessions` overrides it once.",
+  ),
+  max_parallel_agents: doc(withDefault(count(1), 3), 'Agents at once. `run --max-parallel` overrides it once.'),
+  concurrency_mode: doc(
+    z.optional(z.enum(['exclusive', 'concurrent'])),
+    'exclusive (absent): one run at a time; concurrent: several runs share the tasks through claims with leases.',
+  ),
+  lease_seconds: doc(
+    z.optional(z.nullable(seconds())),
+    `Concurrent mode: how long a worker's claim lasts without a renewal before another worker may take the task over (${DEFAULT_LEASE_SECONDS} when absent).`,
+  ),
+  isolation: doc(
+    z.optional(z.nullable(z.enum(['worktree', 'in-place']))),
+    'worktree (absent): each task in its own worktree; in-place: one task at a time in the main working tree. `run --in-place` overrides it once.',
+  ),
+  agent_command: doc(boundedText(MAX_COMMAND_CHARS), 'The older name of agent (set one of the two).'),
+  agent: doc(
+    boundedText(MAX_COMMAND_CHARS),
+    'The agent: a preset name (`launchpad agents` lists them) or a command line. `run --agent` overrides it once.',
+  ),
+  agent_args: doc(
+    z.optional(z.nullable(z.record(z.string(), z.array(z.string())))),
+    'Extra arguments per agent preset: {"claude": ["--model", "sonnet"]}.',
+  ),
+  agent_timeout_seconds: doc(withDefault(seconds(), 3600), "An agent's time limit. `run --agent-timeout` overrides it once."),
+  cleanup_timeout_seconds: doc(withDefault(seconds(), 300), "on_failure.cleanup's time limit."),
+  health_check_timeout_seconds: doc(withDefault(seconds(), 600), "harness-init.sh's time limit."),
+  worktree_dir: doc(
+    nullableText(),
+    'Where task worktrees go, relative to the state root (absent: <repository>.launchpad-worktrees beside the repository).',
+  ),
+  retry_backoff_seconds: doc(
+    z.optional(z.number().check(z.gte(0))),
+    `How long a failed task waits before a retry on an unchanged base, doubling per attempt up to 10 minutes (${DEFAULT_RETRY_BACKOFF_S} when absent; 0: at once).`,
+  ),
+  scope: doc(
+    z.optional(z.enum(['warn', 'reject'])),
+    'Files changed outside files_hint: warn (absent) merges and reports them, reject fails the attempt.',
+  ),
+  budget_usd: doc(usdLimit(), "US dollars one run's agents may report; once reached no new agent starts (exit 6)."),
+  max_cost_usd: doc(usdLimit(), "US dollars one task's agents may report over all its attempts; once reached it is not dispatched again."),
+  worktree_setup: doc(
+    boundedText(MAX_COMMAND_CHARS),
+    'Run in each new task worktree before its agent ("npm ci"); its failure is the machine\'s (ENV_SETUP), not the task\'s.',
+  ),
+  worktree_setup_timeout_seconds: doc(
+    z.optional(seconds()),
+    `worktree_setup's time limit (${DEFAULT_WORKTREE_SETUP_TIMEOUT_S} when absent).`,
+  ),
+  worktree_pool: doc(
+    z.optional(z.int().check(z.gte(0), z.lte(MAX_WORKTREE_POOL))),
+    'Prepared worktrees kept between tasks and reused (0 or absent: a new worktree per task).',
+  ),
+  port_block_size: doc(
+    z.optional(z.int().check(z.gte(1), z.lte(MAX_PORT_BLOCK_SIZE))),
+    `Ports each running task gets, the first in LAUNCHPAD_PORT_BASE (${DEFAULT_PORT_BLOCK_SIZE} when absent).`,
+  ),
+  bell: doc(z.optional(z.boolean()), '`launchpad run` rings the terminal bell when it ends (true when absent).'),
 });
 
 export const taskFileSchema = z
   .looseObject({
-    version: withDefault(z.union([z.literal(2), z.literal(3)]), 3),
-    created: z.optional(text()),
-    session_config: z.prefault(sessionConfigSchema, {}),
-    tasks: z.array(taskSchema),
-    session_count: withDefault(count(0), 0),
-    last_session: nullableText(),
-    /** The highest task-NNN number `add` has handed out, so an id is never handed out twice. */
-    last_task_number: z.optional(count(0)),
+    version: doc(
+      withDefault(z.union([z.literal(2), z.literal(3)]), 3),
+      '3, or 2 for the older harness format; both are read and kept as they are.',
+    ),
+    created: doc(z.optional(text()), 'When `launchpad init` made the file.'),
+    session_config: doc(z.prefault(sessionConfigSchema, {}), 'Settings of every run on this file (`launchpad config` sets them).'),
+    tasks: doc(z.array(taskSchema), 'The tasks, in any order: depends_on makes the graph.'),
+    session_count: doc(withDefault(count(0), 0), 'Runs that dispatched something so far (max_sessions limits it). Launchpad writes it.'),
+    last_session: doc(nullableText(), 'When the last such run ended. Launchpad writes it.'),
+    last_task_number: doc(
+      z.optional(count(0)),
+      'The highest task-NNN number `add` has handed out, so an id is never handed out twice. Launchpad writes it.',
+    ),
   })
   .check(
     z.superRefine((file, ctx) => {

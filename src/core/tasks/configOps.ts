@@ -1,38 +1,12 @@
 // session_config as a person changes it (`launchpad config`): its keys, what each means, reading
-// a value typed on a command line, and setting or unsetting one. The kinds, limits and defaults
-// are the schema's (taskFile/schema.ts); a value is checked by parsing a file that holds it.
+// a value typed on a command line, and setting or unsetting one. The kinds, limits, defaults and
+// descriptions are the schema's (taskFile/schema.ts); a value is checked by parsing a file that holds it.
+import * as z from 'zod/mini';
+
 import { resolveAgentSetting } from '../controller/runConfig';
 import { InputError } from '../inputError';
 import { parseTaskFile } from '../taskFile/parse';
 import { type SessionConfig, sessionConfigSchema, type TaskFile } from '../taskFile/schema';
-
-/** What each key does, for `launchpad config` (the keys are the schema's). */
-const DESCRIPTIONS: Record<string, string> = {
-  max_tasks_per_session: 'dispatches one run makes before it stops (retries count); run --max-tasks overrides it once',
-  max_sessions:
-    "runs that dispatched something, over the task file's life; a run refuses to start past it; run --max-sessions overrides it once",
-  max_parallel_agents: 'agents at once; run --max-parallel overrides it once',
-  concurrency_mode: 'exclusive or concurrent (workers with leases)',
-  agent: 'the agent: a preset name (launchpad agents lists them) or a command line',
-  agent_command: 'the older name of agent (set one of the two)',
-  agent_args: 'extra arguments per preset, as JSON: {"claude": ["--model", "sonnet"]}',
-  agent_timeout_seconds: "an agent's time limit; run --agent-timeout overrides it once",
-  cleanup_timeout_seconds: "on_failure.cleanup's time limit",
-  health_check_timeout_seconds: "harness-init.sh's time limit",
-  worktree_dir: 'where task worktrees go (relative to the state root); default beside the repository',
-  lease_seconds: "concurrent mode: how long a worker's claim lasts without a heartbeat before another worker may take the task over",
-  isolation: 'worktree (one worktree per task) or in-place (one task at a time in the main working tree); run --in-place overrides it once',
-  retry_backoff_seconds:
-    'how long a failed task waits before a retry on an unchanged base (doubling per attempt, at most 10 minutes); 0 retries at once',
-  scope: 'warn (report files merged outside files_hint) or reject (fail the attempt before merging them)',
-  budget_usd: "US dollars this run's agents may report before no new agent starts (the run ends with exit 6)",
-  max_cost_usd: "US dollars one task's agents may report over all its attempts before it is not dispatched again",
-  worktree_setup: 'a command run in each new task worktree before its agent (npm ci); its failure is ENV_SETUP, not charged',
-  worktree_setup_timeout_seconds: "worktree_setup's time limit",
-  worktree_pool: 'prepared worktrees kept between tasks and reused (0: a new worktree per task)',
-  port_block_size: 'ports each running task gets, from LAUNCHPAD_PORT_BASE',
-  bell: 'whether run rings the terminal bell when it ends',
-};
 
 type Kind = 'integer' | 'number' | 'enum' | 'string' | 'json';
 
@@ -77,7 +51,13 @@ function describeKey(key: string, schema: unknown): ConfigKey {
           ? 'string'
           : 'json';
   const values = def.entries ? Object.values(def.entries) : undefined;
-  return { key, kind, defaultValue, ...(values ? { values } : {}), description: DESCRIPTIONS[key] ?? '' };
+  return {
+    key,
+    kind,
+    defaultValue,
+    ...(values ? { values } : {}),
+    description: z.globalRegistry.get(schema as z.ZodMiniType)?.description ?? '',
+  };
 }
 
 export function configKey(key: string): ConfigKey {

@@ -169,7 +169,7 @@ describe('launchpad config', () => {
   it('lists every key with its value, default or not, and what it does', () => {
     const dir = harness();
     const out = cli(['config'], { cwd: dir }).stdout;
-    assert.match(out, /^max_tasks_per_session +20 \(default\)\n +dispatches one run makes/m);
+    assert.match(out, /^max_tasks_per_session +20 \(default\)\n +Dispatches one run makes/m);
     assert.match(out, /^agent +\(not set\)$/m);
     assert.match(out, /^concurrency_mode .*\n.*exclusive \| concurrent$/m);
     const json = JSON.parse(cli(['config', '--json'], { cwd: dir }).stdout) as Record<string, unknown>;

@@ -9,6 +9,7 @@ import type { TaskEntry } from '../model/stateModel';
 
 export const STATE_LABELS: Record<TaskState, string> = {
   running: 'Running',
+  interrupted: 'Interrupted (the next run resumes it)',
   ready: 'Ready',
   retryable: 'Failed, will be retried',
   needs_validation: 'Needs a validation command',
@@ -20,6 +21,7 @@ export const STATE_LABELS: Record<TaskState, string> = {
 
 const ICONS: Record<TaskState, [icon: string, color: string | undefined]> = {
   running: ['sync~spin', 'charts.blue'],
+  interrupted: ['debug-pause', 'list.warningForeground'],
   ready: ['circle-large-outline', 'charts.green'],
   retryable: ['error', 'list.warningForeground'],
   needs_validation: ['warning', 'list.warningForeground'],
@@ -38,6 +40,7 @@ export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
 /** The state in a word or two, where the row itself must say it (the dependency view has no groups). */
 export const STATE_WORDS: Record<TaskState, string> = {
   running: 'running',
+  interrupted: 'interrupted',
   ready: 'ready',
   retryable: 'will retry',
   needs_validation: 'no validation',

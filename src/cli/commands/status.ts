@@ -1,7 +1,7 @@
 import { escapeControlChars } from '../../core/controlChars';
-import { formatCounts } from '../../core/tasks/counts';
 import { buildStatus, describeCost, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
+import { formatCounts } from '../../core/tasks/counts';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingStateRoot } from '../stateRoot';

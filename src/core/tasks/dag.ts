@@ -13,15 +13,7 @@ import { positions, reverseEdges, taskById } from './taskIndex';
  * resumes it).
  */
 export type TaskState =
-  | 'running'
-  | 'interrupted'
-  | 'ready'
-  | 'waiting'
-  | 'needs_validation'
-  | 'retryable'
-  | 'failed'
-  | 'blocked'
-  | 'completed';
+  'running' | 'interrupted' | 'ready' | 'waiting' | 'needs_validation' | 'retryable' | 'failed' | 'blocked' | 'completed';
 
 /** A failure the dependency rules put on a task: `entry` goes to its error_log. */
 export interface DependencyFailure {

@@ -13,9 +13,9 @@ import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
-import { countStates, type TaskCounts } from '../../core/tasks/counts';
 import type { ReadTaskFile } from '../../core/taskFile/read';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
+import { countStates, type TaskCounts } from '../../core/tasks/counts';
 import type { PoolReport } from '../../core/worktrees/poolReport';
 import { SLOT_STATE_FILES } from '../../core/worktrees/poolSlot';
 import { readSettings, toRunSettings } from '../config';
@@ -246,7 +246,16 @@ function watchStateFiles(root: string, onChange: () => void, logger: Logger): vs
 }
 
 function emptySnapshot(paths: StatePaths): StateSnapshot {
-  return { paths, exists: false, tasks: [], byId: new Map(), counts: countStates([]), worktrees: [], keptAttempts: [], withAttempts: new Set() };
+  return {
+    paths,
+    exists: false,
+    tasks: [],
+    byId: new Map(),
+    counts: countStates([]),
+    worktrees: [],
+    keptAttempts: [],
+    withAttempts: new Set(),
+  };
 }
 
 /** The snapshot's task entries from its file, with the kept attempts given. */

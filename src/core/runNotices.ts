@@ -2,6 +2,7 @@
 // outcome), and that a task has used all its attempts. The CLI's `run --notify CMD` gets the same
 // facts in its command's environment; the editor shows them as notifications.
 import type { RunOutcome } from './controller/types';
+import { humanFirst } from './humanFirst';
 import { runProcess } from './process/runProcess';
 import type { TaskFile } from './taskFile/schema';
 import { isDependencyFailure } from './tasks/dag';
@@ -26,10 +27,16 @@ export function exhaustedTask(file: TaskFile, id: string): ExhaustedTask | undef
   return { id: t.id, title: t.title, attempts: t.attempts, maxAttempts: t.max_attempts, lastError: t.error_log.at(-1) };
 }
 
-/** `task-003 "Parse front matter" failed all 3 attempts: [TEST_FAIL] npm test exited with 1`. */
+/** The longest exhausted-task line: a notification shows its beginning; LAUNCHPAD_ERROR has the whole error. */
+export const EXHAUSTED_LINE_CHARS = 240;
+
+/**
+ * `"Parse front matter" failed all 3 attempts (task-003): [TEST_FAIL] npm test exited with 1`:
+ * the title and what happened first, then the id and the error, cut first where the line is long.
+ */
 export function describeExhausted(t: ExhaustedTask): string {
   const all = t.attempts === 1 ? 'its only attempt' : `all ${t.attempts} attempts`;
-  return `${t.id} "${t.title}" failed ${all}${t.lastError ? `: ${t.lastError}` : ''}`;
+  return humanFirst(`"${t.title}" failed ${all}`, `(${t.id})${t.lastError ? `: ${t.lastError}` : ''}`, EXHAUSTED_LINE_CHARS);
 }
 
 export type RunNotice = { event: 'run-ended'; outcome: RunOutcome } | { event: 'attempts-exhausted'; task: ExhaustedTask; file: TaskFile };

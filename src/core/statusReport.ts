@@ -5,6 +5,7 @@ import { listTaskWorktrees, type TaskWorktree } from './git/taskWorktrees';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
+import { countStates, heldBy, type RunPresence, type TaskCounts } from './tasks/counts';
 import { analyzeTasks, type TaskState } from './tasks/dag';
 import { computeStats } from './tasks/stats';
 import { canRetry } from './tasks/transitions';
@@ -55,14 +56,13 @@ export interface PoolStatus {
   summary: string;
 }
 
-export interface StatusReport {
+/** The counts by state (tasks/counts.ts), and two sums of them by the tasks' `status`. */
+export interface StatusReport extends TaskCounts {
   root: string;
-  tasks_total: number;
-  completed: number;
-  failed: number;
-  pending: number;
+  /** running + interrupted: the tasks whose status is in_progress. */
   in_progress: number;
-  blocked: number;
+  /** ready + waiting + needs_validation: not started, nothing failed in their way. */
+  pending: number;
   attempts_total: number;
   /** Dollars the tasks' agents reported, summed; null when none reported any. */
   cost_usd: number | null;
@@ -77,9 +77,16 @@ export interface StatusReport {
   tasks: TaskSummary[];
 }
 
-/** The tasks as `status` shows them; `kept` (by task id) fills kept_attempts, where git was asked. */
-export function summarizeTasks(file: TaskFile, kept: ReadonlyMap<string, readonly KeptAttempt[]> = new Map()): TaskSummary[] {
-  const { states, blockedReasons } = analyzeTasks(file.tasks);
+/**
+ * The tasks as `status` shows them; `kept` (by task id) fills kept_attempts, where git was asked;
+ * `presence` says whether an in_progress task is running or interrupted.
+ */
+export function summarizeTasks(
+  file: TaskFile,
+  kept: ReadonlyMap<string, readonly KeptAttempt[]> = new Map(),
+  presence: RunPresence = { live: true, now: Date.now() },
+): TaskSummary[] {
+  const { states, blockedReasons } = analyzeTasks(file.tasks, heldBy(presence));
   return file.tasks.map((t) => ({
     id: t.id,
     title: t.title,
@@ -124,22 +131,22 @@ export async function buildStatus(store: StateStore, logLines = 5, env: NodeJS.P
   const paths: StatePaths = store.paths;
   const { file } = store.load();
   const stats = computeStats(file.tasks);
+  const active = liveLockHolder(paths.sessionLock) ?? null;
+  const tasks = summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root)), { live: !!active, now: Date.now() });
+  const counts = countStates(tasks.map((t) => t.state));
   return {
     root: paths.root,
-    tasks_total: stats.tasks_total,
-    completed: stats.completed,
-    failed: stats.failed,
-    pending: stats.pending,
-    in_progress: stats.in_batch,
-    blocked: stats.blocked,
+    ...counts,
+    in_progress: counts.running + counts.interrupted,
+    pending: counts.ready + counts.waiting + counts.needs_validation,
     attempts_total: stats.attempts_total,
     cost_usd: stats.cost_usd ?? null,
     session_count: file.session_count,
     last_session: file.last_session ?? null,
-    active_session: liveLockHolder(paths.sessionLock) ?? null,
+    active_session: active,
     worktrees: await listTaskWorktrees(paths.root),
     worktree_pool: await poolStatus(store, file, env),
     recent_log: tailLog(paths.progress, logLines),
-    tasks: summarizeTasks(file, keptByTask(await keptAttemptsIn(paths.root))),
+    tasks,
   };
 }

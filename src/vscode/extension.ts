@@ -12,7 +12,7 @@ import { StateModel } from './model/stateModel';
 import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
-import { registerRunProgress } from './run/runProgress';
+import { registerRunProgress, type ShownRun, shownRun } from './run/runProgress';
 import { registerTaskProvider } from './run/taskProvider';
 import { registerViews, type Views } from './views';
 
@@ -27,6 +27,8 @@ export interface LaunchpadApi {
   graph: TaskGraphApi;
   /** The last messages shown with their buttons, oldest first (tests read what a person was told). */
   notices(): readonly ShownNotice[];
+  /** The status bar's text and the progress notification's message of the runs, as shown now. */
+  shownRun(): ShownRun;
 }
 
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
@@ -50,7 +52,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views, milestones, graph, notices: recentNotices };
+  return { model, runs, views, milestones, graph, notices: recentNotices, shownRun };
 }
 
 export function deactivate(): void {

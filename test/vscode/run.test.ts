@@ -105,11 +105,11 @@ describe('run', function () {
     assert.equal(ended.severity, 'warning');
     assert.match(ended.message, /\(2\/5 completed, 1 failed, 1 blocked, \d+ pending, 0 in progress\)$/);
     assert.deepEqual(Object.keys(ended.actions), ['Show Failures', 'Open Log']);
-    const exhausted = notices.find((n) => n.message.startsWith('Launchpad: task-003 '));
+    const exhausted = notices.find((n) => n.message.includes('(task-003)'));
     assert.ok(exhausted, notices.map((n) => n.message).join('\n'));
     assert.equal(
       exhausted.message,
-      'Launchpad: task-003 "Parse front matter [fail]" failed its only attempt: [AGENT_FAIL] could not parse the front matter fixture',
+      'Launchpad: "Parse front matter [fail]" failed its only attempt (task-003): [AGENT_FAIL] could not parse the front matter fixture',
     );
     assert.deepEqual(Object.keys(exhausted.actions), ['Retry', 'Show Error']);
     assert.ok(notices.indexOf(exhausted) < notices.indexOf(ended), 'told as it happened, before the end');

@@ -110,7 +110,7 @@ describe('tasks view', () => {
     ];
     // label, description, group: what a person reads at the default sidebar width, in order.
     const expected: Array<[string, string, string]> = [
-      ['task-011', '1/3 · P1 · step 2/5 · Parse the front matter of every page', STATE_LABELS.running],
+      ['task-011', '1/3 · P1 · step 2/5 · Parse the front matter of every page', STATE_LABELS.interrupted],
       ['task-012', '0/3 · P0 · Render the index page', STATE_LABELS.ready],
       ['task-013', '1/3 · P1 · Add slugify() to src/text', STATE_LABELS.retryable],
       ['task-014', '3/3 · P2 · Use slugify in page titles', STATE_LABELS.failed],

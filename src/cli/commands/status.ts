@@ -1,6 +1,7 @@
 import { escapeControlChars } from '../../core/controlChars';
 import { buildStatus, describeCost, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
+import { formatCounts } from '../../core/tasks/counts';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
 import { existingStateRoot } from '../stateRoot';
@@ -40,6 +41,7 @@ export const statusCommand: Command = {
 
 const STATE_HINT: Record<TaskSummary['state'], string> = {
   running: 'running',
+  interrupted: 'interrupted: the next run resumes it',
   ready: 'ready',
   waiting: 'waiting on dependencies',
   needs_validation: 'needs a validation command',
@@ -53,17 +55,17 @@ function statePaint(state: TaskSummary['state'], c: Colours): (text: string) => 
   if (state === 'completed') return c.green;
   if (state === 'failed' || state === 'retryable') return c.red;
   if (state === 'blocked' || state === 'needs_validation') return c.yellow;
-  if (state === 'running') return c.cyan;
+  if (state === 'running' || state === 'interrupted') return c.cyan;
   return (t) => t;
 }
 
-export function formatStatus(r: StatusReport, c: Colours = colours(false), now = Date.now()): string {
+export function formatStatus(r: StatusReport, c: Colours = colours(false)): string {
   const lines: string[] = [];
   // Titles, errors and log lines come from files anyone can edit: they never drive the terminal.
   const e = escapeControlChars;
   lines.push(`Launchpad: ${e(r.root)}`);
   lines.push(
-    `Tasks: ${r.tasks_total} total, ${r.completed} completed, ${r.failed} failed, ${r.in_progress} in progress, ${r.pending} pending, ${r.blocked} blocked (attempts ${r.attempts_total}${r.cost_usd !== null ? `, $${r.cost_usd} reported` : ''})`,
+    `Tasks: ${formatCounts(r, { all: true })} (attempts ${r.attempts_total}${r.cost_usd !== null ? `, $${r.cost_usd} reported` : ''})`,
   );
   lines.push(`Sessions: ${r.session_count}${r.last_session ? ` (last ${r.last_session})` : ''}`);
   if (r.active_session)
@@ -73,7 +75,7 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false), now =
     const shown = t.state === 'blocked' ? 'blocked' : t.status;
     let line = `${statePaint(t.state, c)(`[${shown}]`)} ${t.id}: ${e(t.title)} (${t.attempts}/${t.max_attempts})`;
     if (t.status === 'in_progress' && t.agent_id) line += ` [agent=${t.agent_id}]`;
-    const hint = t.state === 'running' && !heldNow(r, t, now) ? 'interrupted: the next run resumes it' : STATE_HINT[t.state];
+    const hint = STATE_HINT[t.state];
     if (hint && hint !== shown) line += ` - ${hint}`;
     if (t.state === 'blocked' && t.blocked_reason) line += `: ${e(t.blocked_reason)}`;
     else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${e(t.last_error)}`;
@@ -93,9 +95,4 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false), now =
   for (const l of r.recent_log) lines.push(`  ${paintLogLine(e(l), c)}`);
   if (!r.recent_log.length) lines.push('  (empty)');
   return lines.join('\n') + '\n';
-}
-
-/** A task in progress is being worked on only while a run holds the lock or a worker its lease. */
-function heldNow(r: StatusReport, t: TaskSummary, now: number): boolean {
-  return !!r.active_session || (t.lease_expires_at !== null && Date.parse(t.lease_expires_at) > now);
 }

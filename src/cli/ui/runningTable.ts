@@ -27,7 +27,9 @@ export interface RunTotals {
 const TITLE_WIDTH = 32;
 
 export function renderRunningTable(rows: RunningRow[], totals: RunTotals, now: number, c: Colours): string[] {
-  const head = `${c.bold(`running ${rows.length}`)}  ${c.green(`${totals.completed} completed`)}  ${totals.failed ? c.red(`${totals.failed} failed`) : '0 failed'}  ${c.dim(duration(now - totals.since))}`;
+  // This run's events, named apart from the task file's counts (`status`): a failed attempt may be retried.
+  const failed = `${totals.failed} failed attempt${totals.failed === 1 ? '' : 's'}`;
+  const head = `${c.bold(`running ${rows.length}`)}  ${c.green(`${totals.completed} completed this run`)}  ${totals.failed ? c.red(failed) : failed}  ${c.dim(duration(now - totals.since))}`;
   if (!rows.length) return [head];
   const idWidth = Math.max(...rows.map((r) => r.id.length));
   return [

@@ -438,10 +438,15 @@ export class Controller {
         reportedHeld.add(`${h.id} ${h.reason}`);
         s.log({ type: 'WARN', taskId: h.id, message: `waits although a slot is free: ${h.reason}` });
       }
+      // Nothing failed: the task waits for a person to give it a validation command. Said once per session.
       for (const t of pool.missing) {
         if (reportedMissing.has(t.id)) continue;
         reportedMissing.add(t.id);
-        s.log({ type: 'ERROR', taskId: t.id, category: 'CONFIG', message: 'Missing validation.command' });
+        s.log({
+          type: 'WARN',
+          taskId: t.id,
+          message: `not started: no validation command to prove it done (launchpad edit ${t.id} --validate "CMD")`,
+        });
       }
     };
     const dispatchBatch = ({ batch, claims }: PoolPass) => {

@@ -7,8 +7,13 @@ import type { Task } from '../taskFile/schema';
 import { formatErrorEntry, isCostLimitEntry, parseErrorEntry } from './errorEntry';
 import { positions, reverseEdges, taskById } from './taskIndex';
 
-/** What a person sees for a task; `status` plus what the dependency rules say about it. */
-export type TaskState = 'running' | 'ready' | 'waiting' | 'needs_validation' | 'retryable' | 'failed' | 'blocked' | 'completed';
+/**
+ * What a person sees for a task; `status` plus what the dependency rules say about it. An
+ * in_progress task is `running` while a run holds it, `interrupted` when none does (the next run
+ * resumes it).
+ */
+export type TaskState =
+  'running' | 'interrupted' | 'ready' | 'waiting' | 'needs_validation' | 'retryable' | 'failed' | 'blocked' | 'completed';
 
 /** A failure the dependency rules put on a task: `entry` goes to its error_log. */
 export interface DependencyFailure {
@@ -668,8 +673,12 @@ export interface DependencyAnalysis {
   blockedReasons: Map<string, string>;
 }
 
-/** The state of every task as `status` shows it. Read-only: nothing is marked. */
-export function analyzeTasks(tasks: readonly Task[]): DependencyAnalysis {
+/**
+ * The state of every task as `status` shows it. Read-only: nothing is marked. `held` says
+ * whether a run holds an in_progress task; without it every in_progress task is running (the
+ * run's own view of its tasks).
+ */
+export function analyzeTasks(tasks: readonly Task[], held: (task: Task) => boolean = () => true): DependencyAnalysis {
   const pos = positions(tasks);
   const blockedReasons = new Map<string, string>();
   for (const t of tasks) if (isDependencyFailure(t)) blockedReasons.set(t.id, t.error_log.at(-1)!);
@@ -679,7 +688,7 @@ export function analyzeTasks(tasks: readonly Task[]): DependencyAnalysis {
   for (const t of tasks) {
     let state: TaskState;
     if (t.status === 'completed') state = 'completed';
-    else if (t.status === 'in_progress') state = 'running';
+    else if (t.status === 'in_progress') state = held(t) ? 'running' : 'interrupted';
     else if (blockedReasons.has(t.id)) state = 'blocked';
     else if (t.status === 'failed' && isPermanentlyFailed(t)) state = 'failed';
     else if (!allDepsCompleted(t, tasks, pos)) state = 'waiting';

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 
 import { tailLog } from '../../core/log/logReader';
+import { formatCounts } from '../../core/tasks/counts';
 import { computeStats } from '../../core/tasks/stats';
 import { fencedBlock } from '../markdown';
 import type { StateModel, StateSnapshot } from '../model/stateModel';
@@ -52,7 +53,7 @@ export function renderStatus(s: StateSnapshot): string {
 
   const st = computeStats(s.file.tasks);
   out.push(
-    `**Tasks:** ${st.tasks_total} total, ${st.completed} completed, ${st.failed} failed, ${st.in_batch} in progress, ${st.pending} pending, ${st.blocked} blocked (attempts ${st.attempts_total})`,
+    `**Tasks:** ${formatCounts(s.counts, { all: true })} (attempts ${st.attempts_total})`,
     '',
     `**Sessions:** ${s.file.session_count}${s.file.last_session ? ` (last ${s.file.last_session})` : ''}`,
     '',

@@ -15,6 +15,7 @@ import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE
 import { summarizeTasks, type TaskSummary } from '../../core/statusReport';
 import type { ReadTaskFile } from '../../core/taskFile/read';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
+import { countStates, type TaskCounts } from '../../core/tasks/counts';
 import type { PoolReport } from '../../core/worktrees/poolReport';
 import { SLOT_STATE_FILES } from '../../core/worktrees/poolSlot';
 import { readSettings, toRunSettings } from '../config';
@@ -36,6 +37,8 @@ export interface StateSnapshot {
   error?: Error | undefined;
   tasks: TaskEntry[];
   byId: Map<string, TaskEntry>;
+  /** The tasks counted by state (core/tasks/counts.ts): what every count the window shows reads. */
+  counts: TaskCounts;
   /** Task worktrees (git worktree list). Empty in Restricted Mode, where no git process runs. */
   worktrees: TaskWorktree[];
   /** The worktree pool's slots (no disk walked); undefined in Restricted Mode or without a valid task file. */
@@ -143,6 +146,7 @@ export class StateModel implements vscode.Disposable {
       snapshot.file = this.lastRead.file;
       snapshot.fileText = this.lastRead.bytes.toString('utf8');
       snapshot.exists = true;
+      snapshot.activeSession = liveLockHolder(paths.sessionLock);
       setTasks(snapshot, this.current?.paths.root === paths.root ? this.current.keptAttempts : []);
     } catch (err) {
       snapshot.exists = !(err instanceof TaskFileMissingError);
@@ -242,12 +246,23 @@ function watchStateFiles(root: string, onChange: () => void, logger: Logger): vs
 }
 
 function emptySnapshot(paths: StatePaths): StateSnapshot {
-  return { paths, exists: false, tasks: [], byId: new Map(), worktrees: [], keptAttempts: [], withAttempts: new Set() };
+  return {
+    paths,
+    exists: false,
+    tasks: [],
+    byId: new Map(),
+    counts: countStates([]),
+    worktrees: [],
+    keptAttempts: [],
+    withAttempts: new Set(),
+  };
 }
 
 /** The snapshot's task entries from its file, with the kept attempts given. */
 function setTasks(snapshot: StateSnapshot, kept: KeptAttempt[]): void {
-  const summaries = summarizeTasks(snapshot.file!, keptByTask(kept));
+  // An in_progress task is running while a run holds the session lock, else interrupted.
+  const summaries = summarizeTasks(snapshot.file!, keptByTask(kept), { live: !!snapshot.activeSession, now: Date.now() });
+  snapshot.counts = countStates(summaries.map((t) => t.state));
   snapshot.keptAttempts = kept;
   snapshot.tasks = summaries.map((s, i) => ({ ...s, task: snapshot.file!.tasks[i]! }));
   snapshot.byId = new Map(snapshot.tasks.map((t) => [t.id, t]));

@@ -13,6 +13,7 @@ import { TASK_TOKEN } from './taskTokens';
 const STATE_ICONS: Record<TaskState, string> = {
   completed: 'pass',
   running: 'sync',
+  interrupted: 'debug-pause',
   ready: 'circle-outline',
   waiting: 'clock',
   needs_validation: 'warning',

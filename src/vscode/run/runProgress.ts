@@ -1,5 +1,5 @@
 // What a person sees of a run: a progress notification with the task counts while it runs, a
-// status-bar item with the same counts that stays for the run and shows its outcome afterwards,
+// status-bar item with the same counts (both from the model's snapshot, core/tasks/counts.ts) that stays for the run and shows its outcome afterwards,
 // one message with the outcome and its counts (or why the run could not start), and one for each
 // task that uses all its attempts. Messages are never modal: each button runs a command.
 import * as vscode from 'vscode';
@@ -7,16 +7,32 @@ import * as vscode from 'vscode';
 import type { RunOutcome } from '../../core/controller/types';
 import { isExpectedError } from '../../core/expectedErrors';
 import type { Logger } from '../../core/logger';
-import { computeStats, type Stats } from '../../core/tasks/stats';
+import { formatCounts } from '../../core/tasks/counts';
+import { computeStats } from '../../core/tasks/stats';
 import { COMMANDS } from '../contributions';
-import type { StateModel } from '../model/stateModel';
+import type { StateModel, StateSnapshot } from '../model/stateModel';
 import { offer } from '../notify';
 import type { ActiveRun, RunManager } from './runManager';
+
+/** What the window shows of runs now: the status bar's text and the progress notification's message (host tests read them). */
+export interface ShownRun {
+  statusBar: string | undefined;
+  progress: string | undefined;
+}
+
+const shown: ShownRun = { statusBar: undefined, progress: undefined };
+
+export function shownRun(): ShownRun {
+  return { ...shown };
+}
 
 export function registerRunProgress(context: vscode.ExtensionContext, runs: RunManager, model: StateModel, logger: Logger): void {
   let item: vscode.StatusBarItem | undefined;
   // The tasks' reported cost when the run started: the status bar shows what this run added.
   let costAtStart: number | undefined;
+  let lastOutcome: RunOutcome | undefined;
+  // The progress notifications open now: each shows the same line as the status bar.
+  const reporters = new Set<(message: string) => void>();
   const statusItem = () => {
     if (!item) {
       item = vscode.window.createStatusBarItem('launchpad.run', vscode.StatusBarAlignment.Left, 50);
@@ -25,41 +41,45 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
     }
     return item;
   };
+  // One snapshot, one count, every place that shows it.
+  const render = (s: StateSnapshot | undefined) => {
+    const counts = s?.file ? formatCounts(s.counts) : undefined;
+    if (runs.active) {
+      const message = counts ? `running: ${counts}` : 'starting…';
+      shown.progress = message;
+      for (const report of reporters) report(message);
+      showRunning(statusItem(), counts, runCost(s?.file ? computeStats(s.file.tasks).cost_usd : undefined, costAtStart));
+    } else if (lastOutcome && item) showOutcome(item, lastOutcome, counts);
+    else return;
+    shown.statusBar = item?.text;
+  };
 
   context.subscriptions.push(
     runs.onDidChange((e) => {
       if (e.kind === 'started') {
-        costAtStart = currentStats(model)?.cost_usd;
-        showRunning(statusItem(), model, costAtStart);
-        void notify(e.run, model);
+        const file = model.snapshot?.file;
+        costAtStart = file ? computeStats(file.tasks).cost_usd : undefined;
+        lastOutcome = undefined;
+        void notify(e.run, reporters);
+        render(model.snapshot);
         return;
       }
       if (e.kind === 'attempts-exhausted') {
         announceExhausted(e.task.id, e.summary);
         return;
       }
-      if (e.outcome) showOutcome(statusItem(), e.outcome);
-      else statusItem().hide();
+      lastOutcome = e.outcome;
+      if (e.outcome) render(model.snapshot);
+      else {
+        statusItem().hide();
+        shown.statusBar = undefined;
+      }
       announce(e.outcome, e.error, logger);
     }),
-    model.onDidChange(() => {
-      if (runs.active && item) showRunning(item, model, costAtStart);
+    model.onDidChange((s) => {
+      if (item) render(s);
     }),
   );
-}
-
-/** `2/6 completed · 2 running · 1 failed`: the counts of the task file as it is now. */
-export function formatCounts(st: Stats): string {
-  const parts = [`${st.completed}/${st.tasks_total} completed`];
-  if (st.in_batch) parts.push(`${st.in_batch} running`);
-  if (st.failed) parts.push(`${st.failed} failed`);
-  if (st.blocked) parts.push(`${st.blocked} blocked`);
-  return parts.join(' · ');
-}
-
-function currentStats(model: StateModel): Stats | undefined {
-  const file = model.snapshot?.file;
-  return file ? computeStats(file.tasks) : undefined;
 }
 
 /** Dollars the run's agents reported so far: `$0.0842`; '' until one reported any. */
@@ -68,37 +88,32 @@ export function runCost(now: number | undefined, atStart: number | undefined): s
   return `$${Number((now - (atStart ?? 0)).toFixed(10))}`;
 }
 
-function showRunning(item: vscode.StatusBarItem, model: StateModel, costAtStart: number | undefined): void {
-  const st = currentStats(model);
-  const cost = runCost(st?.cost_usd, costAtStart);
-  item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}${cost ? ` · ${cost}` : ''}`;
+function showRunning(item: vscode.StatusBarItem, counts: string | undefined, cost: string): void {
+  item.text = `$(sync~spin) Launchpad${counts ? `: ${counts}` : ''}${cost ? ` · ${cost}` : ''}`;
   item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop" ends them.';
   item.command = 'workbench.view.extension.launchpad';
   item.backgroundColor = undefined;
   item.show();
 }
 
-function showOutcome(item: vscode.StatusBarItem, outcome: RunOutcome): void {
+function showOutcome(item: vscode.StatusBarItem, outcome: RunOutcome, counts: string | undefined): void {
   const ok = outcome.exitCode === 0;
-  item.text = `${ok ? '$(pass)' : '$(warning)'} Launchpad: ${formatCounts(outcome.stats)}`;
+  item.text = `${ok ? '$(pass)' : '$(warning)'} Launchpad${counts ? `: ${counts}` : ''}`;
   item.tooltip = `Last run (session ${outcome.session}): ${outcome.message}. Click for the status.`;
   item.command = COMMANDS.status;
   item.backgroundColor = ok ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
   item.show();
 }
 
-async function notify(run: ActiveRun, model: StateModel): Promise<void> {
+async function notify(run: ActiveRun, reporters: Set<(message: string) => void>): Promise<void> {
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Launchpad' }, async (progress) => {
-    const report = () => {
-      const st = currentStats(model);
-      progress.report({ message: st ? `running: ${formatCounts(st)}` : 'starting…' });
-    };
-    report();
-    const sub = model.onDidChange(report);
+    const report = (message: string) => progress.report({ message });
+    reporters.add(report);
     try {
       await run.done.catch(() => undefined);
     } finally {
-      sub.dispose();
+      reporters.delete(report);
+      if (!reporters.size) shown.progress = undefined;
     }
   });
 }

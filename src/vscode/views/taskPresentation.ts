@@ -9,6 +9,7 @@ import type { TaskEntry } from '../model/stateModel';
 
 export const STATE_LABELS: Record<TaskState, string> = {
   running: 'Running',
+  interrupted: 'Interrupted, to resume',
   ready: 'Ready',
   retryable: 'Failed, will be retried',
   needs_validation: 'Needs a validation command',
@@ -20,6 +21,7 @@ export const STATE_LABELS: Record<TaskState, string> = {
 
 const ICONS: Record<TaskState, [icon: string, color: string | undefined]> = {
   running: ['sync~spin', 'charts.blue'],
+  interrupted: ['debug-pause', 'list.warningForeground'],
   ready: ['circle-large-outline', 'charts.green'],
   retryable: ['error', 'list.warningForeground'],
   needs_validation: ['warning', 'list.warningForeground'],
@@ -38,6 +40,7 @@ export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
 /** The state in a word or two, where the row itself must say it (the dependency view has no groups). */
 export const STATE_WORDS: Record<TaskState, string> = {
   running: 'running',
+  interrupted: 'interrupted',
   ready: 'ready',
   retryable: 'will retry',
   needs_validation: 'no validation',
@@ -65,8 +68,11 @@ export interface TaskRow {
 export function taskRow(t: TaskEntry, opts: { stateWord?: boolean; cycle?: boolean } = {}): TaskRow {
   const parts = [`${t.attempts}/${t.max_attempts}`, t.priority];
   if (opts.stateWord) parts.unshift(STATE_WORDS[t.state]);
-  // Checkpoints outlive their attempt: only the running agent's own say where it is.
-  const checkpoint = t.state === 'running' ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id) : undefined;
+  // Checkpoints outlive their attempt: only the running (or interrupted) agent's own say where it is.
+  const checkpoint =
+    t.state === 'running' || t.state === 'interrupted'
+      ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id)
+      : undefined;
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
   // Concurrent mode: which worker holds it, and until when (its lease, renewed while it works).
   if (t.state === 'running' && t.task.claimed_by) parts.push(`${t.task.claimed_by}${leaseTime(t) ? ` until ${leaseTime(t)}` : ''}`);

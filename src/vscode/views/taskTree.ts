@@ -10,6 +10,7 @@ export const PAGE_SIZE = 200;
 /** Group order in the state view: what moves first, then what needs a person, then what waits. */
 export const STATE_ORDER: readonly TaskState[] = [
   'running',
+  'interrupted',
   'ready',
   'retryable',
   'failed',

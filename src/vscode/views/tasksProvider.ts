@@ -3,6 +3,7 @@
 // view's own (the mode, how far long lists are paged).
 import * as vscode from 'vscode';
 
+import { countOf } from '../../core/tasks/counts';
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
 import type { StateModel, StateSnapshot, TaskEntry } from '../model/stateModel';
@@ -74,7 +75,12 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     if (!node) {
       if (s.error) return [{ kind: 'error', key: 'error', message: s.error.message }];
       if (this.viewMode === 'state') {
-        return [...this.groupsOf(s)].map(([state, ids]): GroupNode => ({ kind: 'group', key: groupKey(state), state, count: ids.length }));
+        return [...this.groupsOf(s)].map(([state]): GroupNode => ({
+          kind: 'group',
+          key: groupKey(state),
+          state,
+          count: countOf(s.counts, state),
+        }));
       }
       return this.paged(ROOT_KEY, this.indexOf(s).roots, undefined, (id) => this.depNode(s, [id], undefined));
     }
@@ -217,7 +223,15 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
 
 /** What of a snapshot the Tasks view shows: equal keys, equal rows. */
 function shownKey(s: StateSnapshot): string {
-  return JSON.stringify([s.paths.root, s.exists, s.error?.message, s.fileText, s.worktrees.map((w) => w.task), [...s.withAttempts]]);
+  return JSON.stringify([
+    s.paths.root,
+    s.exists,
+    s.error?.message,
+    s.fileText,
+    !!s.activeSession,
+    s.worktrees.map((w) => w.task),
+    [...s.withAttempts],
+  ]);
 }
 
 function stateNode(id: string, group: GroupNode): TaskItemNode {

@@ -53,13 +53,23 @@ describe('launchpad status', () => {
     const s = statusJson(dir);
     assert.equal(s.tasks_total, 14);
     assert.equal(s.completed, 1);
+    // No run holds the lock: the in_progress task is interrupted.
     assert.equal(s.in_progress, 1);
-    assert.equal(s.failed, 2);
+    assert.equal(s.running, 0);
+    assert.equal(s.interrupted, 1);
+    // Failed for good (exhausted), and failed to be retried (retryable): one name each.
+    assert.equal(s.failed, 1);
+    assert.equal(s.retrying, 1);
     // cyc-a, cyc-b, self, orphan, chain-1..3
     assert.equal(s.blocked, 7);
     // ready, waiting, no-validation
     assert.equal(s.pending, 3);
-    assert.equal(Number(s.completed) + Number(s.in_progress) + Number(s.failed) + Number(s.blocked) + Number(s.pending), s.tasks_total);
+    assert.deepEqual([s.ready, s.waiting, s.needs_validation], [1, 1, 1]);
+    const parts = ['completed', 'in_progress', 'retrying', 'failed', 'blocked', 'pending'] as const;
+    assert.equal(
+      parts.reduce((n, k) => n + Number(s[k]), 0),
+      s.tasks_total,
+    );
     assert.equal(s.session_count, 4);
     assert.equal(s.last_session, '2025-07-01T10:12:03Z');
     assert.equal(s.attempts_total, 6);
@@ -86,7 +96,7 @@ describe('launchpad status', () => {
     assert.deepEqual(states, {
       done: 'completed',
       ready: 'ready',
-      running: 'running',
+      running: 'interrupted',
       waiting: 'waiting',
       retryable: 'retryable',
       exhausted: 'failed',
@@ -116,7 +126,10 @@ describe('launchpad status', () => {
     const r = cli(['status'], { cwd: dir });
     const out = r.stdout;
     assert.ok(out.startsWith(`Launchpad: ${dir}\n`), out);
-    assert.match(out, /^Tasks: 14 total, 1 completed, 2 failed, 1 in progress, 3 pending, 7 blocked \(attempts 6\)$/m);
+    assert.match(
+      out,
+      /^Tasks: 1\/14 completed · 1 interrupted · 1 to retry · 1 failed · 7 blocked · 1 without validation · 1 ready · 1 waiting \(attempts 6\)$/m,
+    );
     assert.match(out, /^Sessions: 4 \(last 2025-07-01T10:12:03Z\)$/m);
     const expected = [
       '[completed] done: title of done (1/3)',

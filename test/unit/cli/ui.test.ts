@@ -130,7 +130,7 @@ describe('cli/ui', () => {
       colours(false),
     );
     assert.deepEqual(lines, [
-      'running 2  4 completed  1 failed  1:40',
+      'running 2  4 completed this run  1 failed attempt  1:40',
       '  task-001  Add slugify()                      1/3   0:42  step 1/2 read the task',
       '  task-012  A title much longer than the th…   2/3  1:02:05  validating  $0.04',
     ]);

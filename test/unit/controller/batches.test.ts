@@ -267,18 +267,19 @@ describe('controller: batches and dispatch', function () {
     assert.ok(at(later, 'Completed', 'task-001') < dispatch2 && at(later, 'Completed', 'task-003') < dispatch2);
   });
 
-  it('a task without validation.command is never dispatched; "ERROR [id] [CONFIG] Missing validation.command" once per run', async () => {
+  it('a task without validation.command is never dispatched: one WARN per task and session, no ERROR, nothing charged', async () => {
     const root = harness({ tasks: [{ id: 'task-001', validate: null }, { id: 'task-002' }, { id: 'task-003', dependsOn: ['task-002'] }] });
     const r = await run(root, agentCmd('writes-done.sh'));
     assert.equal(r.code, 1, show(r, root));
     const again = await run(root, agentCmd('writes-done.sh'));
     assert.equal(again.code, 1, show(again, root));
-    const errors = linesOf(root, 'ERROR', 'task-001');
+    assert.deepEqual(linesOf(root, 'ERROR'), []);
+    const said = 'not started: no validation command to prove it done (launchpad edit task-001 --validate "CMD")';
     assert.deepEqual(
-      errors.map((l) => [l.session, l.category, l.message]),
+      linesOf(root, 'WARN', 'task-001').map((l) => [l.session, l.message]),
       [
-        [1, 'CONFIG', 'Missing validation.command'],
-        [2, 'CONFIG', 'Missing validation.command'],
+        [1, said],
+        [2, said],
       ],
     );
     const t = taskById(root, 'task-001');

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { StatePaths } from '../../../src/core/statePaths';
 import { summarizeTasks } from '../../../src/core/statusReport';
 import { parseTaskFile } from '../../../src/core/taskFile/parse';
+import { countStates } from '../../../src/core/tasks/counts';
 import type { TaskState } from '../../../src/core/tasks/dag';
 import { criticalPath, taskGraph } from '../../../src/vscode/dag/graphModel';
 import type { StateSnapshot } from '../../../src/vscode/model/stateModel';
@@ -33,6 +34,7 @@ function snapshot(specs: Spec[]): StateSnapshot {
     worktrees: [],
     keptAttempts: [],
     withAttempts: new Set(),
+    counts: countStates(entries.map((e) => e.state)),
   };
 }
 

@@ -198,8 +198,8 @@ describe('malformed task files (the bad-input corpus)', () => {
           ],
         );
         assert.deepEqual(
-          [s.tasks_total, s.completed, s.failed, s.pending, s.blocked, s.session_count, s.last_session],
-          [3, 1, 1, 1, 0, 1, last],
+          [s.tasks_total, s.completed, s.retrying, s.failed, s.pending, s.blocked, s.session_count, s.last_session],
+          [3, 1, 1, 0, 1, 0, 1, last],
         );
       });
 

@@ -14,6 +14,18 @@ import type { StateStore } from './taskFile/store';
 import type { SlotState } from './worktrees/poolReport';
 import { describePool } from './worktrees/poolText';
 
+/** What a task left in progress that nothing holds is told as, by `status` and the Tasks view. */
+export const INTERRUPTED_HINT = 'interrupted: the next run resumes it';
+
+/**
+ * A task in progress that no run works on: no run holds the session lock and no concurrent
+ * worker's lease on it is current (Ctrl-C, a stopped or crashed run).
+ */
+export function isInterrupted(t: Pick<TaskSummary, 'state' | 'lease_expires_at'>, sessionHeld: boolean, now = Date.now()): boolean {
+  if (t.state !== 'running' || sessionHeld) return false;
+  return !(t.lease_expires_at !== null && Date.parse(t.lease_expires_at) > now);
+}
+
 export interface TaskSummary {
   id: string;
   title: string;

@@ -1,5 +1,5 @@
 import { escapeControlChars } from '../../core/controlChars';
-import { buildStatus, describeCost, type StatusReport, type TaskSummary } from '../../core/statusReport';
+import { buildStatus, describeCost, INTERRUPTED_HINT, isInterrupted, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
 import type { Command } from '../command';
 import { EXIT } from '../exit';
@@ -73,7 +73,7 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false), now =
     const shown = t.state === 'blocked' ? 'blocked' : t.status;
     let line = `${statePaint(t.state, c)(`[${shown}]`)} ${t.id}: ${e(t.title)} (${t.attempts}/${t.max_attempts})`;
     if (t.status === 'in_progress' && t.agent_id) line += ` [agent=${t.agent_id}]`;
-    const hint = t.state === 'running' && !heldNow(r, t, now) ? 'interrupted: the next run resumes it' : STATE_HINT[t.state];
+    const hint = isInterrupted(t, !!r.active_session, now) ? INTERRUPTED_HINT : STATE_HINT[t.state];
     if (hint && hint !== shown) line += ` - ${hint}`;
     if (t.state === 'blocked' && t.blocked_reason) line += `: ${e(t.blocked_reason)}`;
     else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${e(t.last_error)}`;
@@ -93,9 +93,4 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false), now =
   for (const l of r.recent_log) lines.push(`  ${paintLogLine(e(l), c)}`);
   if (!r.recent_log.length) lines.push('  (empty)');
   return lines.join('\n') + '\n';
-}
-
-/** A task in progress is being worked on only while a run holds the lock or a worker its lease. */
-function heldNow(r: StatusReport, t: TaskSummary, now: number): boolean {
-  return !!r.active_session || (t.lease_expires_at !== null && Date.parse(t.lease_expires_at) > now);
 }

@@ -13,6 +13,7 @@ import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
 import { registerRunProgress } from './run/runProgress';
 import { registerTaskProvider } from './run/taskProvider';
+import { registerTaskFileDiagnostics } from './taskFileDiagnostics';
 import { registerViews, type Views } from './views';
 
 export interface LaunchpadApi {
@@ -38,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   registerRunProgress(context, runs, model, logger);
   registerProgressLog(context, model);
   const milestones = registerMilestones(context, logger);
-  context.subscriptions.push(registerTaskProvider(model, runs));
+  context.subscriptions.push(registerTaskProvider(model, runs), registerTaskFileDiagnostics());
   context.subscriptions.push(
     onDidChangeSettings(() => {
       void readSettings().then(({ problems }) => problems.forEach((p) => logger.warn(`invalid setting ${p}; using the default`)));

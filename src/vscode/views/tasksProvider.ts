@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
 import type { StateModel, StateSnapshot, TaskEntry } from '../model/stateModel';
-import { STATE_LABELS, stateIcon, taskRow, taskTooltip } from './taskPresentation';
+import { STATE_LABELS, stateIcon, taskIcon, taskRow, taskTooltip, unfinishedDependencies } from './taskPresentation';
 import {
   type DependencyIndex,
   dependencyIndex,
@@ -128,13 +128,23 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
       bare.id = node.key;
       return bare;
     }
-    const row = taskRow(t, { stateWord: this.viewMode === 'dependency', cycle: node.cycle });
+    const sessionHeld = !!s.activeSession;
+    const waitsFor = t.state === 'waiting' || t.state === 'blocked' ? unfinishedDependencies(t, s.byId) : undefined;
+    const home = this.viewMode === 'dependency' && node.shownUnder === undefined ? this.indexOf(s).home.get(t.id) : undefined;
+    const row = taskRow(t, {
+      sessionHeld,
+      stateWord: this.viewMode === 'dependency',
+      cycle: node.cycle,
+      waitsFor,
+      shownUnder: node.shownUnder,
+      alsoAfter: home ? t.depends_on.filter((d) => d !== home && s.byId.has(d)) : undefined,
+    });
     const item = new vscode.TreeItem(row.label, collapsible);
     item.id = node.key;
     item.description = row.description;
     item.accessibilityInformation = { label: row.accessible };
-    item.iconPath = stateIcon(t.state);
-    item.tooltip = taskTooltip(t);
+    item.iconPath = taskIcon(t, sessionHeld);
+    item.tooltip = taskTooltip(t, { sessionHeld, waitsFor });
     item.contextValue = taskContextValue(t, s);
     item.command = { command: COMMANDS.taskClicked, title: 'Open Task', arguments: [t.id] };
     return item;
@@ -188,9 +198,13 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
 
   private depNode(s: StateSnapshot, path: string[], parent: TaskItemNode | undefined): TaskItemNode {
     const id = path.at(-1)!;
+    const index = this.indexOf(s);
     const cycle = path.indexOf(id) < path.length - 1;
-    const expandable = !cycle && (this.indexOf(s).dependents.get(id)?.length ?? 0) > 0;
-    return { kind: 'task', key: taskKey('dependency', path), taskId: id, parent, cycle, expandable };
+    // A task with several dependencies is shown in full once, under its home; elsewhere it points there.
+    const home = index.home.get(id);
+    const shownUnder = parent && home !== parent.taskId ? (home ?? '') : undefined;
+    const expandable = !cycle && shownUnder === undefined && (index.dependents.get(id)?.length ?? 0) > 0;
+    return { kind: 'task', key: taskKey('dependency', path), taskId: id, parent, cycle, expandable, shownUnder };
   }
 
   private limit(listKey: string): number {
@@ -217,7 +231,15 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
 
 /** What of a snapshot the Tasks view shows: equal keys, equal rows. */
 function shownKey(s: StateSnapshot): string {
-  return JSON.stringify([s.paths.root, s.exists, s.error?.message, s.fileText, s.worktrees.map((w) => w.task), [...s.withAttempts]]);
+  return JSON.stringify([
+    s.paths.root,
+    s.exists,
+    s.error?.message,
+    s.fileText,
+    s.worktrees.map((w) => w.task),
+    [...s.withAttempts],
+    !!s.activeSession,
+  ]);
 }
 
 function stateNode(id: string, group: GroupNode): TaskItemNode {

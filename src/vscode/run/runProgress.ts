@@ -72,7 +72,7 @@ function showRunning(item: vscode.StatusBarItem, model: StateModel, costAtStart:
   const st = currentStats(model);
   const cost = runCost(st?.cost_usd, costAtStart);
   item.text = `$(sync~spin) Launchpad${st ? `: ${formatCounts(st)}` : ''}${cost ? ` · ${cost}` : ''}`;
-  item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop" ends them.';
+  item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop Run" ends them.';
   item.command = 'workbench.view.extension.launchpad';
   item.backgroundColor = undefined;
   item.show();

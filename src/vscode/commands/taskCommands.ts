@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 
 import { lastLineOfTask } from '../../core/log/logPosition';
 import { isInterrupted } from '../../core/statusReport';
+import { confirm } from '../confirm';
 import { COMMANDS } from '../contributions';
 import type { TaskEntry } from '../model/stateModel';
 import { cliJson } from '../run/cli';
@@ -36,11 +37,25 @@ export function taskCommands(deps: CommandDeps): Handlers<TaskCommand> {
   };
 }
 
-/** Retry Task: the task of the menu item or id given, else a pick of the failed tasks. */
+/**
+ * Retry Task: the task of the menu item or id given (asking first, in a quick pick, when its
+ * attempts are used up), else a pick of the failed tasks.
+ */
 async function retryFromMenu(deps: CommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Retry Task')) return;
-  const id = taskIdOf(arg) ?? (await pickFailedTask(deps));
-  if (id) await retry(deps, id);
+  const given = taskIdOf(arg);
+  const id = given ?? (await pickFailedTask(deps));
+  if (!id) return;
+  const entry = deps.model.snapshot?.byId.get(id);
+  if (given && entry?.state === 'failed') {
+    const again = await confirm({
+      title: `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
+      action: 'Retry',
+      detail: `A fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.${entry.last_error ? ` Last: ${entry.last_error}` : ''}`,
+    });
+    if (!again) return;
+  }
+  await retry(deps, id);
 }
 
 /**

@@ -14,6 +14,8 @@ export interface MilestonesApi {
   provider: MilestonesProvider;
   view: vscode.TreeView<MilestoneNode>;
   longRuns: LongRunManager;
+  /** The value last given to the context key launchpad.hasLongRun (undefined before the first load). */
+  hasLongRun(): boolean | undefined;
 }
 
 export function registerMilestones(context: vscode.ExtensionContext, logger: Logger): MilestonesApi {
@@ -35,5 +37,5 @@ export function registerMilestones(context: vscode.ExtensionContext, logger: Log
     }),
   );
   model.scheduleRefresh(0);
-  return { model, provider, view, longRuns };
+  return { model, provider, view, longRuns, hasLongRun: () => hasLongRun };
 }

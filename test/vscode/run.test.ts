@@ -245,15 +245,15 @@ describe('run', function () {
     assert.equal(line, lastMention);
   });
 
-  it('retries a failed task when it is clicked', async () => {
-    // Give task-003 attempts left, so the click retries it without asking.
+  it("retries a failed task from its row's Retry button", async () => {
+    // Give task-003 attempts left, so Retry Task retries it without asking.
     editTaskFile((f) => {
       const t = f.tasks.find((x) => x.id === 'task-003')!;
       t.max_attempts = 3;
     });
     await eventually('task-003 retryable', () => api.model.snapshot?.byId.get('task-003')?.state === 'retryable', 10_000);
-    const click = (await shownTask(api, 'task-003')).item.command!;
-    await vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
+    // The inline button passes the row's node.
+    await vscode.commands.executeCommand(COMMANDS.retryTask, (await shownTask(api, 'task-003')).node);
     const file = readTaskFile();
     assert.equal(file.tasks.find((t) => t.id === 'task-003')?.status, 'pending');
     assert.equal(file.tasks.find((t) => t.id === 'task-003')?.attempts, 0);

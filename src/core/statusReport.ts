@@ -15,6 +15,9 @@ import type { StateStore } from './taskFile/store';
 import type { SlotState } from './worktrees/poolReport';
 import { describePool } from './worktrees/poolText';
 
+/** What a task left in progress that nothing holds is told as, by `status` and the Tasks view. */
+export const INTERRUPTED_HINT = 'interrupted: the next run resumes it';
+
 export interface TaskSummary {
   id: string;
   title: string;

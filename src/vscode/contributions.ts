@@ -26,7 +26,7 @@ export const COMMANDS = {
   clearWorktreePool: 'launchpad.clearWorktreePool',
   showOutput: 'launchpad.showOutput',
   installHooks: 'launchpad.installHooks',
-  /** What a click on a task runs: retry when it failed, otherwise reveal it. */
+  /** Open Task, what a click on a task runs: its terminal while it runs, else its details. */
   taskClicked: 'launchpad.taskClicked',
   /** Reveal a task in the Tasks view by id (links in the progress log). */
   revealTask: 'launchpad.revealTask',
@@ -60,6 +60,8 @@ export const CONTEXT_KEYS = {
   hasTaskFile: 'launchpad.hasTaskFile',
   running: 'launchpad.running',
   tasksViewMode: 'launchpad.tasksViewMode',
+  /** The workspace has a long run (a docs/engineering-discipline/harness/<name>/ folder): the Milestones view shows. */
+  hasLongRun: 'launchpad.hasLongRun',
   /** A long run (milestones) is going in this window. */
   longRunning: 'launchpad.longRunning',
 } as const;

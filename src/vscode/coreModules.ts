@@ -10,3 +10,5 @@ export { parseSettings } from './settingsValidation';
 export { loadLongRun } from '../core/milestones/longRun';
 export { buildStatus as buildLongRunStatus } from '../core/milestones/statusBlock';
 export { describeExhausted, exhaustedTask } from '../core/runNotices';
+// The task file's fields Launchpad does not read, marked in the editor as the CLI warns of them.
+export { unknownFieldMessage, unknownFieldsInText } from '../core/taskFile/unknownFields';

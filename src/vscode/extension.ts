@@ -14,6 +14,7 @@ import { registerProgressLog } from './progressLog';
 import { RunManager } from './run/runManager';
 import { registerRunProgress, type ShownRun, shownRun } from './run/runProgress';
 import { registerTaskProvider } from './run/taskProvider';
+import { registerTaskFileDiagnostics } from './taskFileDiagnostics';
 import { registerViews, type Views } from './views';
 
 export interface LaunchpadApi {
@@ -44,7 +45,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   registerProgressLog(context, model);
   const milestones = registerMilestones(context, logger);
   const graph = registerTaskGraph(context, model, logger);
-  context.subscriptions.push(registerTaskProvider(model, runs));
+  context.subscriptions.push(registerTaskProvider(model, runs), registerTaskFileDiagnostics());
   context.subscriptions.push(
     onDidChangeSettings(() => {
       void readSettings().then(({ problems }) => problems.forEach((p) => logger.warn(`invalid setting ${p}; using the default`)));

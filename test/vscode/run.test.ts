@@ -245,15 +245,15 @@ describe('run', function () {
     assert.equal(line, lastMention);
   });
 
-  it('retries a failed task when it is clicked', async () => {
-    // Give task-003 attempts left, so the click retries it without asking.
+  it("retries a failed task from its row's Retry button", async () => {
+    // Give task-003 attempts left, so Retry Task retries it without asking.
     editTaskFile((f) => {
       const t = f.tasks.find((x) => x.id === 'task-003')!;
       t.max_attempts = 3;
     });
     await eventually('task-003 retryable', () => api.model.snapshot?.byId.get('task-003')?.state === 'retryable', 10_000);
-    const click = (await shownTask(api, 'task-003')).item.command!;
-    await vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
+    // The inline button passes the row's node.
+    await vscode.commands.executeCommand(COMMANDS.retryTask, (await shownTask(api, 'task-003')).node);
     const file = readTaskFile();
     assert.equal(file.tasks.find((t) => t.id === 'task-003')?.status, 'pending');
     assert.equal(file.tasks.find((t) => t.id === 'task-003')?.attempts, 0);
@@ -327,8 +327,8 @@ describe('run', function () {
   it('asks before retrying a task whose attempts are used up, in a quick pick; "Run" in Run Task then takes it', async () => {
     // task-003 failed three times in the run above: its attempts are used up.
     assert.equal(api.model.snapshot?.byId.get('task-003')?.state, 'failed');
-    const click = (await shownTask(api, 'task-003')).item.command!;
-    const clickIt = () => vscode.commands.executeCommand(click.command, ...(click.arguments ?? []));
+    // Retry Task, as the row's button runs it.
+    const clickIt = () => vscode.commands.executeCommand(COMMANDS.retryTask, 'task-003');
     // Esc: nothing changes.
     await answeringPicks(clickIt, 'esc');
     assert.equal(readTaskFile().tasks.find((t) => t.id === 'task-003')?.status, 'failed');

@@ -116,9 +116,35 @@ describe('task file schema', () => {
     await waitFor('the broken file to be reported', () => schemaProblems(badDoc.uri).length > 0, 45_000);
     await vscode.window.showTextDocument(goodDoc, { preview: false });
     await new Promise((r) => setTimeout(r, 1_500));
+    // Only Launchpad's own word on the field it does not read (the next test's).
     assert.deepEqual(
       vscode.languages.getDiagnostics(goodDoc.uri).map((d) => d.message),
-      [],
+      ['tasks[1].a_field_of_my_own is not a field Launchpad reads; it is kept as it is'],
     );
+  });
+
+  it('warns on a key Launchpad does not read, with the words and the guess of the CLI, until it is fixed', async function () {
+    this.timeout(60_000);
+    const file = path.join(dir, 'typo', 'harness-tasks.json');
+    fs.mkdirSync(path.dirname(file));
+    fs.writeFileSync(file, taskFile('pending').replace('"depends_on"', '"depend_on"'));
+    const doc = await vscode.workspace.openTextDocument(file);
+    await vscode.window.showTextDocument(doc, { preview: false });
+    const ours = () => vscode.languages.getDiagnostics(doc.uri).filter((d) => d.source === 'Launchpad');
+    await waitFor('the warnings on the unknown keys', () => ours().length === 2, 30_000);
+    const [typo, own] = ours();
+    assert.equal(typo!.message, 'tasks[1].depend_on is not a field Launchpad reads (did you mean depends_on?); it is kept as it is');
+    assert.equal(typo!.severity, vscode.DiagnosticSeverity.Warning);
+    assert.equal(doc.getText(typo!.range), '"depend_on"');
+    assert.equal(doc.getText(own!.range), '"a_field_of_my_own"');
+
+    // Fixed in the editor, not saved: the warning goes.
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(doc.uri, typo!.range, '"depends_on"');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    await waitFor('the typo warning to clear', () => ours().length === 1, 30_000);
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+    await waitFor('the edit to be reverted', () => !doc.isDirty);
   });
 });

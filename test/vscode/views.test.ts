@@ -29,13 +29,19 @@ describe('tasks view', () => {
       for (const child of g.children) {
         const entry = s.byId.get(idOf(child)!)!;
         assert.equal(g.label, STATE_LABELS[entry.state], `${entry.id} is under the group of its state`);
-        assert.equal(child.label, entry.id);
+        // The title leads, the id and the figures follow: a cut row keeps what a person calls it.
+        assert.equal(child.label, entry.title);
         assert.match(String(child.item.contextValue), new RegExp(`^task:${entry.state}(:|$)`));
         assert.deepEqual(child.item.command?.arguments, [entry.id]);
         assert.equal(child.item.command?.command, COMMANDS.taskClicked);
         const description = String(child.item.description);
-        assert.ok(description.startsWith(`${entry.attempts}/${entry.max_attempts} · ${entry.priority} · `), description);
-        assert.ok(description.endsWith(` · ${entry.title}`), description);
+        assert.ok(description.startsWith(`${entry.id} · `), description);
+        assert.ok(description.includes(`${entry.attempts}/${entry.max_attempts} · ${entry.priority}`), description);
+        const waits = entry.depends_on.filter((d) => s.byId.get(d)?.status !== 'completed');
+        if (entry.state === 'waiting') {
+          assert.ok(description.endsWith(` · waits for ${waits.join(', ')}`), description);
+          assert.match(tooltipText(child.item), new RegExp(`Waits for:\\*?\\*? ${waits.join(', ')}`));
+        }
       }
     }
     // task-005 has no validation command, whatever else has happened in this workspace.
@@ -57,12 +63,34 @@ describe('tasks view', () => {
       t002.children.some((c) => idOf(c) === 'task-004'),
       'task-004 is under task-002',
     );
-    assert.ok(
-      under(roots, 'task-003').some((c) => idOf(c) === 'task-004'),
-      'and under task-003 too',
-    );
+    // A join shows once, in full under its first dependency; under the other it points there.
+    const full = t002.children.find((c) => idOf(c) === 'task-004')!;
+    assert.match(String(full.item.description), / · also after task-003$/);
+    const pointer = under(roots, 'task-003').find((c) => idOf(c) === 'task-004');
+    assert.ok(pointer, 'and under task-003 too');
+    assert.match(String(pointer.item.description), / · shown under task-002$/);
+    assert.equal(pointer.item.collapsibleState, vscode.TreeItemCollapsibleState.None);
+    assert.notEqual(pointer.item.id, full.item.id);
     await vscode.commands.executeCommand(COMMANDS.viewByState);
     assert.equal(api.views.tasks.mode, 'state');
+  });
+
+  it('opens a task on a click whatever its state: its details, and a click changes nothing', async () => {
+    const before = fs.readFileSync(tasksFile(), 'utf8');
+    for (const id of ['task-005', 'task-003', 'task-001']) {
+      const row = (await shownTasks(api)).flatMap((g) => g.children).find((c) => idOf(c) === id)!;
+      if (api.model.snapshot?.byId.get(id)?.state === 'running') continue;
+      await vscode.commands.executeCommand(row.item.command!.command, ...(row.item.command!.arguments ?? []));
+      const doc = await eventually(`the details of ${id}`, () =>
+        vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'launchpad-task' && d.uri.path === `/${id}.md`),
+      );
+      const entry = api.model.snapshot!.byId.get(id)!;
+      const text = doc.getText().replace(/\\([\\`*_{}[\]()#+\-.!|<>~&$])/g, '$1');
+      assert.ok(text.startsWith(`# ${entry.title}\n`), text);
+      assert.match(text, /\*\*State:\*\* /);
+      assert.match(text, /\*\*Validation:\*\* /);
+    }
+    assert.equal(fs.readFileSync(tasksFile(), 'utf8'), before, 'a click retried or changed nothing');
   });
 
   it('reveals a task by id (the progress log links to it)', async () => {
@@ -82,7 +110,7 @@ describe('tasks view', () => {
     });
   });
 
-  it('lays a task row out for a narrow sidebar: id, attempts, priority, then the title (screenshot tasks-default-width)', async () => {
+  it('lays a task row out for a narrow sidebar: the title, then id, attempts, priority (screenshot tasks-default-width)', async () => {
     const good = fs.readFileSync(tasksFile(), 'utf8');
     const row = (id: string, title: string, extra: Record<string, unknown>) => ({
       id,
@@ -110,14 +138,14 @@ describe('tasks view', () => {
     ];
     // label, description, group: what a person reads at the default sidebar width, in order.
     const expected: Array<[string, string, string]> = [
-      ['task-011', '1/3 · P1 · step 2/5 · Parse the front matter of every page', STATE_LABELS.interrupted],
-      ['task-012', '0/3 · P0 · Render the index page', STATE_LABELS.ready],
-      ['task-013', '1/3 · P1 · Add slugify() to src/text', STATE_LABELS.retryable],
-      ['task-014', '3/3 · P2 · Use slugify in page titles', STATE_LABELS.failed],
-      ['task-017', '0/3 · P1 · Link the pages', STATE_LABELS.blocked],
-      ['task-015', '0/3 · P1 · Write the docs', STATE_LABELS.needs_validation],
-      ['task-016', '0/3 · P1 · Publish the site', STATE_LABELS.waiting],
-      ['task-018', '2/3 · P1 · Set up the repository', STATE_LABELS.completed],
+      ['Parse the front matter of every page', 'task-011 · interrupted · 1/3 · P1 · step 2/5', STATE_LABELS.interrupted],
+      ['Render the index page', 'task-012 · 0/3 · P0', STATE_LABELS.ready],
+      ['Add slugify() to src/text', 'task-013 · 1/3 · P1', STATE_LABELS.retryable],
+      ['Use slugify in page titles', 'task-014 · 3/3 · P2', STATE_LABELS.failed],
+      ['Link the pages', 'task-017 · 0/3 · P1 · waits for task-014', STATE_LABELS.blocked],
+      ['Write the docs', 'task-015 · 0/3 · P1', STATE_LABELS.needs_validation],
+      ['Publish the site', 'task-016 · 0/3 · P1 · waits for task-011', STATE_LABELS.waiting],
+      ['Set up the repository', 'task-018 · 2/3 · P1', STATE_LABELS.completed],
     ];
     try {
       fs.writeFileSync(tasksFile(), JSON.stringify({ version: 3, tasks: rows }, null, 2));
@@ -130,28 +158,33 @@ describe('tasks view', () => {
       const t3 = groups.flatMap((g) => g.children).find((c) => idOf(c) === 'task-013')!;
       assert.equal(
         t3.item.accessibilityInformation?.label,
-        'task-013: Add slugify() to src/text, Failed, will be retried, attempts 1 of 3, priority P1',
+        'Add slugify() to src/text (task-013), Failed, will be retried, attempts 1 of 3, priority P1',
       );
+      // In progress with no run holding it (Ctrl-C, a stopped run): interrupted, as `launchpad status` says.
+      const t1 = groups.flatMap((g) => g.children).find((c) => idOf(c) === 'task-011')!;
+      assert.equal((t1.item.iconPath as vscode.ThemeIcon).id, 'debug-pause');
+      assert.match(tooltipText(t1.item), /State:.* Interrupted \(the next run resumes it\)/);
+      assert.match(cli('status'), /task-011: .* - interrupted: the next run resumes it/);
       assert.match(tooltipText(t3.item), /State:.* Failed, will be retried · P1 · attempts 1\/3/);
 
       // The dependency view has no groups: the state is a word at the front.
       await vscode.commands.executeCommand(COMMANDS.viewByDependency);
       const roots = await shownTasks(api, 2);
       const t4 = roots.find((r) => idOf(r) === 'task-014')!;
-      assert.equal(t4.label, 'task-014');
-      assert.equal(t4.item.description, 'failed · 3/3 · P2 · Use slugify in page titles');
-      assert.equal(t4.children.find((c) => idOf(c) === 'task-017')?.item.description, 'blocked · 0/3 · P1 · Link the pages');
+      assert.equal(t4.label, 'Use slugify in page titles');
+      assert.equal(t4.item.description, 'task-014 · failed · 3/3 · P2');
+      assert.equal(t4.children.find((c) => idOf(c) === 'task-017')?.item.description, 'task-017 · blocked · 0/3 · P1 · waits for task-014');
       await vscode.commands.executeCommand(COMMANDS.viewByState);
 
       await vscode.commands.executeCommand('workbench.view.extension.launchpad');
       await api.views.revealTask('task-018');
       const screen = await requestScreen('tasks-default-width');
       if (screen) {
-        // Every id is on screen, in the view's order (the text is whole even where the row is cut).
-        const at = expected.map(([id]) => screen.text.sidebar.indexOf(id));
+        // Every title is on screen, in the view's order (the text is whole even where the row is cut).
+        const at = expected.map(([title]) => screen.text.sidebar.indexOf(title));
         assert.ok(
           at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!)),
-          `the ids in order in:\n${screen.text.sidebar}`,
+          `the titles in order in:\n${screen.text.sidebar}`,
         );
       }
     } finally {

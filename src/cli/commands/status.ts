@@ -1,5 +1,5 @@
 import { escapeControlChars } from '../../core/controlChars';
-import { buildStatus, describeCost, type StatusReport, type TaskSummary } from '../../core/statusReport';
+import { buildStatus, describeCost, INTERRUPTED_HINT, type StatusReport, type TaskSummary } from '../../core/statusReport';
 import { TaskFileError } from '../../core/taskFile/parse';
 import { formatCounts } from '../../core/tasks/counts';
 import type { Command } from '../command';
@@ -41,7 +41,7 @@ export const statusCommand: Command = {
 
 const STATE_HINT: Record<TaskSummary['state'], string> = {
   running: 'running',
-  interrupted: 'interrupted: the next run resumes it',
+  interrupted: INTERRUPTED_HINT,
   ready: 'ready',
   waiting: 'waiting on dependencies',
   needs_validation: 'needs a validation command',

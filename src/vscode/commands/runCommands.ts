@@ -1,4 +1,4 @@
-// Launchpad: Run, Stop, Status. Run starts without questions when it can; otherwise it says
+// Launchpad: Run Tasks, Stop Run, Show Status. Run starts without questions when it can; otherwise it says
 // exactly why not (file and field of a bad task file, who holds the lock); with no agent set
 // anywhere it asks for one (run/agentPick.ts).
 import * as vscode from 'vscode';
@@ -29,10 +29,10 @@ export function runCommands(
 
 /** Starts a run; returns it, or undefined (after saying why) when none started. */
 async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined> {
-  if (!requireTrust('Run')) return;
+  if (!requireTrust('Run Tasks')) return;
   if (runs.active) {
     void vscode.window.showInformationMessage(
-      `Launchpad: a run is going already (pid ${runs.active.pid ?? '?'}); "Launchpad: Stop" stops it.`,
+      `Launchpad: a run is going already (pid ${runs.active.pid ?? '?'}); "Launchpad: Stop Run" stops it.`,
     );
     return;
   }
@@ -90,7 +90,7 @@ async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined>
 }
 
 async function stop({ model, runs }: CommandDeps): Promise<void> {
-  if (!requireTrust('Stop')) return;
+  if (!requireTrust('Stop Run')) return;
   const actions = await runs.stop();
   if (actions.includes('asked')) {
     void vscode.window.showInformationMessage(

@@ -33,7 +33,7 @@ export function setupCommands(deps: CommandDeps): Handlers<SetupCommand> {
  * terminal; `{gitignore}` as the argument answers without asking.
  */
 async function init({ model, logger }: CommandDeps, arg: unknown): Promise<void> {
-  if (!requireTrust('Initialize')) return;
+  if (!requireTrust('Initialize Task File')) return;
   const paths = model.stateRoot();
   if (!paths) {
     void vscode.window.showErrorMessage('Launchpad: open a folder first.');

@@ -1,4 +1,4 @@
-// Launchpad: Status as a rendered, read-only Markdown document that follows the model: the same fields
+// Launchpad: Show Status as a rendered, read-only Markdown document that follows the model: the same fields
 // as `launchpad status` (counts, sessions, the active run, every task with its state, worktrees,
 // the last log lines), read from the snapshot the views use. Read-only: no lock, no git here.
 import * as vscode from 'vscode';
@@ -6,11 +6,14 @@ import * as vscode from 'vscode';
 import { tailLog } from '../../core/log/logReader';
 import { formatCounts } from '../../core/tasks/counts';
 import { computeStats } from '../../core/tasks/stats';
-import { fencedBlock } from '../markdown';
+import { escapeMarkdown, fencedBlock } from '../markdown';
 import type { StateModel, StateSnapshot } from '../model/stateModel';
-import { STATE_LABELS } from '../views/taskPresentation';
+import { STATE_LABELS, taskDetails, unfinishedDependencies } from '../views/taskPresentation';
 
 export const STATUS_SCHEME = 'launchpad-status';
+/** One task's details (Open Task: a click on its row): `launchpad-task:/<id>.md`. */
+export const TASK_SCHEME = 'launchpad-task';
+export const taskUri = (id: string): vscode.Uri => vscode.Uri.from({ scheme: TASK_SCHEME, path: `/${id}.md` });
 export const statusUri = (): vscode.Uri => vscode.Uri.from({ scheme: STATUS_SCHEME, path: '/Launchpad Status.md' });
 const RECENT_LOG_LINES = 10;
 
@@ -20,11 +23,34 @@ export function registerStatusDocument(model: StateModel): vscode.Disposable {
     onDidChange: changed.event,
     provideTextDocumentContent: async () => renderStatus(await model.whenLoaded()),
   };
+  const taskChanged = new vscode.EventEmitter<vscode.Uri>();
+  const taskProvider: vscode.TextDocumentContentProvider = {
+    onDidChange: taskChanged.event,
+    provideTextDocumentContent: async (uri) => renderTask(await model.whenLoaded(), uri.path.replace(/^\//, '').replace(/\.md$/, '')),
+  };
   return vscode.Disposable.from(
     changed,
+    taskChanged,
     vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, provider),
-    model.onDidChange(() => changed.fire(statusUri())),
+    vscode.workspace.registerTextDocumentContentProvider(TASK_SCHEME, taskProvider),
+    model.onDidChange(() => {
+      changed.fire(statusUri());
+      for (const doc of vscode.workspace.textDocuments) if (doc.uri.scheme === TASK_SCHEME) taskChanged.fire(doc.uri);
+    }),
   );
+}
+
+/** Opens a task's details rendered, following the model as the status does. */
+export async function showTask(id: string): Promise<vscode.Uri> {
+  const uri = taskUri(id);
+  await showRendered(uri);
+  return uri;
+}
+
+export function renderTask(s: StateSnapshot, id: string): string {
+  const t = s.byId.get(id);
+  if (!t) return `# ${escapeMarkdown(id)}\n\nNo task "${escapeMarkdown(id)}" in harness-tasks.json any more.\n`;
+  return taskDetails(t, { waitsFor: unfinishedDependencies(t, s.byId) }, true);
 }
 
 /**
@@ -34,6 +60,12 @@ export function registerStatusDocument(model: StateModel): vscode.Disposable {
 export async function showStatus(model: StateModel): Promise<vscode.Uri> {
   await model.refresh();
   const uri = statusUri();
+  await showRendered(uri);
+  return uri;
+}
+
+/** VS Code's Markdown preview of a document of ours (the document itself where the Markdown extension is missing). */
+async function showRendered(uri: vscode.Uri): Promise<void> {
   // Opened here first: the provider's change events reach only documents open in this
   // extension host, and the preview reads the document from wherever it opened it.
   const doc = await vscode.workspace.openTextDocument(uri);
@@ -42,12 +74,11 @@ export async function showStatus(model: StateModel): Promise<vscode.Uri> {
   } catch {
     await vscode.window.showTextDocument(doc, { preview: true });
   }
-  return uri;
 }
 
 export function renderStatus(s: StateSnapshot): string {
   const out: string[] = ['# Launchpad status', '', `State root: \`${s.paths.root}\``, ''];
-  if (!s.exists) return [...out, 'No `harness-tasks.json` here yet: run **Launchpad: Initialize**.', ''].join('\n');
+  if (!s.exists) return [...out, 'No `harness-tasks.json` here yet: run **Launchpad: Initialize Task File**.', ''].join('\n');
   if (s.error || !s.file)
     return [...out, '**harness-tasks.json is not valid:**', '', fencedBlock(s.error?.message ?? 'unreadable'), ''].join('\n');
 

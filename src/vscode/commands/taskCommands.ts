@@ -1,5 +1,5 @@
-// Commands on one task: retry (menu, palette, a click on a failed task), reveal it in the Tasks
-// view, show its latest transcript, reveal its last line in the progress log.
+// Commands on one task: open it (a click on its row), retry (menu, palette), reveal it in the
+// Tasks view, show its latest transcript, reveal its last line in the progress log.
 import { existsSync } from 'node:fs';
 
 import * as vscode from 'vscode';
@@ -13,6 +13,7 @@ import { requireTrust } from '../trust';
 import { taskIdOf } from './args';
 import type { CommandDeps, Handlers } from './deps';
 import { reportEditError } from './errors';
+import { showTask } from './statusDocument';
 
 type TaskCommand =
   | typeof COMMANDS.retryTask
@@ -35,16 +36,31 @@ export function taskCommands(deps: CommandDeps): Handlers<TaskCommand> {
   };
 }
 
-/** Retry Task: the task of the menu item or id given, else a pick of the failed tasks. */
+/**
+ * Retry Task: the task of the menu item or id given (asking first, in a quick pick, when its
+ * attempts are used up), else a pick of the failed tasks.
+ */
 async function retryFromMenu(deps: CommandDeps, arg: unknown): Promise<void> {
   if (!requireTrust('Retry Task')) return;
-  const id = taskIdOf(arg) ?? (await pickFailedTask(deps));
-  if (id) await retry(deps, id);
+  const given = taskIdOf(arg);
+  const id = given ?? (await pickFailedTask(deps));
+  if (!id) return;
+  const entry = deps.model.snapshot?.byId.get(id);
+  if (given && entry?.state === 'failed') {
+    const again = await confirm({
+      title: `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
+      action: 'Retry',
+      detail: `A fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.${entry.last_error ? ` Last: ${entry.last_error}` : ''}`,
+    });
+    if (!again) return;
+  }
+  await retry(deps, id);
 }
 
 /**
- * A click: a failed task is retried (asking first, in a quick pick, when its attempts are used up); a running
- * one shows its terminal; anything else only selects the item.
+ * Open Task, what a click on a row runs: a task a run works on shows its terminal; any other opens its
+ * details (state, what it waits for, its error log and last output). A click changes nothing:
+ * Retry Task is the row's button.
  */
 async function taskClicked(deps: CommandDeps, id: string | undefined): Promise<void> {
   const entry = id ? deps.model.snapshot?.byId.get(id) : undefined;
@@ -53,17 +69,7 @@ async function taskClicked(deps: CommandDeps, id: string | undefined): Promise<v
     deps.runs.revealTerminal(entry.id);
     return;
   }
-  if (entry.state !== 'retryable' && entry.state !== 'failed') return;
-  if (!requireTrust('Retry Task')) return;
-  if (entry.state === 'failed') {
-    const retry = await confirm({
-      title: `Retry ${entry.id}? It used all ${entry.max_attempts} attempts.`,
-      action: 'Retry',
-      detail: `A fresh budget of ${entry.max_attempts} attempts; its error log is kept for the next prompt.${entry.last_error ? ` Last: ${entry.last_error}` : ''}`,
-    });
-    if (!retry) return;
-  }
-  await retry(deps, entry.id);
+  await showTask(entry.id);
 }
 
 async function retry({ model, logger }: CommandDeps, id: string): Promise<void> {

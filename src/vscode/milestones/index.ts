@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 
 import type { Logger } from '../../core/logger';
-import { VIEWS } from '../contributions';
+import { CONTEXT_KEYS, VIEWS } from '../contributions';
 import { LongRunManager } from './longRunManager';
 import { milestoneCommands } from './milestoneCommands';
 import { MilestonesModel } from './milestonesModel';
@@ -14,6 +14,8 @@ export interface MilestonesApi {
   provider: MilestonesProvider;
   view: vscode.TreeView<MilestoneNode>;
   longRuns: LongRunManager;
+  /** The value last given to the context key launchpad.hasLongRun (undefined before the first load). */
+  hasLongRun(): boolean | undefined;
 }
 
 export function registerMilestones(context: vscode.ExtensionContext, logger: Logger): MilestonesApi {
@@ -25,6 +27,15 @@ export function registerMilestones(context: vscode.ExtensionContext, logger: Log
   for (const [id, handler] of Object.entries(milestoneCommands({ model, longRuns, logger }))) {
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));
   }
+  // The view shows only where a long run exists; "Run Long Run" in the palette says how to make one.
+  let hasLongRun: boolean | undefined;
+  context.subscriptions.push(
+    model.onDidChange((sessions) => {
+      if (hasLongRun === sessions.length > 0) return;
+      hasLongRun = sessions.length > 0;
+      void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.hasLongRun, hasLongRun);
+    }),
+  );
   model.scheduleRefresh(0);
-  return { model, provider, view, longRuns };
+  return { model, provider, view, longRuns, hasLongRun: () => hasLongRun };
 }

@@ -115,7 +115,7 @@ async function reviewPlan(deps: MilestoneDeps, arg: unknown, answer: Answer | un
 
 /** Approve: a plan (without opening it), an integration gap accepted, continuing past the duration guard, or the final gate. */
 async function approveGate(deps: MilestoneDeps, arg: unknown, answer: Answer | undefined): Promise<void> {
-  if (!requireTrust('Approve')) return;
+  if (!requireTrust('Approve Milestone')) return;
   if (isSessionNode(arg)) {
     await decide(deps, { dir: arg.dir }, 'accept the final gate', ['approve', 'final', ...reasonFlag(answer?.reason)]);
     return;

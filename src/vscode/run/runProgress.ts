@@ -90,7 +90,7 @@ export function runCost(now: number | undefined, atStart: number | undefined): s
 
 function showRunning(item: vscode.StatusBarItem, counts: string | undefined, cost: string): void {
   item.text = `$(sync~spin) Launchpad${counts ? `: ${counts}` : ''}${cost ? ` · ${cost}` : ''}`;
-  item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop" ends them.';
+  item.tooltip = 'Launchpad is running agents. Click to show the tasks; "Launchpad: Stop Run" ends them.';
   item.command = 'workbench.view.extension.launchpad';
   item.backgroundColor = undefined;
   item.show();

@@ -1,6 +1,6 @@
 // Launchpad in "Tasks: Run Task" (type `launchpad`): what a person would run from there, and bind
 // to a key or name in tasks.json.
-//   { "type": "launchpad", "action": "run" }                          Launchpad: Run
+//   { "type": "launchpad", "action": "run" }                          Launchpad: Run Tasks
 //   { "type": "launchpad", "action": "validate", "taskId": "task-003" } validate task-003 · title
 // "run" is the same run as the command (this window's run, its checks and messages), shown in a
 // terminal of its own that prints the progress log lines and ends with the run's exit code;
@@ -117,7 +117,7 @@ function validationTerminal(taskId: string, command: string, cwd: string, timeou
 function runTask(definition: LaunchpadTaskDefinition, scope: Scope, runs: RunManager): vscode.Task {
   const execution = new vscode.CustomExecution(async () => runTerminal(runs));
   const task = new vscode.Task(definition, scope, 'Run', SOURCE, execution, []);
-  task.detail = 'Run the agents on the task list (the same run as "Launchpad: Run"); closing the terminal stops it';
+  task.detail = 'Run the agents on the task list (the same run as "Launchpad: Run Tasks"); closing the terminal stops it';
   task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.Dedicated, clear: true, echo: false };
   return task;
 }

@@ -248,7 +248,7 @@ function rerunNotice(taskId: string): vscode.Pseudoterminal {
     onDidClose: close.event,
     open() {
       write.fire(
-        `This terminal shows Launchpad's work on ${taskId}; it cannot be run on its own.\r\nUse "Launchpad: Run" or "Launchpad: Retry Task".\r\n`,
+        `This terminal shows Launchpad's work on ${taskId}; it cannot be run on its own.\r\nUse "Launchpad: Run Tasks" or "Launchpad: Retry Task".\r\n`,
       );
       close.fire(0);
     },

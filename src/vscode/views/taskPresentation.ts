@@ -2,6 +2,7 @@
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
 
+import { INTERRUPTED_HINT } from '../../core/statusReport';
 import type { TaskState } from '../../core/tasks/dag';
 import { describeCost } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
@@ -31,6 +32,11 @@ const ICONS: Record<TaskState, [icon: string, color: string | undefined]> = {
   completed: ['pass', 'testing.iconPassed'],
 };
 
+/** A task's icon: its state's (a pause for a task in progress that no run holds). */
+export function taskIcon(t: TaskEntry): vscode.ThemeIcon {
+  return stateIcon(t.state);
+}
+
 export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
   const [icon, color] = ICONS[state];
   const id = spin ? icon : icon.replace('~spin', '');
@@ -51,42 +57,68 @@ export const STATE_WORDS: Record<TaskState, string> = {
 };
 
 export interface TaskRow {
-  /** The id: short, and what the log, the terminals and the status name a task by. */
+  /** The title: what a person calls the task, first, so a cut row keeps it. */
   label: string;
-  /** `1/3 · P1 · step 2/5 · title`: what changes first, the title last, where a narrow sidebar cuts. */
+  /** `task-003 · 1/3 · P1 · step 2/5`: the id the log and terminals use, then what changes. */
   description: string;
   /** The whole row in words, for screen readers. */
   accessible: string;
 }
 
+/** What a row needs to know beyond its task: the run's lock, and (dependency view) where it sits. */
+export interface RowContext {
+  /** The dependency view has no groups: the state is a word. */
+  stateWord?: boolean;
+  cycle?: boolean;
+  /** Its unfinished dependencies, for a task that waits or is blocked. */
+  waitsFor?: readonly string[];
+  /** Dependency view: its other dependencies, where it is shown in full. */
+  alsoAfter?: readonly string[];
+  /** Dependency view: the dependency it is shown in full under ('' for the top level), where this row only points there. */
+  shownUnder?: string;
+}
+
+/** The state's words for this task: a task in progress that no run holds is interrupted, as `launchpad status` says. */
+export function stateLabel(t: TaskEntry): string {
+  return t.state === 'interrupted' ? `Interrupted (${INTERRUPTED_HINT.replace('interrupted: ', '')})` : STATE_LABELS[t.state];
+}
+
 /**
- * A task's row. The sidebar cuts a row at its end, so what must survive at its default width
- * (300 px: some 30 characters after the icon) comes first: the id, the attempts used of the
- * budget, the priority, the checkpoint of a running task. The title follows, as much as fits;
- * the hover has it whole. The state is the icon and the group (in the dependency view, a word).
+ * A task's row. VS Code cuts a row at its end, so the title leads (the label) and the id, the
+ * attempts used of the budget, the priority and the checkpoint of a running task follow in the
+ * description; the hover has everything whole. The state is the icon and the group (in the
+ * dependency view, a word).
  */
-export function taskRow(t: TaskEntry, opts: { stateWord?: boolean; cycle?: boolean } = {}): TaskRow {
-  const parts = [`${t.attempts}/${t.max_attempts}`, t.priority];
-  if (opts.stateWord) parts.unshift(STATE_WORDS[t.state]);
+export function taskRow(t: TaskEntry, ctx: RowContext): TaskRow {
+  const interrupted = t.state === 'interrupted';
+  const parts = [t.id];
+  if (interrupted || ctx.stateWord) parts.push(STATE_WORDS[t.state]);
+  parts.push(`${t.attempts}/${t.max_attempts}`, t.priority);
   // Checkpoints outlive their attempt: only the running (or interrupted) agent's own say where it is.
   const checkpoint =
-    t.state === 'running' || t.state === 'interrupted'
-      ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id)
-      : undefined;
+    t.state === 'running' || interrupted ? t.task.checkpoints?.findLast((c) => !c.agent_id || c.agent_id === t.agent_id) : undefined;
   if (checkpoint) parts.push(`step ${checkpoint.step}/${checkpoint.total}`);
   // Concurrent mode: which worker holds it, and until when (its lease, renewed while it works).
   if (t.state === 'running' && t.task.claimed_by) parts.push(`${t.task.claimed_by}${leaseTime(t) ? ` until ${leaseTime(t)}` : ''}`);
   if (t.cost?.usd !== undefined) parts.push(`$${t.cost.usd}`);
-  if (opts.cycle) parts.push('cycle');
-  parts.push(t.title);
+  if (ctx.cycle) parts.push('cycle');
+  if (ctx.shownUnder !== undefined) parts.push(ctx.shownUnder ? `shown under ${ctx.shownUnder}` : 'shown at the top');
+  else if (ctx.alsoAfter?.length) parts.push(`also after ${ctx.alsoAfter.join(', ')}`);
+  else if (ctx.waitsFor?.length) parts.push(`waits for ${ctx.waitsFor.join(', ')}`);
   const accessible = [
-    `${t.id}: ${t.title}`,
-    STATE_LABELS[t.state],
+    `${t.title} (${t.id})`,
+    stateLabel(t),
     `attempts ${t.attempts} of ${t.max_attempts}`,
     `priority ${t.priority}`,
     ...(checkpoint ? [`step ${checkpoint.step} of ${checkpoint.total}`] : []),
+    ...(ctx.waitsFor?.length ? [`waits for ${ctx.waitsFor.join(', ')}`] : []),
   ].join(', ');
-  return { label: t.id, description: parts.join(' · '), accessible };
+  return { label: t.title, description: parts.join(' · '), accessible };
+}
+
+/** The dependencies of a task that are not completed yet (unknown ids included: they never complete). */
+export function unfinishedDependencies(t: TaskEntry, byId: ReadonlyMap<string, TaskEntry>): string[] {
+  return t.depends_on.filter((d) => byId.get(d)?.status !== 'completed');
 }
 
 /** The lease's end as HH:MM:SS UTC, or undefined. */
@@ -99,15 +131,22 @@ const MAX_CHECKPOINTS = 5;
 const TAIL_LINES = 30;
 const TAIL_CHARS = 2000;
 
-/** The hover: state, dependencies, validation, why it is blocked, what failed and where it got. */
-export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
-  const md = new vscode.MarkdownString();
-  const line = (label: string, value: string) => {
-    md.appendMarkdown(`**${label}:** ${escapeMarkdown(value)}\n\n`);
-  };
-  md.appendMarkdown(`**${escapeMarkdown(t.id)}** ${escapeMarkdown(t.title)}\n\n`);
-  line('State', `${STATE_LABELS[t.state]} · ${t.priority} · attempts ${t.attempts}/${t.max_attempts}`);
+/** The hover: the task's details in short. */
+export function taskTooltip(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>): vscode.MarkdownString {
+  return new vscode.MarkdownString(taskDetails(t, ctx));
+}
+
+/**
+ * A task's details as Markdown, for its hover and for Open Task: state, what it waits for,
+ * validation, why it is blocked, what failed and where it got.
+ */
+export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>, heading = false): string {
+  const out: string[] = [];
+  const line = (label: string, value: string) => out.push(`**${label}:** ${escapeMarkdown(value)}\n\n`);
+  out.push(heading ? `# ${escapeMarkdown(t.title)}\n\n\`${t.id}\`\n\n` : `**${escapeMarkdown(t.title)}** ${escapeMarkdown(t.id)}\n\n`);
+  line('State', `${stateLabel(t)} · ${t.priority} · attempts ${t.attempts}/${t.max_attempts}`);
   line('Depends on', t.depends_on.length ? t.depends_on.join(', ') : 'nothing');
+  if (ctx.waitsFor?.length) line('Waits for', ctx.waitsFor.join(', '));
   line('Validation', t.validation_command ?? 'none (a run will not start this task)');
   if (describeCost(t.cost)) line('Cost reported', describeCost(t.cost));
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
@@ -125,31 +164,26 @@ export function taskTooltip(t: TaskEntry): vscode.MarkdownString {
 
   const checkpoints = t.task.checkpoints ?? [];
   if (checkpoints.length) {
-    md.appendMarkdown('**Checkpoints:**\n\n');
-    if (checkpoints.length > MAX_CHECKPOINTS) md.appendMarkdown(`- … ${checkpoints.length - MAX_CHECKPOINTS} earlier\n`);
+    out.push('**Checkpoints:**\n\n');
+    if (checkpoints.length > MAX_CHECKPOINTS) out.push(`- … ${checkpoints.length - MAX_CHECKPOINTS} earlier\n`);
     for (const c of checkpoints.slice(-MAX_CHECKPOINTS)) {
-      md.appendMarkdown(
+      out.push(
         `- ${escapeMarkdown(`${c.attempt ? `attempt ${c.attempt}, ` : ''}step ${c.step}/${c.total} "${c.description}" (${c.timestamp})`)}\n`,
       );
     }
-    md.appendMarkdown('\n');
+    out.push('\n');
   }
 
   const errors = t.task.error_log;
   if (errors.length) {
-    md.appendMarkdown('**Error log:**\n\n');
-    if (errors.length > MAX_ERRORS) md.appendMarkdown(`- … ${errors.length - MAX_ERRORS} earlier entries\n`);
-    for (const e of errors.slice(-MAX_ERRORS)) {
-      md.appendMarkdown(`- ${escapeMarkdown(e)}\n`);
-    }
-    md.appendMarkdown('\n');
+    out.push('**Error log:**\n\n');
+    if (errors.length > MAX_ERRORS) out.push(`- … ${errors.length - MAX_ERRORS} earlier entries\n`);
+    for (const e of errors.slice(-MAX_ERRORS)) out.push(`- ${escapeMarkdown(e)}\n`);
+    out.push('\n');
   }
   const tail = t.task.error_tail?.trim();
-  if (tail) {
-    md.appendMarkdown('**Last output of the failure:**\n\n');
-    md.appendMarkdown(fencedBlock(boundTail(tail)));
-  }
-  return md;
+  if (tail) out.push('**Last output of the failure:**\n\n', fencedBlock(boundTail(tail)));
+  return out.join('');
 }
 
 /** The last lines of a failure's output, bounded for a hover. */

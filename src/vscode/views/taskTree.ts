@@ -44,6 +44,11 @@ export interface TaskItemNode {
   cycle: boolean;
   /** Dependency view: it has dependents to show. */
   expandable: boolean;
+  /**
+   * Dependency view: the task is shown in full under this other dependency of it; here it is a
+   * row that points there, not expanded (a join appears once). '' when that is the top level.
+   */
+  shownUnder?: string | undefined;
 }
 export interface MoreNode {
   kind: 'more';
@@ -79,6 +84,12 @@ export interface DependencyIndex {
   roots: string[];
   /** Task id → the tasks that depend on it, natural order. */
   dependents: Map<string, string[]>;
+  /**
+   * Task id → the dependency it is shown in full under: the first through which a breadth-first
+   * walk from the roots reaches it (a shortest path). Roots have none. Under its other
+   * dependencies a task is a row pointing here, so a join's subtree appears once.
+   */
+  home: Map<string, string>;
 }
 
 export function dependencyIndex(tasks: readonly TaskLike[]): DependencyIndex {
@@ -98,14 +109,21 @@ export function dependencyIndex(tasks: readonly TaskLike[]): DependencyIndex {
   roots.sort(compareIds);
 
   // Tasks only reachable through a cycle would never show: make one of each such part a root.
+  // Breadth-first from each root in order; the first edge that reaches a task is its home.
+  const home = new Map<string, string>();
   const reached = new Set<string>();
   const walk = (start: string) => {
-    const stack = [start];
-    while (stack.length) {
-      const id = stack.pop()!;
-      if (reached.has(id)) continue;
-      reached.add(id);
-      for (const d of dependents.get(id) ?? []) if (!reached.has(d)) stack.push(d);
+    if (reached.has(start)) return;
+    reached.add(start);
+    const queue = [start];
+    for (let i = 0; i < queue.length; i++) {
+      const id = queue[i]!;
+      for (const d of dependents.get(id) ?? []) {
+        if (reached.has(d)) continue;
+        reached.add(d);
+        home.set(d, id);
+        queue.push(d);
+      }
     }
   };
   roots.forEach(walk);
@@ -114,7 +132,7 @@ export function dependencyIndex(tasks: readonly TaskLike[]): DependencyIndex {
     roots.push(id);
     walk(id);
   }
-  return { roots, dependents };
+  return { roots, dependents, home };
 }
 
 /** The ids of one page-limited list, and how many are left out. */
@@ -128,29 +146,14 @@ export function limitShowing(index: number, current: number): number {
   return index < current ? current : Math.ceil((index + 1) / PAGE_SIZE) * PAGE_SIZE;
 }
 
-/** Ids from a root down to `id` along dependents (breadth-first: a shortest path), or undefined. */
+/** Ids from a root down to `id` along each task's home (a shortest path), or undefined. */
 export function pathTo(index: DependencyIndex, id: string): string[] | undefined {
-  const parent = new Map<string, string | null>();
-  const queue: string[] = [];
-  for (const r of index.roots) {
-    if (parent.has(r)) continue;
-    parent.set(r, null);
-    queue.push(r);
+  const path: string[] = [];
+  for (let at: string | undefined = id; at !== undefined; at = index.home.get(at)) {
+    path.unshift(at);
+    if (path.length > index.home.size + 1) return undefined;
   }
-  for (let i = 0; i < queue.length; i++) {
-    const cur = queue[i]!;
-    if (cur === id) {
-      const path: string[] = [];
-      for (let at: string | null | undefined = cur; at; at = parent.get(at)) path.unshift(at);
-      return path;
-    }
-    for (const d of index.dependents.get(cur) ?? []) {
-      if (parent.has(d)) continue;
-      parent.set(d, cur);
-      queue.push(d);
-    }
-  }
-  return undefined;
+  return index.roots.includes(path[0]!) ? path : undefined;
 }
 
 export function groupKey(state: TaskState): string {

@@ -7,7 +7,7 @@ import { countOf } from '../../core/tasks/counts';
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
 import type { StateModel, StateSnapshot, TaskEntry } from '../model/stateModel';
-import { STATE_LABELS, stateIcon, taskRow, taskTooltip } from './taskPresentation';
+import { STATE_LABELS, stateIcon, taskIcon, taskRow, taskTooltip, unfinishedDependencies } from './taskPresentation';
 import {
   type DependencyIndex,
   dependencyIndex,
@@ -134,13 +134,21 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
       bare.id = node.key;
       return bare;
     }
-    const row = taskRow(t, { stateWord: this.viewMode === 'dependency', cycle: node.cycle });
+    const waitsFor = t.state === 'waiting' || t.state === 'blocked' ? unfinishedDependencies(t, s.byId) : undefined;
+    const home = this.viewMode === 'dependency' && node.shownUnder === undefined ? this.indexOf(s).home.get(t.id) : undefined;
+    const row = taskRow(t, {
+      stateWord: this.viewMode === 'dependency',
+      cycle: node.cycle,
+      waitsFor,
+      shownUnder: node.shownUnder,
+      alsoAfter: home ? t.depends_on.filter((d) => d !== home && s.byId.has(d)) : undefined,
+    });
     const item = new vscode.TreeItem(row.label, collapsible);
     item.id = node.key;
     item.description = row.description;
     item.accessibilityInformation = { label: row.accessible };
-    item.iconPath = stateIcon(t.state);
-    item.tooltip = taskTooltip(t);
+    item.iconPath = taskIcon(t);
+    item.tooltip = taskTooltip(t, { waitsFor });
     item.contextValue = taskContextValue(t, s);
     item.command = { command: COMMANDS.taskClicked, title: 'Open Task', arguments: [t.id] };
     return item;
@@ -194,9 +202,13 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
 
   private depNode(s: StateSnapshot, path: string[], parent: TaskItemNode | undefined): TaskItemNode {
     const id = path.at(-1)!;
+    const index = this.indexOf(s);
     const cycle = path.indexOf(id) < path.length - 1;
-    const expandable = !cycle && (this.indexOf(s).dependents.get(id)?.length ?? 0) > 0;
-    return { kind: 'task', key: taskKey('dependency', path), taskId: id, parent, cycle, expandable };
+    // A task with several dependencies is shown in full once, under its home; elsewhere it points there.
+    const home = index.home.get(id);
+    const shownUnder = parent && home !== parent.taskId ? (home ?? '') : undefined;
+    const expandable = !cycle && shownUnder === undefined && (index.dependents.get(id)?.length ?? 0) > 0;
+    return { kind: 'task', key: taskKey('dependency', path), taskId: id, parent, cycle, expandable, shownUnder };
   }
 
   private limit(listKey: string): number {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { unknownFieldMessage, unknownFieldsInText } from '../../../src/core/taskFile/unknownFields';
 import { makeRepo } from '../helpers/gitRepo';
 import { cli, rawTask, stateRoot } from './util';
 
@@ -34,5 +35,22 @@ describe('unknown fields of the task file', () => {
     const r = cli(['run', '--agent', 'true'], { cwd: dir, env: { ...process.env, LAUNCHPAD_TRUST: '' } }, 2);
     assert.match(r.stderr, /would run these commands from the repository's files/);
     assert.match(r.stderr, /tasks\[1\]\.depend_on is not a field Launchpad reads \(did you mean depends_on\?\)/);
+  });
+
+  it('gives the editor the place of each key in the text with the same words; none for a file that is not valid', () => {
+    const text = JSON.stringify(file, null, 2);
+    const found = unknownFieldsInText(text);
+    assert.deepEqual(
+      found.map((u) => [text.slice(u.start, u.end), unknownFieldMessage(u)]),
+      [
+        [
+          '"max_paralel_agents"',
+          'session_config.max_paralel_agents is not a field Launchpad reads (did you mean max_parallel_agents?); it is kept as it is',
+        ],
+        ['"depend_on"', 'tasks[1].depend_on is not a field Launchpad reads (did you mean depends_on?); it is kept as it is'],
+        ['"x_owner"', 'tasks[1].x_owner is not a field Launchpad reads; it is kept as it is'],
+      ],
+    );
+    assert.deepEqual(unknownFieldsInText(text.replace('"version": 3', '"version": "three"')), []);
   });
 });

@@ -31,6 +31,15 @@ describe('tasks view shape', () => {
     assert.deepEqual(idx.dependents.get('b'), ['c']);
   });
 
+  it('gives the join of a diamond one home, its first dependency, and a reveal goes there', () => {
+    // a → b, a → c, b → d, c → d: d joins b and c.
+    const idx = dependencyIndex([t('a', 'completed'), t('b', 'ready', ['a']), t('c', 'ready', ['a']), t('d', 'waiting', ['c', 'b'])]);
+    assert.equal(idx.home.get('d'), 'b');
+    assert.deepEqual(idx.dependents.get('c'), ['d'], 'c still lists d: its row there points to b');
+    assert.deepEqual(pathTo(idx, 'd'), ['a', 'b', 'd']);
+    assert.equal(idx.home.get('a'), undefined);
+  });
+
   it('still shows tasks that only a cycle reaches, one of them as a root', () => {
     const idx = dependencyIndex([t('a', 'blocked', ['b']), t('b', 'blocked', ['a']), t('c', 'waiting', ['b']), t('r', 'ready')]);
     assert.deepEqual(idx.roots, ['r', 'a']);

@@ -14,9 +14,6 @@ import { requestScreenshot } from './host';
 import { editTaskFile, eventually, EXTENSION_ID, launchpad, tasksFile } from './launchpad';
 import { task } from './setup';
 
-/** The repository: this file runs from out/test/vscode. */
-const REPO = path.resolve(__dirname, '..', '..', '..');
-
 /**
  * d01 fans out to d02..d05, which meet again in d11 through three branches; d12 follows it.
  * d01 and d05 are done, so the longest unfinished chain is d02 → d06 → d09 → d11 → d12.
@@ -97,17 +94,14 @@ describe('task graph', () => {
         d08: drawn.states.d08,
         d11: drawn.states.d11,
       },
-      { d01: 'completed', d02: 'running', d03: 'retryable', d04: 'ready', d08: 'needs_validation', d11: 'waiting' },
+      // No run holds d02 here: in progress without a run is interrupted, as the Tasks view says.
+      { d01: 'completed', d02: 'interrupted', d03: 'retryable', d04: 'ready', d08: 'needs_validation', d11: 'waiting' },
     );
 
     // Beside the Tasks view, whose title bar has the button that opens it.
     await vscode.commands.executeCommand('workbench.view.extension.launchpad');
-    const shot = await requestScreenshot('task-graph');
-    // npm run build's screenshots stay in .cache; --env UPDATE_MEDIA_SCREENSHOTS=1 refreshes the README's copy.
-    if (shot && process.env.UPDATE_MEDIA_SCREENSHOTS === '1') {
-      fs.mkdirSync(path.join(REPO, 'media', 'screenshots'), { recursive: true });
-      fs.copyFileSync(shot, path.join(REPO, 'media', 'screenshots', 'task-graph.png'));
-    }
+    // The README shows it: --env UPDATE_MEDIA_SCREENSHOTS=1 refreshes media/screenshots/task-graph.png.
+    await requestScreenshot('task-graph');
   });
 
   it('follows the task file: a task that completes and one that starts are drawn again, with the new path', async () => {
@@ -123,9 +117,9 @@ describe('task graph', () => {
         { status: 'in_progress', attempts: 1 },
       );
     });
-    const drawn = await eventually('d06 drawn running', () => {
+    const drawn = await eventually('d06 drawn in progress (interrupted: no run holds it)', () => {
       const d = api.graph.drawn();
-      return d?.states.d06 === 'running' ? d : undefined;
+      return d?.states.d06 === 'interrupted' ? d : undefined;
     });
     assert.equal(drawn.states.d02, 'completed');
     // Four chains of four unfinished tasks now; the first in the file wins.

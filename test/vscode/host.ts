@@ -15,9 +15,26 @@ export async function requestScreenshot(name: string, timeoutMs = 15_000): Promi
   const base = path.join(dir, name.replace(/[^\w.-]+/g, '-'));
   fs.writeFileSync(`${base}.request`, '');
   for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(100)) {
-    if (fs.existsSync(`${base}.done`)) return `${base}.png`;
+    if (fs.existsSync(`${base}.done`)) {
+      keepForReadme(name, `${base}.png`);
+      return `${base}.png`;
+    }
   }
   throw new Error(`no screenshot ${base}.png within ${timeoutMs} ms`);
+}
+
+/** The screenshots README.md shows, as media/screenshots/<name>.png. */
+export const README_SCREENSHOTS = ['sidebar-after-run', 'progress-log', 'task-graph'];
+
+/**
+ * A run with UPDATE_MEDIA_SCREENSHOTS=1 (`--env UPDATE_MEDIA_SCREENSHOTS=1`) refreshes the
+ * README's copies; other runs leave the tree as it is.
+ */
+function keepForReadme(name: string, png: string): void {
+  if (process.env.UPDATE_MEDIA_SCREENSHOTS !== '1' || !README_SCREENSHOTS.includes(name)) return;
+  const repo = path.resolve(__dirname, '..', '..', '..'); // out/test/vscode/ → the repository
+  fs.mkdirSync(path.join(repo, 'media', 'screenshots'), { recursive: true });
+  fs.copyFileSync(png, path.join(repo, 'media', 'screenshots', `${name}.png`));
 }
 
 /** The visible text of the workbench's parts when a screenshot was taken (innerText: cut labels are whole). */

@@ -29,6 +29,9 @@ const notePath = () => path.join(path.dirname(workspaceRoot()), 'reload-note.jso
 const readNote = (): Note | undefined =>
   fs.existsSync(notePath()) ? (JSON.parse(fs.readFileSync(notePath(), 'utf8')) as Note) : undefined;
 
+/** This host asked for the reload: the tests after the first must not run in it as it goes down. */
+let reloading = false;
+
 describe('a window reload mid-run', function () {
   this.timeout(180_000);
   let api: LaunchpadApi;
@@ -61,12 +64,15 @@ describe('a window reload mid-run', function () {
     const agents = Object.fromEntries(IDS.map((id) => [id, String(readTaskFile().tasks.find((t) => t.id === id)?.agent_id)]));
     const note: Note = { pid: run.pid!, agents, gate: gate.gate, agent: gate.agent };
     fs.writeFileSync(notePath(), JSON.stringify(note));
-    await vscode.commands.executeCommand('workbench.action.reloadWindow');
+    reloading = true;
     // This extension host ends with the reload; the workbench runs the suite again in the next.
+    // The command may fail as the host goes down ("Canceled"): this test waits for the end anyway.
+    await vscode.commands.executeCommand('workbench.action.reloadWindow').then(undefined, () => undefined);
     await new Promise(() => undefined);
   });
 
   it('after the reload: the window is attached to the same run, its tasks running, each terminal showing its agent from the first line', async function () {
+    if (reloading) return this.skip(); // the host that is going down: only the next one checks
     const note = readNote();
     assert.ok(note, 'the first pass left its note');
     // The new extension host attaches once it has activated and read the lock: slow on a loaded machine.
@@ -89,7 +95,9 @@ describe('a window reload mid-run', function () {
     }
   });
 
-  it('after the reload: the run completes, each task merged once, no agent started twice', async () => {
+  it('after the reload: the run completes, each task merged once, no agent started twice', async function () {
+    // Never in the host that is going down: releasing the agents there would end the run early.
+    if (reloading) return this.skip();
     const note = readNote()!;
     const run = api.runs.active!;
     fs.writeFileSync(path.join(note.gate, 'release'), '');

@@ -114,7 +114,7 @@ describe('commands and contributions', () => {
     }
     await eventually('no long run', () => seen(false));
     try {
-      cli('milestones', 'init', 'Probe run');
+      await cli('milestones', 'init', 'Probe run');
       await eventually('the long run seen', () => seen(true));
     } finally {
       fs.rmSync(docs, { recursive: true, force: true });

@@ -103,7 +103,7 @@ describe('the counts of a run', function () {
       () => /mix-run-1/.test(read(`${gate.gate}/started`)) && /mix-run-2/.test(read(`${gate.gate}/started`)),
     );
 
-    const live = JSON.parse(cli('status', '--json')) as StatusJson;
+    const live = JSON.parse(await cli('status', '--json')) as StatusJson;
     assert.ok(live.active_session, 'status sees the run');
     const expected = '1/9 completed · 2 running · 1 to retry · 1 failed · 1 blocked · 1 without validation';
     assert.equal(formatCounts(live), expected);
@@ -117,7 +117,7 @@ describe('the counts of a run', function () {
     // Stopped: the two tasks stay in progress, interrupted, in every place.
     await vscode.commands.executeCommand(COMMANDS.stop);
     await run.done;
-    const after = JSON.parse(cli('status', '--json')) as StatusJson;
+    const after = JSON.parse(await cli('status', '--json')) as StatusJson;
     assert.equal(after.active_session, null);
     assert.deepEqual([after.running, after.interrupted], [0, 2]);
     const stopped = formatCounts(after);

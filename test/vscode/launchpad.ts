@@ -1,6 +1,6 @@
 // Helpers for the Launchpad host tests: the extension's exports, the workspace, the tree items a
 // person would see (through the providers, not the DOM), the CLI, git.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -30,11 +30,20 @@ export const progressFile = () => path.join(workspaceRoot(), 'harness-progress.t
 export const CLI = path.resolve(__dirname, '../../../dist/cli.js');
 
 /** The CLI, started by the test: the workspace is the test's own, so its commands are approved and nothing is recorded. */
-export function cli(...args: string[]): string {
-  return execFileSync(process.execPath, [CLI, ...args, '--dir', workspaceRoot()], {
-    encoding: 'utf8',
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', LAUNCHPAD_TRUST: '1' },
-  });
+/**
+ * The CLI as a person runs it in a terminal. Never synchronous: a blocked extension host cannot
+ * finish what it holds (the worktrees lock across a `git worktree list`), and a CLI waiting for
+ * that would wait for ever.
+ */
+export function cli(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      [CLI, ...args, '--dir', workspaceRoot()],
+      { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', LAUNCHPAD_TRUST: '1' }, timeout: 120_000 },
+      (err, stdout, stderr) => (err ? reject(new Error(`launchpad ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(stdout)),
+    ),
+  );
 }
 
 export function git(...args: string[]): string {

@@ -53,7 +53,7 @@ describe('milestones view and gates', function () {
     const root = workspaceRoot();
     // The scripted agents read their control folder from the environment the run gives them.
     process.env.MS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-ms-host-'));
-    cli(
+    await cli(
       'milestones',
       'init',
       'Host session',

@@ -285,7 +285,7 @@ describe('run', function () {
 
   it("follows each agent's transcript in its terminal; closing it leaves the agent running; Stop Task ends it, recorded as failed", async function () {
     this.timeout(240_000);
-    const id = cli('add', 'Wait for a review [slow]', '--validate', 'true', '--files', 'src/slow1/', '--max-attempts', '1').trim();
+    const id = (await cli('add', 'Wait for a review [slow]', '--validate', 'true', '--files', 'src/slow1/', '--max-attempts', '1')).trim();
     const startedBefore = started.length;
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active!;
@@ -357,7 +357,7 @@ describe('run', function () {
   });
 
   it('stops: agents end, their task stays in progress, the lock is released', async () => {
-    const id = cli('add', 'Another review [slow]', '--validate', 'true', '--files', 'src/slow2/').trim();
+    const id = (await cli('add', 'Another review [slow]', '--validate', 'true', '--files', 'src/slow2/')).trim();
     await vscode.commands.executeCommand(COMMANDS.run);
     const run = api.runs.active!;
     await eventually(`${id} running`, () => readTaskFile().tasks.find((t) => t.id === id)?.status === 'in_progress');

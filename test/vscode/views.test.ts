@@ -103,7 +103,7 @@ describe('tasks view', () => {
   });
 
   it('follows a task added by the CLI in another process', async () => {
-    const id = cli('add', 'Added from a terminal', '--validate', 'true', '--files', 'src/live/').trim();
+    const id = (await cli('add', 'Added from a terminal', '--validate', 'true', '--files', 'src/live/')).trim();
     await eventually(`${id} in the tasks view`, async () => {
       const groups = await shownTasks(api);
       return groups.some((g) => g.children.some((c) => idOf(c) === id));
@@ -164,7 +164,7 @@ describe('tasks view', () => {
       const t1 = groups.flatMap((g) => g.children).find((c) => idOf(c) === 'task-011')!;
       assert.equal((t1.item.iconPath as vscode.ThemeIcon).id, 'debug-pause');
       assert.match(tooltipText(t1.item), /State:.* Interrupted \(the next run resumes it\)/);
-      assert.match(cli('status'), /task-011: .* - interrupted: the next run resumes it/);
+      assert.match(await cli('status'), /task-011: .* - interrupted: the next run resumes it/);
       assert.match(tooltipText(t3.item), /State:.* Failed, will be retried · P1 · attempts 1\/3/);
 
       // The dependency view has no groups: the state is a word at the front.

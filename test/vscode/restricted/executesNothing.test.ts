@@ -79,7 +79,7 @@ describe('restricted mode executes nothing', function () {
     const root = workspaceRoot();
     // A long run for the Milestones commands to refuse: made by the test with the CLI, as a
     // person would in a terminal, before the snapshot.
-    cli('milestones', 'init', 'Restricted session', '--planner', 'touch planned', '--verify', 'true');
+    await cli('milestones', 'init', 'Restricted session', '--planner', 'touch planned', '--verify', 'true');
     const dir = path.join(root, 'docs/engineering-discipline/harness/restricted-session');
     fs.writeFileSync(
       path.join(dir, 'milestones', 'M1-part.md'),

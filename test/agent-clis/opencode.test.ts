@@ -7,8 +7,9 @@ import { join } from 'node:path';
 
 import { launchpad, show, taskById } from '../unit/controller/support';
 import { type ModelServer, type Script, startModelServer } from './modelServer';
+import { openAiFaultScenarios } from './openAiFaults';
 import { chatCompletions } from './protocols/chatCompletions';
-import { agentReport, dagHarness, dagScript, doTask, TASKS, toolEnv, transcript } from './rig';
+import { agentReport, dagHarness, dagScript, TASKS, toolEnv, transcript } from './rig';
 
 /** Dollars per million tokens the model's config names, so opencode reports a cost. */
 const PRICE = { input: 3, output: 15, cache_read: 0.3 };
@@ -110,59 +111,7 @@ describe('opencode, the real CLI against the scripted model server', function ()
     assert.match(task.error_log.at(-1) ?? '', /disk is read-only/);
   });
 
-  it('an error it gives up on fails the attempt with its own words', async () => {
-    const t = TASKS[0]!;
-    const message = 'Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.';
-    const { env } = await start({ [t.title]: [{ kind: 'fault', status: 401, message, times: 100 }] });
-    const root = dagHarness({ only: [t.id], maxAttempts: 1 });
-    const r = await launchpad(root, ['run', '--agent', 'opencode'], env);
-    assert.notEqual(r.code, 0, show(r, root));
-    const task = taskById(root, t.id);
-    assert.equal(task.status, 'failed', show(r, root));
-    assert.match(task.error_log.at(-1) ?? '', /Incorrect API key provided: sk-test/);
-    assert.match(task.error_log.at(-1) ?? '', /HTTP 401/);
-  });
-
   // opencode retries a 429 itself, five times, each after the response's retry-after-ms (or
-  // retry-after); a short retry-after-ms keeps those retries quick. The script answers all six
-  // requests with the 429, whose message (OpenAI's wording) says when the limit resets.
-  const RATE_LIMITED = 6;
-  const rateLimit = (seconds: number) => ({
-    kind: 'fault' as const,
-    status: 429,
-    message: `Rate limit reached for scripted-1 on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in ${seconds}s.`,
-    headers: { 'retry-after-ms': '100', 'x-ratelimit-reset-requests': `${seconds}s` },
-    times: RATE_LIMITED,
-  });
-
-  it('a rate limit stops the run uncharged (exit 7) with the reset it printed', async () => {
-    const t = TASKS[0]!;
-    const { env } = await start({ [t.title]: [{ ...rateLimit(600), times: 100 }] });
-    const root = dagHarness({ only: [t.id] });
-    const started = Date.now();
-    const r = await launchpad(root, ['run', '--agent', 'opencode'], env);
-    assert.equal(r.code, 7, show(r, root));
-    const task = taskById(root, t.id);
-    assert.equal(task.status, 'pending', show(r, root));
-    assert.equal(task.attempts, 0);
-    const limit = agentReport(root, t.id).limit;
-    assert.equal(limit.kind, 'rate-limit');
-    assert.match(limit.message, /Please try again in 600s/);
-    const resets = Date.parse(limit.resets_at);
-    assert.ok(resets >= started + 600_000 && resets <= Date.now() + 600_000, limit.resets_at);
-  });
-
-  it('--wait-on-limit waits for that reset, then completes the task', async () => {
-    const t = TASKS[0]!;
-    const { env, server } = await start({ [t.title]: [rateLimit(5), ...doTask(t)] });
-    const root = dagHarness({ only: [t.id] });
-    const started = Date.now();
-    const r = await launchpad(root, ['run', '--agent', 'opencode', '--wait-on-limit'], env);
-    assert.equal(r.code, 0, show(r, root));
-    assert.ok(Date.now() - started >= 5000, 'the run waited for the reset');
-    const task = taskById(root, t.id);
-    assert.equal(task.status, 'completed', show(r, root));
-    assert.equal(readFileSync(join(root, t.file), 'utf8'), `made by ${t.id}\n`);
-    assert.equal(server.served.filter((s) => s.step?.kind === 'fault').length, RATE_LIMITED);
-  });
+  // retry-after); a short retry-after-ms keeps those retries quick.
+  openAiFaultScenarios({ preset: 'opencode', start, retries: { times: 6, headers: { 'retry-after-ms': '100' } } });
 });

@@ -18,9 +18,9 @@ const started = Date.now();
 const clock = (ms) => `${Math.floor(ms / 60000)}:${String(Math.round((ms % 60000) / 1000)).padStart(2, '0')}`;
 let code = 0;
 // Ctrl-C reaches the running stage too (one process group): it ends, and this stops after it
-// with the summary, instead of dying without one.
+// with the summary, instead of dying without one. SIGTERM keeps its default: a kill of this
+// process alone must not leave it running the next stages.
 process.on('SIGINT', () => {});
-process.on('SIGTERM', () => {});
 for (const [name, script] of STAGES) {
   const t0 = Date.now();
   console.log(`\n=== ${name} (npm run ${script})`);

@@ -29,7 +29,8 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
     discardAttempt(s, task, worktree, terminal, { category, reason, tail, discardReason: 'merge failed' });
 
   // The base failed its integration check and could not be put right: nothing more lands.
-  if (s.gate?.refusal) return stopForEnvironment(s, task, s.gate.refusal, terminal);
+  const refusal = s.gate?.refusalOf(s);
+  if (refusal) return stopForEnvironment(s, task, refusal, terminal);
   const reverted = dependenciesNotCompleted(s, task);
   if (reverted.length) return giveBackForDependencies(s, task, terminal, reverted);
 

@@ -63,6 +63,21 @@ export class IntegrationGate {
     return new IntegrationGate(check);
   }
 
+  /**
+   * Why no merge may land now: this session's stop for a base it could not put right, or another
+   * concurrent worker's (the shared state says red outside a check).
+   */
+  refusalOf(s: Session): EnvFailure | undefined {
+    if (this.refusal) return this.refusal;
+    const state = this.read(s);
+    if (state.status !== 'red') return undefined;
+    return {
+      category: 'ENV_SETUP',
+      cause: `the base branch ${s.baseBranch} failed its integration check at ${state.commit?.slice(0, 7) ?? '?'} and was not put right`,
+      advice: `fix the base (the check: ${this.check.command}), or remove session_config.integration_check`,
+    };
+  }
+
   /** At the session's start: the queue's first job checks the base unless it is the last green commit. */
   start(s: Session, merges: MergeQueue): void {
     void this.track(merges.enqueue(GATE_JOB, () => this.gate(s, { atStart: true }))).catch((err: unknown) => this.failed(s, err));
@@ -140,7 +155,12 @@ export class IntegrationGate {
     if (this.refusal || s.stopping) return;
     const head = await s.git.resolve('HEAD');
     const before = this.read(s);
-    if (!head || head === before.last_green) return;
+    if (!head) return;
+    // At the last green commit again (a person reset the base): nothing to check.
+    if (head === before.last_green) {
+      if (before.status !== 'green') this.update(s, (st) => Object.assign(st, { status: 'green', commit: head }));
+      return;
+    }
     const short = head.slice(0, 7);
     const worktree = await this.openWorktree(s, head);
     try {

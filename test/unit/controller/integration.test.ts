@@ -8,85 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { agentCmd, byTask, git, harness, launchpad, linesOf, run, show, taskById, tempDir } from './support';
-
-/** A base where every caller of lib.js works: the check requires each of them. */
-const FILES = {
-  'lib.js': 'exports.add = (a, b) => a + b;\n',
-  'main.js': 'const { add } = require("./lib");\nif (add(1, 2) !== 3) throw new Error("main is broken");\n',
-  'all.js':
-    'require("./main");\nconst fs = require("fs");\nif (fs.existsSync("callers")) for (const f of fs.readdirSync("callers")) require("./callers/" + f);\n',
-};
-
-const TASKS = [
-  { id: 'task-a', files: ['lib.js', 'main.js'], validate: 'node main.js' },
-  { id: 'task-b', files: ['callers/'], validate: 'node callers/task-b.js' },
-];
-
-/** task-a renames; task-b, started from the same base, waits until task-a is merged, then calls add. */
-const AGENTS = byTask(
-  { 'task-a': agentCmd('renames-add.sh'), 'task-b': `WAIT_FOR_MERGE=task-a ${agentCmd('calls-add.sh')}` },
-  agentCmd('writes-done.sh'),
-);
-
-function integrationState(root: string) {
-  return JSON.parse(readFileSync(join(root, '.launchpad', 'integration.json'), 'utf8')) as {
-    status: string;
-    last_green: string | null;
-    flaky: Array<{ commit: string }>;
-    reverted: Array<{ task: string; merge: string; revert: string; collided_with: string[] }>;
-  };
-}
-
-function subjects(root: string): string[] {
-  return git(root, 'log', '--format=%s', 'main').split('\n');
-}
-
-/** The scenario's end, the same with every=1 and every=2. */
-function assertRevertedAndRedone(root: string): void {
-  const a = taskById(root, 'task-a');
-  const b = taskById(root, 'task-b');
-  assert.equal(a.status, 'completed');
-  assert.equal(b.status, 'completed');
-  assert.equal(a.attempts, 1);
-  assert.equal(b.attempts, 2, 'the revert is charged: its attempt stays counted');
-  assert.match(
-    b.error_log[0] ?? '',
-    /^\[INTEGRATION\] reverted: the base failed its integration check after it merged together with task-a: node all.js exited with 1: TypeError: add is not a function/,
-  );
-
-  const log = subjects(root);
-  assert.equal(log.filter((s) => s.startsWith('Merge [task-a]')).length, 1);
-  assert.equal(log.filter((s) => s.startsWith('Merge [task-b]')).length, 2);
-  assert.equal(log.filter((s) => s.startsWith('Revert "Merge [task-b]')).length, 1, log.join('\n'));
-  // Each task's work is on the base exactly once, and the base passes the check.
-  assert.equal(readFileSync(join(root, 'lib.js'), 'utf8'), 'exports.sum = (a, b) => a + b;\n');
-  assert.match(readFileSync(join(root, 'callers', 'task-b.js'), 'utf8'), /const \{ sum \} = require/);
-  assert.equal(git(root, 'ls-files', 'callers').trim(), 'callers/task-b.js');
-  git(root, 'status', '--porcelain');
-  assert.doesNotThrow(() => git(root, 'grep', '-q', 'sum(2, 2)', 'main', '--', 'callers/task-b.js'));
-
-  // The second attempt's prompt holds the collision: why, and what task-a changed.
-  const prompt = readFileSync(join(root, '.launchpad', 'runs', 'task-b', 'attempt-2', 'prompt.md'), 'utf8');
-  assert.match(prompt, /merged, then reverted: the base failed its integration check after it merged together with task-a/);
-  assert.match(prompt, /TypeError: add is not a function/);
-  assert.match(prompt, /What task-a changed, merged after your attempt started \(git diff [0-9a-f]{7} [0-9a-f]{7}\):/);
-  assert.match(prompt, /\+exports\.sum = \(a, b\) => a \+ b;/);
-
-  const rollbacks = linesOf(root, 'ROLLBACK', 'task-b');
-  assert.equal(rollbacks.length, 1);
-  assert.match(rollbacks[0]!.message, /^git revert -m 1 [0-9a-f]{7}: new commit [0-9a-f]{7} on main$/);
-  const state = integrationState(root);
-  assert.equal(state.status, 'green');
-  assert.equal(state.last_green, git(root, 'rev-parse', 'main').trim());
-  assert.deepEqual(
-    state.reverted.map((r) => [r.task, r.collided_with]),
-    [['task-b', ['task-a']]],
-  );
-  assert.equal(git(root, 'log', '-1', '--format=%s', state.reverted[0]!.revert).trim().startsWith('Revert "Merge [task-b]'), true);
-  // The reverted merge's commits are kept under the task's kept refs.
-  assert.ok(git(root, 'for-each-ref', '--format=%(refname)', 'refs/launchpad/attempts/task-b/').trim(), 'a kept ref of task-b');
-}
+import { assertRevertedAndRedone, FILES, integrationState, scenarioAgents, subjects, TASKS } from './integrationScenario';
+import { agentCmd, git, harness, launchpad, linesOf, run, show, startRun, taskById, tempDir } from './support';
 
 describe('controller: the integration gate', function () {
   this.timeout(120_000);
@@ -98,7 +21,7 @@ describe('controller: the integration gate', function () {
       sessionConfig: { integration_check: { command: 'node all.js' } },
       commitState: false,
     });
-    const r = await run(root, AGENTS);
+    const r = await run(root, scenarioAgents(root));
     assert.equal(r.code, 0, show(r, root));
     assertRevertedAndRedone(root);
     // Checked after each merge: the culprit is the one merge since the last green commit, no bisect.
@@ -115,12 +38,33 @@ describe('controller: the integration gate', function () {
       tasks: TASKS,
       sessionConfig: { integration_check: { command: 'node all.js', every: 2 } },
     });
-    const r = await run(root, AGENTS);
+    const r = await run(root, scenarioAgents(root));
     assert.equal(r.code, 0, show(r, root));
     assertRevertedAndRedone(root);
     const steps = linesOf(root, 'VALIDATE').filter((l) => /bisect step/.test(l.message));
     assert.equal(steps.length, 1, steps.map((l) => l.raw).join('\n'));
     assert.match(steps[0]!.message, /^bisect step 1\/2: commit=[0-9a-f]{7} \(merge of task-a\) result=PASS$/);
+  });
+
+  it('concurrent workers: the worker holding the merge lock checks its merge and reverts the culprit; the state is shared', async () => {
+    const root = harness({
+      files: FILES,
+      tasks: TASKS,
+      sessionConfig: {
+        integration_check: { command: 'node all.js' },
+        concurrency_mode: 'concurrent',
+        lease_seconds: 5,
+        max_parallel_agents: 1,
+      },
+    });
+    const agents = scenarioAgents(root);
+    const runs = ['w1', 'w2'].map((id) => startRun(root, agents, [], { HARNESS_WORKER_ID: id }));
+    const results = await Promise.all(runs.map((r) => r.done));
+    for (const r of results) assert.ok(r.code === 0 || r.code === 1, show(r, root));
+    assertRevertedAndRedone(root);
+    // Both workers ran: task-a waited until task-b had started, each taking one at a time.
+    const workersOf = new Set(linesOf(root, 'LOCK').flatMap((l) => /concurrent worker=(w\d)/.exec(l.message)?.[1] ?? []));
+    assert.deepEqual([...workersOf].sort(), ['w1', 'w2']);
   });
 
   it('a check that fails once then passes on the same commit is flaky: logged with the commit, nothing reverted, counted in status', async () => {

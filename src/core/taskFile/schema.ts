@@ -230,7 +230,7 @@ export const sessionConfigSchema = z.looseObject({
         }),
       ),
     ),
-    'A check of the base branch after merges: tasks that pass their own validation may still break it together (docs/integration.md).',
+    'A check of the base branch after merges: tasks that pass their own validation may still break it together (docs/lifecycle.md).',
   ),
 });
 

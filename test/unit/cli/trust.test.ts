@@ -350,7 +350,15 @@ describe('trust: the repository commands run only once approved', function () {
       assert.equal(yes.stepsLeft, 0, yes.output);
       assert.equal(yes.code, 1, yes.output);
       assert.ok(!yes.output.split('[y/N]')[0]!.includes('harness-init.sh\r\n'), 'what start had approved is not asked again');
-      assert.deepEqual(marked(c), ['agent', 'cleanup', 'harness-init', 'integration_check', 'validation', 'validation-2', 'worktree_setup']);
+      assert.deepEqual(marked(c), [
+        'agent',
+        'cleanup',
+        'harness-init',
+        'integration_check',
+        'validation',
+        'validation-2',
+        'worktree_setup',
+      ]);
 
       const third = runInPty(['start', '--yes'], { cwd: c.root, env });
       assert.equal(third.code, 0, third.output);

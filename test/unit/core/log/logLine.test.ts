@@ -46,6 +46,7 @@ describe('core/logLine', () => {
       'CONFIG',
       'DEPENDENCY',
       'ENV_SETUP',
+      'INTEGRATION',
       'MERGE_CONFLICT',
       'SESSION_TIMEOUT',
       'TASK_EXEC',

@@ -20,7 +20,7 @@ import { logTimestamp } from '../log/logLine';
 import { escapedMessage, runProcess } from '../process/runProcess';
 import type { TaskFile } from '../taskFile/schema';
 import { ERROR_TAIL_CHARS, requeueAfterIntegration } from '../tasks/transitions';
-import { emptyIntegrationState, type IntegrationState, readIntegrationState, writeIntegrationState } from './state';
+import { emptyIntegrationState, type IntegrationState, readIntegrationState, setResult, writeIntegrationState } from './state';
 
 export type IntegrationCheck = NonNullable<RunConfig['integrationCheck']>;
 
@@ -158,13 +158,13 @@ export class IntegrationGate {
     if (!head) return;
     // At the last green commit again (a person reset the base): nothing to check.
     if (head === before.last_green) {
-      if (before.status !== 'green') this.update(s, (st) => Object.assign(st, { status: 'green', commit: head }));
+      if (before.status !== 'green') this.update(s, (st) => setResult(st, 'green', head));
       return;
     }
     const short = head.slice(0, 7);
     const worktree = await this.openWorktree(s, head);
     try {
-      this.update(s, (st) => Object.assign(st, { status: 'checking', commit: head }));
+      this.update(s, (st) => setResult(st, 'checking', head));
       s.log({ type: 'VALIDATE', category: 'INTEGRATION', message: `commit=${short} command="${this.check.command}" started` });
       const first = await this.runCheck(s, worktree, head);
       if (first.kind === 'interrupted') return this.interrupted(s, before);
@@ -178,7 +178,7 @@ export class IntegrationGate {
         return this.green(s, head, 'FLAKY');
       }
       s.log({ type: 'VALIDATE', category: 'INTEGRATION', message: `commit=${short} result=FAIL: ${again.reason}` });
-      this.update(s, (st) => Object.assign(st, { status: 'red', commit: head, checked_at: logTimestamp() }));
+      this.update(s, (st) => setResult(st, 'red', head, logTimestamp()));
       const lastGreen = before.last_green && (await s.git.commitExists(before.last_green)) ? before.last_green : undefined;
       if (opts.atStart || !lastGreen) {
         return this.stop(s, {
@@ -197,12 +197,12 @@ export class IntegrationGate {
 
   private green(s: Session, commit: string, result: 'PASS' | 'FLAKY'): void {
     s.log({ type: 'VALIDATE', category: 'INTEGRATION', message: `commit=${commit.slice(0, 7)} result=${result}` });
-    this.update(s, (st) => Object.assign(st, { status: 'green', commit, checked_at: logTimestamp(), last_green: commit }));
+    this.update(s, (st) => setResult(st, 'green', commit, logTimestamp()));
   }
 
   /** A stop interrupted the check: the state says what it said before. */
   private interrupted(s: Session, before: IntegrationState): void {
-    this.update(s, (st) => Object.assign(st, { status: before.status, commit: before.commit }));
+    this.update(s, (st) => setResult(st, before.status, before.commit));
   }
 
   /** The base cannot be put right by the gate: no merge lands, the session stops (exit 2), nothing charged. */
@@ -312,7 +312,7 @@ export class IntegrationGate {
     if (r.kind === 'interrupted') return;
     if (r.kind === 'pass') return this.green(s, head, 'PASS');
     s.log({ type: 'VALIDATE', category: 'INTEGRATION', message: `commit=${head.slice(0, 7)} result=FAIL: ${r.reason}` });
-    this.update(s, (st) => Object.assign(st, { status: 'red', commit: head, checked_at: logTimestamp() }));
+    this.update(s, (st) => setResult(st, 'red', head, logTimestamp()));
     this.stop(s, {
       category: 'ENV_SETUP',
       cause: `the base branch ${s.baseBranch} still fails its integration check after ${culprit.taskId}'s merge was reverted: ${r.reason}\n${boundedText(r.tail, TAIL_OUTPUT_CHARS)}`,

@@ -38,6 +38,18 @@ export const integrationStateSchema = z.looseObject({
 export type IntegrationState = z.infer<typeof integrationStateSchema>;
 export type RevertedTask = IntegrationState['reverted'][number];
 
+/**
+ * The gate's result at `commit`: the one place its status changes. A check's result has its
+ * time; a green one moves last_green too.
+ */
+export function setResult(state: IntegrationState, status: IntegrationState['status'], commit: string | null, checkedAt?: string): void {
+  state.status = status;
+  state.commit = commit;
+  if (checkedAt === undefined) return;
+  state.checked_at = checkedAt;
+  if (status === 'green') state.last_green = commit;
+}
+
 export function emptyIntegrationState(): IntegrationState {
   return { version: 1, status: 'green', commit: null, checked_at: null, last_green: null, flaky: [], reverted: [] };
 }

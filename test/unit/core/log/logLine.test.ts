@@ -185,7 +185,7 @@ describe('core/logLine', () => {
         }
       }
     }
-    assert.equal(count, 16 * 10 * 3 * 4);
+    assert.equal(count, 16 * 11 * 3 * 4);
   });
 
   it('escapes newlines so a message never spans lines', () => {

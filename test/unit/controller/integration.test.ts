@@ -46,6 +46,65 @@ describe('controller: the integration gate', function () {
     assert.match(steps[0]!.message, /^bisect step 1\/2: commit=[0-9a-f]{7} \(merge of task-a\) result=PASS$/);
   });
 
+  it('a dependent of the culprit still running when it is reverted is given back at its merge, not charged, and merges after it', async () => {
+    const root = harness({
+      files: FILES,
+      tasks: [...TASKS, { id: 'task-c', dependsOn: ['task-b'] }],
+      sessionConfig: { integration_check: { command: 'node all.js' } },
+    });
+    const r = await run(root, scenarioAgents(root));
+    assert.equal(r.code, 0, show(r, root));
+    const given = linesOf(root, 'WARN', 'task-c').filter((l) => /^not merged:/.test(l.message));
+    assert.equal(given.length, 1, show(r, root));
+    assert.match(
+      given[0]!.message,
+      /^not merged: task-b, which it depends on, was reverted after this attempt started; requeued, not charged/,
+    );
+    const c = taskById(root, 'task-c');
+    assert.equal(c.status, 'completed');
+    assert.equal(c.attempts, 1, 'given back: not charged');
+    assert.deepEqual(c.error_log, []);
+    assert.equal(taskById(root, 'task-b').attempts, 2);
+    const log = subjects(root);
+    assert.equal(log.filter((x) => x.startsWith('Merge [task-c]')).length, 1);
+    // It merged after task-b's second merge.
+    assert.ok(
+      log.indexOf(log.find((x) => x.startsWith('Merge [task-c]'))!) < log.indexOf(log.find((x) => x.startsWith('Merge [task-b]'))!),
+    );
+  });
+
+  it('a dependent of the culprit merged after it is reverted too, first, and requeued not charged; both are redone', async () => {
+    const root = harness({
+      files: FILES,
+      tasks: [...TASKS, { id: 'task-c', dependsOn: ['task-b'] }],
+      sessionConfig: { integration_check: { command: 'node all.js', every: 3 } },
+    });
+    const r = await run(root, scenarioAgents(root));
+    assert.equal(r.code, 0, show(r, root));
+    const reverts = linesOf(root, 'ROLLBACK').filter((l) => l.category === 'INTEGRATION');
+    assert.deepEqual(
+      reverts.map((l) => l.task),
+      ['task-c', 'task-b'],
+      'newest first',
+    );
+    const requeued = linesOf(root, 'WARN', 'task-c').filter((l) => /requeued, not charged$/.test(l.message));
+    assert.equal(requeued.length, 1);
+    assert.match(requeued[0]!.message, /^reverted with task-b, which it depends on: task-b broke the base/);
+    const c = taskById(root, 'task-c');
+    assert.equal(c.status, 'completed');
+    assert.equal(c.attempts, 1, 'given back: not charged');
+    assert.deepEqual(c.error_log, []);
+    assert.equal(taskById(root, 'task-b').attempts, 2);
+    const log = subjects(root);
+    assert.equal(log.filter((x) => x.startsWith('Revert "Merge [task-c]')).length, 1);
+    assert.equal(log.filter((x) => x.startsWith('Merge [task-c]')).length, 2);
+    assert.deepEqual(
+      integrationState(root).reverted.map((x) => x.task),
+      ['task-c', 'task-b'],
+    );
+    assert.equal(integrationState(root).status, 'green');
+  });
+
   it('concurrent workers: the worker holding the merge lock checks its merge and reverts the culprit; the state is shared', async () => {
     const root = harness({
       files: FILES,

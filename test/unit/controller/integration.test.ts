@@ -105,6 +105,22 @@ describe('controller: the integration gate', function () {
     assert.equal(integrationState(root).status, 'green');
   });
 
+  it('in place nothing is merged: the setting is ignored with one WARN line, and no check runs', async () => {
+    const marks = tempDir('launchpad-marks-');
+    const root = harness({
+      tasks: [{ id: 'task-a' }],
+      sessionConfig: { integration_check: { command: `touch ${join(marks, 'checked')}` } },
+    });
+    const r = await run(root, agentCmd('writes-done.sh'), ['--in-place']);
+    assert.equal(r.code, 0, show(r, root));
+    assert.deepEqual(
+      linesOf(root, 'WARN').map((l) => l.message),
+      ['session_config.integration_check is ignored in place: nothing is merged there'],
+    );
+    assert.ok(!existsSync(join(marks, 'checked')), 'the check never ran');
+    assert.ok(!existsSync(join(root, '.launchpad', 'integration.json')));
+  });
+
   it('concurrent workers: the worker holding the merge lock checks its merge and reverts the culprit; the state is shared', async () => {
     const root = harness({
       files: FILES,

@@ -49,6 +49,8 @@ export class IntegrationGate {
   private readonly jobs = new Set<Promise<unknown>>();
   /** The head an idle check last ran at, so going idle twice at the same head checks once. */
   private idleHead: string | undefined;
+  /** Tasks requeued by the gate and not yet seen by the run loop going idle. */
+  private requeued = false;
 
   constructor(readonly check: IntegrationCheck) {}
 
@@ -96,6 +98,11 @@ export class IntegrationGate {
   async beforeIdle(s: Session, merges: MergeQueue): Promise<boolean> {
     await this.settled();
     if (this.refusal || s.stopping) return false;
+    // The start's check requeued a task after the loop's pass: the pool has work again.
+    if (this.requeued) {
+      this.requeued = false;
+      return true;
+    }
     const head = await s.git.resolve('HEAD');
     if (!head || head === this.idleHead || !(await this.unchecked(s, this.read(s)))) return false;
     this.idleHead = head;
@@ -153,6 +160,8 @@ export class IntegrationGate {
 
   private async gateSteps(s: Session, opts: { atStart?: boolean }): Promise<void> {
     if (this.refusal || s.stopping) return;
+    // A session that stopped mid-bisect or mid-revert left the state red.
+    if (opts.atStart && this.read(s).status === 'red') await this.requeueReverted(s);
     const head = await s.git.resolve('HEAD');
     const before = this.read(s);
     if (!head) return;
@@ -192,6 +201,36 @@ export class IntegrationGate {
       await this.revert(s, worktree, culprit.merges, culprit.index, culprit.failure);
     } finally {
       await this.closeWorktree(s, worktree);
+    }
+  }
+
+  /**
+   * Tasks whose merge the gate reverted (since the last green commit) but a crash kept from being
+   * requeued: still completed, their work no longer on the base. Requeued, not charged.
+   */
+  private async requeueReverted(s: Session): Promise<void> {
+    const lastGreen = this.read(s).last_green;
+    if (!lastGreen || !(await s.git.commitExists(lastGreen))) return;
+    const out = (await s.git.run(['log', '--first-parent', '--reverse', '--format=%H%x09%s', `${lastGreen}..HEAD`], { cwd: s.toplevel }))
+      .stdout;
+    const reverted = new Map<string, string>();
+    for (const line of out.split('\n')) {
+      const [commit = '', subject = ''] = line.split('\t');
+      const revert = /^Revert "Merge \[([^\]]+)\] /.exec(subject)?.[1];
+      const merge = /^Merge \[([^\]]+)\] /.exec(subject)?.[1];
+      if (revert) reverted.set(revert, commit);
+      else if (merge) reverted.delete(merge);
+    }
+    const { file } = s.store.load();
+    for (const [id, revert] of reverted) {
+      if (file.tasks.find((t) => t.id === id)?.status !== 'completed') continue;
+      await s.transact((f) => requeueAfterIntegration(f, id, { charged: false }));
+      this.requeued = true;
+      s.log({
+        type: 'RECOVERY',
+        taskId: id,
+        message: `action="requeued" reason="its merge was reverted by ${revert.slice(0, 7)} for the integration check, and the run stopped before requeuing it" (not charged)`,
+      });
     }
   }
 
@@ -298,6 +337,7 @@ export class IntegrationGate {
           at: logTimestamp(),
         }),
       );
+      this.requeued = true;
       const entry = await s.transact((f) =>
         requeueAfterIntegration(f, m.taskId, isCulprit ? { charged: true, reason, tail } : { charged: false }),
       );

@@ -5,7 +5,7 @@
 // result that passes on a re-run is flaky, nothing reverted; a base red before the run stops it
 // before its first merge.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { assertRevertedAndRedone, FILES, integrationState, scenarioAgents, subjects, TASKS } from './integrationScenario';
@@ -103,6 +103,27 @@ describe('controller: the integration gate', function () {
       ['task-c', 'task-b'],
     );
     assert.equal(integrationState(root).status, 'green');
+  });
+
+  it('a task whose merge was reverted by a run that stopped before requeuing it is requeued by the next run, not charged', async () => {
+    const root = harness({ tasks: [{ id: 'task-a' }], sessionConfig: { integration_check: { command: 'test -f README.md' } } });
+    const first = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(first.code, 0, show(first, root));
+    // What the gate leaves when it stops between its revert and the requeue: the revert, the state red.
+    const merge = git(root, 'rev-parse', 'main').trim();
+    git(root, 'revert', '-m', '1', '--no-edit', merge);
+    const statePath = join(root, '.launchpad', 'integration.json');
+    writeFileSync(statePath, JSON.stringify({ ...integrationState(root), status: 'red', commit: merge }));
+    const second = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(second.code, 0, show(second, root));
+    const recovery = linesOf(root, 'RECOVERY', 'task-a');
+    assert.equal(recovery.length, 1, show(second, root));
+    assert.match(recovery[0]!.message, /^action="requeued" reason="its merge was reverted by [0-9a-f]{7} for the integration check/);
+    const a = taskById(root, 'task-a');
+    assert.equal(a.status, 'completed');
+    assert.equal(a.attempts, 1, 'not charged');
+    assert.equal(subjects(root).filter((x) => x.startsWith('Merge [task-a]')).length, 2);
+    assert.equal(git(root, 'show', 'main:src/task-a/done.txt').trim(), 'done by task-a attempt 1');
   });
 
   it('in place nothing is merged: the setting is ignored with one WARN line, and no check runs', async () => {

@@ -101,7 +101,7 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
 
 /** The base branch's last integration check, its flaky results and the tasks it reverted. */
 function integrationLine(r: StatusReport): string | undefined {
-  if (r.integration_error) return `Integration check: cannot read its state: ${r.integration_error}`;
+  if (r.integration_error) return `Integration check: cannot read its state: ${r.integration_error} (the next run checks the base again)`;
   const g = r.integration;
   if (!g?.commit) return undefined;
   const parts = [`Integration check: ${g.status} at ${g.commit.slice(0, 7)}${g.checked_at ? ` (${g.checked_at})` : ''}`];

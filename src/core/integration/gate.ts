@@ -20,7 +20,14 @@ import { logTimestamp } from '../log/logLine';
 import { escapedMessage, runProcess } from '../process/runProcess';
 import type { TaskFile } from '../taskFile/schema';
 import { ERROR_TAIL_CHARS, requeueAfterIntegration } from '../tasks/transitions';
-import { emptyIntegrationState, type IntegrationState, readIntegrationState, setResult, writeIntegrationState } from './state';
+import {
+  emptyIntegrationState,
+  type IntegrationState,
+  IntegrationStateError,
+  readIntegrationState,
+  setResult,
+  writeIntegrationState,
+} from './state';
 
 export type IntegrationCheck = NonNullable<RunConfig['integrationCheck']>;
 
@@ -49,6 +56,8 @@ export class IntegrationGate {
   private readonly jobs = new Set<Promise<unknown>>();
   /** The head an idle check last ran at, so going idle twice at the same head checks once. */
   private idleHead: string | undefined;
+  /** The state file could not be read (said once). */
+  private unreadable = false;
   /** Tasks requeued by the gate and not yet seen by the run loop going idle. */
   private requeued = false;
 
@@ -121,8 +130,16 @@ export class IntegrationGate {
     return tracked;
   }
 
+  /** The state; one that cannot be read is said once and taken as none: the base is checked again. */
   private read(s: Session): IntegrationState {
-    return readIntegrationState(s.paths.integrationState) ?? emptyIntegrationState();
+    try {
+      return readIntegrationState(s.paths.integrationState) ?? emptyIntegrationState();
+    } catch (err) {
+      if (!(err instanceof IntegrationStateError)) throw err;
+      if (!this.unreadable) s.log({ type: 'WARN', message: `${err.message}: taken as no state, the base is checked again` });
+      this.unreadable = true;
+      return emptyIntegrationState();
+    }
   }
 
   private update(s: Session, change: (state: IntegrationState) => void): IntegrationState {

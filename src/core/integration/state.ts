@@ -77,15 +77,12 @@ export function readIntegrationState(file: string): IntegrationState | undefined
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new IntegrationStateError(file, `not JSON (${(err as Error).message}); remove it and the next run checks the base again`);
+    throw new IntegrationStateError(file, `not JSON (${(err as Error).message})`);
   }
   const parsed = integrationStateSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new IntegrationStateError(
-      file,
-      `${issue.path.join('.') || '(top)'}: ${issue.message}; remove it and the next run checks the base again`,
-    );
+    throw new IntegrationStateError(file, `${issue.path.join('.') || '(top)'}: ${issue.message}`);
   }
   return parsed.data;
 }

@@ -5,7 +5,7 @@
 // result that passes on a re-run is flaky, nothing reverted; a base red before the run stops it
 // before its first merge.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { assertRevertedAndRedone, FILES, integrationState, scenarioAgents, subjects, TASKS } from './integrationScenario';
@@ -124,6 +124,20 @@ describe('controller: the integration gate', function () {
     assert.equal(a.attempts, 1, 'not charged');
     assert.equal(subjects(root).filter((x) => x.startsWith('Merge [task-a]')).length, 2);
     assert.equal(git(root, 'show', 'main:src/task-a/done.txt').trim(), 'done by task-a attempt 1');
+  });
+
+  it('a state file that cannot be read is said once and taken as none: the base is checked, nothing charged', async () => {
+    const root = harness({ tasks: [{ id: 'task-a' }], sessionConfig: { integration_check: { command: 'test -f README.md' } } });
+    mkdirSync(join(root, '.launchpad'), { recursive: true });
+    const statePath = join(root, '.launchpad', 'integration.json');
+    writeFileSync(statePath, '{"version": 1, "status": "purple"}');
+    const r = await run(root, agentCmd('writes-done.sh'));
+    assert.equal(r.code, 0, show(r, root));
+    const warns = linesOf(root, 'WARN').filter((l) => l.message.startsWith(statePath));
+    assert.equal(warns.length, 1, show(r, root));
+    assert.match(warns[0]!.message, /: status: .*: taken as no state, the base is checked again$/);
+    assert.deepEqual(taskById(root, 'task-a').error_log, []);
+    assert.equal(integrationState(root).last_green, git(root, 'rev-parse', 'main').trim());
   });
 
   it('in place nothing is merged: the setting is ignored with one WARN line, and no check runs', async () => {

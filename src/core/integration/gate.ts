@@ -377,16 +377,24 @@ export class IntegrationGate {
     });
   }
 
-  /** `git revert -m 1` of a task's merge in the main working tree; a conflict is aborted and stops the run. */
+  /**
+   * `git revert -m 1` of a task's merge in the main working tree. One that fails (a conflict with
+   * what merged after it, a hook, a lock) is aborted and stops the run: the person reverts it.
+   */
   private async revertMerge(s: Session, m: TaskMerge): Promise<string | undefined> {
-    const r = await s.git.run(['revert', '-m', '1', '--no-edit', m.commit], { cwd: s.toplevel, allowFail: true });
+    const top = { cwd: s.toplevel, allowFail: true };
+    const r = await s.git.run(['revert', '-m', '1', '--no-edit', m.commit], top);
     if (r.code !== 0) {
-      await s.git.run(['revert', '--abort'], { cwd: s.toplevel, allowFail: true });
-      s.log({ type: 'ROLLBACK', taskId: m.taskId, message: `git revert --abort (reverting merge ${m.commit.slice(0, 7)} conflicted)` });
+      const conflicts = (await s.git.run(['diff', '--name-only', '--diff-filter=U'], top)).stdout.trim().split('\n').filter(Boolean);
+      if (existsSync(await s.git.gitPath('REVERT_HEAD'))) await s.git.run(['revert', '--abort'], top);
+      const why = conflicts.length
+        ? `conflicts in ${conflicts.join(', ')}`
+        : `failed: ${(r.stderr.trim() || r.stdout.trim()).split('\n')[0] ?? `exit ${r.code}`}`;
+      s.log({ type: 'ROLLBACK', taskId: m.taskId, message: `git revert --abort (reverting merge ${m.commit.slice(0, 7)} ${why})` });
       this.stop(s, {
         category: 'ENV_SETUP',
-        cause: `${m.taskId}'s merge ${m.commit.slice(0, 7)} broke the base's integration check, and reverting it conflicts`,
-        advice: `revert it by hand (git revert -m 1 ${m.commit}, resolving the conflict) and mark ${m.taskId} pending again (launchpad reopen ${m.taskId})`,
+        cause: `${m.taskId}'s merge ${m.commit.slice(0, 7)} broke the base's integration check, and reverting it ${why}`,
+        advice: `revert it by hand (git revert -m 1 ${m.commit}, resolving the conflict and keeping git's message): the next run requeues ${m.taskId}`,
       });
       return undefined;
     }

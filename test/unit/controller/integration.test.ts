@@ -5,11 +5,12 @@
 // result that passes on a re-run is flaky, nothing reverted; a base red before the run stops it
 // before its first merge.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { assertRevertedAndRedone, FILES, integrationState, scenarioAgents, subjects, TASKS } from './integrationScenario';
-import { agentCmd, git, harness, launchpad, linesOf, run, show, startRun, taskById, tempDir } from './support';
+import { agentCmd, byTask, git, harness, launchpad, linesOf, run, show, startRun, taskById, tempDir } from './support';
 
 describe('controller: the integration gate', function () {
   this.timeout(120_000);
@@ -103,6 +104,51 @@ describe('controller: the integration gate', function () {
       ['task-c', 'task-b'],
     );
     assert.equal(integrationState(root).status, 'green');
+  });
+
+  it('a revert that conflicts is aborted and stops the run, exit 2, naming the merge to revert by hand; the next run requeues the task after it', async () => {
+    const root = harness({
+      files: FILES,
+      tasks: [
+        { id: 'task-x', files: ['callers/'], validate: 'test -f callers/task-x.js', priority: 'P0' },
+        { id: 'task-y', files: ['callers/'], validate: 'grep -q task-y callers/task-x.js' },
+      ],
+      sessionConfig: { integration_check: { command: 'node all.js', every: 2 }, max_parallel_agents: 1 },
+    });
+    // task-x adds a broken caller; task-y, after it, edits that caller: reverting task-x conflicts.
+    const agents = byTask(
+      {
+        'task-x': `mkdir -p callers && echo 'require("../lib").missing();' > callers/task-x.js && git add -A && git commit -qm x && echo RESULT:SUCCESS`,
+        'task-y': `echo '// touched by task-y' >> callers/task-x.js && git commit -qam y && echo RESULT:SUCCESS`,
+      },
+      agentCmd('writes-done.sh'),
+    );
+    const r = await run(root, agents);
+    assert.equal(r.code, 2, show(r, root));
+    const mergeX = git(root, 'log', '--format=%H', '--grep', '^Merge \\[task-x\\]', 'main').trim();
+    assert.match(
+      r.stdout + r.stderr,
+      new RegExp(
+        `task-x's merge ${mergeX.slice(0, 7)} broke the base's integration check, and reverting it conflicts in callers/task-x.js`,
+      ),
+    );
+    assert.ok((r.stdout + r.stderr).includes(`git revert -m 1 ${mergeX}`), show(r, root));
+    assert.equal(linesOf(root, 'ROLLBACK', 'task-x').length, 1);
+    assert.ok(!existsSync(join(root, '.git', 'REVERT_HEAD')), 'the revert is aborted');
+    assert.equal(git(root, 'status', '--porcelain', '--untracked-files=no').trim(), '');
+    assert.equal(subjects(root).filter((x) => x.startsWith('Revert')).length, 0);
+    assert.deepEqual(taskById(root, 'task-x').error_log, []);
+
+    // The person reverts it by hand, resolving the conflict; the next run requeues task-x.
+    assert.notEqual(spawnSync('git', ['revert', '-m', '1', '--no-edit', mergeX], { cwd: root }).status, 0, 'it conflicts');
+    git(root, 'rm', '-q', '-f', 'callers/task-x.js');
+    git(root, 'commit', '-q', '--no-edit');
+    assert.match(git(root, 'log', '-1', '--format=%s'), /^Revert "Merge \[task-x\]/);
+    const fixed = `mkdir -p callers && echo 'require("../lib").add(1, 1);' > callers/task-x.js && git add -A && git commit -qm x && echo RESULT:SUCCESS`;
+    const again = await run(root, fixed);
+    assert.equal(again.code, 0, show(again, root));
+    assert.equal(linesOf(root, 'RECOVERY', 'task-x').filter((l) => /action="requeued"/.test(l.message)).length, 1);
+    assert.equal(taskById(root, 'task-x').status, 'completed');
   });
 
   it('a task whose merge was reverted by a run that stopped before requeuing it is requeued by the next run, not charged', async () => {

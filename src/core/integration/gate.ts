@@ -372,7 +372,7 @@ export class IntegrationGate {
     this.update(s, (st) => setResult(st, 'red', head, logTimestamp()));
     this.stop(s, {
       category: 'ENV_SETUP',
-      cause: `the base branch ${s.baseBranch} still fails its integration check after ${culprit.taskId}'s merge was reverted: ${r.reason}\n${boundedText(r.tail, TAIL_OUTPUT_CHARS)}`,
+      cause: `the base branch ${s.baseBranch} still fails its integration check after ${culprit.taskId}'s merge was reverted: ${r.reason}\n${boundedText(r.tail.trimEnd(), TAIL_OUTPUT_CHARS, 'end')}`,
       advice: `fix ${s.baseBranch} by hand (the check: ${this.check.command}), or remove session_config.integration_check`,
     });
   }

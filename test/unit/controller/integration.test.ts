@@ -151,6 +151,30 @@ describe('controller: the integration gate', function () {
     assert.equal(taskById(root, 'task-x').status, 'completed');
   });
 
+  it("a base still red after the revert stops the run, exit 2, with the check's output", async () => {
+    const root = harness({
+      files: FILES,
+      tasks: [
+        { id: 'task-p', files: ['callers/'], validate: 'test -f callers/task-p.js' },
+        { id: 'task-q', files: ['callers/'], validate: 'test -f callers/task-q.js' },
+      ],
+      sessionConfig: { integration_check: { command: 'node all.js', every: 2 } },
+    });
+    // Each adds a broken caller of its own: reverting the first leaves the second's.
+    const broken = `mkdir -p callers && echo 'require("../lib").missing();' > callers/$LAUNCHPAD_TASK_ID.js && git add -A && git commit -qm b && echo RESULT:SUCCESS`;
+    const r = await run(root, broken);
+    assert.equal(r.code, 2, show(r, root));
+    assert.match(
+      r.stdout + r.stderr,
+      /the base branch main still fails its integration check after task-p's merge was reverted: node all\.js exited with 1: TypeError: .*missing is not a function/,
+    );
+    assert.match(r.stdout + r.stderr, /callers\/task-q\.js/, "the check's output");
+    assert.equal(subjects(root).filter((x) => x.startsWith('Revert "Merge [task-p]')).length, 1);
+    assert.match(taskById(root, 'task-p').error_log[0] ?? '', /^\[INTEGRATION\] reverted: /);
+    assert.deepEqual(taskById(root, 'task-q').error_log, []);
+    assert.equal(integrationState(root).status, 'red');
+  });
+
   it('a task whose merge was reverted by a run that stopped before requeuing it is requeued by the next run, not charged', async () => {
     const root = harness({ tasks: [{ id: 'task-a' }], sessionConfig: { integration_check: { command: 'test -f README.md' } } });
     const first = await run(root, agentCmd('writes-done.sh'));

@@ -22,6 +22,7 @@ import { isOwnPath, type StatePaths } from '../statePaths';
 import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { RUN_TRANSACTION_WAIT_MS, StateStore } from '../taskFile/store';
+import { countTasks } from '../tasks/counts';
 import { isPermanentlyFailed } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
 import { ClaimLostError, ClaimRefusedError, TaskVanishedError, undoDispatch } from '../tasks/transitions';
@@ -677,7 +678,8 @@ export class Controller {
     rmdirIfEmpty(s.config.worktreeRoot);
 
     const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
-    const end = outcomeOf({ reason, cause, stats, unrecorded, hold });
+    const counts = countTasks(file.tasks, { live: false, now: Date.now() });
+    const end = outcomeOf({ reason, cause, counts, costUsd: stats.cost_usd, unrecorded, hold });
     return { ...end, session: s.number, stats, ...(s.state.notes.length ? { notes: [...s.state.notes] } : {}) };
   }
 

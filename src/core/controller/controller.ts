@@ -556,6 +556,10 @@ export class Controller {
           s.log({ type: 'WARN', message: waitingMessage(pause) });
           if (!(await s.spending.waitForResume(s.stopSignal))) break;
           s.log({ type: 'WARN', message: resumedMessage(pause) });
+          // In place, an attempt the limit paused holds the working tree: it resumes before anything new starts.
+          if (s.inPlace)
+            for (const task of s.store.load().file.tasks.filter(runsInPlace))
+              await recoverInPlace(s, task).catch((err) => this.taskCrashed(s, task, err));
           continue;
         }
         // A concurrent worker waits while others hold tasks: their ends free dependents, and a

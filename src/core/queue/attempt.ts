@@ -8,6 +8,7 @@ import { join } from 'node:path';
 
 import { findPreset, toolVariables } from '../agents/presets';
 import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason } from '../controller/agentOutput';
+import { guardProtectedPaths } from '../controller/protectedPaths';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
 import { agentEnvironment } from '../process/environment';
@@ -188,7 +189,9 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
 
     let validation: AttemptResult['validation'] = { result: 'skipped' };
     const t3 = Date.now();
-    if (verdict === 'success') {
+    const changed = verdict === 'success' ? await guardProtectedPaths(git, cwd, job.baseCommit, job.protectedPaths ?? []) : undefined;
+    if (changed) validation = { result: 'fail', reason: changed };
+    else if (verdict === 'success') {
       const r = await runProcess({
         command: job.validation.command,
         cwd,

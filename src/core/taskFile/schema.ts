@@ -43,6 +43,18 @@ const count = (min: number) => z.int().check(z.gte(min));
 const usdLimit = () => z.optional(z.nullable(z.number().check(z.positive(), z.lte(MAX_USD))));
 const seconds = () => z.number().check(z.positive(), z.lte(MAX_TIMEOUT_SECONDS));
 const withDefault = <T extends z.core.SomeType>(schema: T, value: z.core.output<T> & {}) => z._default(schema, value as never);
+/** A path relative to the state root that stays inside it. */
+const relativePath = () =>
+  z.string().check(
+    z.minLength(1),
+    z.maxLength(MAX_PATH_CHARS),
+    z.refine((p) => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), 'a path relative to the state root, without ".."'),
+  );
+const protectedPaths = (whose: string) =>
+  doc(
+    z.optional(z.array(relativePath())),
+    `Files or folders (relative to the state root, no globs) ${whose} agents may not change, typically the tests its validation runs: an attempt whose commits change one fails (TEST_FAIL), and the validation runs on the base's copies.`,
+  );
 const emptyList = (max?: number) => z._default(z.array(max ? z.string().check(z.maxLength(max)) : z.string()), () => []);
 
 const ID_RULE =
@@ -124,6 +136,7 @@ export const taskSchema = z.looseObject({
   worktree_branch: doc(nullableText(), 'The branch of its last attempt, harness-<id>. Launchpad writes it.'),
   started_at_commit: doc(nullableText(), 'The base commit its last attempt started from. Launchpad writes it.'),
   completed_at: doc(nullableText(), 'When the task was merged. Launchpad writes it.'),
+  protected_paths: protectedPaths("the task's"),
   out_of_scope: doc(
     z.optional(z.array(z.string())),
     'Files its merged attempt changed outside files_hint (session_config.scope "warn"). Launchpad writes it.',
@@ -211,6 +224,7 @@ export const sessionConfigSchema = z.looseObject({
     z.optional(z.int().check(z.gte(1), z.lte(MAX_PORT_BLOCK_SIZE))),
     `Ports each running task gets, the first in LAUNCHPAD_PORT_BASE (${DEFAULT_PORT_BLOCK_SIZE} when absent).`,
   ),
+  protected_paths: protectedPaths("every task's"),
   bell: doc(z.optional(z.boolean()), '`launchpad run` rings the terminal bell when it ends (true when absent).'),
 });
 

@@ -1,8 +1,9 @@
 // One attempt on a queue worker: a worktree of the worker's clone at the job's base commit (or at
 // the partial work a dead worker pushed: then the agent is told it resumes), the worktree's set-up
 // command, the agent with its time limit (its CHECKPOINT lines reported and the work pushed at
-// each), the uncommitted leftovers committed, the validation, and the work pushed to the
-// attempt's ref on the shared remote. The controller decides everything else.
+// each), the uncommitted leftovers committed, the validation (protected paths as the base has
+// them, controller/protectedPaths.ts), and the work pushed to the attempt's ref on the shared
+// remote. The controller decides everything else.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -50,11 +50,9 @@ const relativePath = () =>
     z.maxLength(MAX_PATH_CHARS),
     z.refine((p) => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), 'a path relative to the state root, without ".."'),
   );
-const protectedPaths = (whose: string) =>
-  doc(
-    z.optional(z.array(relativePath())),
-    `Files or folders (relative to the state root, no globs) ${whose} agents may not change, typically the tests its validation runs: an attempt whose commits change one fails (TEST_FAIL), and the validation runs on the base's copies.`,
-  );
+/** What a protected path does, said once for both fields. */
+const PROTECTED =
+  "an attempt whose commits change one fails (TEST_FAIL), and the validation runs on the base's copies of them. Relative to the state root; a folder covers what is in it; no globs.";
 const emptyList = (max?: number) => z._default(z.array(max ? z.string().check(z.maxLength(max)) : z.string()), () => []);
 
 const ID_RULE =
@@ -98,6 +96,10 @@ export const taskSchema = z.looseObject({
     emptyList(MAX_PATH_CHARS),
     'Paths the task should change, given to the agent as its scope. Tasks whose hints overlap never run at once; an empty list runs alone.',
   ),
+  protected_paths: doc(
+    z.optional(z.array(relativePath())),
+    `Files or folders its agents may not change, typically the tests its validation runs (beside session_config.protected_paths): ${PROTECTED}`,
+  ),
   validation: doc(
     z.optional(
       z.nullable(
@@ -136,7 +138,6 @@ export const taskSchema = z.looseObject({
   worktree_branch: doc(nullableText(), 'The branch of its last attempt, harness-<id>. Launchpad writes it.'),
   started_at_commit: doc(nullableText(), 'The base commit its last attempt started from. Launchpad writes it.'),
   completed_at: doc(nullableText(), 'When the task was merged. Launchpad writes it.'),
-  protected_paths: protectedPaths("the task's"),
   out_of_scope: doc(
     z.optional(z.array(z.string())),
     'Files its merged attempt changed outside files_hint (session_config.scope "warn"). Launchpad writes it.',
@@ -206,6 +207,10 @@ export const sessionConfigSchema = z.looseObject({
     z.optional(z.enum(['warn', 'reject'])),
     'Files changed outside files_hint: warn (absent) merges and reports them, reject fails the attempt.',
   ),
+  protected_paths: doc(
+    z.optional(z.array(relativePath())),
+    `Files or folders no task's agent may change, beside each task's own protected_paths: ${PROTECTED}`,
+  ),
   budget_usd: doc(usdLimit(), "US dollars one run's agents may report; once reached no new agent starts (exit 6)."),
   max_cost_usd: doc(usdLimit(), "US dollars one task's agents may report over all its attempts; once reached it is not dispatched again."),
   worktree_setup: doc(
@@ -224,7 +229,6 @@ export const sessionConfigSchema = z.looseObject({
     z.optional(z.int().check(z.gte(1), z.lte(MAX_PORT_BLOCK_SIZE))),
     `Ports each running task gets, the first in LAUNCHPAD_PORT_BASE (${DEFAULT_PORT_BLOCK_SIZE} when absent).`,
   ),
-  protected_paths: protectedPaths("every task's"),
   bell: doc(z.optional(z.boolean()), '`launchpad run` rings the terminal bell when it ends (true when absent).'),
 });
 

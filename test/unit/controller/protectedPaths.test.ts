@@ -21,12 +21,21 @@ const WEAKENS_FIRST = [
   'git add -A && git commit -qm work && echo RESULT:SUCCESS',
 ].join('; ');
 
+/** The same, but attempt 1 commits only its code and leaves the weakened check uncommitted. */
+const WEAKENS_FIRST_UNCOMMITTED = [
+  'mkdir -p src',
+  'if [ "$LAUNCHPAD_ATTEMPT" = 1 ]; then echo 5 > src/calc.txt; else echo 4 > src/calc.txt; fi',
+  'git add -A && git commit -qm work',
+  'if [ "$LAUNCHPAD_ATTEMPT" = 1 ]; then echo "exit 0" > tests/check.sh; fi',
+  'echo RESULT:SUCCESS',
+].join('; ');
+
 describe('controller: protected paths', function () {
   this.timeout(120_000);
 
-  it('an attempt that weakens a protected test fails charged (TEST_FAIL) naming it, kept under its ref; the retry that leaves it alone merges', async () => {
+  it('an attempt that weakens a protected test (left uncommitted: its leftovers are committed) fails charged (TEST_FAIL) naming it, kept under its ref; the retry that leaves it alone merges', async () => {
     const root = harness({ files: TESTS, tasks: [{ id: 'task-001', validate: VALIDATE, protected_paths: ['tests/check.sh'] }] });
-    const r = await run(root, WEAKENS_FIRST);
+    const r = await run(root, WEAKENS_FIRST_UNCOMMITTED);
     assert.equal(r.code, 0, show(r, root));
     const t = taskById(root, 'task-001');
     assert.equal(t.status, 'completed');
@@ -39,6 +48,11 @@ describe('controller: protected paths', function () {
     );
     assert.equal(git(root, 'show', 'refs/launchpad/attempts/task-001/1:tests/check.sh'), 'exit 0');
     assert.equal(git(root, 'show', 'refs/launchpad/attempts/task-001/1:src/calc.txt'), '5');
+    // The agent was told.
+    assert.match(
+      read(join(root, '.launchpad/runs/task-001/attempt-1/prompt.md')),
+      /Do NOT change these protected paths: tests\/check\.sh\n.*fails/,
+    );
     assert.equal(read(join(root, 'tests/check.sh')), TESTS['tests/check.sh']);
     assert.equal(read(join(root, 'src/calc.txt')), '4\n');
     assert.equal(merges(root).length, 1);

@@ -31,6 +31,7 @@ import { runCleanup } from './discard';
 import type { EnvFailure } from './envFailure';
 import type { TaskEnd } from './merge';
 import { buildPrompt } from './prompt';
+import { protectedPathsOf } from './protectedPaths';
 import type { Session } from './session';
 import { inspectWork } from './taskRun';
 import { STOPPED_BY_PERSON } from './taskStops';
@@ -127,7 +128,13 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
   const files =
     mode === 'validate' ? (s.attemptOf(task.id, agentId) ?? s.createAttempt(task.id, attempt)) : s.createAttempt(task.id, attempt, agentId);
   if (mode !== 'validate') {
-    const prompt = buildPrompt(before, { worktree: root, branch: s.baseBranch, baseBranch: s.baseBranch, inPlace: true });
+    const prompt = buildPrompt(before, {
+      worktree: root,
+      branch: s.baseBranch,
+      baseBranch: s.baseBranch,
+      inPlace: true,
+      protectedPaths: protectedPathsOf(before, s.config.protectedPaths),
+    });
     writeFileSync(files.prompt, prompt);
     terminal.write(`[launchpad] ${task.id} attempt ${attempt} (in place): ${s.config.agentCommand}\r\n`);
 
@@ -182,7 +189,7 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
   if (problem) return fail('AGENT_FAIL', problem);
   files.markWorkCommitted(agentId);
 
-  const validation = await validateTask(s, before, root, terminal, files);
+  const validation = await validateTask(s, before, root, terminal, files, base);
   if (validation.kind === 'interrupted') return interrupted(terminal);
   if (validation.kind === 'fail') return fail(validation.category, validation.reason, validation.tail);
 

@@ -19,8 +19,9 @@ case "$LAUNCHPAD_TASK_TITLE" in
     echo "RESULT:FAIL could not parse the front matter fixture"
     exit 0 ;;
   *"[slow]"*)
-    echo "waiting for a review that never comes"
-    sleep 120 ;;
+    # A line a second: a test sees the agent is still alive by its transcript growing.
+    i=0
+    while [ $i -lt 120 ]; do echo "waiting for a review that never comes ($i s)"; sleep 1; i=$((i+1)); done ;;
   *"[lose worktree]"*)
     # The first time, its worktree is removed from under it (as a clean-up job would).
     if [ ! -e "$LAUNCHPAD_WORKTREE.lost" ]; then

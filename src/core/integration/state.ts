@@ -1,11 +1,12 @@
 // `.launchpad/integration.json`: the integration gate's state, the one record of how the base
 // branch last fared under session_config.integration_check. The gate (gate.ts) writes it, only
 // inside the merge queue (and a concurrent run's merge lock), so writers never race; `status`,
-// the run's summary and the editor read it. Written whole: a temporary file, flushed, renamed.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+// the run's summary and the editor read it. Written whole (atomicFile.ts).
+import { readFileSync } from 'node:fs';
 
 import * as z from 'zod/mini';
+
+import { replaceFile } from '../atomicFile';
 
 export const INTEGRATION_STATUSES = ['green', 'red', 'checking'] as const;
 
@@ -89,14 +90,5 @@ export function readIntegrationState(file: string): IntegrationState | undefined
 
 /** Replaces the state: a reader sees the old file or the new one, never half of either. */
 export function writeIntegrationState(file: string, state: IntegrationState): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w');
-  try {
-    writeSync(fd, JSON.stringify(state, null, 2) + '\n');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
+  replaceFile(file, JSON.stringify(state, null, 2) + '\n');
 }

@@ -32,6 +32,7 @@ export const CATEGORIES = [
   'TIMEOUT',
   'DEPENDENCY',
   'SESSION_TIMEOUT',
+  'INTEGRATION',
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 

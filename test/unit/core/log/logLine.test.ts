@@ -46,6 +46,7 @@ describe('core/logLine', () => {
       'CONFIG',
       'DEPENDENCY',
       'ENV_SETUP',
+      'INTEGRATION',
       'MERGE_CONFLICT',
       'SESSION_TIMEOUT',
       'TASK_EXEC',
@@ -184,7 +185,7 @@ describe('core/logLine', () => {
         }
       }
     }
-    assert.equal(count, 16 * 10 * 3 * 4);
+    assert.equal(count, 16 * 11 * 3 * 4);
   });
 
   it('escapes newlines so a message never spans lines', () => {

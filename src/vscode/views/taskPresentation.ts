@@ -2,6 +2,7 @@
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
 
+import type { RevertedTask } from '../../core/integration/state';
 import { INTERRUPTED_HINT } from '../../core/statusReport';
 import type { TaskState } from '../../core/tasks/dag';
 import { describeCost } from '../../core/tasks/stats';
@@ -76,6 +77,8 @@ export interface RowContext {
   alsoAfter?: readonly string[];
   /** Dependency view: the dependency it is shown in full under ('' for the top level), where this row only points there. */
   shownUnder?: string;
+  /** The integration gate's last revert of this task's merge, when it has one. */
+  reverted?: RevertedTask | undefined;
 }
 
 /** The state's words for this task: a task in progress that no run holds is interrupted, as `launchpad status` says. */
@@ -132,7 +135,7 @@ const TAIL_LINES = 30;
 const TAIL_CHARS = 2000;
 
 /** The hover: the task's details in short. */
-export function taskTooltip(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>): vscode.MarkdownString {
+export function taskTooltip(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor' | 'reverted'>): vscode.MarkdownString {
   return new vscode.MarkdownString(taskDetails(t, ctx));
 }
 
@@ -140,7 +143,7 @@ export function taskTooltip(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>): vs
  * A task's details as Markdown, for its hover and for Open Task: state, what it waits for,
  * validation, why it is blocked, what failed and where it got.
  */
-export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>, heading = false): string {
+export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor' | 'reverted'>, heading = false): string {
   const out: string[] = [];
   const line = (label: string, value: string) => out.push(`**${label}:** ${escapeMarkdown(value)}\n\n`);
   out.push(heading ? `# ${escapeMarkdown(t.title)}\n\n\`${t.id}\`\n\n` : `**${escapeMarkdown(t.title)}** ${escapeMarkdown(t.id)}\n\n`);
@@ -151,6 +154,12 @@ export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>, hea
   if (describeCost(t.cost)) line('Cost reported', describeCost(t.cost));
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
+  // Reverted by the integration gate: its merge, the revert, and the tasks it broke the base together with.
+  const r = ctx.reverted;
+  if (r && t.status !== 'completed') {
+    const withWhom = r.collided_with.length ? `; it collided with ${r.collided_with.join(', ')}` : '';
+    line('Reverted from the base', `merge ${r.merge.slice(0, 7)} reverted by ${r.revert.slice(0, 7)} (${r.at})${withWhom}`);
+  }
   if (t.state === 'running' && t.agent_id)
     line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);
   if (t.state === 'running' && t.task.claimed_by) {

@@ -196,13 +196,9 @@ export class IntegrationGate {
       if (first.kind === 'interrupted') return this.interrupted(s, before);
       if (first.kind === 'pass') return this.green(s, head, 'PASS');
       s.log({ type: 'VALIDATE', category: 'INTEGRATION', message: `commit=${short} result=FAIL: ${first.reason} (running it once more)` });
-      const again = await this.runCheck(s, worktree, head);
+      const again = await this.checkAgain(s, worktree, head);
       if (again.kind === 'interrupted') return this.interrupted(s, before);
-      if (again.kind === 'pass') {
-        s.log({ type: 'WARN', message: `integration check flaky at commit=${short}: it failed, then passed on the same commit` });
-        this.update(s, (st) => st.flaky.push({ commit: head, at: logTimestamp() }));
-        return this.green(s, head, 'FLAKY');
-      }
+      if (again.kind === 'pass') return this.green(s, head, 'FLAKY');
       s.log({ type: 'VALIDATE', category: 'INTEGRATION', message: `commit=${short} result=FAIL: ${again.reason}` });
       this.update(s, (st) => setResult(st, 'red', head, logTimestamp()));
       const lastGreen = before.last_green && (await s.git.commitExists(before.last_green)) ? before.last_green : undefined;
@@ -269,8 +265,24 @@ export class IntegrationGate {
   }
 
   /**
+   * The check run once more at `commit` after it failed there: a pass now is a flaky result,
+   * logged with the commit and counted, and taken as a pass.
+   */
+  private async checkAgain(s: Session, worktree: string, commit: string): Promise<CheckResult> {
+    const again = await this.runCheck(s, worktree, commit);
+    if (again.kind === 'pass') {
+      s.log({
+        type: 'WARN',
+        message: `integration check flaky at commit=${commit.slice(0, 7)}: it failed, then passed on the same commit`,
+      });
+      this.update(s, (st) => st.flaky.push({ commit, at: logTimestamp() }));
+    }
+    return again;
+  }
+
+  /**
    * The first red merge among the first-parent merges after `lastGreen`, by binary search: each
-   * step runs the check once at a merge. Undefined when the session stopped instead.
+   * step runs the check at a merge, and once more where it fails. Undefined when the session stopped instead.
    */
   private async bisect(
     s: Session,
@@ -294,7 +306,9 @@ export class IntegrationGate {
     let step = 0;
     const probe = async (i: number): Promise<CheckResult> => {
       const m = merges[i]!;
-      const r = await this.runCheck(s, worktree, m.commit);
+      // A failure is believed only when it fails again: a flaky check must not blame an innocent merge.
+      let r = await this.runCheck(s, worktree, m.commit);
+      if (r.kind === 'fail') r = await this.checkAgain(s, worktree, m.commit);
       if (r.kind === 'interrupted') return r;
       s.log({
         type: 'VALIDATE',

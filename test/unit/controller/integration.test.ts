@@ -47,6 +47,27 @@ describe('controller: the integration gate', function () {
     assert.match(steps[0]!.message, /^bisect step 1\/2: commit=[0-9a-f]{7} \(merge of task-a\) result=PASS$/);
   });
 
+  it('a bisect step that fails once and then passes is flaky, not the culprit: the bisect goes on to the merge that broke the base', async () => {
+    const dir = tempDir('launchpad-flaky-step-');
+    const marker = join(dir, 'failed-once');
+    // At task-a's merge (the bisect's one step) the check fails its first time only.
+    writeFileSync(
+      join(dir, 'check.sh'),
+      `if git log -1 --format=%s | grep -q '^Merge \\[task-a\\]' && [ ! -e ${marker} ]; then : > ${marker}; echo "Error: flaky"; exit 1; fi\nexec node all.js\n`,
+    );
+    const check = `sh ${join(dir, 'check.sh')}`;
+    const root = harness({ files: FILES, tasks: TASKS, sessionConfig: { integration_check: { command: check, every: 2 } } });
+    const r = await run(root, scenarioAgents(root));
+    assert.equal(r.code, 0, show(r, root));
+    assert.ok(existsSync(marker), 'the step never failed');
+    assertRevertedAndRedone(root, check);
+    const mergeA = git(root, 'log', '--format=%H', '--grep', '^Merge \\[task-a\\]', 'main').trim();
+    assert.deepEqual(
+      integrationState(root).flaky.map((f) => f.commit),
+      [mergeA],
+    );
+  });
+
   it('a dependent of the culprit still running when it is reverted is given back at its merge, not charged, and merges after it', async () => {
     const root = harness({
       files: FILES,

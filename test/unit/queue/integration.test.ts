@@ -5,32 +5,18 @@ import * as assert from 'node:assert/strict';
 
 import { assertRevertedAndRedone, FILES, scenarioAgents, TASKS } from '../controller/integrationScenario';
 import { startCli } from '../helpers/cli';
-import { queuePackages } from './queuePackages';
-import { QueueRig } from './queueRig';
-import { type RedisServer, startRedis } from './redisServer';
+import { useQueueRig } from './queueRig';
 
 describe('queue executor: the integration gate', function () {
   this.timeout(120_000);
-  let redis: RedisServer;
-  let rig: QueueRig;
-
-  before(async function () {
-    this.timeout(180_000);
-    queuePackages();
-    redis = await startRedis();
-    rig = new QueueRig(redis);
-  });
-  afterEach(() => rig.killAll());
-  after(async () => {
-    await redis?.stop();
-  });
+  const q = useQueueRig();
 
   it('the merge that breaks the base is reverted with a new commit, requeued, redone on a worker and merged', async () => {
-    const { root, env } = rig.setup(TASKS, 2, { integration_check: { command: 'node all.js' } }, FILES);
-    rig.worker('w1', env);
-    rig.worker('w2', env);
+    const { root, env } = q.rig.setup(TASKS, 2, { integration_check: { command: 'node all.js' } }, FILES);
+    q.rig.worker('w1', env);
+    q.rig.worker('w2', env);
     const run = startCli(['run', '--agent', scenarioAgents(root), '--executor', 'queue'], { cwd: root, env });
-    rig.procs.push(run);
+    q.rig.procs.push(run);
     const end = await run.done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
     assertRevertedAndRedone(root);

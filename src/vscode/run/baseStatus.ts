@@ -28,17 +28,30 @@ const LOOK: Record<IntegrationState['status'], { icon: string; word: string }> =
 };
 
 export function registerBaseStatus(context: vscode.ExtensionContext, model: StateModel): void {
-  const item = vscode.window.createStatusBarItem('launchpad.base', vscode.StatusBarAlignment.Left, 49);
-  item.name = 'Launchpad Base Branch';
-  item.command = { command: COMMANDS.filterLog, title: 'Show the integration check in the log', arguments: [{ category: 'INTEGRATION' }] };
+  // Made when there is something to show: most workspaces have no check, and activation stays light.
+  let made: vscode.StatusBarItem | undefined;
+  const statusItem = () => {
+    if (!made) {
+      made = vscode.window.createStatusBarItem('launchpad.base', vscode.StatusBarAlignment.Left, 49);
+      made.name = 'Launchpad Base Branch';
+      made.command = {
+        command: COMMANDS.filterLog,
+        title: 'Show the integration check in the log',
+        arguments: [{ category: 'INTEGRATION' }],
+      };
+      context.subscriptions.push(made);
+    }
+    return made;
+  };
   const render = (s: StateSnapshot | undefined) => {
     const state = s?.integration;
     const configured = !!s?.file?.session_config.integration_check;
     if (!state || (!configured && !state.commit)) {
-      item.hide();
+      made?.hide();
       shown.text = shown.tooltip = undefined;
       return;
     }
+    const item = statusItem();
     const look = LOOK[state.status];
     item.text = `${look.icon} Base ${look.word}`;
     const tooltip = baseTooltip(state);
@@ -48,7 +61,7 @@ export function registerBaseStatus(context: vscode.ExtensionContext, model: Stat
     shown.text = item.text;
     shown.tooltip = tooltip;
   };
-  context.subscriptions.push(item, model.onDidChange(render));
+  context.subscriptions.push(model.onDidChange(render));
   render(model.snapshot);
 }
 

@@ -1,5 +1,6 @@
 // The end of every run: what completed, what failed and why (its one-line reason, where its
-// output is, the exact command that retries it), what is blocked and by what, and what to type
+// output is, the exact command that retries it), what is blocked and by what, the questions agents
+// asked (with the command that answers each), and what to type
 // next when the run stopped on a limit or a setting. Commands are complete as printed.
 import { existsSync } from 'node:fs';
 
@@ -33,10 +34,20 @@ export interface Blocked {
   blocked_by: string | null;
 }
 
+export interface AskedQuestion {
+  id: string;
+  title: string;
+  question: string;
+  /** The command that answers it, with the answer to fill in. */
+  answer: string;
+}
+
 export interface RunSummary {
   completed: number;
   failed: Failure[];
   blocked: Blocked[];
+  /** Tasks awaiting an answer to their agent's question. */
+  questions: AskedQuestion[];
   pending: number;
   in_progress: number;
   /** What to type next, each a complete command line with a few words before it. */
@@ -59,12 +70,14 @@ export interface SummaryContext {
 export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryContext): RunSummary {
   const { states, blockedReasons } = analyzeTasks(file.tasks);
   const pos = positions(file.tasks);
-  const summary: RunSummary = { completed: 0, failed: [], blocked: [], pending: 0, in_progress: 0, next: [] };
+  const summary: RunSummary = { completed: 0, failed: [], blocked: [], questions: [], pending: 0, in_progress: 0, next: [] };
   const missingValidation: Task[] = [];
   for (const t of file.tasks) {
     const state = states.get(t.id);
     if (state === 'completed') summary.completed++;
     else if (state === 'running') summary.in_progress++;
+    else if (state === 'awaiting_answer' && t.question)
+      summary.questions.push({ id: t.id, title: t.title, question: t.question.text, answer: `${ctx.launchpad} answer ${t.id} "…"` });
     else if (state === 'blocked') {
       const first = blockedByOf(t) ?? blockedByFailed(blockedReasons.get(t.id));
       const by = first === undefined ? undefined : rootBlocker(file.tasks, pos, first);
@@ -135,6 +148,9 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
         `no agent is set: ${ctx.rerun('--agent claude')}   (${ctx.launchpad} agents lists the presets; for good: ${ctx.launchpad} config agent claude)`,
       );
       break;
+    case 'awaiting-answers':
+      next.push(`answer each question above, then run again: ${ctx.rerun()} (answered tasks go first)`);
+      break;
     case 'stopped':
       if (s.in_progress) next.push(`the next run recovers the ${s.in_progress} task(s) in progress: ${ctx.rerun()}`);
       break;
@@ -145,11 +161,12 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
 }
 
 export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, elapsedMs: number): string[] {
-  const total = s.completed + s.failed.length + s.blocked.length + s.pending + s.in_progress;
+  const total = s.completed + s.failed.length + s.blocked.length + s.questions.length + s.pending + s.in_progress;
   const counts = [
     c.green(`${s.completed}/${total} completed`),
     s.failed.length ? c.red(`${s.failed.length} failed`) : '0 failed',
     s.blocked.length ? c.yellow(`${s.blocked.length} blocked`) : '0 blocked',
+    ...(s.questions.length ? [c.yellow(`${s.questions.length} awaiting an answer`)] : []),
     `${s.pending} pending`,
     ...(s.in_progress ? [`${s.in_progress} in progress`] : []),
   ];
@@ -164,6 +181,11 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
     lines.push(
       `  ${c.yellow('blocked')}  ${b.id}  ${b.title}  ${c.dim(`(${b.reason}${b.blocked_by ? `; retrying ${b.blocked_by} unblocks it` : ''})`)}`,
     );
+  }
+  for (const q of s.questions) {
+    lines.push(`  ${c.yellow('asks')}     ${q.id}  ${q.title}`);
+    lines.push(`           ${q.question}`);
+    lines.push(`           answer: ${q.answer}`);
   }
   for (const n of outcome.notes ?? []) lines.push(`${c.yellow('note:')} ${n}`);
   lines.push(outcome.exitCode === 0 ? c.green(outcome.message) : outcome.message);

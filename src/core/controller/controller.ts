@@ -22,7 +22,7 @@ import { isOwnPath, type StatePaths } from '../statePaths';
 import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { RUN_TRANSACTION_WAIT_MS, StateStore } from '../taskFile/store';
-import { isPermanentlyFailed } from '../tasks/dag';
+import { isPermanentlyFailed, waitsOnAnswers } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
 import { ClaimLostError, ClaimRefusedError, TaskVanishedError, undoDispatch } from '../tasks/transitions';
 import { holdMessage, resumedMessage, waitingMessage } from './budget';
@@ -677,7 +677,8 @@ export class Controller {
     rmdirIfEmpty(s.config.worktreeRoot);
 
     const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
-    const end = outcomeOf({ reason, cause, stats, unrecorded, hold });
+    const awaitingAnswers = waitsOnAnswers(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_answer').map((t) => t.id) : [];
+    const end = outcomeOf({ reason, cause, stats, unrecorded, hold, awaitingAnswers });
     return { ...end, session: s.number, stats, ...(s.state.notes.length ? { notes: [...s.state.notes] } : {}) };
   }
 

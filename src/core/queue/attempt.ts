@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { findPreset, toolVariables } from '../agents/presets';
-import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason } from '../controller/agentOutput';
+import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason, questionNotHeld } from '../controller/agentOutput';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
 import { agentEnvironment } from '../process/environment';
@@ -175,11 +175,13 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     await pushing;
     if (agent.aborted) throw new Error(`${job.taskId}: the worker was stopped while the agent ran`);
 
-    const verdict: AttemptResult['verdict'] = agent.timedOut ? 'timeout' : v.kind;
+    const verdict: AttemptResult['verdict'] = agent.timedOut ? 'timeout' : v.kind === 'question' ? 'fail' : v.kind;
     const reason = agent.timedOut
       ? `Agent timed out after ${job.agentTimeoutMs / 1000}s`
       : v.kind === 'fail'
         ? v.reason
+        : v.kind === 'question'
+          ? questionNotHeld(v.text, 'on a queue worker')
         : v.kind === 'none'
           ? noVerdictReason(agent, agent.tail)
           : undefined;

@@ -11,6 +11,7 @@ import type { TaskEntry } from '../model/stateModel';
 export const STATE_LABELS: Record<TaskState, string> = {
   running: 'Running',
   interrupted: 'Interrupted, to resume',
+  awaiting_answer: 'Awaiting an answer',
   ready: 'Ready',
   retryable: 'Failed, will be retried',
   needs_validation: 'Needs a validation command',
@@ -23,6 +24,7 @@ export const STATE_LABELS: Record<TaskState, string> = {
 const ICONS: Record<TaskState, [icon: string, color: string | undefined]> = {
   running: ['sync~spin', 'charts.blue'],
   interrupted: ['debug-pause', 'list.warningForeground'],
+  awaiting_answer: ['question', 'list.warningForeground'],
   ready: ['circle-large-outline', 'charts.green'],
   retryable: ['error', 'list.warningForeground'],
   needs_validation: ['warning', 'list.warningForeground'],
@@ -47,6 +49,7 @@ export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
 export const STATE_WORDS: Record<TaskState, string> = {
   running: 'running',
   interrupted: 'interrupted',
+  awaiting_answer: 'asks a question',
   ready: 'ready',
   retryable: 'will retry',
   needs_validation: 'no validation',

@@ -286,7 +286,8 @@ export class AttemptPaths {
 }
 
 /** What an agent's end decided: success (its work goes on to validation), a failure, or a question for a person. */
-export type AttemptVerdict = { kind: 'success' } | { kind: 'fail'; category: Category; reason: string } | { kind: 'question'; text: string };
+export type AttemptVerdict =
+  { kind: 'success' } | { kind: 'fail'; category: Category; reason: string } | { kind: 'question'; text: string };
 
 function readOr(path: string, fallback: string): string {
   try {

@@ -109,7 +109,11 @@ export const runCommand: Command = {
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome, a summary and the final status as JSON' },
     events: { type: 'boolean', help: 'print the event stream on stdout as JSON lines (see above) instead of the log and the summary' },
-    notify: { type: 'string', value: 'CMD', help: 'run CMD when the run ends, a task has used all its attempts or an agent asks (see above)' },
+    notify: {
+      type: 'string',
+      value: 'CMD',
+      help: 'run CMD when the run ends, a task has used all its attempts or an agent asks (see above)',
+    },
     'no-bell': { type: 'boolean', help: 'no terminal bell at the end or at a question' },
     ...TRUST_OPTION,
     ...SPEC_RUN_OPTIONS,

@@ -101,7 +101,11 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   s.drive(fence);
   // A person answered its question: the agent continues in the asking attempt's worktree.
   const answered = !resume && awaitsResume(before);
-  const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : answered ? ` answered=attempt-${before.question!.attempt}` : '';
+  const resumed = resume
+    ? ` resuming=attempt-${resume.interruptedAttempt}`
+    : answered
+      ? ` answered=attempt-${before.question!.attempt}`
+      : '';
   s.log({
     type: 'DISPATCH',
     taskId: task.id,
@@ -297,10 +301,17 @@ export async function awaitAnswer(
   text: string,
 ): Promise<TaskEnd> {
   const problem = await inspectWork(s, task, worktree, base, { commitLeftovers: true, warnIfEmpty: false });
-  if (problem) return discardAttempt(s, task, worktree, terminal, { category: 'AGENT_FAIL', reason: problem, discardReason: 'agent reported failure' });
+  if (problem)
+    return discardAttempt(s, task, worktree, terminal, {
+      category: 'AGENT_FAIL',
+      reason: problem,
+      discardReason: 'agent reported failure',
+    });
   const kept = await s.keepAttempt(task.id, attempt);
   await s.awaitAnswer(task, text, kept);
-  terminal.write(`\r\n[launchpad] ${task.id} asks: ${text}\r\n[launchpad] its worktree is kept; answer with: launchpad answer ${task.id} "…"\r\n`);
+  terminal.write(
+    `\r\n[launchpad] ${task.id} asks: ${text}\r\n[launchpad] its worktree is kept; answer with: launchpad answer ${task.id} "…"\r\n`,
+  );
   terminal.close('interrupted');
   return 'awaiting-answer';
 }

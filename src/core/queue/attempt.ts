@@ -182,9 +182,9 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
         ? v.reason
         : v.kind === 'question'
           ? questionNotHeld(v.text, 'on a queue worker')
-        : v.kind === 'none'
-          ? noVerdictReason(agent, agent.tail)
-          : undefined;
+          : v.kind === 'none'
+            ? noVerdictReason(agent, agent.tail)
+            : undefined;
     if (verdict === 'success' && (await git.anyChanges(worktree)).length)
       await git.commitAll(worktree, `[${job.taskId}] ${job.title} (changes left uncommitted by the agent)`);
 

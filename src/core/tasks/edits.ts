@@ -131,7 +131,10 @@ export async function retryTasksLogged(
  * its next attempt resumes the asking one's worktree. Logged as a RECOVERY line. Returns the task.
  */
 export async function answerQuestionLogged(store: StateStore, id: string, answer: string): Promise<Task> {
-  const { task, session } = await store.transact((file) => ({ task: answerQuestion(file, id, answer), session: file.session_count }), SHARED);
+  const { task, session } = await store.transact(
+    (file) => ({ task: answerQuestion(file, id, answer), session: file.session_count }),
+    SHARED,
+  );
   log(store, session, {
     type: 'RECOVERY',
     taskId: id,

@@ -324,7 +324,9 @@ export function answerQuestion(file: TaskFile, id: string, answer: string, now =
   const found = taskWithId(file.tasks, id);
   if (!found) throw new InputError(`no task "${id}" in harness-tasks.json`);
   if (found.status !== 'awaiting_answer' || !found.question) {
-    throw new InputError(`task "${id}" is ${found.status.replace('_', ' ')}, not awaiting an answer: only a task whose agent asked a question can be answered`);
+    throw new InputError(
+      `task "${id}" is ${found.status.replace('_', ' ')}, not awaiting an answer: only a task whose agent asked a question can be answered`,
+    );
   }
   const t = writableTask(file, found);
   t.status = 'pending';

@@ -131,7 +131,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
         worktree = resume?.worktree ?? worktree;
       }
       // A resumed attempt continues in the worktree it left, set up already.
-      from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base, fence);
+      from = resume ? { kind: 'resumed', answered: resume.answered } : await createWorktree(s, task.id, worktree, branch, base, fence);
       markWorktreeOwner(worktree, fence);
     } catch (err) {
       return {

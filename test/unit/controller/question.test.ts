@@ -91,7 +91,10 @@ describe('controller: an agent asks a question, a person answers', function () {
     const row = report.tasks.find((x: { id: string }) => x.id === 'task-001');
     assert.deepEqual([row.state, row.question.text], ['awaiting_answer', 'Which port?']);
     const events = readdirSync(join(root, '.launchpad/events')).flatMap((f) =>
-      readFileSync(join(root, '.launchpad/events', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)),
+      readFileSync(join(root, '.launchpad/events', f), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
     );
     assert.ok(events.some((e) => e.type === 'task' && e.task === 'task-001' && e.event === 'question' && e.question === 'Which port?'));
     assert.equal(events.at(-1).outcome.exit_code, 8);

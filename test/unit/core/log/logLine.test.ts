@@ -34,6 +34,7 @@ describe('core/logLine', () => {
       'INIT',
       'LOCK',
       'MERGE',
+      'QUESTION',
       'RECOVERY',
       'ROLLBACK',
       'STATS',
@@ -184,7 +185,7 @@ describe('core/logLine', () => {
         }
       }
     }
-    assert.equal(count, 16 * 10 * 3 * 4);
+    assert.equal(count, 17 * 10 * 3 * 4);
   });
 
   it('escapes newlines so a message never spans lines', () => {

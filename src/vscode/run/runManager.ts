@@ -46,14 +46,16 @@ export type RunEvent =
   | { kind: 'started'; run: ActiveRun }
   | { kind: 'ended'; run: ActiveRun; outcome?: RunOutcome; error?: unknown }
   /** A task of the run has used all its attempts; `summary` says which, and its last error. */
-  | { kind: 'attempts-exhausted'; run: ActiveRun; task: ExhaustedTask; summary: string };
+  | { kind: 'attempts-exhausted'; run: ActiveRun; task: ExhaustedTask; summary: string }
+  /** A task's agent asked a question: the task awaits an answer. */
+  | { kind: 'question'; run: ActiveRun; taskId: string; question: string };
 
 /** How often the followed streams are read while a run is live (they are also read on every change). */
 const FOLLOW_MS = 500;
 /** How often the window looks for a run it does not follow yet (besides the lock's and the log's changes). */
 const LOOK_MS = 2000;
 
-const ATTEMPT_EXIT: Record<string, number> = { completed: 0, failed: 1, interrupted: 130 };
+const ATTEMPT_EXIT: Record<string, number> = { completed: 0, failed: 1, interrupted: 130, question: 0 };
 
 /** One run the window follows: its stream read on as it grows, and what it says so far. */
 class FollowedRun implements ActiveRun {
@@ -260,6 +262,7 @@ export class RunManager implements vscode.Disposable {
           this.endAttempt(run, attempt, code, `${r.task} ${r.event}`);
         }
         if (r.event === 'failed' && !catchingUp) void this.checkExhausted(run, r.task);
+        if (r.event === 'question' && !catchingUp) this.events.fire({ kind: 'question', run, taskId: r.task, question: r.question ?? '' });
       }
     }
     // Caught up: a terminal for each attempt still running, its transcript from the first byte.

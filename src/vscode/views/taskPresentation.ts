@@ -154,6 +154,11 @@ export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>, hea
   if (describeCost(t.cost)) line('Cost reported', describeCost(t.cost));
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
+  if (t.question) {
+    line(t.state === 'awaiting_answer' ? 'Asks' : 'Asked', t.question.text);
+    if (typeof t.question.answer === 'string') line('Answer', t.question.answer);
+    else line('To answer', `Answer Question… on its row, or launchpad answer ${t.id} "…"`);
+  }
   if (t.state === 'running' && t.agent_id)
     line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);
   if (t.state === 'running' && t.task.claimed_by) {

@@ -199,6 +199,16 @@ describe('controller: an agent asks a question, a person answers', function () {
     assert.deepEqual(unreachableAgentCommits(root), []);
   });
 
+  it('in place, where no worktree can wait for the answer, a question fails the attempt with the question in its reason', async () => {
+    const root = harness({ tasks: [{ ...ASKS, maxAttempts: 1 }] });
+    const r = await run(root, agentCmd('asks-question.sh'), ['--in-place']);
+    assert.equal(r.code, 1, show(r, root));
+    const t = taskById(root, 'task-001');
+    assert.equal(t.status, 'failed');
+    assert.match(t.error_log.at(-1)!, /^\[AGENT_FAIL\] the agent asked "Which port\?", but an attempt in place cannot wait for an answer/);
+    assert.equal(t.question, undefined);
+  });
+
   it("a QUESTION line in a validation's output is not a question: the agent's words are", async () => {
     const root = harness({
       tasks: [{ id: 'task-001', validate: 'echo "QUESTION: Which port?"; test -f src/task-001/done.txt' }],

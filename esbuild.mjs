@@ -4,6 +4,7 @@
 //                      vscode import in the core fails this build (bullmq stays external)
 //   dist/webview/      the Task Graph page's script (with its layout library) and styles, loaded
 //                      by the webview when the panel opens, never by the extension
+//   dist/THIRD_PARTY_NOTICES.txt  the license of every package bundled into the three above
 //   out/               every .ts under src/ and test/ transpiled one-to-one (CommonJS),
 //                      for mocha in node and for the tests inside a VS Code host
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -26,6 +27,32 @@ function tsFiles(dir) {
   });
 }
 
+/**
+ * The bundles keep no license comments (legalComments: 'none'): each package they hold is named
+ * here with its version and its own license text instead, as the licenses ask.
+ */
+function thirdPartyNotices(results) {
+  const packages = new Set();
+  for (const r of results)
+    for (const input of Object.keys(r.metafile.inputs)) {
+      const m = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+      if (m) packages.add(m[1]);
+    }
+  // A package's dependencies count too: a prebuilt dist may hold them inlined (dagre holds graphlib).
+  for (const name of packages) {
+    const deps = JSON.parse(readFileSync(join('node_modules', name, 'package.json'), 'utf8')).dependencies ?? {};
+    for (const dep of Object.keys(deps)) packages.add(dep);
+  }
+  const sections = [...packages].sort().map((name) => {
+    const dir = join('node_modules', name);
+    const { version, license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+    if (!file) throw new Error(`${name}: bundled, but it has no license file to ship`);
+    return `${name} ${version} (${license})\n\n${readFileSync(join(dir, file), 'utf8').trim()}\n`;
+  });
+  return `Launchpad's bundles (dist/) include these packages, under their own licenses.\n\n${sections.join('\n' + '-'.repeat(72) + '\n\n')}`;
+}
+
 function jsFiles(dir) {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
@@ -45,10 +72,17 @@ const shared = {
 };
 
 const testSources = [...tsFiles('src'), ...tsFiles('test')];
-await Promise.all([
-  esbuild.build({ ...shared, entryPoints: ['src/vscode/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] }),
+const shipped = await Promise.all([
   esbuild.build({
     ...shared,
+    metafile: true,
+    entryPoints: ['src/vscode/extension.ts'],
+    outfile: 'dist/extension.js',
+    external: ['vscode'],
+  }),
+  esbuild.build({
+    ...shared,
+    metafile: true,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.js',
     banner: { js: '#!/usr/bin/env node' },
@@ -58,6 +92,7 @@ await Promise.all([
     define: { LAUNCHPAD_VERSION: JSON.stringify(version) },
   }),
   esbuild.build({
+    metafile: true,
     entryPoints: ['src/vscode/dag/webview/dag.ts', 'src/vscode/dag/webview/dag.css'],
     outdir: 'dist/webview',
     bundle: true,
@@ -69,6 +104,9 @@ await Promise.all([
     logLevel: 'warning',
     legalComments: 'none',
   }),
+]);
+writeFileSync('dist/THIRD_PARTY_NOTICES.txt', thirdPartyNotices(shipped));
+await Promise.all([
   esbuild.build({
     entryPoints: testSources,
     outdir: 'out',

@@ -42,7 +42,7 @@ const HELP = `usage: node scripts/vscode-host/run.mjs [options]
   --screenshot FILE     PNG of the workbench once the tests are done
   --env KEY=VALUE       extra environment for the extension host (repeatable)
   --grep TEXT           only tests whose full title contains TEXT (HOST_TEST_GREP)
-  --timeout SECONDS     hard limit for the whole run (default: 300)
+  --timeout SECONDS     hard limit for the whole run (default: 1200)
   --after-close FILE    module exporting async afterClose(workspace): when the tests ask the runner
                         to close the editor (test/vscode/host.ts requestEditorClose), the browser and
                         code-server are killed and afterClose checks what goes on without them; the
@@ -50,7 +50,7 @@ const HELP = `usage: node scripts/vscode-host/run.mjs [options]
   --label WORD          prefix of the closing line, for several runs in one log`;
 
 export function parseArgs(argv) {
-  const o = { extensionPath: ROOT, tests: join(ROOT, 'out/test/vscode/index.js'), suite: 'trusted', trust: true, env: {}, timeout: 300 };
+  const o = { extensionPath: ROOT, tests: join(ROOT, 'out/test/vscode/index.js'), suite: 'trusted', trust: true, env: {}, timeout: 1200 };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {

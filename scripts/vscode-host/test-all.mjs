@@ -14,7 +14,7 @@ const flag = (name) => {
 };
 const vsix = flag('--vsix');
 const only = flag('--only')?.split(',');
-const timeout = Number(flag('--timeout') ?? 300);
+const timeout = Number(flag('--timeout') ?? 1200);
 
 /** The trusted suite's tests the packaged extension runs (a mocha grep over the full titles; D49). */
 const VSIX_TESTS = '^(activation|packaging|commands and contributions|task graph|run) ';

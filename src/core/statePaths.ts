@@ -1,19 +1,8 @@
 // Where everything lives, relative to the state root (the directory holding harness-tasks.json).
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
+import { replaceFile } from './atomicFile';
 import { type Category, isCategory } from './log/logLine';
 
 export const TASKS_FILE = 'harness-tasks.json';
@@ -44,7 +33,7 @@ export const STATE_FILE_NAMES = [
  * Everything under the state root that is Launchpad's own, as paths relative to it (a trailing
  * '/' is a whole folder, a trailing '*' any name that starts so in that folder): never a person's
  * uncommitted work, never an agent's to commit or change, spared by an in-place rollback. The
- * folders matter as much as the files: the journal writes `progress.json.tmp` before renaming it,
+ * folders matter as much as the files: the journal writes a temporary file before renaming it,
  * and an in-place agent's `git add -A` at that moment must not commit it; a broken task file
  * restored from its backup is kept beside it as `harness-tasks.json.corrupt-<time>`.
  */
@@ -263,15 +252,7 @@ export class AttemptPaths {
         : verdict.kind === 'question'
           ? `question ${verdict.text.replace(/\s*\n\s*/g, ' ')}`
           : `fail [${verdict.category}] ${verdict.reason.replace(/\s*\n\s*/g, ' ')}`;
-    const tmp = `${this.verdictFile}.tmp`;
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(fd, `${first}\nagent=${agentId}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.verdictFile);
+    replaceFile(this.verdictFile, `${first}\nagent=${agentId}\n`);
   }
   /** The recorded verdict, with the agent that earned it; undefined when none (or unreadable). */
   verdict(): (AttemptVerdict & { agentId: string }) | undefined {

@@ -62,7 +62,7 @@ describe("launchpad demo (the README's first command)", () => {
     assert.match(r.stdout, /DISPATCH \[task-002\] .* \(attempt 2\/3\)\n/);
     assert.match(r.stdout, /DISPATCH \[task-006\] .* \(attempt 2\/3\)\n/);
     assert.doesNotMatch(r.stdout, /DISPATCH \[task-001\] .*attempt/, 'a first attempt is not labelled');
-    assert.match(r.stdout, /\nSummary: 6\/6 completed, 0 failed, 0 blocked, 0 pending/);
+    assert.match(r.stdout, /\nSummary: 6\/6 completed {2}\(/);
     const commands = r.stdout
       .slice(r.stdout.indexOf('Look at the result'))
       .split('\n')

@@ -32,7 +32,7 @@ export function suiteFiles(root: string, suite: string): string[] {
 
 export async function run(): Promise<void> {
   const suite = process.env.HOST_TEST_SUITE ?? 'trusted';
-  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 30_000, slow: 5_000 });
+  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 120_000, slow: 5_000 });
   if (process.env.HOST_TEST_GREP) mocha.grep(process.env.HOST_TEST_GREP);
   const files = suiteFiles(__dirname, suite);
   if (files.length === 0) throw new Error(`no *.test.js files for suite "${suite}" under ${__dirname}`);

@@ -57,7 +57,7 @@ describe('packaging', () => {
     await waitFor(`${ID} to activate`, () => !!vscode.extensions.getExtension(ID)?.isActive, 30_000);
   });
 
-  it('the .vsix holds only the bundle, the CLI, its schema, the Task Graph page, media, the manifest, README and LICENSE', function () {
+  it("the .vsix holds only the bundle, the CLI, its schema, the Task Graph page, media, the manifest, README, LICENSE and the bundled packages' notices", function () {
     if (!vsix) return this.skip(); // the vsix suite
     const entries = zipEntries(vsix).filter((e) => !e.endsWith('/'));
     const allowed = [
@@ -70,6 +70,7 @@ describe('packaging', () => {
       /^extension\/dist\/cli\.js$/,
       /^extension\/dist\/harness-tasks\.schema\.json$/,
       /^extension\/dist\/webview\/dag\.(js|css)$/,
+      /^extension\/dist\/THIRD_PARTY_NOTICES\.txt$/,
       /^extension\/media\/[\w.-]+\.(json|svg|png)$/,
     ];
     const unexpected = entries.filter((e) => !allowed.some((re) => re.test(e)));
@@ -82,6 +83,7 @@ describe('packaging', () => {
       'extension/dist/harness-tasks.schema.json',
       'extension/dist/webview/dag.js',
       'extension/dist/webview/dag.css',
+      'extension/dist/THIRD_PARTY_NOTICES.txt',
     ]) {
       assert.ok(entries.includes(needed), `${needed} is missing`);
     }

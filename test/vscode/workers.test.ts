@@ -13,7 +13,19 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../../src/vscode/contributions';
 import type { LaunchpadApi } from '../../src/vscode/extension';
 import { STATE_LABELS } from '../../src/vscode/views/taskPresentation';
-import { CLI, eventually, git, launchpad, progressFile, readTaskFile, shownTask, tasksFile, tooltipText, workspaceRoot } from './launchpad';
+import {
+  CLI,
+  eventually,
+  git,
+  launchpad,
+  progressFile,
+  readTaskFile,
+  shownTask,
+  shownTasks,
+  tasksFile,
+  tooltipText,
+  workspaceRoot,
+} from './launchpad';
 import { task } from './setup';
 
 /** A fixture task with its own validation command. */
@@ -55,6 +67,35 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     fs.writeFileSync(tasksFile(), savedTasks);
     fs.writeFileSync(progressFile(), savedLog);
     await api.model.refresh();
+  });
+
+  it("a worker's task shows as interrupted once its lease runs out, with no file changing", async () => {
+    // A worker that died holding its task: its lease ends a few seconds from now.
+    const until = new Date(Date.now() + 4_000).toISOString();
+    writeHarness({ concurrency_mode: 'concurrent', lease_seconds: 30 }, [
+      checked('lease-1', 'Held by a gone worker', undefined, {
+        status: 'in_progress',
+        attempts: 1,
+        claimed_by: 'gone-worker',
+        lease_expires_at: until,
+        agent_id: 'agent_gone',
+        worktree_branch: 'harness-lease-1',
+        started_at_commit: git('rev-parse', 'HEAD').trim(),
+      }),
+    ]);
+    await api.model.refresh();
+    assert.equal((await shownTask(api, 'lease-1')).group, STATE_LABELS.running, 'a current lease holds its task');
+    const written = fs.statSync(tasksFile()).mtimeMs;
+    // The view as it is, with no refresh asked for (shownTask would ask).
+    const groupShown = async () =>
+      (await shownTasks(api)).find((g) => g.children.some((c) => c.node.kind === 'task' && c.node.taskId === 'lease-1'))?.label;
+    await eventually(
+      'lease-1 shown as interrupted after its lease ended',
+      async () => (await groupShown()) === STATE_LABELS.interrupted,
+      30_000,
+    );
+    assert.ok(Date.now() >= Date.parse(until), 'shown as interrupted before its lease ended');
+    assert.equal(fs.statSync(tasksFile()).mtimeMs, written, 'the task file changed');
   });
 
   it('shows the worker holding each task and its lease; a run in VS Code joins as one more worker', async () => {

@@ -276,6 +276,7 @@ function endSummary(ctx: CommandContext, store: StateStore, outcome: RunOutcome,
     maxTasksPerSession: settings.maxTasksPerSession ?? file.session_config.max_tasks_per_session,
     maxSessions: maxSessions(settings, file),
     agentMissing: agentMissing(settings, file),
+    now: Date.now(),
   });
 }
 

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import type { RunOutcome } from '../../core/controller/types';
 import type { StatePaths } from '../../core/statePaths';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
+import { countStates, formatCounts, heldBy, type TaskCounts } from '../../core/tasks/counts';
 import { analyzeTasks, blockedByOf, isPermanentlyFailed, rootBlocker } from '../../core/tasks/dag';
 import { parseErrorEntry } from '../../core/tasks/errorEntry';
 import { positions } from '../../core/tasks/taskIndex';
@@ -43,13 +44,12 @@ export interface AskedQuestion {
 }
 
 export interface RunSummary {
-  completed: number;
+  /** The task file's counts as the run leaves it (core/tasks/counts.ts: the names `status` and the editor use). */
+  counts: TaskCounts;
   failed: Failure[];
   blocked: Blocked[];
   /** Tasks awaiting an answer to their agent's question. */
   questions: AskedQuestion[];
-  pending: number;
-  in_progress: number;
   /** What to type next, each a complete command line with a few words before it. */
   next: string[];
 }
@@ -65,18 +65,19 @@ export interface SummaryContext {
   maxSessions: number;
   /** No agent was set anywhere (--agent, $LAUNCHPAD_AGENT, session_config). */
   agentMissing: boolean;
+  /** Now, in ms: a concurrent worker's current lease still holds its task after this run ends. */
+  now: number;
 }
 
 export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryContext): RunSummary {
-  const { states, blockedReasons } = analyzeTasks(file.tasks);
+  // The run has ended: its own tasks in progress are interrupted, another worker's leased ones run.
+  const { states, blockedReasons } = analyzeTasks(file.tasks, heldBy({ live: false, now: ctx.now }));
   const pos = positions(file.tasks);
-  const summary: RunSummary = { completed: 0, failed: [], blocked: [], questions: [], pending: 0, in_progress: 0, next: [] };
+  const summary: RunSummary = { counts: countStates(states.values()), failed: [], blocked: [], questions: [], next: [] };
   const missingValidation: Task[] = [];
   for (const t of file.tasks) {
     const state = states.get(t.id);
-    if (state === 'completed') summary.completed++;
-    else if (state === 'running') summary.in_progress++;
-    else if (state === 'awaiting_answer' && t.question)
+    if (state === 'awaiting_answer' && t.question)
       summary.questions.push({ id: t.id, title: t.title, question: t.question.text, answer: `${ctx.launchpad} answer ${t.id} "…"` });
     else if (state === 'blocked') {
       const first = blockedByOf(t) ?? blockedByFailed(blockedReasons.get(t.id));
@@ -97,10 +98,7 @@ export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryCo
         output: failureOutput(ctx.paths, t),
         retry: isPermanentlyFailed(t) ? `${ctx.launchpad} retry ${t.id}` : null,
       });
-    } else {
-      summary.pending++;
-      if (state === 'needs_validation') missingValidation.push(t);
-    }
+    } else if (state === 'needs_validation') missingValidation.push(t);
   }
   summary.next = nextSteps(file, outcome, summary, missingValidation, ctx);
   return summary;
@@ -125,7 +123,8 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
   switch (outcome.reason) {
     case 'max-tasks-per-session': {
       const limit = ctx.maxTasksPerSession;
-      const left = s.pending + s.failed.filter((f) => f.retry === null).length;
+      const c = s.counts;
+      const left = c.ready + c.waiting + c.interrupted + c.retrying;
       const more = Math.max(limit * 2, left);
       next.push(
         `${left} task(s) still to run; this run stopped after ${limit} dispatches (max_tasks_per_session). Continue: ${ctx.rerun()}`,
@@ -152,7 +151,7 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
       next.push(`answer each question above, then run again: ${ctx.rerun()} (answered tasks go first)`);
       break;
     case 'stopped':
-      if (s.in_progress) next.push(`the next run recovers the ${s.in_progress} task(s) in progress: ${ctx.rerun()}`);
+      if (s.counts.interrupted) next.push(`the next run resumes the ${s.counts.interrupted} interrupted task(s): ${ctx.rerun()}`);
       break;
   }
   for (const t of missing)
@@ -161,16 +160,16 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
 }
 
 export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, elapsedMs: number): string[] {
-  const total = s.completed + s.failed.length + s.blocked.length + s.questions.length + s.pending + s.in_progress;
-  const counts = [
-    c.green(`${s.completed}/${total} completed`),
-    s.failed.length ? c.red(`${s.failed.length} failed`) : '0 failed',
-    s.blocked.length ? c.yellow(`${s.blocked.length} blocked`) : '0 blocked',
-    ...(s.questions.length ? [c.yellow(`${s.questions.length} awaiting an answer`)] : []),
-    `${s.pending} pending`,
-    ...(s.in_progress ? [`${s.in_progress} in progress`] : []),
-  ];
-  const lines = ['', `${c.bold('Summary')}: ${counts.join(', ')}  ${c.dim(`(session ${outcome.session}, ${duration(elapsedMs)})`)}`];
+  const paint = (field: keyof TaskCounts, text: string) =>
+    field === 'completed'
+      ? c.green(text)
+      : field === 'failed'
+        ? c.red(text)
+        : field === 'blocked' || field === 'retrying' || field === 'awaiting_answer'
+          ? c.yellow(text)
+          : text;
+  const counts = formatCounts(s.counts, { all: true, paint });
+  const lines = ['', `${c.bold('Summary')}: ${counts}  ${c.dim(`(session ${outcome.session}, ${duration(elapsedMs)})`)}`];
   for (const f of s.failed) {
     lines.push(`  ${c.red('failed')}   ${f.id}  ${f.title}  ${c.dim(`(attempts ${f.attempts}/${f.max_attempts})`)}`);
     if (f.error) lines.push(`           ${f.error}`);

@@ -143,14 +143,23 @@ export function limitThatEnded(report: AgentReport | undefined, verdictKind: str
 /**
  * The tool stopped on a usage or rate limit: the attempt is not charged (undoDispatch; work the
  * agent left is kept for the next run's recovery), dispatching pauses, the task's terminal closes.
+ * In place, the caller says whether the agent left work in the working tree (`keepWork`): the
+ * attempt then stays in progress there, and is resumed before anything else runs.
  */
-export async function stopForLimit(s: Session, before: Task, preset: string, limit: UsageLimit, terminal: TaskTerminal): Promise<TaskEnd> {
-  const keepWork = await hasWork(s, before.id);
+export async function stopForLimit(
+  s: Session,
+  before: Task,
+  preset: string,
+  limit: UsageLimit,
+  terminal: TaskTerminal,
+  inPlace?: { keepWork: boolean },
+): Promise<TaskEnd> {
+  const keepWork = inPlace ? inPlace.keepWork : await hasWork(s, before.id);
   let note = '';
   if (!keepWork && before.status !== 'in_progress') await s.removeWorktree(before.id, s.fenceOf(before.id)).catch(() => undefined);
   try {
     await s.giveBack(before, { keepWork });
-    if (keepWork) note = '; its work is kept for the next run';
+    if (keepWork) note = inPlace ? '; its work stays in the working tree and is resumed first' : '; its work is kept for the next run';
   } catch (err) {
     note = '; harness-tasks.json could not be updated';
     s.logger.warn(`could not record that ${before.id}'s attempt is not charged: ${(err as Error).message}`);

@@ -22,6 +22,7 @@ import { isOwnPath, type StatePaths } from '../statePaths';
 import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { RUN_TRANSACTION_WAIT_MS, StateStore } from '../taskFile/store';
+import { countTasks } from '../tasks/counts';
 import { isPermanentlyFailed, waitsOnAnswers } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
 import { ClaimLostError, ClaimRefusedError, TaskVanishedError, undoDispatch } from '../tasks/transitions';
@@ -555,6 +556,10 @@ export class Controller {
           s.log({ type: 'WARN', message: waitingMessage(pause) });
           if (!(await s.spending.waitForResume(s.stopSignal))) break;
           s.log({ type: 'WARN', message: resumedMessage(pause) });
+          // In place, an attempt the limit paused holds the working tree: it resumes before anything new starts.
+          if (s.inPlace)
+            for (const task of s.store.load().file.tasks.filter(runsInPlace))
+              await recoverInPlace(s, task).catch((err) => this.taskCrashed(s, task, err));
           continue;
         }
         // A concurrent worker waits while others hold tasks: their ends free dependents, and a
@@ -677,8 +682,9 @@ export class Controller {
     rmdirIfEmpty(s.config.worktreeRoot);
 
     const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
+    const counts = countTasks(file.tasks, { live: false, now: Date.now() });
     const awaitingAnswers = waitsOnAnswers(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_answer').map((t) => t.id) : [];
-    const end = outcomeOf({ reason, cause, stats, unrecorded, hold, awaitingAnswers });
+    const end = outcomeOf({ reason, cause, counts, costUsd: stats.cost_usd, unrecorded, hold, awaitingAnswers });
     return { ...end, session: s.number, stats, ...(s.state.notes.length ? { notes: [...s.state.notes] } : {}) };
   }
 

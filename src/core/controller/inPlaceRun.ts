@@ -26,10 +26,12 @@ import { formatErrorEntry } from '../tasks/errorEntry';
 import { completeTask, dispatchTask, failTask, forgetVanishedBase, resumeTask } from '../tasks/transitions';
 import { type AgentVerdict, noVerdictReason, questionNotHeld } from './agentOutput';
 import { runAgent } from './agentRun';
+import { chargedOverloadMessage, limitThatEnded, stopForLimit } from './budget';
 import { runCleanup } from './discard';
 import type { EnvFailure } from './envFailure';
 import type { TaskEnd } from './merge';
 import { buildPrompt } from './prompt';
+import { protectedPathsOf } from './protectedPaths';
 import type { Session } from './session';
 import { inspectWork } from './taskRun';
 import { STOPPED_BY_PERSON } from './taskStops';
@@ -126,11 +128,17 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
   const files =
     mode === 'validate' ? (s.attemptOf(task.id, agentId) ?? s.createAttempt(task.id, attempt)) : s.createAttempt(task.id, attempt, agentId);
   if (mode !== 'validate') {
-    const prompt = buildPrompt(before, { worktree: root, branch: s.baseBranch, baseBranch: s.baseBranch, inPlace: true });
+    const prompt = buildPrompt(before, {
+      worktree: root,
+      branch: s.baseBranch,
+      baseBranch: s.baseBranch,
+      inPlace: true,
+      protectedPaths: protectedPathsOf(before, s.config.protectedPaths),
+    });
     writeFileSync(files.prompt, prompt);
     terminal.write(`[launchpad] ${task.id} attempt ${attempt} (in place): ${s.config.agentCommand}\r\n`);
 
-    const { agent, verdict } = await runAgent(s, task, terminal, files, {
+    const { agent, verdict, report } = await runAgent(s, task, terminal, files, {
       cwd: s.paths.root,
       env: {
         ...process.env,
@@ -145,6 +153,15 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
       endWithController: true,
     });
     if (agent.aborted && s.stopping) return interrupted(terminal);
+    // A tool out of quota is not the task's failure: no verdict is recorded, and what the agent
+    // left in the tree stays there for the same attempt to resume (the third overload in a row excepted).
+    const limit = limitThatEnded(report, verdict.kind);
+    if (limit && !s.spending.chargesLimit(task.id, limit)) {
+      const keepWork = (await s.git.head()) !== base || (await changesOutsideOurs(s));
+      return stopForLimit(s, before, report!.preset, limit, terminal, { keepWork });
+    }
+    if (limit) s.log({ type: 'WARN', taskId: task.id, message: chargedOverloadMessage(report!.preset, limit) });
+    else s.spending.noLimit(task.id);
 
     const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError && !agent.aborted;
     // The verdict is recorded before anything else: a recovery validates only what it says succeeded.
@@ -172,7 +189,7 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
   if (problem) return fail('AGENT_FAIL', problem);
   files.markWorkCommitted(agentId);
 
-  const validation = await validateTask(s, before, root, terminal, files);
+  const validation = await validateTask(s, before, root, terminal, files, base);
   if (validation.kind === 'interrupted') return interrupted(terminal);
   if (validation.kind === 'fail') return fail(validation.category, validation.reason, validation.tail);
 

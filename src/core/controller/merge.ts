@@ -82,7 +82,7 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
     });
     let again: ValidationResult;
     try {
-      again = await validateTask(s, task, worktree, terminal, attempt);
+      again = await validateTask(s, task, worktree, terminal, attempt, s.baseBranch);
     } catch (err) {
       const end = endUncharged(s, task, err, terminal);
       if (end) return end;

@@ -1,7 +1,7 @@
 // How a session's end becomes the run's outcome, in one pure function: the first cause that
 // stopped it (the machine's failure, an unusable configuration, a crash loop) outranks how the
 // loop saw its end, and decides the exit code and the message a person reads.
-import type { Stats } from '../tasks/stats';
+import { formatCounts, type TaskCounts } from '../tasks/counts';
 import type { EnvFailure } from './envFailure';
 import type { RunOutcome, StopReason } from './types';
 
@@ -18,7 +18,10 @@ export interface SessionEnd {
   /** How the loop ended. */
   reason: StopReason;
   cause: StopCause | undefined;
-  stats: Stats;
+  /** The task file's counts as the session leaves it (tasks/counts.ts: the names a person sees everywhere). */
+  counts: TaskCounts;
+  /** Dollars the tasks' agents reported, summed; absent when none reported any. */
+  costUsd?: number | undefined;
   /** Tasks whose attempt could not be given back after the machine failed (the task file could not be written). */
   unrecorded: readonly string[];
   /** The words for a budget or a usage limit that held the run (budget.ts's holdMessage). */
@@ -29,25 +32,27 @@ export interface SessionEnd {
 
 /** The run's outcome from the session's end (its number and notes are added by the caller). */
 export function outcomeOf(end: SessionEnd): Pick<RunOutcome, 'exitCode' | 'reason' | 'message'> {
-  const { cause, stats } = end;
+  const { cause } = end;
+  const left = countsText(end);
   if (cause?.kind === 'environment' || cause?.kind === 'crash-loop') {
-    const message = `stopped by the environment, not by the tasks (${notCharged(end.unrecorded)}): ${cause.failure.cause}\nto fix: ${cause.failure.advice}; then run launchpad again (${counts(stats)})`;
+    const message = `stopped by the environment, not by the tasks (${notCharged(end.unrecorded)}): ${cause.failure.cause}\nto fix: ${cause.failure.advice}; then run launchpad again (${left})`;
     return { exitCode: 2, reason: cause.kind === 'crash-loop' ? 'crash-loop' : 'environment', message };
   }
   if (cause?.kind === 'config' || end.reason === 'config-error')
-    return { exitCode: 2, reason: 'config-error', message: describe('config-error', stats) };
-  if (stats.completed === stats.tasks_total) return { exitCode: 0, reason: 'all-completed', message: describe('all-completed', stats) };
+    return { exitCode: 2, reason: 'config-error', message: describe('config-error', end.counts.tasks_total, left) };
+  if (end.counts.completed === end.counts.tasks_total)
+    return { exitCode: 0, reason: 'all-completed', message: describe('all-completed', end.counts.tasks_total, left) };
   if (end.reason === 'nothing-runnable' && end.awaitingAnswers?.length) {
     const ids = end.awaitingAnswers;
     return {
       exitCode: 8,
       reason: 'awaiting-answers',
-      message: `waiting for answers: ${ids.join(', ')} asked a question (${counts(stats)}); answer with launchpad answer ID "…", then run again`,
+      message: `waiting for answers: ${ids.join(', ')} asked a question (${left}); answer with launchpad answer ID "…", then run again`,
     };
   }
   if (end.reason === 'budget' || end.reason === 'usage-limit')
-    return { exitCode: end.reason === 'budget' ? 6 : 7, reason: end.reason, message: `${end.hold} (${counts(stats)})` };
-  return { exitCode: 1, reason: end.reason, message: describe(end.reason, stats) };
+    return { exitCode: end.reason === 'budget' ? 6 : 7, reason: end.reason, message: `${end.hold} (${left})` };
+  return { exitCode: 1, reason: end.reason, message: describe(end.reason, end.counts.tasks_total, left) };
 }
 
 /** Whether an environment stop charged anything: never, unless the task file could not be written. */
@@ -57,17 +62,15 @@ export function notCharged(unrecorded: readonly string[]): string {
     : 'no attempt was charged';
 }
 
-/** The session's counts, as the end of a message shows them. */
-export function counts(st: Stats): string {
-  const cost = st.cost_usd !== undefined ? `, $${st.cost_usd} reported` : '';
-  return `${st.completed}/${st.tasks_total} completed, ${st.failed} failed, ${st.blocked} blocked, ${st.pending} pending, ${st.in_batch} in progress${cost}`;
+/** The session's counts, as the end of a message shows them: `1/3 completed · 1 failed · 1 ready`. */
+function countsText(end: SessionEnd): string {
+  return formatCounts(end.counts, { all: true }) + (end.costUsd !== undefined ? ` · $${end.costUsd} reported` : '');
 }
 
-function describe(reason: StopReason, st: Stats): string {
-  const left = counts(st);
+function describe(reason: StopReason, total: number, left: string): string {
   switch (reason) {
     case 'all-completed':
-      return st.tasks_total ? `all ${st.tasks_total} tasks completed` : 'no tasks yet: add some with "launchpad add"';
+      return total ? `all ${total} tasks completed` : 'no tasks yet: add some with "launchpad add"';
     case 'nothing-runnable':
       return `stopped: nothing left that can run (${left})`;
     case 'max-tasks-per-session':

@@ -10,6 +10,8 @@ export interface PromptContext {
   baseBranch: string;
   /** The task runs in the main working tree (in-place mode), not a worktree of its own. */
   inPlace?: boolean;
+  /** The task's protected paths (protectedPaths.ts): the agent is told to leave them alone. */
+  protectedPaths?: readonly string[];
 }
 
 /** What an interrupted attempt left in its worktree, for the agent that resumes it. */
@@ -47,6 +49,12 @@ export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeConte
     '- Make the MINIMUM changes needed to complete this task',
     '- Do NOT modify files outside your scope unless absolutely necessary',
     '- Do NOT read or modify: harness-progress.txt, harness-tasks.json',
+    ...(ctx.protectedPaths?.length
+      ? [
+          `- Do NOT change these protected paths: ${ctx.protectedPaths.join(', ')}`,
+          '  An attempt whose commits change them fails; the validation runs on their copies from the commit you started from.',
+        ]
+      : []),
     '',
     '## Validation',
     'When done, run this command to verify your work:',

@@ -260,7 +260,7 @@ async function validateAndMerge(
       return 'interrupted';
     }
   }
-  const v = await validateTask(s, task, worktree, terminal, files);
+  const v = await validateTask(s, task, worktree, terminal, files, base);
   if (v.kind === 'interrupted') return 'interrupted';
   if (v.kind === 'fail') return discardAttempt(s, task, worktree, terminal, { ...v, discardReason: 'validation failed' });
   return merges.enqueue(task.id, () => mergeTask(s, task, worktree, terminal, files));

@@ -57,6 +57,8 @@ export interface RunConfig {
   retryBackoffSeconds: number;
   /** What a merge does with files changed outside files_hint. */
   scope: 'warn' | 'reject';
+  /** session_config.protected_paths: every task's, beside its own (protectedPaths.ts). */
+  protectedPaths: string[];
   /** session_config.budget_usd: dollars this run's agents may report before no new one starts. */
   budgetUsd: number | undefined;
   /** session_config.max_cost_usd: dollars one task's agents may report over all its attempts. */
@@ -96,6 +98,7 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     healthCheckTimeoutMs: cfg.health_check_timeout_seconds * 1000,
     retryBackoffSeconds: retryBackoffFromEnv(env) ?? cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
     scope: cfg.scope ?? 'warn',
+    protectedPaths: cfg.protected_paths ?? [],
     budgetUsd: cfg.budget_usd ?? undefined,
     maxCostUsd: cfg.max_cost_usd ?? undefined,
     waitOnLimit: settings.waitOnLimit ?? false,

@@ -27,6 +27,7 @@ import type { MergeQueue } from './mergeQueue';
 import { prepareWorktree, type WorktreeOrigin } from './prepare';
 import { checkProgram } from './programCheck';
 import { buildPrompt, type ResumeContext } from './prompt';
+import { protectedPathsOf } from './protectedPaths';
 import type { Session } from './session';
 import { STOPPED_BY_PERSON } from './taskStops';
 import type { TaskTerminal } from './types';
@@ -144,7 +145,11 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
     if (s.stopping) return { ready: false as const, end: stopped() };
 
     const files = s.createAttempt(task.id, attempt, agentId);
-    const prompt = buildPrompt(before, { worktree, branch, baseBranch: s.baseBranch }, resume);
+    const prompt = buildPrompt(
+      before,
+      { worktree, branch, baseBranch: s.baseBranch, protectedPaths: protectedPathsOf(before, s.config.protectedPaths) },
+      resume,
+    );
     writeFileSync(files.prompt, prompt);
     const ready = await prepareWorktree(s, before, worktree, terminal, files, from);
     if (ready.kind === 'interrupted') return { ready: false as const, end: stopped() };
@@ -216,7 +221,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
 
   let validation;
   try {
-    validation = await validateTask(s, before, worktree, terminal, files);
+    validation = await validateTask(s, before, worktree, terminal, files, base);
   } catch (err) {
     const end = endUncharged(s, before, err, terminal);
     if (end) return end;

@@ -2,9 +2,10 @@
 // .launchpad/stop/<id>.json naming the attempt's agent, which the run driving that attempt takes
 // within a poll. Only the agent the request names is ended (a request outlived by its attempt
 // stops nothing); the attempt then fails as its agent's failure, with its commits kept.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { replaceFile } from '../atomicFile';
 import type { ProcessResult, ProcessSpec } from '../process/runProcess';
 import type { StatePaths } from '../statePaths';
 import type { TaskTerminal, TerminalFactory } from './types';
@@ -24,11 +25,10 @@ export const requestFile = (paths: StatePaths, taskId: string) => join(paths.sto
 
 /** Writes the request (replacing an earlier one for the task), whole or not at all. */
 export function requestTaskStop(paths: StatePaths, taskId: string, agentId: string): void {
-  mkdirSync(paths.stopRequests, { recursive: true });
-  const file = requestFile(paths, taskId);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ agent: agentId, requested_at: new Date().toISOString() } satisfies StopRequest) + '\n');
-  renameSync(tmp, file);
+  replaceFile(
+    requestFile(paths, taskId),
+    JSON.stringify({ agent: agentId, requested_at: new Date().toISOString() } satisfies StopRequest) + '\n',
+  );
 }
 
 export function readRequest(file: string): StopRequest | undefined {

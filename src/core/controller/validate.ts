@@ -10,6 +10,7 @@ import { lastMeaningfulLine } from './agentOutput';
 import { EnvFailureError, programProblem, startFailure, unrunnableProgram, writeFailure } from './envFailure';
 import { TaskConfigError } from './envStop';
 import { checkProgram, firstProgram } from './programCheck';
+import { guardProtectedPaths, protectedPathsOf } from './protectedPaths';
 import type { Session } from './session';
 import type { TaskTerminal } from './types';
 
@@ -19,12 +20,17 @@ export type ValidationResult =
 /** Output kept in memory per process; the full output is in the attempt's transcript. */
 export const CAPTURE_BYTES = 64 * 1024;
 
+/**
+ * The task's validation in `worktree`, on the protected paths as `base` (the commit its work
+ * started from) has them; work that changed them fails without running it.
+ */
 export async function validateTask(
   s: Session,
   task: Task,
   worktree: string,
   terminal: TaskTerminal,
   attempt: AttemptPaths,
+  base: string,
 ): Promise<ValidationResult> {
   const command = task.validation?.command?.trim();
   if (!command) {
@@ -34,6 +40,8 @@ export async function validateTask(
   }
   const timeoutS = task.validation?.timeout_seconds ?? DEFAULT_VALIDATION_TIMEOUT_S;
   const cwd = s.projectDirIn(worktree);
+  const changed = await guardProtectedPaths(s.git, cwd, base, protectedPathsOf(task, s.config.protectedPaths));
+  if (changed) return { kind: 'fail', category: 'TEST_FAIL', reason: changed, tail: '' };
   const env = { ...process.env, LAUNCHPAD_TASK_ID: task.id, LAUNCHPAD_WORKTREE: worktree };
   const missing = await checkProgram(command, cwd, env);
   if (missing) throw new EnvFailureError(programProblem('validation command', missing.program, missing.problem));

@@ -3,9 +3,10 @@
 // removing takes out only entries whose command is one of Launchpad's hooks for that agent.
 // A file that cannot be read as a JSON object is refused, naming the line or the field, and left
 // as it is.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
+import { replaceFile } from '../atomicFile';
 import { InputError } from '../inputError';
 import { locateJsonSyntaxError } from '../taskFile/jsonSyntax';
 import { AGENT_HOOKS, HOOK_EVENTS, type HookAgent, hookCommand, isOurCommand } from './agents';
@@ -135,11 +136,8 @@ export function installAgentHooks(stateRoot: string, agent: HookAgent, opts: Hoo
   if (before === undefined && opts.remove) return { agent, file, changed: false };
   const edit = editHookSettings(agent, before, opts, relative);
   if (edit.changed) {
-    mkdirSync(dirname(file), { recursive: true });
-    // Replaced by rename: the agent never reads a half-written settings file.
-    const tmp = `${file}.launchpad-tmp`;
-    writeFileSync(tmp, edit.text);
-    renameSync(tmp, file);
+    // Replaced whole: the agent never reads a half-written settings file.
+    replaceFile(file, edit.text);
   }
   return { agent, file, changed: edit.changed };
 }

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-import { replaceFile } from './atomicFile';
+import { replaceFile } from '../atomicFile';
 import type { JournalEntry } from './entrySchema';
 import { type ArchiveDoc, JOURNAL_VERSION, type JournalDoc, parseArchive, serializeJournalFile } from './journalFile';
 import type { JournalPaths } from './journalPaths';

@@ -4,10 +4,11 @@
 // Markdown. A progress.json that cannot be read is never overwritten.
 import { readFileSync } from 'node:fs';
 
+import { replaceFile } from '../atomicFile';
 import { InputError } from '../inputError';
 import { logTimestamp } from '../log/logLine';
 import { archiveOldEntries } from './archive';
-import { replaceFile, withJournalLock } from './atomicFile';
+import { withJournalLock } from './atomicFile';
 import { ENTRY_FIELDS, ENTRY_TYPES, entryProblem, type FieldName, isEntryType, type JournalEntry, type NewEntry } from './entrySchema';
 import { emptyJournal, type JournalDoc, metadataOf, parseJournal, serializeJournalFile } from './journalFile';
 import { renderJournalMarkdown } from './journalMarkdown';

@@ -3,9 +3,10 @@
 // in a state it cannot be in. state.md is then changed only through LongRunStore.update, which
 // re-reads it, applies one change and writes it atomically (tmp + rename, the previous file kept
 // as state.md.bak) before anything else happens.
-import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { replaceFile } from '../atomicFile';
 import { logTimestamp } from '../log/logLine';
 import { LongRunFormatError, oneLine } from './markdown';
 import { compareMilestoneIds, type Milestone, parseMilestone } from './milestoneFile';
@@ -273,13 +274,5 @@ export class LongRunStore {
  */
 export function writeAtomically(path: string, text: string, backup = false): void {
   if (backup && existsSync(path)) copyFileSync(path, `${path}.bak`);
-  const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w');
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  replaceFile(path, text);
 }

@@ -1,13 +1,15 @@
 // One attempt on a queue worker: a worktree of the worker's clone at the job's base commit (or at
 // the partial work a dead worker pushed: then the agent is told it resumes), the worktree's set-up
 // command, the agent with its time limit (its CHECKPOINT lines reported and the work pushed at
-// each), the uncommitted leftovers committed, the validation, and the work pushed to the
-// attempt's ref on the shared remote. The controller decides everything else.
+// each), the uncommitted leftovers committed, the validation (protected paths as the base has
+// them, controller/protectedPaths.ts), and the work pushed to the attempt's ref on the shared
+// remote. The controller decides everything else.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { findPreset, toolVariables } from '../agents/presets';
 import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason, questionNotHeld } from '../controller/agentOutput';
+import { guardProtectedPaths } from '../controller/protectedPaths';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
 import { agentEnvironment } from '../process/environment';
@@ -190,7 +192,9 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
 
     let validation: AttemptResult['validation'] = { result: 'skipped' };
     const t3 = Date.now();
-    if (verdict === 'success') {
+    const changed = verdict === 'success' ? await guardProtectedPaths(git, cwd, job.baseCommit, job.protectedPaths ?? []) : undefined;
+    if (changed) validation = { result: 'fail', reason: changed };
+    else if (verdict === 'success') {
       const r = await runProcess({
         command: job.validation.command,
         cwd,

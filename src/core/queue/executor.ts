@@ -25,6 +25,7 @@ import { mergeTask, type TaskEnd } from '../controller/merge';
 import type { MergeQueue } from '../controller/mergeQueue';
 import { prepareWorktree } from '../controller/prepare';
 import { buildPrompt } from '../controller/prompt';
+import { protectedPathsOf } from '../controller/protectedPaths';
 import type { Session } from '../controller/session';
 import { type ClaimedTask, inspectWork, type Resume } from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
@@ -166,7 +167,16 @@ export class QueueExecutor implements AttemptExecutor {
     s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
     const terminal = s.terminals.open(task, s.worktreePath(task.id));
     const files = s.createAttempt(task.id, attempt, agentId);
-    const prompt = buildPrompt(before, { worktree: '. (a worktree on a queue worker)', branch, baseBranch: s.baseBranch }, resume);
+    const prompt = buildPrompt(
+      before,
+      {
+        worktree: '. (a worktree on a queue worker)',
+        branch,
+        baseBranch: s.baseBranch,
+        protectedPaths: protectedPathsOf(before, s.config.protectedPaths),
+      },
+      resume,
+    );
     writeFileSync(files.prompt, prompt);
     let job: AttemptJob;
     try {
@@ -241,7 +251,12 @@ export class QueueExecutor implements AttemptExecutor {
       const files = s.attemptOf(task.id, agentId) ?? s.createAttempt(task.id, task.attempts, agentId);
       const prompt =
         readPrompt(files) ??
-        buildPrompt(task, { worktree: '. (a worktree on a queue worker)', branch: branchFor(task.id), baseBranch: s.baseBranch });
+        buildPrompt(task, {
+          worktree: '. (a worktree on a queue worker)',
+          branch: branchFor(task.id),
+          baseBranch: s.baseBranch,
+          protectedPaths: protectedPathsOf(task, s.config.protectedPaths),
+        });
       if (!existsSync(files.prompt)) writeFileSync(files.prompt, prompt);
       const job = jobFor(s, task, {
         agentId,
@@ -603,7 +618,7 @@ export class QueueExecutor implements AttemptExecutor {
           },
           terminal,
         );
-      const v = ready.kind === 'interrupted' ? ready : await validateTask(s, task, worktree, terminal, files);
+      const v = ready.kind === 'interrupted' ? ready : await validateTask(s, task, worktree, terminal, files, a.base);
       if (v.kind === 'interrupted') {
         terminal.close('interrupted');
         return 'interrupted';
@@ -709,6 +724,7 @@ function jobFor(s: Session, task: Task, a: { agentId: string; attempt: number; b
       timeoutMs: (task.validation?.timeout_seconds ?? DEFAULT_VALIDATION_TIMEOUT_S) * 1000,
     },
     worktreeSetup: s.config.worktreeSetup ?? null,
+    protectedPaths: protectedPathsOf(task, s.config.protectedPaths),
   };
   try {
     return parseOrExplain(attemptJobSchema, job, `the job of ${task.id}`);

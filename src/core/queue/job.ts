@@ -35,6 +35,8 @@ export const attemptJobSchema = z.object({
   agentTimeoutMs: z.int().check(z.positive()),
   validation: z.object({ command: z.string().check(z.minLength(1)), timeoutMs: z.int().check(z.positive()) }),
   worktreeSetup: z.optional(z.nullable(z.string())),
+  /** The task's protected paths, relative to projectDir (controller/protectedPaths.ts). */
+  protectedPaths: z.optional(z.array(z.string())),
 });
 export type AttemptJob = z.infer<typeof attemptJobSchema>;
 

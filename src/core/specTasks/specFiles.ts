@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-import { replaceFile, withJournalLock } from '../journal/atomicFile';
+import { replaceFile } from '../atomicFile';
+import { withJournalLock } from '../journal/atomicFile';
 import { checkSpecName, type JournalPaths } from '../journal/journalPaths';
 import { logTimestamp } from '../log/logLine';
 import { applySpecResult, type SpecResult } from '../tasks/specTransitions';

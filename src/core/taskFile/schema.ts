@@ -45,6 +45,16 @@ const count = (min: number) => z.int().check(z.gte(min));
 const usdLimit = () => z.optional(z.nullable(z.number().check(z.positive(), z.lte(MAX_USD))));
 const seconds = () => z.number().check(z.positive(), z.lte(MAX_TIMEOUT_SECONDS));
 const withDefault = <T extends z.core.SomeType>(schema: T, value: z.core.output<T> & {}) => z._default(schema, value as never);
+/** A path relative to the state root that stays inside it. */
+const relativePath = () =>
+  z.string().check(
+    z.minLength(1),
+    z.maxLength(MAX_PATH_CHARS),
+    z.refine((p) => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), 'a path relative to the state root, without ".."'),
+  );
+/** What a protected path does, said once for both fields. */
+const PROTECTED =
+  "an attempt whose commits change one fails (TEST_FAIL), and the validation runs on the base's copies of them. Relative to the state root; a folder covers what is in it; no globs.";
 const emptyList = (max?: number) => z._default(z.array(max ? z.string().check(z.maxLength(max)) : z.string()), () => []);
 
 const ID_RULE =
@@ -96,6 +106,10 @@ export const taskSchema = z.looseObject({
   files_hint: doc(
     emptyList(MAX_PATH_CHARS),
     'Paths the task should change, given to the agent as its scope. Tasks whose hints overlap never run at once; an empty list runs alone.',
+  ),
+  protected_paths: doc(
+    z.optional(z.array(relativePath())),
+    `Files or folders its agents may not change, typically the tests its validation runs (beside session_config.protected_paths): ${PROTECTED}`,
   ),
   validation: doc(
     z.optional(
@@ -207,6 +221,10 @@ export const sessionConfigSchema = z.looseObject({
   scope: doc(
     z.optional(z.enum(['warn', 'reject'])),
     'Files changed outside files_hint: warn (absent) merges and reports them, reject fails the attempt.',
+  ),
+  protected_paths: doc(
+    z.optional(z.array(relativePath())),
+    `Files or folders no task's agent may change, beside each task's own protected_paths: ${PROTECTED}`,
   ),
   budget_usd: doc(usdLimit(), "US dollars one run's agents may report; once reached no new agent starts (exit 6)."),
   max_cost_usd: doc(usdLimit(), "US dollars one task's agents may report over all its attempts; once reached it is not dispatched again."),

@@ -13,6 +13,8 @@ type Kind = 'integer' | 'number' | 'enum' | 'string' | 'json';
 export interface ConfigKey {
   key: string;
   kind: Kind;
+  /** A JSON value of the key's shape (json keys only). */
+  example?: string;
   /** The schema's default; undefined when the key has none (absent means not set). */
   defaultValue: unknown;
   /** The values an enum allows. */
@@ -51,9 +53,19 @@ function describeKey(key: string, schema: unknown): ConfigKey {
           ? 'string'
           : 'json';
   const values = def.entries ? Object.values(def.entries) : undefined;
+  // What a JSON value of this shape looks like, for the error of a value that is not JSON.
+  const example =
+    kind !== 'json'
+      ? undefined
+      : def.type === 'array'
+        ? '["tests/", "fixtures/golden.json"]'
+        : key === 'agent_args'
+          ? '{"claude": ["--model", "sonnet"]}'
+          : '{"name": "value"}';
   return {
     key,
     kind,
+    ...(example ? { example } : {}),
     defaultValue,
     ...(values ? { values } : {}),
     description: z.globalRegistry.get(schema as z.ZodMiniType)?.description ?? '',
@@ -82,7 +94,7 @@ export function readConfigValue(key: ConfigKey, text: string): unknown {
       try {
         return JSON.parse(text);
       } catch {
-        throw new InputError(`${key.key}: expected JSON, e.g. {"claude": ["--model", "sonnet"]}, got ${JSON.stringify(text)}`, {
+        throw new InputError(`${key.key}: expected JSON, e.g. ${key.example}, got ${JSON.stringify(text)}`, {
           field: key.key,
         });
       }

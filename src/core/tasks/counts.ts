@@ -90,21 +90,26 @@ export function countTasks(tasks: readonly Task[], presence: RunPresence): TaskC
 /**
  * `3/7 completed · 1 running · 1 awaiting an answer · 1 to retry · 1 failed · 1 blocked`: completed out of all, then
  * what moves or needs a person; the states with none are left out. `all` adds the tasks that
- * wait their turn (`2 ready · 1 waiting`), as `status` shows them.
+ * wait their turn (`2 ready · 1 waiting`), as `status` shows them; `paint` colours each part.
  */
-export function formatCounts(c: TaskCounts, opts: { all?: boolean } = {}): string {
-  const parts = [`${c.completed}/${c.tasks_total} completed`];
-  const add = (n: number, words: string) => n && parts.push(`${n} ${words}`);
-  add(c.running, 'running');
-  add(c.interrupted, 'interrupted');
-  add(c.awaiting_answer, 'awaiting an answer');
-  add(c.retrying, 'to retry');
-  add(c.failed, 'failed');
-  add(c.blocked, 'blocked');
-  add(c.needs_validation, 'without validation');
+export function formatCounts(
+  c: TaskCounts,
+  opts: { all?: boolean; paint?: (field: keyof TaskCounts, text: string) => string } = {},
+): string {
+  const paint = opts.paint ?? ((_: keyof TaskCounts, text: string) => text);
+  const parts = [paint('completed', `${c.completed}/${c.tasks_total} completed`)];
+  const add = (field: Exclude<keyof TaskCounts, 'tasks_total'>, words: string) =>
+    c[field] && parts.push(paint(field, `${c[field]} ${words}`));
+  add('running', 'running');
+  add('interrupted', 'interrupted');
+  add('awaiting_answer', 'awaiting an answer');
+  add('retrying', 'to retry');
+  add('failed', 'failed');
+  add('blocked', 'blocked');
+  add('needs_validation', 'without validation');
   if (opts.all) {
-    add(c.ready, 'ready');
-    add(c.waiting, 'waiting');
+    add('ready', 'ready');
+    add('waiting', 'waiting');
   }
   return parts.join(' · ');
 }

@@ -15,6 +15,8 @@ export interface NewTask {
   priority?: string | undefined;
   dependsOn?: string[] | undefined;
   files?: string[] | undefined;
+  /** protected_paths (none when empty). */
+  protect?: string[] | undefined;
   validate?: string | undefined;
   timeoutSeconds?: number | undefined;
   maxAttempts?: number | undefined;
@@ -27,6 +29,8 @@ export interface TaskChanges {
   priority?: string | undefined;
   dependsOn?: string[] | undefined;
   files?: string[] | undefined;
+  /** protected_paths; empty removes them. */
+  protect?: string[] | undefined;
   validate?: string | null | undefined;
   timeoutSeconds?: number | null | undefined;
   maxAttempts?: number | undefined;
@@ -35,7 +39,15 @@ export interface TaskChanges {
 /** One field an edit changed, as the task file names it, with its values before and after. */
 export interface FieldChange {
   field:
-    'title' | 'context' | 'priority' | 'depends_on' | 'files_hint' | 'validation.command' | 'validation.timeout_seconds' | 'max_attempts';
+    | 'title'
+    | 'context'
+    | 'priority'
+    | 'depends_on'
+    | 'files_hint'
+    | 'protected_paths'
+    | 'validation.command'
+    | 'validation.timeout_seconds'
+    | 'max_attempts';
   before: unknown;
   after: unknown;
 }
@@ -63,6 +75,7 @@ const OPTION_OF: Record<string, string> = {
   title: 'title',
   context: '--context',
   files_hint: '--files',
+  protected_paths: '--protect',
   validation: '--validate',
   max_attempts: '--max-attempts',
 };
@@ -85,6 +98,7 @@ export function addTask(file: TaskFile, input: NewTask, issued = 0): Task {
     max_attempts: input.maxAttempts ?? 3,
     context: input.context ?? null,
     files_hint: input.files ?? [],
+    ...(input.protect?.length ? { protected_paths: input.protect } : {}),
     validation: { command: input.validate ?? null, timeout_seconds: input.timeoutSeconds ?? null },
     on_failure: { cleanup: null },
     error_log: [],
@@ -138,6 +152,10 @@ export function editTask(file: TaskFile, id: string, changes: TaskChanges): { ta
   set('priority', task.priority, priority, () => (task.priority = priority!));
   set('depends_on', task.depends_on, dependsOn, () => (task.depends_on = dependsOn!));
   set('files_hint', task.files_hint, changes.files, () => (task.files_hint = changes.files!));
+  set('protected_paths', task.protected_paths ?? [], changes.protect, () => {
+    if (changes.protect!.length) task.protected_paths = changes.protect!;
+    else delete task.protected_paths;
+  });
   set(
     'validation.command',
     task.validation?.command,

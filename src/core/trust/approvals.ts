@@ -5,12 +5,13 @@
 // and the sha256 of its kind and text. A command is approved when a command of the same kind and
 // text was approved for that repository; one written where an approved one was is "changed".
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 
 import * as z from 'zod/mini';
 
+import { replaceFile } from '../atomicFile';
 import { InputError } from '../inputError';
 import { describeIssue } from '../milestones/zodIssues';
 import { locateJsonPath, locateJsonSyntaxError } from '../taskFile/jsonSyntax';
@@ -153,13 +154,9 @@ export class Approvals {
   }
 
   private write(data: TrustFile): void {
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const tmp = `${this.path}.${process.pid}.tmp`;
     try {
-      writeFileSync(tmp, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 });
-      renameSync(tmp, this.path);
+      replaceFile(this.path, JSON.stringify(data, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
     } catch (err) {
-      rmSync(tmp, { force: true });
       throw new InputError(`${this.path}: cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
   }

@@ -9,7 +9,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { replaceFile } from '../journal/atomicFile';
+import { replaceFile } from '../atomicFile';
 import { isSameProcessAlive, processIdentity } from '../processIdentity';
 
 /** The idle slots' folder, inside the worktree root (not a task id: ids start with a letter or digit). */

@@ -50,6 +50,25 @@ export interface StateSnapshot {
   activeSession?: LockHolder | undefined;
 }
 
+/** Past a lease's end, so the reload sees it ended. */
+const LEASE_END_MARGIN_MS = 250;
+/** A lease further ahead is looked at again by then (a timer's range is bounded). */
+const MAX_LEASE_WAIT_MS = 60 * 60_000;
+
+/** When the first worker's lease still current at `now` ends (epoch ms), if any task has one. */
+export function nextLeaseEnd(
+  tasks: readonly { status: string; lease_expires_at?: string | null | undefined }[],
+  now: number,
+): number | undefined {
+  let first: number | undefined;
+  for (const t of tasks) {
+    if (t.status !== 'in_progress' || !t.lease_expires_at) continue;
+    const end = Date.parse(t.lease_expires_at);
+    if (end > now && (first === undefined || end < first)) first = end;
+  }
+  return first;
+}
+
 /** Reload delay after a change: coalesces the .bak/.tmp/rename bursts of one write. */
 const DEBOUNCE_MS = 100;
 
@@ -154,6 +173,10 @@ export class StateModel implements vscode.Disposable {
     }
     snapshot.withAttempts = new Set(paths.tasksWithAttempts());
     snapshot.activeSession = liveLockHolder(paths.sessionLock);
+    // A worker's lease that runs out changes what its task shows (running → interrupted) with no
+    // file changing: the model loads again when the first current one ends.
+    const leaseEnd = snapshot.file && !snapshot.activeSession ? nextLeaseEnd(snapshot.file.tasks, Date.now()) : undefined;
+    if (leaseEnd !== undefined) this.scheduleRefresh(Math.min(leaseEnd - Date.now() + LEASE_END_MARGIN_MS, MAX_LEASE_WAIT_MS));
     // The files are read: show them now, with the worktrees as last seen; listing worktrees runs
     // git (not in Restricted Mode) and follows with a second update only when they changed.
     const same = this.current?.paths.root === paths.root;

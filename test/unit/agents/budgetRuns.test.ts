@@ -2,6 +2,7 @@
 // on PATH printing Claude Code's stream-json (total_cost_usd, rate_limit_event), on real
 // repositories. A budget or a limit is never a task's failure: nothing is charged to the tasks.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { harness, launchpad, linesOf, show, taskById, tempDir } from '../controller/support';
@@ -171,5 +172,57 @@ describe('budgets and usage limits end to end (fake claude reporting total_cost_
       t.error_log.at(-1)!,
       /^\[TASK_EXEC\] cost limit reached: its agents reported \$0\.0842 over 2 attempt\(s\), session_config\.max_cost_usd is \$0\.05/,
     );
+  });
+
+  describe("in place (--in-place): a usage limit is not the task's failure either", () => {
+    it('without --wait-on-limit: exit 7, the attempt in progress with its work left in the tree, not charged; the next run resumes it there and completes it', async () => {
+      const { root, env } = setup({ output: T.CLAUDE_SUCCESS, firstOutput: LIMIT_IN_2100, firstWrites: true }, ['task-001', 'task-002']);
+      const r = await launchpad(root, ['run', '--agent', 'claude', '--in-place'], env);
+      assert.equal(r.code, 7, show(r, root));
+      const t = taskById(root, 'task-001');
+      assert.deepEqual([t.status, t.attempts, t.error_log], ['in_progress', 1, []], show(r, root));
+      assert.ok(existsSync(join(root, 'src/task-001/partial.txt')), 'the work the agent left was rolled back');
+      assert.ok(
+        linesOf(root, 'WARN', 'task-001').some((l) => l.message.includes('attempt not charged; its work stays in the working tree')),
+        show(r, root),
+      );
+      assert.equal(linesOf(root, 'ROLLBACK').length + linesOf(root, 'ERROR').length, 0, show(r, root));
+      assert.equal(taskById(root, 'task-002').status, 'pending', 'another task ran on top of the paused one');
+
+      const again = await launchpad(root, ['run', '--agent', 'claude', '--in-place'], env);
+      assert.equal(again.code, 0, show(again, root));
+      const done = taskById(root, 'task-001');
+      assert.deepEqual([done.status, done.attempts, done.error_log], ['completed', 1, []]);
+      assert.ok(existsSync(join(root, 'src/task-001/partial.txt')), 'the resumed attempt kept what the first agent began');
+    });
+
+    it('with --wait-on-limit: waits until the reset, resumes the paused attempt in the tree before any other task, and completes both', async () => {
+      const { root, env } = setup({ output: T.CLAUDE_SUCCESS, firstOutput: LIMIT_RESETTING_SOON, firstWrites: true }, [
+        'task-001',
+        'task-002',
+      ]);
+      const r = await launchpad(root, ['run', '--agent', 'claude', '--in-place', '--wait-on-limit'], env);
+      assert.equal(r.code, 0, show(r, root));
+      for (const id of ['task-001', 'task-002']) {
+        const t = taskById(root, id);
+        assert.deepEqual([t.status, t.attempts, t.error_log], ['completed', 1, []], id);
+      }
+      // task-001's agent ran twice (the limited run, then its resumption) before task-002's first.
+      const starts = linesOf(root, 'RECOVERY')
+        .concat(linesOf(root, 'Starting'))
+        .map((l) => l.raw)
+        .sort();
+      assert.match(starts.map((l) => l.replace(/^\[[^\]]*\] /, '')).join('\n'), /task-001[\s\S]*task-001[\s\S]*task-002/);
+      assert.ok(existsSync(join(root, 'src/task-001/partial.txt')));
+    });
+
+    it('with --wait-on-limit and nothing left in the tree: the attempt is given back whole and runs again after the reset', async () => {
+      const { root, env } = setup({ output: T.CLAUDE_SUCCESS, firstOutput: LIMIT_RESETTING_SOON }, ['task-001']);
+      const r = await launchpad(root, ['run', '--agent', 'claude', '--in-place', '--wait-on-limit'], env);
+      assert.equal(r.code, 0, show(r, root));
+      const t = taskById(root, 'task-001');
+      assert.deepEqual([t.status, t.attempts, t.error_log], ['completed', 1, []]);
+      assert.equal(linesOf(root, 'Starting', 'task-001').length, 2, show(r, root));
+    });
   });
 });

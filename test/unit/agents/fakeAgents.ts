@@ -21,6 +21,8 @@ export interface FakeOptions {
   firstOutput?: string;
   /** How many runs print `firstOutput` (default 1). */
   firstRuns?: number;
+  /** Those first runs leave work before their output: src/<task>/partial.txt, not committed. */
+  firstWrites?: boolean;
   /** What it prints on stderr after its output, when it runs a task. */
   stderr?: string;
   /** Its exit code after a task's output (default 0). */
@@ -66,6 +68,10 @@ if (args[0] === '--version') {
   fs.appendFileSync(runs, id + '\\n');
   const firstOutput = ${JSON.stringify(opts.firstOutput ?? null)};
   if (first && firstOutput !== null) {
+    if (${opts.firstWrites === true}) {
+      fs.mkdirSync(path.join('src', id), { recursive: true });
+      fs.writeFileSync(path.join('src', id, 'partial.txt'), 'begun by ' + NAME + '\\n');
+    }
     process.stdout.write(firstOutput.replace(/__RESET_EPOCH__/g, String(Math.floor(Date.now() / 1000) + 2)));
     process.exitCode = 1;
   } else {

@@ -57,6 +57,8 @@ describe('launchpad add', () => {
         ' task-001 ,',
         '--files',
         'src/auth/oauth/,src/x.ts',
+        '--protect',
+        'test/oauth/,test/x.test.ts',
         '--validate',
         'npm test -- oauth',
         '--timeout',
@@ -72,6 +74,7 @@ describe('launchpad add', () => {
     assert.equal(t.priority, 'P0');
     assert.deepEqual(t.depends_on, ['task-001']);
     assert.deepEqual(t.files_hint, ['src/auth/oauth/', 'src/x.ts']);
+    assert.deepEqual(t.protected_paths, ['test/oauth/', 'test/x.test.ts']);
     assert.equal(t.context, 'use passport.js');
     assert.deepEqual(t.validation, { command: 'npm test -- oauth', timeout_seconds: 180 });
     assert.equal(t.attempts, 0);
@@ -83,6 +86,7 @@ describe('launchpad add', () => {
     assert.deepEqual(d.depends_on, []);
     assert.equal(d.max_attempts, 3);
     assert.deepEqual(d.files_hint, []);
+    assert.equal(d.protected_paths, undefined);
   });
 
   it('logs exactly one INIT line naming the new task, in the log grammar', () => {
@@ -137,6 +141,11 @@ describe('launchpad add', () => {
     ['--max-attempts 0', ['--max-attempts', '0'], /--max-attempts: expected a whole number of at least 1, got "0"/],
     ['a fractional --max-attempts', ['--max-attempts', '2.5'], /--max-attempts: expected a whole number .*got "2\.5"/],
     ['a non-numeric --max-attempts', ['--max-attempts', 'many'], /--max-attempts: .*got "many"/],
+    [
+      'a --protect path outside the state root',
+      ['--protect', 'tests,../x'],
+      /--protect: a path relative to the state root, without "\.\."/,
+    ],
     ['an unknown option', ['--prio', 'P0'], /Unknown option '--prio'/],
   ];
   for (const [what, options, message] of rejected) {

@@ -102,7 +102,21 @@ describe('launchpad edit', () => {
     assert.deepEqual(taskById(dir, 'task-003').depends_on, ['task-005', 'task-001']);
   });
 
+  it('--protect sets protected_paths, --protect "" removes them', () => {
+    const dir = harness();
+    const r = cli(['edit', 'task-003', '--protect', 'tests/, spec/a.py'], { cwd: dir });
+    assert.equal(r.stdout, 'task-003: protected_paths [] -> [tests/, spec/a.py]\n');
+    assert.deepEqual(taskById(dir, 'task-003').protected_paths, ['tests/', 'spec/a.py']);
+    cli(['edit', 'task-003', '--protect', ''], { cwd: dir });
+    assert.equal(taskById(dir, 'task-003').protected_paths, undefined);
+  });
+
   const bad: Array<[string, string[], RegExp]> = [
+    [
+      'a protected path outside the state root',
+      ['edit', 'task-003', '--protect', '../x'],
+      /protected_paths\[0\]: a path relative to the state root, without "\.\."/,
+    ],
     ['a task in progress', ['edit', 'task-004', '--title', 'x'], /task "task-004" is in progress/],
     ['an unknown task', ['edit', 'task-404', '--title', 'x'], /no task "task-404" in harness-tasks\.json/],
     [

@@ -40,7 +40,7 @@ describe('launchpad run: the person at the keyboard', function () {
     const r = runHarness(root, writesDone);
     assert.equal(r.code, 1, show(r));
     const summary = r.stdout.slice(r.stdout.indexOf('\nSummary: '));
-    assert.match(summary, /^\nSummary: 1\/4 completed, 1 failed, 2 blocked, 0 pending {2}\(session 1, \d+:\d\d\)\n/);
+    assert.match(summary, /^\nSummary: 1\/4 completed · 1 failed · 2 blocked {2}\(session 1, \d+:\d\d\)\n/);
     assert.match(
       summary,
       /\n {2}failed {3}task-002 {2}Task task-002 {2}\(attempts 1\/1\)\n {11}\[TEST_FAIL\] npm run lint exited with 1: npm (error|ERR!) Missing script: "lint"\n/,
@@ -184,16 +184,18 @@ describe('launchpad run: the person at the keyboard', function () {
     );
   });
 
-  it('--json: the outcome, a summary, the status with its recent log', () => {
+  it('--json: the outcome, a summary with the counts status shows, the status with its recent log', () => {
     const root = makeHarness({ tasks: [{ id: 'task-001' }, { id: 'task-002', validate: 'false', maxAttempts: 1 }] });
     const r = runHarness(root, writesDone, ['--json']);
     const out = JSON.parse(r.stdout) as {
       exit_code: number;
-      summary: { completed: number; failed: Array<{ id: string; error: string; retry: string | null }> };
-      status: { recent_log: string[] };
+      summary: { counts: Record<string, number>; failed: Array<{ id: string; error: string; retry: string | null }> };
+      status: Record<string, unknown> & { recent_log: string[] };
     };
     assert.equal(out.exit_code, 1);
-    assert.equal(out.summary.completed, 1);
+    assert.equal(out.summary.counts.completed, 1);
+    // One source for every count: the summary's are the ones status gives for the same file.
+    assert.deepEqual(out.summary.counts, Object.fromEntries(Object.keys(out.summary.counts).map((k) => [k, out.status[k]])));
     assert.deepEqual(
       out.summary.failed.map((f) => f.id),
       ['task-002'],

@@ -44,10 +44,7 @@ describe('launchpad run --notify and the bell', function () {
     // (task-001 may or may not be completed yet when task-002 fails: they run side by side.)
     assert.deepEqual([event, id, lastError, failed, total, exitCode], ['attempts-exhausted', 'task-002', error, '1', '2', '']);
     assert.equal(summary, `"Parse it" failed its only attempt (task-002): ${error}`);
-    assert.equal(
-      lines[1],
-      'run-ended|||1|1|2|1|stopped: nothing left that can run (1/2 completed, 1 failed, 0 blocked, 0 pending, 0 in progress)',
-    );
+    assert.equal(lines[1], 'run-ended|||1|1|2|1|stopped: nothing left that can run (1/2 completed · 1 failed)');
     // Nothing on stderr but the first run's notes of the files it created.
     assert.equal(r.stderr.replace(/^note: created .*\n/gm, ''), '');
   });
@@ -71,7 +68,7 @@ describe('launchpad run --notify and the bell', function () {
     const lines = readFileSync(out, 'utf8').trim().split('\n');
     assert.deepEqual(lines, [
       'question|task-001|Which port?|task-001 asks: Which port? ("Serve it")',
-      `run-ended|||waiting for answers: task-001 asked a question (0/1 completed, 0 failed, 0 blocked, 1 pending, 0 in progress); answer with launchpad answer ID "…", then run again`,
+      `run-ended|||waiting for answers: task-001 asked a question (0/1 completed · 1 awaiting an answer); answer with launchpad answer ID "…", then run again`,
     ]);
   });
 

@@ -45,6 +45,9 @@ async function stopWith(signal: NodeJS.Signals, ids: string[]) {
 function assertStopped(root: string, r: { code: number | null; stdout: string; stderr: string }, ids: string[], attempts = 1): void {
   assert.equal(r.code, 1, show(r as never, root));
   assert.match(r.stdout, /stopped by request/);
+  // The summary names them as status will: interrupted, resumed by the next run.
+  assert.match(r.stdout, new RegExp(`completed · ${ids.length} interrupted`));
+  assert.match(r.stdout, new RegExp(`next: the next run resumes the ${ids.length} interrupted task\\(s\\)`));
   const lines = logLines(root);
   assert.equal(lines.at(-1)!.raw.replace(/^.*\] /, ''), 'LOCK released');
   assert.equal(lines.at(-2)!.type, 'STATS');

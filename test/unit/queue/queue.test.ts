@@ -215,6 +215,34 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     assert.ok(!readLog(root).some((l) => / ERROR \[l1\]/.test(l)), readLog(root).join('\n'));
   });
 
+  it("a worker's attempt that changes a protected file fails charged (TEST_FAIL) naming it; nothing merged, its work kept", async () => {
+    const { root, env } = setup(
+      [{ id: 'p1', validate: 'sh tests/check.sh', maxAttempts: 1 }],
+      1,
+      { protected_paths: ['tests'] },
+      {
+        'tests/check.sh': 'grep -qx right src/p1/done.txt\n',
+      },
+    );
+    worker('w1', env);
+    const weakens =
+      'mkdir -p src/p1 && echo wrong > src/p1/done.txt && echo "exit 0" > tests/check.sh && git add -A && git commit -qm work && echo RESULT:SUCCESS';
+    const run = startCli(['run', '--agent', weakens, '--executor', 'queue'], { cwd: root, env });
+    rig.procs.push(run);
+    const end = await run.done;
+    assert.equal(end.code, 1, `${end.stdout}\n${end.stderr}`);
+    const task = readTasks(root).tasks.find((t) => t.id === 'p1')!;
+    assert.equal(task.status, 'failed');
+    assert.equal(task.attempts, 1);
+    assert.deepEqual(task.error_log, ['[TEST_FAIL] changed protected files: tests/check.sh (protected_paths)']);
+    assert.ok(
+      readLog(root).some((l) => / VALIDATE \[p1\] .*result=FAIL worker=w1/.test(l)),
+      readLog(root).join('\n'),
+    );
+    assert.equal(git(root, 'rev-list', '--merges', 'main'), '', 'nothing merged');
+    assert.equal(git(root, 'show', 'refs/launchpad/attempts/p1/1:tests/check.sh'), 'exit 0');
+  });
+
   it('refuses a remote it cannot reach, before anything is dispatched, its password redacted', () => {
     const { root, env } = setup([{ id: 'r1' }], 1);
     const r = runCli(['run', '--agent', AGENT, '--executor', 'queue', '--remote', 'https://bob:hunter2@127.0.0.1:1/nothing.git'], {

@@ -23,8 +23,9 @@ export class QueueRig {
 
   constructor(private readonly redis: { url: string; password: string }) {}
 
-  setup(tasks: TaskInput[], maxParallel: number, sessionConfig: Record<string, unknown> = {}) {
+  setup(tasks: TaskInput[], maxParallel: number, sessionConfig: Record<string, unknown> = {}, files?: Record<string, string>) {
     const root = makeHarness({
+      ...(files ? { files } : {}),
       tasks,
       sessionConfig: { max_parallel_agents: maxParallel, max_tasks_per_session: 200, ...sessionConfig },
     });

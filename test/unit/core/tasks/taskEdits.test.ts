@@ -201,7 +201,9 @@ describe("core: a person's edits", () => {
       refused(() => setConfigValue(file, configKey('agent_args'), { nope: [] }), /"nope" is not an agent preset/);
       refused(() => setConfigValue(file, configKey('agent_args'), ['x']), /agent_args: expected record/);
       refused(() => setConfigValue(file, configKey('agent'), 'claude'), /agent_command is set too.*--unset agent_command/);
-      refused(() => readConfigValue(configKey('agent_args'), '{oops'), /expected JSON/);
+      refused(() => readConfigValue(configKey('agent_args'), '{oops'), /expected JSON, e\.g\. \{"claude": \["--model", "sonnet"\]\}/);
+      // The example has the key's own shape: a list for a list.
+      refused(() => readConfigValue(configKey('protected_paths'), 'tests'), /protected_paths: expected JSON, e\.g\. \["tests\/", /);
       refused(() => readConfigValue(configKey('agent'), ' '), /--unset agent/);
       assert.equal(JSON.stringify(file), before);
     });

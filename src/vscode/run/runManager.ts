@@ -262,7 +262,8 @@ export class RunManager implements vscode.Disposable {
           this.endAttempt(run, attempt, code, `${r.task} ${r.event}`);
         }
         if (r.event === 'failed' && !catchingUp) void this.checkExhausted(run, r.task);
-        if (r.event === 'question' && !catchingUp) this.events.fire({ kind: 'question', run, taskId: r.task, question: r.question ?? '' });
+        // Also when catching up (a quick run's first records, a reload): a question still unanswered is news.
+        if (r.event === 'question') void this.checkQuestion(run, r.task);
       }
     }
     // Caught up: a terminal for each attempt still running, its transcript from the first byte.
@@ -323,6 +324,17 @@ export class RunManager implements vscode.Disposable {
       if (task) this.events.fire({ kind: 'attempts-exhausted', run, task, summary: describeExhausted(task) });
     } catch (err) {
       this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Tells a task's question while the task still awaits its answer (read from the task file as written). */
+  private async checkQuestion(run: FollowedRun, taskId: string): Promise<void> {
+    try {
+      const { readTaskFile, askingTask } = await loadCore();
+      const task = askingTask(readTaskFile(run.paths).file, taskId);
+      if (task) this.events.fire({ kind: 'question', run, taskId, question: task.question });
+    } catch (err) {
+      this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} asked a question: ${(err as Error).message}`);
     }
   }
 

@@ -4,6 +4,7 @@
 // next when the run stopped on a limit or a setting. Commands are complete as printed.
 import { existsSync } from 'node:fs';
 
+import { escapeControlChars } from '../../core/controlChars';
 import type { RunOutcome } from '../../core/controller/types';
 import type { StatePaths } from '../../core/statePaths';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
@@ -183,7 +184,8 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
   }
   for (const q of s.questions) {
     lines.push(`  ${c.yellow('asks')}     ${q.id}  ${q.title}`);
-    lines.push(`           ${q.question}`);
+    // The agent's words: they never drive the terminal.
+    lines.push(`           ${escapeControlChars(q.question)}`);
     lines.push(`           answer: ${q.answer}`);
   }
   for (const n of outcome.notes ?? []) lines.push(`${c.yellow('note:')} ${n}`);

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import { assertFence, type AttemptFence, markWorktreeOwner } from '../attempt/lifecycle';
+import { escapeControlChars } from '../controlChars';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
 import type { ProcessResult } from '../process/runProcess';
@@ -315,7 +316,7 @@ export async function awaitAnswer(
   const kept = await s.keepAttempt(task.id, attempt);
   await s.awaitAnswer(task, text, kept);
   terminal.write(
-    `\r\n[launchpad] ${task.id} asks: ${text}\r\n[launchpad] its worktree is kept; answer with: launchpad answer ${task.id} "…"\r\n`,
+    `\r\n[launchpad] ${task.id} asks: ${escapeControlChars(text)}\r\n[launchpad] its worktree is kept; answer with: launchpad answer ${task.id} "…"\r\n`,
   );
   terminal.close('interrupted');
   return 'awaiting-answer';

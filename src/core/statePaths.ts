@@ -87,6 +87,10 @@ export class StatePaths {
   get taskFileRecord(): string {
     return join(this.artefacts, 'task-file-written.json');
   }
+  /** The integration gate's state: the base branch's last check, flaky results, reverted tasks (core/integration). */
+  get integrationState(): string {
+    return join(this.artefacts, 'integration.json');
+  }
   /** Held by a `run` for its whole session. */
   get sessionLock(): string {
     return join(this.artefacts, 'session.lock');

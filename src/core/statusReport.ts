@@ -2,6 +2,7 @@
 // extension reads the same fields. Read-only: no lock, no write.
 import { type KeptAttempt, keptAttemptsIn, keptByTask } from './git/keptAttempts';
 import { listTaskWorktrees, type TaskWorktree } from './git/taskWorktrees';
+import { type IntegrationState, readIntegrationState } from './integration/state';
 import { liveLockHolder, type LockHolder } from './lock';
 import { tailLog } from './log/logReader';
 import type { StatePaths } from './statePaths';
@@ -82,6 +83,9 @@ export interface StatusReport extends TaskCounts {
   worktree_pool: PoolStatus | null;
   recent_log: string[];
   tasks: TaskSummary[];
+  /** The base branch's integration gate (.launchpad/integration.json), when a check has run; its error when it cannot be read. */
+  integration: IntegrationState | null;
+  integration_error?: string;
 }
 
 /**
@@ -156,5 +160,14 @@ export async function buildStatus(store: StateStore, logLines = 5, env: NodeJS.P
     worktree_pool: await poolStatus(store, file, env),
     recent_log: tailLog(paths.progress, logLines),
     tasks,
+    ...integrationOf(paths),
   };
+}
+
+function integrationOf(paths: StatePaths): Pick<StatusReport, 'integration' | 'integration_error'> {
+  try {
+    return { integration: readIntegrationState(paths.integrationState) ?? null };
+  } catch (err) {
+    return { integration: null, integration_error: (err as Error).message };
+  }
 }

@@ -5,6 +5,8 @@
 // the CLI's (run/cli.ts).
 export { readTaskFile, TaskFileMissingError } from '../core/taskFile/read';
 export { readPool } from '../core/worktrees/poolReport';
+// The integration gate's record of the base branch, for the status bar and a reverted task's hover.
+export { readIntegrationState } from '../core/integration/state';
 export { parseSettings } from './settingsValidation';
 // A long run of milestones: loading and status for the Milestones view.
 export { loadLongRun } from '../core/milestones/longRun';

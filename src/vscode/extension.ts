@@ -11,6 +11,7 @@ import { type MilestonesApi, registerMilestones } from './milestones';
 import { StateModel } from './model/stateModel';
 import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';
+import { registerBaseStatus, type ShownBase, shownBase } from './run/baseStatus';
 import { RunManager } from './run/runManager';
 import { registerRunProgress, type ShownRun, shownRun } from './run/runProgress';
 import { registerTaskProvider } from './run/taskProvider';
@@ -30,6 +31,8 @@ export interface LaunchpadApi {
   notices(): readonly ShownNotice[];
   /** The status bar's text and the progress notification's message of the runs, as shown now. */
   shownRun(): ShownRun;
+  /** What the status bar shows of the base branch's integration check. */
+  shownBase(): ShownBase;
 }
 
 export function activate(context: vscode.ExtensionContext): LaunchpadApi {
@@ -42,6 +45,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   const views = registerViews(context, model);
   registerCommands(context, { model, runs, views, channel, logger });
   registerRunProgress(context, runs, model, logger);
+  registerBaseStatus(context, model);
   registerProgressLog(context, model);
   const milestones = registerMilestones(context, logger);
   const graph = registerTaskGraph(context, model, logger);
@@ -53,7 +57,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views, milestones, graph, notices: recentNotices, shownRun };
+  return { model, runs, views, milestones, graph, notices: recentNotices, shownRun, shownBase };
 }
 
 export function deactivate(): void {

@@ -69,7 +69,7 @@ export const runCommand: Command = {
     "task's validation on it again itself (a worker's pass is not enough) and merges it only if that passes.",
     'Credentials belong in the environment ($LAUNCHPAD_QUEUE_URL, $LAUNCHPAD_REMOTE): messages show them as ***, and no',
     'process the run starts (agent, set-up, validation) gets those two variables.',
-    "Commands from the repository's files (the task file's agent and its agent_args, validations, clean-ups, worktree_setup,",
+    "Commands from the repository's files (the task file's agent and its agent_args, validations, clean-ups, worktree_setup, integration_check,",
     'harness-init.sh) run once approved: on a terminal the run shows them and asks; otherwise, and with --json or --events, it',
     'exits 2 listing them ("launchpad trust" approves them; --trust or LAUNCHPAD_TRUST=1 for this run only). An agent given',
     'with --agent or $LAUNCHPAD_AGENT needs no approval (docs/trust.md).',

@@ -92,6 +92,8 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
     if (t.out_of_scope.length) lines.push(`    merged outside files_hint: ${e(t.out_of_scope.join(', '))}`);
   }
   if (!r.tasks.length) lines.push('(no tasks yet: launchpad add "Title" --validate "CMD")');
+  const gate = integrationLine(r);
+  if (gate) lines.push('', e(gate));
   lines.push('');
   lines.push('Worktrees:');
   if (r.worktrees.length) for (const w of r.worktrees) lines.push(`  ${e(w.branch)}  ${e(w.path)}`);
@@ -102,4 +104,16 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
   for (const l of r.recent_log) lines.push(`  ${paintLogLine(e(l), c)}`);
   if (!r.recent_log.length) lines.push('  (empty)');
   return lines.join('\n') + '\n';
+}
+
+/** The base branch's last integration check, its flaky results and the tasks it reverted. */
+function integrationLine(r: StatusReport): string | undefined {
+  if (r.integration_error) return `Integration check: cannot read its state: ${r.integration_error} (the next run checks the base again)`;
+  const g = r.integration;
+  if (!g?.commit) return undefined;
+  const parts = [`Integration check: ${g.status} at ${g.commit.slice(0, 7)}${g.checked_at ? ` (${g.checked_at})` : ''}`];
+  if (g.status !== 'green' && g.last_green) parts.push(`last green ${g.last_green.slice(0, 7)}`);
+  if (g.flaky.length) parts.push(`${g.flaky.length} flaky`);
+  if (g.reverted.length) parts.push(`reverted: ${g.reverted.map((x) => `${x.task} (${x.merge.slice(0, 7)})`).join(', ')}`);
+  return parts.join('; ');
 }

@@ -13,7 +13,7 @@ export const trustCommand: Command = {
   summary: "Approve the commands this repository's files make Launchpad run (shown first); --show lists them, --revoke forgets them.",
   details: [
     "run, start and milestones run start commands written in the repository's files: the agent set in harness-tasks.json and its",
-    "agent_args, each task's validation.command and on_failure.cleanup, session_config.worktree_setup and health_check, harness-init.sh,",
+    "agent_args, each task's validation.command and on_failure.cleanup, session_config.worktree_setup, integration_check and health_check, harness-init.sh,",
     "and a long run's verification, agents and plans. Before the first of them runs they must be approved: on a terminal the",
     'command asks; otherwise it exits 2 and lists them. "launchpad trust" approves every one of them as it is now, recorded',
     'outside the repository ($XDG_CONFIG_HOME/launchpad/trust.json, else ~/.config/launchpad/trust.json) for the real path of',

@@ -12,6 +12,7 @@ import { rmdirIfEmpty } from '../fsQuiet';
 import { Git } from '../git/git';
 import { excludeArtefacts, initStateFiles } from '../init';
 import { InputError } from '../inputError';
+import { abortInterruptedRevert, IntegrationGate } from '../integration/gate';
 import { acquireLock, type LockHandle, LockHeldError, tryAcquireLock } from '../lock';
 import { type LogEntry, logTimestamp } from '../log/logLine';
 import { tailLog } from '../log/logReader';
@@ -168,12 +169,15 @@ export class Controller {
       // Another worker may be merging right now: its merge is not interrupted, nor its files dirty.
       const startChecks = async () => {
         const interrupted = await abortInterruptedMerge(git);
+        const revert = await abortInterruptedRevert(git);
         const sub = relative(toplevel, paths.root);
-        return { interrupted, dirty: (await git.trackedChanges()).filter((f) => !isOwnPath(f, sub)) };
+        return { interrupted, revert, dirty: (await git.trackedChanges()).filter((f) => !isOwnPath(f, sub)) };
       };
-      const { interrupted: interruptedMerge, dirty } = concurrent
-        ? await underMergeLock(paths.artefacts, workerId, startChecks)
-        : await startChecks();
+      const {
+        interrupted: interruptedMerge,
+        revert: interruptedRevert,
+        dirty,
+      } = concurrent ? await underMergeLock(paths.artefacts, workerId, startChecks) : await startChecks();
       // An interrupted in-place attempt's changes are its own: the run resumes it.
       if (dirty.length && !(inPlace && mode.inPlaceInProgress)) {
         const shown = dirty.slice(0, 10).join(', ') + (dirty.length > 10 ? `, … (${dirty.length} files)` : '');
@@ -260,6 +264,7 @@ export class Controller {
       session = number;
       if (this.stopRequested) s.requestStop();
       s.inPlace = inPlace;
+      s.gate = IntegrationGate.of(s);
       // A concurrent worker's number is in session_count already (taken above, under the lock).
       if (concurrent) s.state.counted = true;
       if (concurrent) {
@@ -283,6 +288,8 @@ export class Controller {
         });
       }
       if (interruptedMerge) s.log({ type: 'ROLLBACK', message: `git merge --abort (interrupted: ${interruptedMerge})` });
+      if (interruptedRevert)
+        s.log({ type: 'ROLLBACK', category: 'INTEGRATION', message: `git revert --abort (interrupted: reverting "${interruptedRevert}")` });
 
       let reason: StopReason;
       try {
@@ -378,6 +385,8 @@ export class Controller {
     const inbox = new LoopInbox();
     s.stopSignal.addEventListener('abort', () => inbox.post({ kind: 'stop' }), { once: true });
     if (s.stopping) inbox.post({ kind: 'stop' });
+    // The base is checked before any merge lands (the merge queue's first job); agents start meanwhile.
+    s.gate?.start(s, merges);
     // An attempt in flight: a slot taken until it ends, whichever way; its end wakes the loop.
     const track = (task: Task, end: Promise<TaskEnd>) => {
       const tracked = end.finally(() => {
@@ -568,6 +577,8 @@ export class Controller {
         const othersWorking = pool.elsewhere > 0 && budget > 0 && !hold;
         const waitForRetry = budget > 0 && !hold && pool.retryAt !== undefined;
         if (idle() && !othersWorking && !waitForRetry) {
+          // Merges not checked yet are checked before the run ends; a requeued task runs again.
+          if (s.gate && (await s.gate.beforeIdle(s, merges))) continue;
           if (pool.allCompleted) return 'all-completed';
           return budget <= 0 && pool.eligible ? 'max-tasks-per-session' : 'nothing-runnable';
         }
@@ -647,6 +658,7 @@ export class Controller {
   }
 
   private async endSession(s: Session, reason: StopReason): Promise<RunOutcome> {
+    await s.gate?.settled();
     await s.worktreesRemoved();
     // Preparations of the pool's worktrees end too (at once when stopped: they are redone later);
     // its new worktrees not begun are left to the next session.

@@ -2,8 +2,8 @@
 // interrupted: they are resumed as the same attempt. What ends a crash loop instead is this rule,
 // per session: when the last CRASH_LOOP_LIMIT sessions each ended in a crash without any progress,
 // the run stops before dispatching anything and says so. The log is the record: a session is the
-// lines from its `LOCK acquired` on; one that ended has its STATS line; progress is a line of
-// work done (AGENT_DONE, CHECKPOINT, VALIDATE, MERGE, Completed) or, for an attempt the next
+// lines from its `LOCK acquired` on; one that ended has its STATS line; progress is a line of a
+// task's work done (AGENT_DONE, CHECKPOINT, VALIDATE, MERGE, Completed) or, for an attempt the next
 // session resumed, different work found by the next session's recovery than by its own.
 import { parseLogLine } from '../log/logLine';
 import { tailLog } from '../log/logReader';
@@ -62,7 +62,14 @@ function ended(s: LoggedSession): boolean {
 }
 
 function madeProgress(s: LoggedSession, next: LoggedSession): boolean {
-  if (s.lines.some((l) => PROGRESS.has(parseLogLine(l)?.type ?? ''))) return true;
+  // A task's work: the integration check of the base (a VALIDATE line of no task) is not progress.
+  if (
+    s.lines.some((l) => {
+      const e = parseLogLine(l);
+      return !!e?.taskId && PROGRESS.has(e.type);
+    })
+  )
+    return true;
   // What the next session's recovery found of each attempt it resumed, against what this one's found.
   const before = resumed(s);
   for (const [task, found] of resumed(next)) if (before.get(task) !== found) return true;

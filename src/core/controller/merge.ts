@@ -12,7 +12,7 @@ import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { normalizeHint } from '../tasks/dag';
-import { recordOutOfScope } from '../tasks/transitions';
+import { recordOutOfScope, requeueAfterIntegration } from '../tasks/transitions';
 import { discardAttempt } from './discard';
 import { classifyError, type EnvFailure, lockFileFailure } from './envFailure';
 import { endUncharged, stopForEnvironment } from './envStop';
@@ -28,6 +28,12 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
   const message = `Merge [${task.id}] ${task.title.replace(/\s*\n\s*/g, ' ')}`;
   const discard = (category: 'MERGE_CONFLICT' | 'TEST_FAIL' | 'TIMEOUT' | 'CONFIG' | 'AGENT_FAIL', reason: string, tail?: string) =>
     discardAttempt(s, task, worktree, terminal, { category, reason, tail, discardReason: 'merge failed' });
+
+  // The base failed its integration check and could not be put right: nothing more lands.
+  const refusal = s.gate?.refusalOf(s);
+  if (refusal) return stopForEnvironment(s, task, refusal, terminal);
+  const reverted = dependenciesNotCompleted(s, task);
+  if (reverted.length) return giveBackForDependencies(s, task, terminal, reverted);
 
   const indexLock = await indexLockPath(s);
   if (existsSync(indexLock)) return stopForEnvironment(s, task, lockFileFailure(indexLock), terminal);
@@ -114,7 +120,35 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
   await s.completeTask(task, head?.slice(0, 7), warn);
   terminal.write(`\r\n[launchpad] ${task.id} merged into ${s.baseBranch} (${head?.slice(0, 7)})\r\n`);
   terminal.close('completed');
+  // Still the merge queue's job: no other merge lands while the base is checked.
+  await s.gate?.afterMerge(s);
   return 'completed';
+}
+
+/**
+ * A task merges only while each of its dependencies is completed: one that is not any more was
+ * reverted by the integration gate after this attempt started from it.
+ */
+function dependenciesNotCompleted(s: Session, task: Task): string[] {
+  if (!task.depends_on.length) return [];
+  const { file } = s.store.load();
+  return task.depends_on.filter((id) => file.tasks.find((t) => t.id === id)?.status !== 'completed');
+}
+
+/** Its work built on a task that was reverted: kept under our ref, the attempt given back uncharged. */
+async function giveBackForDependencies(s: Session, task: Task, terminal: TaskTerminal, deps: string[]): Promise<TaskEnd> {
+  const kept = await s.discardWorktree(task.id, undefined, s.fenceOf(task.id));
+  await s.transactFenced(task.id, (file) => void requeueAfterIntegration(file, task.id, { charged: false }));
+  s.release(task.id);
+  s.log({
+    type: 'WARN',
+    taskId: task.id,
+    message: `not merged: ${deps.join(', ')}, which it depends on, was reverted after this attempt started; requeued, not charged${kept ? ` kept=${kept}` : ''}`,
+  });
+  s.taskEvents.fire({ taskId: task.id, kind: 'interrupted' });
+  terminal.write(`\r\n[launchpad] not merged: ${deps.join(', ')} was reverted; ${task.id} runs again after it\r\n`);
+  terminal.close('interrupted');
+  return 'interrupted';
 }
 
 /** The main repository's index lock (its path asked of git once per session). */

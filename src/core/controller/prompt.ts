@@ -95,7 +95,13 @@ export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeConte
       'Error log from previous attempts:',
       ...task.error_log,
     );
-    if (task.error_tail) lines.push('', 'Output of the last failure (tail):', '```', task.error_tail.trimEnd(), '```');
+    // A reverted merge's tail says why and holds the changes it collided with (integration/gate.ts).
+    const last = task.error_log.at(-1) ?? '';
+    const together = /after it merged together with ([^:]+):/.exec(last)?.[1];
+    const heading = !last.startsWith('[INTEGRATION]')
+      ? 'Output of the last failure (tail):'
+      : `Your last attempt was merged, then reverted: the base failed its integration check after it merged${together ? ` together with ${together}` : ''}. What the check said${together ? `, and what ${together} changed` : ''}:`;
+    if (task.error_tail) lines.push('', heading, '```', task.error_tail.trimEnd(), '```');
     lines.push('', 'Avoid repeating the same mistakes. Consider a different approach.');
   }
   const q = task.question;

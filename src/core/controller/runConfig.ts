@@ -4,7 +4,12 @@ import { agentCandidates, nonBlank } from '../agents/agentSetting';
 import { resolveAgent, type ResolvedAgent } from '../agents/resolve';
 import { InputError } from '../inputError';
 import type { StatePaths } from '../statePaths';
-import { DEFAULT_RETRY_BACKOFF_S, DEFAULT_WORKTREE_SETUP_TIMEOUT_S, type TaskFile } from '../taskFile/schema';
+import {
+  DEFAULT_INTEGRATION_TIMEOUT_S,
+  DEFAULT_RETRY_BACKOFF_S,
+  DEFAULT_WORKTREE_SETUP_TIMEOUT_S,
+  type TaskFile,
+} from '../taskFile/schema';
 import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 import { resolveWorktreeRoot } from '../worktrees/worktreeRoot';
 
@@ -66,6 +71,8 @@ export interface RunConfig {
   waitOnLimit: boolean;
   /** The first wait after a limit with no reset time; doubled for each one in a row, at most LIMIT_BACKOFF_CAP_MS. */
   limitBackoffMs: number;
+  /** session_config.integration_check: the base branch's check after merges (core/integration/gate.ts). */
+  integrationCheck: { command: string; timeoutMs: number; every: number } | undefined;
   /** session_config.worktree_setup: run in each new worktree before the agent. */
   worktreeSetup: string | undefined;
   worktreeSetupTimeoutMs: number;
@@ -104,6 +111,13 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     waitOnLimit: settings.waitOnLimit ?? false,
     limitBackoffMs: limitBackoffMs(env),
     worktreeRoot: resolveWorktreeRoot(settings, file, paths, toplevel),
+    integrationCheck: cfg.integration_check?.command.trim()
+      ? {
+          command: cfg.integration_check.command.trim(),
+          timeoutMs: (cfg.integration_check.timeout_seconds ?? DEFAULT_INTEGRATION_TIMEOUT_S) * 1000,
+          every: cfg.integration_check.every ?? 1,
+        }
+      : undefined,
     worktreeSetup: cfg.worktree_setup?.trim() || undefined,
     worktreeSetupTimeoutMs: (cfg.worktree_setup_timeout_seconds ?? DEFAULT_WORKTREE_SETUP_TIMEOUT_S) * 1000,
     worktreePool: cfg.worktree_pool ?? 0,

@@ -12,6 +12,7 @@ import { Emitter } from '../events';
 import type { Git } from '../git/git';
 import { keepAttempt } from '../git/keptAttempts';
 import { branchFor } from '../ids';
+import type { IntegrationGate } from '../integration/gate';
 import type { Category } from '../log/logLine';
 import type { LogEvent, ProgressLog } from '../log/progressLog';
 import type { Logger } from '../logger';
@@ -90,6 +91,8 @@ export class Session implements SessionContext {
   worker: Worker | undefined;
   /** The run's event stream (attempt folders are announced there as they are made). */
   events: RunEventWriter | undefined;
+  /** session_config.integration_check: the base branch's check after merges (integration/gate.ts). */
+  gate: IntegrationGate | undefined;
   /** In-place mode: tasks run one at a time in the main working tree (inPlaceRun.ts). */
   inPlace = false;
   /** What this run's agents reported spending, its budget, and a usage limit's pause (budget.ts). */

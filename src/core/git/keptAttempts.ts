@@ -61,9 +61,10 @@ export async function keepAttempt(
   attempt: number,
   commit: string,
   base: string,
-  opts: { snapshot?: boolean } = {},
+  opts: { snapshot?: boolean; merged?: boolean } = {},
 ): Promise<string | undefined> {
-  if (await git.isAncestor(commit, base)) return undefined;
+  // A merged attempt that is about to be reverted (`merged`) stays reachable, but is kept by name.
+  if (!opts.merged && (await git.isAncestor(commit, base))) return undefined;
   const prefix = `${KEPT_ATTEMPTS_PREFIX}${taskId}/`;
   const holder = (await git.refsUnder(prefix, { containing: commit }))[0];
   if (holder) return holder.ref;

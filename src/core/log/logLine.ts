@@ -33,6 +33,7 @@ export const CATEGORIES = [
   'TIMEOUT',
   'DEPENDENCY',
   'SESSION_TIMEOUT',
+  'INTEGRATION',
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 

@@ -33,6 +33,8 @@ export const DEFAULT_LEASE_SECONDS = 120;
 export const DEFAULT_RETRY_BACKOFF_S = 30;
 /** session_config.worktree_setup_timeout_seconds when absent. */
 export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
+/** session_config.integration_check.timeout_seconds when absent. */
+export const DEFAULT_INTEGRATION_TIMEOUT_S = 1800;
 /** Prepared worktrees kept for reuse: each is a full checkout plus its ignored files on disk. */
 export const MAX_WORKTREE_POOL = 16;
 /** Ports per running task; the blocks come out of 12,000 ports. */
@@ -245,6 +247,24 @@ export const sessionConfigSchema = z.looseObject({
     `Ports each running task gets, the first in LAUNCHPAD_PORT_BASE (${DEFAULT_PORT_BLOCK_SIZE} when absent).`,
   ),
   bell: doc(z.optional(z.boolean()), '`launchpad run` rings the terminal bell when it ends (true when absent).'),
+  integration_check: doc(
+    z.optional(
+      z.nullable(
+        z.looseObject({
+          command: doc(
+            z.string().check(z.minLength(1), z.maxLength(MAX_COMMAND_CHARS)),
+            "Run with sh -c in a worktree of Launchpad's own at the base branch's head after merges; a failure twice is bisected and the merge that broke the base reverted and retried.",
+          ),
+          timeout_seconds: doc(z.optional(seconds()), `The check's time limit (${DEFAULT_INTEGRATION_TIMEOUT_S} when absent).`),
+          every: doc(
+            z.optional(z.int().check(z.gte(1))),
+            'Check after this many merges, and whenever the run would go idle with merges not checked yet (1 when absent: after each merge).',
+          ),
+        }),
+      ),
+    ),
+    'A check of the base branch after merges: tasks that pass their own validation may still break it together (docs/lifecycle.md).',
+  ),
 });
 
 export const taskFileSchema = z

@@ -61,7 +61,9 @@ function describeKey(key: string, schema: unknown): ConfigKey {
         ? '["tests/", "fixtures/golden.json"]'
         : key === 'agent_args'
           ? '{"claude": ["--model", "sonnet"]}'
-          : '{"name": "value"}';
+          : key === 'integration_check'
+            ? '{"command": "npm test", "every": 1}'
+            : '{"name": "value"}';
   return {
     key,
     kind,

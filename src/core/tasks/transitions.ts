@@ -334,6 +334,39 @@ export function answerQuestion(file: TaskFile, id: string, answer: string, now =
   return t;
 }
 
+/**
+ * A completed task whose merge was reverted because the base branch failed its integration
+ * check after it (or an attempt that may not merge because a dependency of it was). Charged
+ * (the task broke the base): `[INTEGRATION] reason` appended to error_log, `tail` kept from its
+ * start (its first line says why), and back to pending, or failed once out of attempts. Uncharged
+ * (its own work was fine; it built on a task that was reverted): the attempt is given back and
+ * the task waits for that one again. Its claim is released either way. Returns the entry when
+ * charged.
+ */
+export function requeueAfterIntegration(
+  file: TaskFile,
+  id: string,
+  how: { charged: true; reason: string; tail: string } | { charged: false },
+  now = logTimestamp(),
+): ErrorEntry | undefined {
+  const t = mustFind(file, id);
+  delete t.completed_at;
+  releaseClaim(t);
+  if (!how.charged) {
+    t.status = 'pending';
+    t.attempts = Math.max(0, t.attempts - 1);
+    return undefined;
+  }
+  const entry = { category: 'INTEGRATION' as const, reason: oneLineReason(how.reason) };
+  t.error_log.push(formatErrorEntry(entry.category, entry.reason));
+  t.error_tail = how.tail.slice(0, ERROR_TAIL_CHARS);
+  if (t.attempts >= t.max_attempts) {
+    t.status = 'failed';
+    t.failed_at = now;
+  } else t.status = 'pending';
+  return entry;
+}
+
 export interface Failure {
   category: Category;
   /** Why, in words; flattened to one bounded line for the entry. */

@@ -27,6 +27,7 @@ const KINDS = [
   'validation',
   'cleanup',
   'worktree_setup',
+  'integration_check',
   'health_check',
   'verification',
   'planner',

@@ -1,6 +1,6 @@
 // The commands a repository's own files make Launchpad run: the agent and its arguments set in
-// harness-tasks.json, each task's validation and clean-up, worktree_setup, the health checks
-// (harness-init.sh, session_config.health_check), and a long run's verification, agents and the
+// harness-tasks.json, each task's validation and clean-up, worktree_setup, the base branch's
+// integration check, the health checks (harness-init.sh, session_config.health_check), and a long run's verification, agents and the
 // validations of the plans it runs, and the hooks an agent tool's project settings give it
 // (.claude/settings.json and the like: the tool runs them in the task's worktree, which holds
 // the repository's copy). A clone or a pull request can carry any of them, so the CLI
@@ -24,6 +24,7 @@ export type CommandKind =
   | 'validation'
   | 'cleanup'
   | 'worktree_setup'
+  | 'integration_check'
   | 'health_check'
   | 'verification'
   | 'planner'
@@ -66,6 +67,7 @@ export function stateRootCommands(paths: StatePaths): StateRootCommands {
       if (args.length) add('agent_args', TASKS_FILE, `session_config.agent_args.${preset}`, args.map(shellQuote).join(' '));
     }
     add('worktree_setup', TASKS_FILE, 'session_config.worktree_setup', cfg.worktree_setup);
+    add('integration_check', TASKS_FILE, 'session_config.integration_check.command', cfg.integration_check?.command);
     add('health_check', TASKS_FILE, 'session_config.health_check', cfg.health_check);
     // Given to each subtask a spec import makes, which then runs it as its validation.
     add('validation', TASKS_FILE, 'session_config.default_validation_command', cfg.default_validation_command);
@@ -81,7 +83,7 @@ export function stateRootCommands(paths: StatePaths): StateRootCommands {
 }
 
 /**
- * What `launchpad run` may start of them: every validation and clean-up, worktree_setup,
+ * What `launchpad run` may start of them: every validation and clean-up, worktree_setup, the integration check,
  * harness-init.sh, and the agent when it is the task file's (its setting, or its extra arguments
  * for the preset a person chose).
  */

@@ -9,6 +9,7 @@ import { computeStats } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
 import type { StateModel, StateSnapshot } from '../model/stateModel';
 import { STATE_LABELS, taskDetails, unfinishedDependencies } from '../views/taskPresentation';
+import { revertOf } from '../views/tasksProvider';
 
 export const STATUS_SCHEME = 'launchpad-status';
 /** One task's details (Open Task: a click on its row): `launchpad-task:/<id>.md`. */
@@ -50,7 +51,7 @@ export async function showTask(id: string): Promise<vscode.Uri> {
 export function renderTask(s: StateSnapshot, id: string): string {
   const t = s.byId.get(id);
   if (!t) return `# ${escapeMarkdown(id)}\n\nNo task "${escapeMarkdown(id)}" in harness-tasks.json any more.\n`;
-  return taskDetails(t, { waitsFor: unfinishedDependencies(t, s.byId) }, true);
+  return taskDetails(t, { waitsFor: unfinishedDependencies(t, s.byId), reverted: revertOf(s, id) }, true);
 }
 
 /**

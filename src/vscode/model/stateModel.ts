@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 
 import { type KeptAttempt, keptAttemptsIn, keptByTask } from '../../core/git/keptAttempts';
 import { listTaskWorktrees, type TaskWorktree } from '../../core/git/taskWorktrees';
+import type { IntegrationState } from '../../core/integration/state';
 import { liveLockHolder, type LockHolder } from '../../core/lock';
 import type { Logger } from '../../core/logger';
 import { ACTIVE_MARKER, type AttemptPaths, PROGRESS_FILE, StatePaths, TASKS_FILE } from '../../core/statePaths';
@@ -48,6 +49,8 @@ export interface StateSnapshot {
   /** Ids of tasks that have at least one attempt folder (prompt, transcripts). */
   withAttempts: ReadonlySet<string>;
   activeSession?: LockHolder | undefined;
+  /** The integration gate's record of the base branch (`.launchpad/integration.json`), when there is one that reads. */
+  integration?: IntegrationState | undefined;
 }
 
 /** Past a lease's end, so the reload sees it ended. */
@@ -76,7 +79,7 @@ const DEBOUNCE_MS = 100;
  * What the watcher looks at, relative to the state root (files are replaced by rename): a pool
  * slot's claim and ready mark too, so its row follows a run preparing and taking it.
  */
-const WATCHED = `{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock,.launchpad/session.lock/holder.json,.git/worktrees/*,${SLOT_STATE_FILES.map((f) => `.git/worktrees/*/${f}`).join(',')}}`;
+const WATCHED = `{harness-tasks.json,harness-progress.txt,.harness-active,.launchpad/session.lock,.launchpad/session.lock/holder.json,.launchpad/integration.json,.git/worktrees/*,${SLOT_STATE_FILES.map((f) => `.git/worktrees/*/${f}`).join(',')}}`;
 
 export class StateModel implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<StateSnapshot>();
@@ -158,7 +161,7 @@ export class StateModel implements vscode.Disposable {
       return empty;
     }
     this.watch(paths);
-    const { readTaskFile, TaskFileMissingError } = await loadCore();
+    const { readTaskFile, TaskFileMissingError, readIntegrationState } = await loadCore();
     const snapshot = emptySnapshot(paths);
     try {
       this.lastRead = readTaskFile(paths, this.current?.paths.root === paths.root ? this.lastRead : undefined);
@@ -172,6 +175,12 @@ export class StateModel implements vscode.Disposable {
       if (snapshot.exists) snapshot.error = err as Error;
     }
     snapshot.withAttempts = new Set(paths.tasksWithAttempts());
+    try {
+      snapshot.integration = readIntegrationState(paths.integrationState);
+    } catch (err) {
+      // The run says so in its log, and checks the base again.
+      this.logger.debug(`integration state not shown: ${(err as Error).message}`);
+    }
     snapshot.activeSession = liveLockHolder(paths.sessionLock);
     // A worker's lease that runs out changes what its task shows (running → interrupted) with no
     // file changing: the model loads again when the first current one ends.

@@ -2,6 +2,7 @@
 // Everything shown comes from the snapshot; nothing here decides a state.
 import * as vscode from 'vscode';
 
+import type { RevertedTask } from '../../core/integration/state';
 import { INTERRUPTED_HINT } from '../../core/statusReport';
 import type { TaskState } from '../../core/tasks/dag';
 import { describeCost } from '../../core/tasks/stats';
@@ -79,6 +80,8 @@ export interface RowContext {
   alsoAfter?: readonly string[];
   /** Dependency view: the dependency it is shown in full under ('' for the top level), where this row only points there. */
   shownUnder?: string;
+  /** The integration gate's last revert of this task's merge, when it has one. */
+  reverted?: RevertedTask | undefined;
 }
 
 /** The state's words for this task: a task in progress that no run holds is interrupted, as `launchpad status` says. */
@@ -135,7 +138,7 @@ const TAIL_LINES = 30;
 const TAIL_CHARS = 2000;
 
 /** The hover: the task's details in short. */
-export function taskTooltip(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>): vscode.MarkdownString {
+export function taskTooltip(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor' | 'reverted'>): vscode.MarkdownString {
   return new vscode.MarkdownString(taskDetails(t, ctx));
 }
 
@@ -143,7 +146,7 @@ export function taskTooltip(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>): vs
  * A task's details as Markdown, for its hover and for Open Task: state, what it waits for,
  * validation, why it is blocked, what failed and where it got.
  */
-export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>, heading = false): string {
+export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor' | 'reverted'>, heading = false): string {
   const out: string[] = [];
   const line = (label: string, value: string) => out.push(`**${label}:** ${escapeMarkdown(value)}\n\n`);
   out.push(heading ? `# ${escapeMarkdown(t.title)}\n\n\`${t.id}\`\n\n` : `**${escapeMarkdown(t.title)}** ${escapeMarkdown(t.id)}\n\n`);
@@ -158,6 +161,12 @@ export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor'>, hea
     line(t.state === 'awaiting_answer' ? 'Asks' : 'Asked', t.question.text);
     if (typeof t.question.answer === 'string') line('Answer', t.question.answer);
     else line('To answer', `Answer Question… on its row, or launchpad answer ${t.id} "…"`);
+  }
+  // Reverted by the integration gate: its merge, the revert, and the tasks it broke the base together with.
+  const r = ctx.reverted;
+  if (r && t.status !== 'completed') {
+    const withWhom = r.collided_with.length ? `; it collided with ${r.collided_with.join(', ')}` : '';
+    line('Reverted from the base', `merge ${r.merge.slice(0, 7)} reverted by ${r.revert.slice(0, 7)} (${r.at})${withWhom}`);
   }
   if (t.state === 'running' && t.agent_id)
     line('Agent', `${t.agent_id}${t.worktree_branch ? ` on ${t.worktree_branch}` : ' in the main working tree (in place)'}`);

@@ -3,6 +3,7 @@
 // view's own (the mode, how far long lists are paged).
 import * as vscode from 'vscode';
 
+import type { RevertedTask } from '../../core/integration/state';
 import { countOf } from '../../core/tasks/counts';
 import { COMMANDS } from '../contributions';
 import { fencedBlock } from '../markdown';
@@ -148,7 +149,7 @@ export class TasksProvider implements vscode.TreeDataProvider<TaskNode>, vscode.
     item.description = row.description;
     item.accessibilityInformation = { label: row.accessible };
     item.iconPath = taskIcon(t);
-    item.tooltip = taskTooltip(t, { waitsFor });
+    item.tooltip = taskTooltip(t, { waitsFor, reverted: revertOf(s, t.id) });
     item.contextValue = taskContextValue(t, s);
     item.command = { command: COMMANDS.taskClicked, title: 'Open Task', arguments: [t.id] };
     return item;
@@ -269,4 +270,9 @@ function errorItem(message: string, tasksFile: string | undefined): vscode.TreeI
   item.contextValue = 'taskFileError';
   if (tasksFile) item.command = { command: 'vscode.open', title: 'Open harness-tasks.json', arguments: [vscode.Uri.file(tasksFile)] };
   return item;
+}
+
+/** The integration gate's newest revert of the task's merge. */
+export function revertOf(s: StateSnapshot, id: string): RevertedTask | undefined {
+  return s.integration?.reverted.filter((r) => r.task === id).at(-1);
 }

@@ -43,6 +43,7 @@ function freshClone(): Clone {
     session_config: {
       agent: `${touch(m, 'agent')} && sh ${agent('writes-done.sh')}`,
       worktree_setup: touch(m, 'worktree_setup'),
+      integration_check: { command: touch(m, 'integration_check') },
       retry_backoff_seconds: 0,
     },
     tasks: [
@@ -107,6 +108,8 @@ describe('trust: the repository commands run only once approved', function () {
     for (const what of [
       'session_config.agent',
       'session_config.worktree_setup',
+      'session_config.integration_check.command',
+      touch(c, 'integration_check'),
       'tasks[task-001].validation.command',
       'tasks[task-002].validation.command',
       'tasks[task-002].on_failure.cleanup',
@@ -139,13 +142,13 @@ describe('trust: the repository commands run only once approved', function () {
     const approve = launchpad(c, ['trust']);
     assert.equal(approve.code, 0, approve.stderr);
     assert.ok(approve.stdout.includes(touch(c, 'agent')), approve.stdout);
-    assert.match(approve.stdout, /7 commands approved/);
+    assert.match(approve.stdout, /8 commands approved/);
     assert.ok(existsSync(join(c.config, 'launchpad', 'trust.json')), "recorded in the person's configuration folder");
     assert.deepEqual(marked(c), [], 'approving runs nothing');
 
     const run = launchpad(c, ['run']);
     assert.equal(run.code, 1, `task-002 fails for good\n${run.stderr}`);
-    assert.deepEqual(marked(c), ['agent', 'cleanup', 'harness-init', 'validation', 'validation-2', 'worktree_setup']);
+    assert.deepEqual(marked(c), ['agent', 'cleanup', 'harness-init', 'integration_check', 'validation', 'validation-2', 'worktree_setup']);
     const start = launchpad(c, ['start', '--yes']);
     assert.equal(start.code, 0, start.stderr);
 
@@ -228,7 +231,7 @@ describe('trust: the repository commands run only once approved', function () {
     const c = freshClone();
     const before = JSON.parse(launchpad(c, ['trust', '--show', '--json']).stdout);
     assert.deepEqual(before.approved, []);
-    assert.equal(before.pending.length, 7);
+    assert.equal(before.pending.length, 8);
     assert.ok(before.pending.every((p: { change: string }) => p.change === 'new'));
     assert.equal(launchpad(c, ['trust']).code, 0);
     const show = launchpad(c, ['trust', '--show']);
@@ -236,13 +239,13 @@ describe('trust: the repository commands run only once approved', function () {
     assert.ok(show.stdout.includes(touch(c, 'worktree_setup')), show.stdout);
     assert.match(show.stdout, /every command of its files is approved/);
     const after = JSON.parse(launchpad(c, ['trust', '--show', '--json']).stdout);
-    assert.equal(after.approved.length, 7);
+    assert.equal(after.approved.length, 8);
     assert.deepEqual(after.pending, []);
     assert.match(after.approved[0].sha256, /^[0-9a-f]{64}$/);
 
     const revoke = launchpad(c, ['trust', '--revoke']);
     assert.equal(revoke.code, 0, revoke.stderr);
-    assert.match(revoke.stdout, /forgot 7 approved commands/);
+    assert.match(revoke.stdout, /forgot 8 approved commands/);
     assert.equal(launchpad(c, ['run']).code, 2, 'asked again');
     assert.deepEqual(marked(c), []);
 
@@ -347,7 +350,15 @@ describe('trust: the repository commands run only once approved', function () {
       assert.equal(yes.stepsLeft, 0, yes.output);
       assert.equal(yes.code, 1, yes.output);
       assert.ok(!yes.output.split('[y/N]')[0]!.includes('harness-init.sh\r\n'), 'what start had approved is not asked again');
-      assert.deepEqual(marked(c), ['agent', 'cleanup', 'harness-init', 'validation', 'validation-2', 'worktree_setup']);
+      assert.deepEqual(marked(c), [
+        'agent',
+        'cleanup',
+        'harness-init',
+        'integration_check',
+        'validation',
+        'validation-2',
+        'worktree_setup',
+      ]);
 
       const third = runInPty(['start', '--yes'], { cwd: c.root, env });
       assert.equal(third.code, 0, third.output);

@@ -222,6 +222,7 @@ const CATEGORIES = new Set([
   'TIMEOUT',
   'DEPENDENCY',
   'SESSION_TIMEOUT',
+  'INTEGRATION',
 ]);
 
 export interface Line {

@@ -16,7 +16,11 @@ const TRANSITION_MODULES = ['src/core/tasks/transitions.ts', 'src/core/tasks/spe
  * Writes of one kind a file may make besides those, and why. tasks.json is rebuilt from tasks.md:
  * each entry is copied with the status its box says (a person's edit), not moved by a run.
  */
-const EXEMPT: Record<string, string> = { 'src/core/specTasks/tasksJson.ts': 'copies an object with a new status' };
+const EXEMPT: Record<string, string> = {
+  'src/core/specTasks/tasksJson.ts': 'copies an object with a new status',
+  // The integration gate's result (green, red, checking) is the base branch's, not a task's.
+  'src/core/integration/state.ts': 'assigns .status',
+};
 
 const ASSIGNMENT = /\.status\s*(?:\?\?|\|\||&&)?=(?![=>])/g;
 const SPREAD_COPY = /\.\.\.[^{};]*?,\s*status\s*[:,}]/g;

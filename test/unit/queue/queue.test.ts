@@ -12,31 +12,18 @@ import { runCli, startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
-import { queuePackages, requireBullmq } from './queuePackages';
-import { AGENT, agentPids, groupAlive, processGroupOf, QueueRig, until } from './queueRig';
-import { type RedisServer, startRedis } from './redisServer';
+import { requireBullmq } from './queuePackages';
+import { AGENT, agentPids, groupAlive, processGroupOf, type QueueRig, until, useQueueRig } from './queueRig';
 
 describe('queue executor: workers on other machines (BullMQ on Redis)', function () {
   this.timeout(120_000);
-  let redis: RedisServer;
-  let rig: QueueRig;
+  const q = useQueueRig();
 
-  before(async function () {
-    this.timeout(180_000);
-    queuePackages();
-    redis = await startRedis();
-    rig = new QueueRig(redis);
-  });
-  afterEach(() => rig.killAll());
-  after(async () => {
-    await redis?.stop();
-  });
-
-  const setup = (...args: Parameters<QueueRig['setup']>) => rig.setup(...args);
-  const worker = (...args: Parameters<QueueRig['worker']>) => rig.worker(...args);
-  const controller = (...args: Parameters<QueueRig['controller']>) => rig.controller(...args);
-  const assertMergedOnce = (root: string, ids: string[]) => rig.assertMergedOnce(root, ids);
-  const assertNoSecret = (...o: Array<{ stdout: string; stderr: string }>) => rig.assertNoSecret(...o);
+  const setup = (...args: Parameters<QueueRig['setup']>) => q.rig.setup(...args);
+  const worker = (...args: Parameters<QueueRig['worker']>) => q.rig.worker(...args);
+  const controller = (...args: Parameters<QueueRig['controller']>) => q.rig.controller(...args);
+  const assertMergedOnce = (root: string, ids: string[]) => q.rig.assertMergedOnce(root, ids);
+  const assertNoSecret = (...o: Array<{ stdout: string; stderr: string }>) => q.rig.assertNoSecret(...o);
 
   it('a 30-task DAG completes on three workers, each task merged once, who ran it shown', async () => {
     // Three layers of ten: t11 needs t01, t21 needs t11, …
@@ -180,7 +167,7 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     // A job waiting: the worker takes it, and an agent that runs past the idle time is not cut short.
     const run = controller(root, env);
     const { Queue } = requireBullmq();
-    const queue = new Queue(QUEUE_NAME, { connection: { url: redis.url }, prefix: env.LAUNCHPAD_QUEUE_PREFIX! });
+    const queue = new Queue(QUEUE_NAME, { connection: { url: q.redis.url }, prefix: env.LAUNCHPAD_QUEUE_PREFIX! });
     try {
       let waiting = 0;
       for (const end = Date.now() + 30_000; waiting === 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
@@ -204,7 +191,7 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     const withFake = { ...env, PATH: `${bin}:${process.env.PATH}`, FAKE_AGENT_LOG: tempDir('launchpad-fake-log-') };
     worker('w1', withFake);
     const run = startCli(['run', '--agent', 'claude', '--executor', 'queue'], { cwd: root, env: withFake });
-    rig.procs.push(run);
+    q.rig.procs.push(run);
     const end = await run.done;
     assert.equal(end.code, 7, `${end.stdout}\n${end.stderr}`);
     const task = readTasks(root).tasks.find((t) => t.id === 'l1')!;
@@ -228,7 +215,7 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     const weakens =
       'mkdir -p src/p1 && echo wrong > src/p1/done.txt && echo "exit 0" > tests/check.sh && git add -A && git commit -qm work && echo RESULT:SUCCESS';
     const run = startCli(['run', '--agent', weakens, '--executor', 'queue'], { cwd: root, env });
-    rig.procs.push(run);
+    q.rig.procs.push(run);
     const end = await run.done;
     assert.equal(end.code, 1, `${end.stdout}\n${end.stderr}`);
     const task = readTasks(root).tasks.find((t) => t.id === 'p1')!;
@@ -251,7 +238,7 @@ describe('queue executor: workers on other machines (BullMQ on Redis)', function
     });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /--remote: cannot reach "https:\/\/bob:\*\*\*@127\.0\.0\.1:1\/nothing\.git"/);
-    assert.ok(!r.stderr.includes('hunter2') && !r.stderr.includes(redis.password));
+    assert.ok(!r.stderr.includes('hunter2') && !r.stderr.includes(q.redis.password));
     assert.equal(readTasks(root).tasks[0]!.status, 'pending');
     assert.deepEqual(readLog(root), []);
   });

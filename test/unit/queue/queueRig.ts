@@ -9,6 +9,8 @@ import { startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { agent, makeHarness, readLog, readTasks, type TaskInput } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
+import { queuePackages } from './queuePackages';
+import { type RedisServer, startRedis } from './redisServer';
 
 export const AGENT = agent('queue-agent.sh');
 // Short leases: a dead worker's job comes back within about three seconds.
@@ -153,4 +155,23 @@ export function groupAlive(pgid: number): boolean {
     }
   }
   return false;
+}
+
+/**
+ * A suite's Redis and rig: Redis started (and the queue's packages installed) before its tests,
+ * every process a test started killed after it, Redis stopped after them all.
+ */
+export function useQueueRig(): { readonly rig: QueueRig; readonly redis: RedisServer } {
+  const suite = {} as { rig: QueueRig; redis: RedisServer };
+  before(async function () {
+    this.timeout(180_000);
+    queuePackages();
+    suite.redis = await startRedis();
+    suite.rig = new QueueRig(suite.redis);
+  });
+  afterEach(() => suite.rig?.killAll());
+  after(async () => {
+    await suite.redis?.stop();
+  });
+  return suite;
 }

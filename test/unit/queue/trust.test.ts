@@ -11,29 +11,15 @@ import { nameMatches, WORKER_BASE_VARIABLES } from '../../../src/core/process/en
 import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { tempDir } from '../helpers/tmp';
-import { queuePackages } from './queuePackages';
-import { attemptRefs, QueueRig, until } from './queueRig';
-import { type RedisServer, startRedis } from './redisServer';
+import { attemptRefs, until, useQueueRig } from './queueRig';
 
 describe('queue trust: what a worker gives its agents, and what the controller takes from a worker', function () {
   this.timeout(120_000);
-  let redis: RedisServer;
-  let rig: QueueRig;
-
-  before(async function () {
-    this.timeout(180_000);
-    queuePackages();
-    redis = await startRedis();
-    rig = new QueueRig(redis);
-  });
-  afterEach(() => rig.killAll());
-  after(async () => {
-    await redis?.stop();
-  });
+  const q = useQueueRig();
 
   it("an attempt's agent, set-up and validation on a worker get the allow-list: no queue URL, remote credential or other secret", async () => {
     const envDir = tempDir('launchpad-agent-env-');
-    const { root, remote, env } = rig.setup(
+    const { root, remote, env } = q.rig.setup(
       [{ id: 'e1', validate: 'env | sort > "$QUEUE_AGENT_ENV/validation.$$.env" && test -f src/e1/done.txt' }],
       1,
       { worktree_setup: 'env | sort > "$QUEUE_AGENT_ENV/setup.$$.env"' },
@@ -51,7 +37,7 @@ describe('queue trust: what a worker gives its agents, and what the controller t
       QUEUE_AGENT_ENV: envDir,
       SERVICE_TOKEN: 'service-secret-42',
     };
-    const worker = rig.worker(
+    const worker = q.rig.worker(
       'w1',
       shared,
       {
@@ -64,9 +50,9 @@ describe('queue trust: what a worker gives its agents, and what the controller t
       },
       1,
     );
-    const end = await rig.controller(root, shared).done;
+    const end = await q.rig.controller(root, shared).done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
-    rig.assertMergedOnce(root, ['e1']);
+    q.rig.assertMergedOnce(root, ['e1']);
 
     const files = readdirSync(envDir).filter((f) => f.endsWith('.env'));
     const read = (f: string) => readFileSync(join(envDir, f), 'utf8');
@@ -93,7 +79,7 @@ describe('queue trust: what a worker gives its agents, and what the controller t
       const extra = names.filter((n) => !shell.includes(n) && !allowed.some((p) => nameMatches(n, p)));
       assert.deepEqual(extra, [], `${f}: variables beyond the allow-list`);
       for (const secret of [
-        redis.password,
+        q.redis.password,
         token,
         'service-secret-42',
         'LAUNCHPAD_QUEUE_URL=',
@@ -123,14 +109,14 @@ describe('queue trust: what a worker gives its agents, and what the controller t
     for (const dir of [clone, `${clone}.work`])
       for (const f of filesUnder(dir)) {
         const text = readFileSync(f, 'latin1');
-        assert.ok(!text.includes(token) && !text.includes(redis.password), `${f} holds a credential`);
+        assert.ok(!text.includes(token) && !text.includes(q.redis.password), `${f} holds a credential`);
       }
     // On the controller (a local run's rule): the person's variables, none of Launchpad's secrets.
     assert.ok(onController.length >= 2, `the controller's set-up and validation: ${files.join(', ')}`);
     for (const f of onController) {
       const text = read(f);
       assert.doesNotMatch(text, /^LAUNCHPAD_(QUEUE_URL|REMOTE)=/m, f);
-      assert.ok(!text.includes(redis.password), `${f} holds the Redis password`);
+      assert.ok(!text.includes(q.redis.password), `${f} holds the Redis password`);
       assert.match(text, /^SERVICE_TOKEN=service-secret-42$/m, f);
     }
     const out = worker.output();
@@ -138,14 +124,14 @@ describe('queue trust: what a worker gives its agents, and what the controller t
   });
 
   it('a worker that reports a pass for work whose validation fails does not get it merged: the controller runs the validation', async () => {
-    const { root, env } = rig.setup([{ id: 'f1', maxAttempts: 1, validate: "grep -q '^approved$' src/f1/done.txt" }], 1);
+    const { root, env } = q.rig.setup([{ id: 'f1', maxAttempts: 1, validate: "grep -q '^approved$' src/f1/done.txt" }], 1);
     // A compromised worker: its grep says yes to anything, so its validation always passes.
     const bin = tempDir('launchpad-lying-bin-');
     writeFileSync(join(bin, 'grep'), '#!/bin/sh\nexit 0\n');
     chmodSync(join(bin, 'grep'), 0o755);
-    rig.worker('w1', env, { PATH: `${bin}:${process.env.PATH}` }, 1);
+    q.rig.worker('w1', env, { PATH: `${bin}:${process.env.PATH}` }, 1);
     const before = git(root, 'rev-parse', 'main');
-    const end = await rig.controller(root, env).done;
+    const end = await q.rig.controller(root, env).done;
     assert.equal(end.code, 1, `${end.stdout}\n${end.stderr}`);
     assert.equal(git(root, 'rev-parse', 'main'), before, 'nothing merged');
     const task = readTasks(root).tasks.find((t) => t.id === 'f1')!;
@@ -172,10 +158,10 @@ describe('queue trust: what a worker gives its agents, and what the controller t
     const gate = tempDir('launchpad-check-gate-');
     // The worker's validation passes at once; the controller's waits for the gate to open.
     const validate = `[ -n "$LAUNCHPAD_WORKER_GUARD" ] || { touch "$QUEUE_AGENT_GATE/checking"; while [ ! -f "$QUEUE_AGENT_GATE/open" ]; do sleep 0.05; done; }; test -f src/g1/done.txt`;
-    const { root, remote, env } = rig.setup([{ id: 'g1', validate }], 1);
+    const { root, remote, env } = q.rig.setup([{ id: 'g1', validate }], 1);
     const shared = { ...env, QUEUE_AGENT_GATE: gate };
-    rig.worker('w1', shared, {}, 1);
-    const first = rig.controller(root, shared);
+    q.rig.worker('w1', shared, {}, 1);
+    const first = q.rig.controller(root, shared);
     await until(
       "the controller's validation",
       () => existsSync(join(gate, 'checking')),
@@ -191,9 +177,9 @@ describe('queue trust: what a worker gives its agents, and what the controller t
     assert.equal(attemptRefs(remote).filter((r) => r.endsWith('/w1')).length, 1, 'its result stays on the remote');
 
     writeFileSync(join(gate, 'open'), '');
-    const end = await rig.controller(root, shared).done;
+    const end = await q.rig.controller(root, shared).done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
-    rig.assertMergedOnce(root, ['g1']);
+    q.rig.assertMergedOnce(root, ['g1']);
     task = readTasks(root).tasks.find((t) => t.id === 'g1')!;
     assert.deepEqual([task.attempts, task.error_log], [1, []]);
     const log = readLog(root).filter((l) => l.includes('[g1]'));
@@ -205,10 +191,10 @@ describe('queue trust: what a worker gives its agents, and what the controller t
   });
 
   it('a worker whose git identity is in GIT_* variables (which its agents do not get): its agents commit as it', async () => {
-    const { root, env } = rig.setup([{ id: 'n1' }], 1);
+    const { root, env } = q.rig.setup([{ id: 'n1' }], 1);
     const home = tempDir('launchpad-empty-home-');
     const identity = { GIT_AUTHOR_NAME: 'Pod Author', GIT_AUTHOR_EMAIL: 'pod@example.invalid' };
-    rig.worker(
+    q.rig.worker(
       'w1',
       env,
       {
@@ -221,9 +207,9 @@ describe('queue trust: what a worker gives its agents, and what the controller t
       },
       1,
     );
-    const end = await rig.controller(root, env).done;
+    const end = await q.rig.controller(root, env).done;
     assert.equal(end.code, 0, `${end.stdout}\n${end.stderr}`);
-    rig.assertMergedOnce(root, ['n1']);
+    q.rig.assertMergedOnce(root, ['n1']);
     assert.equal(git(root, 'log', '-1', '--format=%an <%ae>', 'main^2'), 'Pod Author <pod@example.invalid>');
   });
 });

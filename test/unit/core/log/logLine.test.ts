@@ -47,6 +47,7 @@ describe('core/logLine', () => {
       'CONFIG',
       'DEPENDENCY',
       'ENV_SETUP',
+      'INTEGRATION',
       'MERGE_CONFLICT',
       'SESSION_TIMEOUT',
       'TASK_EXEC',
@@ -185,7 +186,7 @@ describe('core/logLine', () => {
         }
       }
     }
-    assert.equal(count, 17 * 10 * 3 * 4);
+    assert.equal(count, 17 * 11 * 3 * 4);
   });
 
   it('escapes newlines so a message never spans lines', () => {

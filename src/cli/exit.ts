@@ -22,6 +22,8 @@ export const EXIT = {
   BUDGET: 6,
   /** `run` stopped because an agent hit a usage or rate limit (without --wait-on-limit). */
   USAGE_LIMIT: 7,
+  /** `run` ended with the work left waiting only for answers to agents' questions (`launchpad answer`). */
+  AWAITING_ANSWERS: 8,
 } as const;
 
 /** A command line the CLI cannot use: exit 2 with this message. */

@@ -3,6 +3,7 @@ import { editDistance } from '../core/editDistance';
 import { type Command, commandColours, commandHelp, GLOBAL_OPTIONS, parseCommandArgs } from './command';
 import { addCommand } from './commands/add';
 import { agentsCommand } from './commands/agents';
+import { answerCommand } from './commands/answer';
 import { configCommand } from './commands/config';
 import { demoAgentCommand, demoCommand } from './commands/demo';
 import { editCommand } from './commands/edit';
@@ -38,6 +39,7 @@ export const COMMANDS: Command[] = [
   statusCommand,
   poolCommand,
   retryCommand,
+  answerCommand,
   configCommand,
   restoreBackupCommand,
   logCommand,
@@ -74,7 +76,8 @@ function mainHelp(): string {
     '  --version   print the version',
     '',
     'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage, bad input or the machine (a lock file, a full disk, a missing program), 3 lock held by another session;',
-    '            run also: 6 session_config.budget_usd reached, 7 an agent hit a usage or rate limit (run --wait-on-limit waits);',
+    '            run also: 6 session_config.budget_usd reached, 7 an agent hit a usage or rate limit (run --wait-on-limit waits),',
+    "            8 the work left waits for answers to agents' questions (launchpad answer);",
     "            milestones run also: 4 waiting for a person's approval, 5 an agent hit a usage or rate limit; 130 a question answered with Ctrl-C (nothing changed)",
     '',
   ].join('\n');

@@ -1,5 +1,5 @@
 // What a person is told about a run, whichever front end tells it: that it ended (its counts and
-// outcome), and that a task has used all its attempts. The CLI's `run --notify CMD` gets the same
+// outcome), that a task has used all its attempts, and that an agent asked a question. The CLI's `run --notify CMD` gets the same
 // facts in its command's environment; the editor shows them as notifications.
 import type { RunOutcome } from './controller/types';
 import { humanFirst } from './humanFirst';
@@ -39,19 +39,47 @@ export function describeExhausted(t: ExhaustedTask): string {
   return humanFirst(`"${t.title}" failed ${all}`, `(${t.id})${t.lastError ? `: ${t.lastError}` : ''}`, EXHAUSTED_LINE_CHARS);
 }
 
-export type RunNotice = { event: 'run-ended'; outcome: RunOutcome } | { event: 'attempts-exhausted'; task: ExhaustedTask; file: TaskFile };
+/** A task whose agent asked a question: it awaits a person's answer. */
+export interface AskingTask {
+  id: string;
+  title: string;
+  question: string;
+}
+
+/** The task `id` when it awaits an answer to its agent's question; undefined otherwise. */
+export function askingTask(file: TaskFile, id: string): AskingTask | undefined {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'awaiting_answer' || !t.question) return undefined;
+  return { id: t.id, title: t.title, question: t.question.text };
+}
+
+/** `task-003 asks: which port should the server use?`: what a notification says first. */
+export function describeQuestion(t: AskingTask): string {
+  return humanFirst(`${t.id} asks: ${t.question}`, `("${t.title}")`, EXHAUSTED_LINE_CHARS);
+}
+
+export type RunNotice =
+  | { event: 'run-ended'; outcome: RunOutcome }
+  | { event: 'attempts-exhausted'; task: ExhaustedTask; file: TaskFile }
+  | { event: 'question'; task: AskingTask; file: TaskFile };
 
 /** One line, for a notification or LAUNCHPAD_SUMMARY. */
 export function summarize(notice: RunNotice): string {
-  const line = notice.event === 'run-ended' ? notice.outcome.message : describeExhausted(notice.task);
+  const line =
+    notice.event === 'run-ended'
+      ? notice.outcome.message
+      : notice.event === 'question'
+        ? describeQuestion(notice.task)
+        : describeExhausted(notice.task);
   return line.replace(/\s*\n\s*/g, ' ');
 }
 
 /**
- * The environment of a --notify command: LAUNCHPAD_EVENT (run-ended, attempts-exhausted),
- * LAUNCHPAD_SUMMARY, the counts (LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), and
- * LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE
- * and LAUNCHPAD_ERROR for a task.
+ * The environment of a --notify command: LAUNCHPAD_EVENT (run-ended, attempts-exhausted,
+ * question), LAUNCHPAD_SUMMARY, the counts (LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED,
+ * _PENDING), and LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or LAUNCHPAD_TASK_ID,
+ * LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR (attempts-exhausted) or LAUNCHPAD_QUESTION (question)
+ * for a task.
  */
 export function noticeEnvironment(notice: RunNotice): Record<string, string> {
   const st: Stats = notice.event === 'run-ended' ? notice.outcome.stats : computeStats(notice.file.tasks);
@@ -70,7 +98,8 @@ export function noticeEnvironment(notice: RunNotice): Record<string, string> {
   } else {
     env.LAUNCHPAD_TASK_ID = notice.task.id;
     env.LAUNCHPAD_TASK_TITLE = notice.task.title;
-    env.LAUNCHPAD_ERROR = notice.task.lastError ?? '';
+    if (notice.event === 'question') env.LAUNCHPAD_QUESTION = notice.task.question;
+    else env.LAUNCHPAD_ERROR = notice.task.lastError ?? '';
   }
   return env;
 }

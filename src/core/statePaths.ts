@@ -250,7 +250,12 @@ export class AttemptPaths {
   }
   /** Records the verdict durably (flushed, then renamed into place: never half written). */
   recordVerdict(agentId: string, verdict: AttemptVerdict): void {
-    const first = verdict.kind === 'success' ? 'success' : `fail [${verdict.category}] ${verdict.reason.replace(/\s*\n\s*/g, ' ')}`;
+    const first =
+      verdict.kind === 'success'
+        ? 'success'
+        : verdict.kind === 'question'
+          ? `question ${verdict.text.replace(/\s*\n\s*/g, ' ')}`
+          : `fail [${verdict.category}] ${verdict.reason.replace(/\s*\n\s*/g, ' ')}`;
     replaceFile(this.verdictFile, `${first}\nagent=${agentId}\n`);
   }
   /** The recorded verdict, with the agent that earned it; undefined when none (or unreadable). */
@@ -259,13 +264,15 @@ export class AttemptPaths {
     const agentId = /^agent=(\S+)$/.exec(second.trim())?.[1];
     if (!agentId) return undefined;
     if (first === 'success') return { kind: 'success', agentId };
+    if (first.startsWith('question ')) return { kind: 'question', text: first.slice('question '.length), agentId };
     const m = /^fail \[([A-Z_]+)\] (.*)$/.exec(first);
     return m && isCategory(m[1]!) ? { kind: 'fail', category: m[1], reason: m[2]!, agentId } : undefined;
   }
 }
 
-/** What an agent's end decided: success (its work goes on to validation) or a failure. */
-export type AttemptVerdict = { kind: 'success' } | { kind: 'fail'; category: Category; reason: string };
+/** What an agent's end decided: success (its work goes on to validation), a failure, or a question for a person. */
+export type AttemptVerdict =
+  { kind: 'success' } | { kind: 'fail'; category: Category; reason: string } | { kind: 'question'; text: string };
 
 function readOr(path: string, fallback: string): string {
   try {

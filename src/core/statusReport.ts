@@ -43,7 +43,11 @@ export interface TaskSummary {
   out_of_scope: string[];
   /** What its agents reported they spent, summed over attempts; null when none reported anything. */
   cost: TaskCost | null;
+  /** Its agent's question (state awaiting_answer), with a person's answer once given; null when none. */
+  question: TaskQuestion | null;
 }
+
+export type TaskQuestion = NonNullable<Task['question']>;
 
 export type TaskCost = NonNullable<Task['cost']>;
 
@@ -113,6 +117,7 @@ export function summarizeTasks(
     kept_attempts: (kept.get(t.id) ?? []).map((k) => k.ref),
     out_of_scope: t.out_of_scope ?? [],
     cost: t.cost ?? null,
+    question: t.question ?? null,
   }));
 }
 

@@ -10,6 +10,8 @@ export const COMMANDS = {
   addTask: 'launchpad.addTask',
   init: 'launchpad.init',
   retryTask: 'launchpad.retryTask',
+  /** Answers the question a task's agent asked (as `launchpad answer ID`), from an input box. */
+  answerQuestion: 'launchpad.answerQuestion',
   filterLog: 'launchpad.filterLog',
   /** Session start-up: the summary, the scope gate, the focus question (the journal's session_started). */
   startSession: 'launchpad.startSession',

@@ -11,6 +11,6 @@ export { parseSettings } from './settingsValidation';
 // A long run of milestones: loading and status for the Milestones view.
 export { loadLongRun } from '../core/milestones/longRun';
 export { buildStatus as buildLongRunStatus } from '../core/milestones/statusBlock';
-export { describeExhausted, exhaustedTask } from '../core/runNotices';
+export { askingTask, describeExhausted, exhaustedTask } from '../core/runNotices';
 // The task file's fields Launchpad does not read, marked in the editor as the CLI warns of them.
 export { unknownFieldMessage, unknownFieldsInText } from '../core/taskFile/unknownFields';

@@ -40,6 +40,7 @@ function byLabel(s: TaskCounts): Map<string, number> {
   const field: Record<TaskState, keyof TaskCounts> = {
     running: 'running',
     interrupted: 'interrupted',
+    awaiting_answer: 'awaiting_answer',
     ready: 'ready',
     retryable: 'retrying',
     failed: 'failed',

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 
 /**
  * The agent: fails tasks whose title has "[fail]", waits two minutes first for "[slow]" (to be
- * stopped or closed), otherwise writes src/<id>/done.txt, commits and succeeds.
+ * stopped or closed), asks which port for "[ask]" (after committing part1.txt) until its prompt
+ * holds the answer, otherwise writes src/<id>/done.txt, commits and succeeds.
  */
 const AGENT = `#!/bin/sh
 set -e
@@ -22,6 +23,17 @@ case "$LAUNCHPAD_TASK_TITLE" in
     # A line a second: a test sees the agent is still alive by its transcript growing.
     i=0
     while [ $i -lt 120 ]; do echo "waiting for a review that never comes ($i s)"; sleep 1; i=$((i+1)); done ;;
+  *"[ask]"*)
+    if ! grep -q '^A person answered:' "$LAUNCHPAD_PROMPT_FILE"; then
+      mkdir -p "src/$LAUNCHPAD_TASK_ID"
+      echo "part 1" > "src/$LAUNCHPAD_TASK_ID/part1.txt"
+      git add -A
+      git commit -q -m "[$LAUNCHPAD_TASK_ID] part 1"
+      echo "QUESTION: Which port should the server use?"
+      exit 0
+    fi
+    test -f "src/$LAUNCHPAD_TASK_ID/part1.txt"
+    sed -n '/^A person answered:/{n;s/^> //;p;q;}' "$LAUNCHPAD_PROMPT_FILE" > "src/$LAUNCHPAD_TASK_ID/port.txt" ;;
   *"[lose worktree]"*)
     # The first time, its worktree is removed from under it (as a clean-up job would).
     if [ ! -e "$LAUNCHPAD_WORKTREE.lost" ]; then

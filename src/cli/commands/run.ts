@@ -12,7 +12,7 @@ import { InputError } from '../../core/inputError';
 import { attachJournal } from '../../core/journal/attach';
 import { AGENT_OS_DIR, JournalPaths } from '../../core/journal/journalPaths';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
-import { exhaustedTask, type RunNotice, runNotifyCommand } from '../../core/runNotices';
+import { askingTask, exhaustedTask, type RunNotice, runNotifyCommand } from '../../core/runNotices';
 import type { StatePaths } from '../../core/statePaths';
 import { buildStatus } from '../../core/statusReport';
 import { type TaskFile, taskFileSchema } from '../../core/taskFile/schema';
@@ -58,11 +58,12 @@ export const runCommand: Command = {
     "--events prints the run's event stream on stdout instead of the log and the summary: one JSON object a line (task events,",
     'log lines, attempts and where their transcripts are, the end with its outcome); docs/events.md has the format. The',
     'same records are written to .launchpad/events/ for any client to follow.',
-    '--notify CMD runs CMD (sh -c, in the state root, 30 s at most; its failure is a warning) when the run ends and when a',
-    'task has used all its attempts, with LAUNCHPAD_EVENT (run-ended or attempts-exhausted), LAUNCHPAD_SUMMARY, the counts',
-    '(LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or',
-    'LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR for the task. On a terminal the run rings the bell when it',
-    'ends, unless --no-bell or session_config.bell is false.',
+    '--notify CMD runs CMD (sh -c, in the state root, 30 s at most; its failure is a warning) when the run ends, when a',
+    'task has used all its attempts and when an agent asks a question, with LAUNCHPAD_EVENT (run-ended, attempts-exhausted,',
+    'question), LAUNCHPAD_SUMMARY, the counts (LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED, _PENDING), LAUNCHPAD_EXIT_CODE',
+    'and LAUNCHPAD_SESSION at the end, or LAUNCHPAD_TASK_ID, LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR (or LAUNCHPAD_QUESTION)',
+    'for the task. On a terminal the run rings the bell when it ends and when an agent asks a question, unless --no-bell or',
+    'session_config.bell is false.',
     '--executor queue --queue redis://host:port publishes each attempt to a queue that "launchpad worker" processes on any',
     'machine take; they push the work to --remote (a git remote both sides reach) and this run fetches it, runs the',
     "task's validation on it again itself (a worker's pass is not enough) and merges it only if that passes.",
@@ -108,8 +109,12 @@ export const runCommand: Command = {
     verbose: { type: 'boolean', short: 'v', help: "also print every agent's and validation's output, prefixed by task id" },
     json: { type: 'boolean', help: 'print nothing while running, then the outcome, a summary and the final status as JSON' },
     events: { type: 'boolean', help: 'print the event stream on stdout as JSON lines (see above) instead of the log and the summary' },
-    notify: { type: 'string', value: 'CMD', help: 'run CMD when the run ends and when a task has used all its attempts (see above)' },
-    'no-bell': { type: 'boolean', help: 'no terminal bell at the end' },
+    notify: {
+      type: 'string',
+      value: 'CMD',
+      help: 'run CMD when the run ends, a task has used all its attempts or an agent asks (see above)',
+    },
+    'no-bell': { type: 'boolean', help: 'no terminal bell at the end or at a question' },
     ...TRUST_OPTION,
     ...SPEC_RUN_OPTIONS,
     ...QUEUE_RUN_OPTIONS,
@@ -151,6 +156,8 @@ export const runCommand: Command = {
           live: io.stdoutTTY,
           columns: io.columns,
           verbose: values.verbose === true,
+          bell: io.interactive && values['no-bell'] !== true && bellWanted(paths),
+          launchpad: commandIn(io, paths.root),
         });
     // Warnings go to stderr; on a terminal, around the live table.
     const errIo = view ? { ...io, err: (text: string) => view.stderr(() => io.err(text)) } : io;
@@ -169,6 +176,7 @@ export const runCommand: Command = {
     const newFiles = filesAppearing(paths);
     const notices = notifier(values.notify as string | undefined, paths, io);
     controller.onDidChangeTask((e) => e.kind === 'failed' && notices.taskFailed(e.taskId));
+    controller.onDidChangeTask((e) => e.kind === 'question' && notices.taskAsked(e.taskId));
     const started = Date.now();
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -376,6 +384,16 @@ function notifier(command: string | undefined, paths: StatePaths, io: Io) {
         const { file } = new StateStore(paths).load();
         const task = exhaustedTask(file, taskId);
         if (task) send({ event: 'attempts-exhausted', task, file });
+      } catch (err) {
+        io.err(`warning: --notify: could not read ${paths.tasks}: ${(err as Error).message}\n`);
+      }
+    },
+    taskAsked(taskId: string): void {
+      if (!command) return;
+      try {
+        const { file } = new StateStore(paths).load();
+        const task = askingTask(file, taskId);
+        if (task) send({ event: 'question', task, file });
       } catch (err) {
         io.err(`warning: --notify: could not read ${paths.tasks}: ${(err as Error).message}\n`);
       }

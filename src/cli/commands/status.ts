@@ -42,6 +42,7 @@ export const statusCommand: Command = {
 const STATE_HINT: Record<TaskSummary['state'], string> = {
   running: 'running',
   interrupted: INTERRUPTED_HINT,
+  awaiting_answer: 'awaiting an answer',
   ready: 'ready',
   waiting: 'waiting on dependencies',
   needs_validation: 'needs a validation command',
@@ -54,7 +55,7 @@ const STATE_HINT: Record<TaskSummary['state'], string> = {
 function statePaint(state: TaskSummary['state'], c: Colours): (text: string) => string {
   if (state === 'completed') return c.green;
   if (state === 'failed' || state === 'retryable') return c.red;
-  if (state === 'blocked' || state === 'needs_validation') return c.yellow;
+  if (state === 'blocked' || state === 'needs_validation' || state === 'awaiting_answer') return c.yellow;
   if (state === 'running' || state === 'interrupted') return c.cyan;
   return (t) => t;
 }
@@ -80,6 +81,12 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
     if (t.state === 'blocked' && t.blocked_reason) line += `: ${e(t.blocked_reason)}`;
     else if ((t.state === 'retryable' || t.state === 'failed') && t.last_error) line += `: ${e(t.last_error)}`;
     lines.push(line);
+    if (t.state === 'awaiting_answer' && t.question) {
+      lines.push(`    asks: ${e(t.question.text)}`);
+      lines.push(`    answer: launchpad answer ${t.id} "…"`);
+    } else if (t.question?.answer !== undefined && t.question.answer !== null) {
+      lines.push(`    asked: ${e(t.question.text)}  answered: ${e(t.question.answer)}`);
+    }
     if (t.kept_attempts.length) lines.push(`    kept attempts: ${t.kept_attempts.join(', ')}`);
     if (describeCost(t.cost)) lines.push(`    cost reported: ${describeCost(t.cost)}`);
     if (t.out_of_scope.length) lines.push(`    merged outside files_hint: ${e(t.out_of_scope.join(', '))}`);

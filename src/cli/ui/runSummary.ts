@@ -1,8 +1,10 @@
 // The end of every run: what completed, what failed and why (its one-line reason, where its
-// output is, the exact command that retries it), what is blocked and by what, and what to type
+// output is, the exact command that retries it), what is blocked and by what, the questions agents
+// asked (with the command that answers each), and what to type
 // next when the run stopped on a limit or a setting. Commands are complete as printed.
 import { existsSync } from 'node:fs';
 
+import { escapeControlChars } from '../../core/controlChars';
 import type { RunOutcome } from '../../core/controller/types';
 import type { StatePaths } from '../../core/statePaths';
 import type { Task, TaskFile } from '../../core/taskFile/schema';
@@ -34,11 +36,21 @@ export interface Blocked {
   blocked_by: string | null;
 }
 
+export interface AskedQuestion {
+  id: string;
+  title: string;
+  question: string;
+  /** The command that answers it, with the answer to fill in. */
+  answer: string;
+}
+
 export interface RunSummary {
   /** The task file's counts as the run leaves it (core/tasks/counts.ts: the names `status` and the editor use). */
   counts: TaskCounts;
   failed: Failure[];
   blocked: Blocked[];
+  /** Tasks awaiting an answer to their agent's question. */
+  questions: AskedQuestion[];
   /** What to type next, each a complete command line with a few words before it. */
   next: string[];
 }
@@ -62,11 +74,13 @@ export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryCo
   // The run has ended: its own tasks in progress are interrupted, another worker's leased ones run.
   const { states, blockedReasons } = analyzeTasks(file.tasks, heldBy({ live: false, now: ctx.now }));
   const pos = positions(file.tasks);
-  const summary: RunSummary = { counts: countStates(states.values()), failed: [], blocked: [], next: [] };
+  const summary: RunSummary = { counts: countStates(states.values()), failed: [], blocked: [], questions: [], next: [] };
   const missingValidation: Task[] = [];
   for (const t of file.tasks) {
     const state = states.get(t.id);
-    if (state === 'blocked') {
+    if (state === 'awaiting_answer' && t.question)
+      summary.questions.push({ id: t.id, title: t.title, question: t.question.text, answer: `${ctx.launchpad} answer ${t.id} "…"` });
+    else if (state === 'blocked') {
       const first = blockedByOf(t) ?? blockedByFailed(blockedReasons.get(t.id));
       const by = first === undefined ? undefined : rootBlocker(file.tasks, pos, first);
       summary.blocked.push({
@@ -134,6 +148,9 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
         `no agent is set: ${ctx.rerun('--agent claude')}   (${ctx.launchpad} agents lists the presets; for good: ${ctx.launchpad} config agent claude)`,
       );
       break;
+    case 'awaiting-answers':
+      next.push(`answer each question above, then run again: ${ctx.rerun()} (answered tasks go first)`);
+      break;
     case 'stopped':
       if (s.counts.interrupted) next.push(`the next run resumes the ${s.counts.interrupted} interrupted task(s): ${ctx.rerun()}`);
       break;
@@ -149,7 +166,7 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
       ? c.green(text)
       : field === 'failed'
         ? c.red(text)
-        : field === 'blocked' || field === 'retrying'
+        : field === 'blocked' || field === 'retrying' || field === 'awaiting_answer'
           ? c.yellow(text)
           : text;
   const counts = formatCounts(s.counts, { all: true, paint });
@@ -164,6 +181,12 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
     lines.push(
       `  ${c.yellow('blocked')}  ${b.id}  ${b.title}  ${c.dim(`(${b.reason}${b.blocked_by ? `; retrying ${b.blocked_by} unblocks it` : ''})`)}`,
     );
+  }
+  for (const q of s.questions) {
+    lines.push(`  ${c.yellow('asks')}     ${q.id}  ${q.title}`);
+    // The agent's words: they never drive the terminal.
+    lines.push(`           ${escapeControlChars(q.question)}`);
+    lines.push(`           answer: ${q.answer}`);
   }
   for (const n of outcome.notes ?? []) lines.push(`${c.yellow('note:')} ${n}`);
   lines.push(outcome.exitCode === 0 ? c.green(outcome.message) : outcome.message);

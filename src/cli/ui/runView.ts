@@ -22,6 +22,10 @@ export interface RunViewOptions {
   columns(): number | undefined;
   /** Show each process's output (-v). */
   verbose: boolean;
+  /** Ring the terminal bell when an agent asks a question: a person may be elsewhere. */
+  bell?: boolean;
+  /** How to call launchpad here, for the command that answers a question. */
+  launchpad?: string;
 }
 
 /** How often the table's clocks move. */
@@ -67,6 +71,10 @@ export class RunView {
       this.track(entry.taskId, entry);
     }
     this.screen.print([paintLogLine(line, this.opts.colour, { entry, attempt })]);
+    if (entry.type === 'QUESTION' && entry.taskId) {
+      this.screen.print([`  ${this.opts.colour.yellow('answer:')} ${this.opts.launchpad ?? 'launchpad'} answer ${entry.taskId} "…"`]);
+      if (this.opts.bell) this.opts.write('\x07');
+    }
     this.screen.redraw();
   }
 
@@ -108,6 +116,7 @@ export class RunView {
       case 'Completed':
       case 'DISCARD':
       case 'ERROR':
+      case 'QUESTION':
         this.rows.delete(taskId);
         break;
     }

@@ -30,7 +30,7 @@ export const ATTEMPT_STEPS: ReadonlyArray<{ step: AttemptStep; mark: string; wri
   },
   {
     step: 'verdict',
-    mark: "the attempt folder's `verdict` (success, or fail with category and reason), flushed before anything else happens",
+    mark: "the attempt folder's `verdict` (success, fail with category and reason, or the agent's question), flushed before anything else happens",
     writtenBy: 'AttemptPaths.recordVerdict',
   },
   {
@@ -41,8 +41,8 @@ export const ATTEMPT_STEPS: ReadonlyArray<{ step: AttemptStep; mark: string; wri
   { step: 'merged', mark: "a `Merge [<id>] …` commit on the base branch's first-parent line", writtenBy: 'merge.mergeTask' },
   {
     step: 'ended',
-    mark: 'harness-tasks.json: completed, failed or pending, the claim released',
-    writtenBy: 'transitions.completeTask / failTask / restartTask / undoDispatch',
+    mark: 'harness-tasks.json: completed, failed, pending, or awaiting_answer with the question (its worktree kept), the claim released',
+    writtenBy: 'transitions.completeTask / failTask / restartTask / undoDispatch / askQuestion',
   },
 ];
 
@@ -123,7 +123,7 @@ export function mayRemoveWorktree(path: string, fence: AttemptFence): boolean {
 /** What recovery finds of an attempt a dead (or stopped) session left in progress. */
 export interface AttemptFacts {
   /** The verdict its agent recorded; 'none' when it was interrupted before one. */
-  verdict: 'success' | 'fail' | 'none';
+  verdict: 'success' | 'fail' | 'question' | 'none';
   /** Its work was committed (`work-committed`): only the validation and the merge were left. */
   workCommitted: boolean;
   /** Its branch is merged into the base branch already. */
@@ -148,7 +148,9 @@ export type RecoveryAction =
   /** Nothing to continue from: back to pending, the attempt given back, its worktree removed first. */
   | 'start-afresh'
   /** Interrupted with progress: a new agent continues the same attempt in the work it left. */
-  | 'resume';
+  | 'resume'
+  /** The agent asked a question: the task awaits an answer, its worktree kept, the attempt given back. */
+  | 'await-answer';
 
 export interface RecoveryRow {
   /** The condition, in words (ARCHITECTURE.md and docs/lifecycle.md show the table). */
@@ -177,6 +179,7 @@ export const RECOVERY_TABLE: readonly RecoveryRow[] = [
     attempt: 'given back',
   },
   { when: 'the commit it started from is gone', applies: (f) => !f.baseExists, action: 'stop-base-gone', attempt: 'given back' },
+  { when: 'its agent asked a question', applies: (f) => f.verdict === 'question', action: 'await-answer', attempt: 'given back' },
   {
     when: 'its agent recorded success, or its work was committed',
     applies: (f) => f.verdict === 'success' || f.workCommitted,

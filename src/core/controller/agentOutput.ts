@@ -1,15 +1,18 @@
-// Reading an agent's transcript as it streams: the verdict (the last RESULT line) and the
-// CHECKPOINT lines. Pure and incremental: it sees chunks, not whole lines. With a preset's
+// Reading an agent's transcript as it streams: the verdict (the last RESULT or QUESTION line) and
+// the CHECKPOINT lines. Pure and incremental: it sees chunks, not whole lines. With a preset's
 // output parser, the lines are the tool's events (JSON) and only the agent's own messages are
 // scanned; the parser also collects what the tool reported (cost, tokens, a usage limit).
 import type { OutputParser, ParsedOutput } from '../agents/parsers/parser';
 import type { AgentReport } from '../agents/report';
+import { MAX_QUESTION_CHARS } from '../taskFile/schema';
 import type { CheckpointStep } from '../tasks/transitions';
 import { reasonLine } from './reasonLine';
 
-export type AgentVerdict = { kind: 'success' } | { kind: 'fail'; reason: string } | { kind: 'none' };
+export type AgentVerdict = { kind: 'success' } | { kind: 'fail'; reason: string } | { kind: 'question'; text: string } | { kind: 'none' };
 
 const RESULT_RE = /^RESULT:(SUCCESS|FAIL)\b[:\s]*(.*)$/;
+/** `QUESTION: which port?`: the agent stops to ask a person (an empty question is no question). */
+const QUESTION_RE = /^QUESTION:\s*(\S.*)$/;
 const CHECKPOINT_RE = /^CHECKPOINT step=(\d+)\/(\d+) "(.*)"$/;
 
 export function parseCheckpoint(line: string): CheckpointStep | undefined {
@@ -87,6 +90,12 @@ export class AgentOutputScanner {
       this.last = result[1] === 'SUCCESS' ? { kind: 'success' } : { kind: 'fail', reason: result[2]!.trim() || 'agent reported failure' };
       return;
     }
+    // The last of the RESULT and QUESTION lines is the verdict.
+    const question = QUESTION_RE.exec(line);
+    if (question) {
+      this.last = { kind: 'question', text: question[1]!.trim().slice(0, MAX_QUESTION_CHARS) };
+      return;
+    }
     const checkpoint = parseCheckpoint(line);
     if (checkpoint) this.onCheckpoint(checkpoint);
   }
@@ -127,6 +136,14 @@ function isJsonObject(line: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Why a question ends an attempt as a failure where no worktree can wait for the answer (in
+ * place, where the main working tree cannot be held; on a queue worker, whose clone is not kept).
+ */
+export function questionNotHeld(text: string, where: 'in place' | 'on a queue worker'): string {
+  return `the agent asked "${text}", but an attempt ${where} cannot wait for an answer: give the answer in the task's context (launchpad edit ID --context "…") and retry it`;
 }
 
 /** One line that says why some output failed, for an error_log entry (see reasonLine.ts). */

@@ -24,7 +24,7 @@ import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { RUN_TRANSACTION_WAIT_MS, StateStore } from '../taskFile/store';
 import { countTasks } from '../tasks/counts';
-import { isPermanentlyFailed } from '../tasks/dag';
+import { isPermanentlyFailed, waitsOnAnswers } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
 import { ClaimLostError, ClaimRefusedError, TaskVanishedError, undoDispatch } from '../tasks/transitions';
 import { holdMessage, resumedMessage, waitingMessage } from './budget';
@@ -695,7 +695,8 @@ export class Controller {
 
     const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
     const counts = countTasks(file.tasks, { live: false, now: Date.now() });
-    const end = outcomeOf({ reason, cause, counts, costUsd: stats.cost_usd, unrecorded, hold });
+    const awaitingAnswers = waitsOnAnswers(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_answer').map((t) => t.id) : [];
+    const end = outcomeOf({ reason, cause, counts, costUsd: stats.cost_usd, unrecorded, hold, awaitingAnswers });
     return { ...end, session: s.number, stats, ...(s.state.notes.length ? { notes: [...s.state.notes] } : {}) };
   }
 

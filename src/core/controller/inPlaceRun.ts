@@ -24,7 +24,7 @@ import { OWN_PATHS, ownPathsAt } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { formatErrorEntry } from '../tasks/errorEntry';
 import { completeTask, dispatchTask, failTask, forgetVanishedBase, resumeTask } from '../tasks/transitions';
-import { type AgentVerdict, noVerdictReason } from './agentOutput';
+import { type AgentVerdict, noVerdictReason, questionNotHeld } from './agentOutput';
 import { runAgent } from './agentRun';
 import { chargedOverloadMessage, limitThatEnded, stopForLimit } from './budget';
 import { runCleanup } from './discard';
@@ -212,6 +212,7 @@ function verdictReason(s: Session, agent: ProcessResult, verdict: AgentVerdict):
   if (agent.timedOut) return `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`;
   if (agent.spawnError) return `could not start the agent: ${agent.spawnError}`;
   if (verdict.kind === 'fail') return verdict.reason;
+  if (verdict.kind === 'question') return questionNotHeld(verdict.text, 'in place');
   return noVerdictReason(agent, agent.tail);
 }
 

@@ -20,7 +20,8 @@ import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { validateTask, type ValidationResult } from './validate';
 
-export type TaskEnd = 'completed' | 'failed' | 'interrupted';
+/** How an attempt ended; `awaiting-answer`: its agent asked a question, its worktree kept. */
+export type TaskEnd = 'completed' | 'failed' | 'interrupted' | 'awaiting-answer';
 
 export async function mergeTask(s: Session, task: Task, worktree: string, terminal: TaskTerminal, attempt: AttemptPaths): Promise<TaskEnd> {
   const branch = branchFor(task.id);

@@ -26,6 +26,8 @@ export interface SessionEnd {
   unrecorded: readonly string[];
   /** The words for a budget or a usage limit that held the run (budget.ts's holdMessage). */
   hold?: string | undefined;
+  /** The work left waits only for answers to these tasks' questions (dag.waitsOnAnswers). */
+  awaitingAnswers?: readonly string[] | undefined;
 }
 
 /** The run's outcome from the session's end (its number and notes are added by the caller). */
@@ -40,6 +42,14 @@ export function outcomeOf(end: SessionEnd): Pick<RunOutcome, 'exitCode' | 'reaso
     return { exitCode: 2, reason: 'config-error', message: describe('config-error', end.counts.tasks_total, left) };
   if (end.counts.completed === end.counts.tasks_total)
     return { exitCode: 0, reason: 'all-completed', message: describe('all-completed', end.counts.tasks_total, left) };
+  if (end.reason === 'nothing-runnable' && end.awaitingAnswers?.length) {
+    const ids = end.awaitingAnswers;
+    return {
+      exitCode: 8,
+      reason: 'awaiting-answers',
+      message: `waiting for answers: ${ids.join(', ')} asked a question (${left}); answer with launchpad answer ID "…", then run again`,
+    };
+  }
   if (end.reason === 'budget' || end.reason === 'usage-limit')
     return { exitCode: end.reason === 'budget' ? 6 : 7, reason: end.reason, message: `${end.hold} (${left})` };
   return { exitCode: 1, reason: end.reason, message: describe(end.reason, end.counts.tasks_total, left) };

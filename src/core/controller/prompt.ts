@@ -1,5 +1,5 @@
-// The worker prompt: the worker template, with the previous attempts' errors on a retry, and
-// what an interrupted attempt left when it is resumed. The agent works in its worktree, so that
+// The worker prompt: the worker template, with the previous attempts' errors on a retry, what an
+// interrupted attempt left when it is resumed, and an agent's question with a person's answer. The agent works in its worktree, so that
 // is the project root it is given.
 import type { Checkpoint, Task } from '../taskFile/schema';
 
@@ -16,6 +16,8 @@ export interface PromptContext {
 
 /** What an interrupted attempt left in its worktree, for the agent that resumes it. */
 export interface ResumeContext {
+  /** The attempt stopped to ask a question, which a person has answered (not an interruption). */
+  answered?: boolean;
   /** The number of the interrupted attempt. */
   interruptedAttempt: number;
   /** Its commits beyond the base, oldest first (`abc1234 subject`). */
@@ -70,6 +72,8 @@ export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeConte
     '- Your last message must clearly state either:',
     '  - "RESULT:SUCCESS" if validation passed',
     '  - "RESULT:FAIL <reason>" if you could not complete the task',
+    '  - "QUESTION: <your question>" if you cannot go on without a person\'s answer: your work so far is kept, and',
+    '    you continue it in this worktree with the answer',
     '',
     '## Context',
     `- Project root: ${ctx.worktree}`,
@@ -100,14 +104,28 @@ export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeConte
     if (task.error_tail) lines.push('', heading, '```', task.error_tail.trimEnd(), '```');
     lines.push('', 'Avoid repeating the same mistakes. Consider a different approach.');
   }
+  const q = task.question;
+  if (q && typeof q.answer === 'string') {
+    lines.push(
+      '',
+      "## Your Question and a Person's Answer",
+      `Attempt ${q.attempt} of this task stopped to ask:`,
+      ...quoted(q.text),
+      'A person answered:',
+      ...quoted(q.answer),
+      'Go on with the task using this answer; do not ask the same question again.',
+    );
+  }
   if (resume) lines.push('', ...resumeSection(task, ctx, resume));
   return lines.join('\n') + '\n';
 }
 
 function resumeSection(task: Task, ctx: PromptContext, r: ResumeContext): string[] {
   const lines = [
-    '## Resuming an Interrupted Attempt',
-    `Attempt ${r.interruptedAttempt} of this task was interrupted before it reported a result (the controller stopped: a crash, a reboot or a person's stop).`,
+    r.answered ? '## Continuing After the Answer' : '## Resuming an Interrupted Attempt',
+    r.answered
+      ? `Attempt ${r.interruptedAttempt} of this task stopped to ask the question above.`
+      : `Attempt ${r.interruptedAttempt} of this task was interrupted before it reported a result (the controller stopped: a crash, a reboot or a person's stop).`,
     `This worktree holds its partial work: you continue it, you do not start over. Check what is already done, finish the rest, then validate, commit and report as above.`,
   ];
   if (r.commits.length) {
@@ -131,6 +149,11 @@ function resumeSection(task: Task, ctx: PromptContext, r: ResumeContext): string
   const tail = r.outputTail?.trimEnd();
   if (tail) lines.push('', 'The last of what it printed:', '```', tail, '```');
   return lines;
+}
+
+/** A person's or an agent's text as a quote: each of its lines after `> `. */
+function quoted(text: string): string[] {
+  return text.split('\n').map((l) => `> ${l}`);
 }
 
 function bounded<T>(items: readonly T[]): Array<T | string> {

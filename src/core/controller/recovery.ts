@@ -13,7 +13,7 @@ import { type LogType, parseLogLine } from '../log/logLine';
 import { readLogLines } from '../log/logReader';
 import type { AttemptPaths, AttemptVerdict } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { ERROR_TAIL_CHARS } from '../tasks/transitions';
+import { awaitsResume, ERROR_TAIL_CHARS } from '../tasks/transitions';
 import { discardAttempt } from './discard';
 import { baseGone } from './envFailure';
 import { endUncharged, refuseStale, stopForEnvironment } from './envStop';
@@ -21,7 +21,7 @@ import { mergeTask, type TaskEnd } from './merge';
 import type { MergeQueue } from './mergeQueue';
 import { prepareWorktree } from './prepare';
 import type { Session } from './session';
-import { inspectWork, type Resume } from './taskRun';
+import { awaitAnswer, inspectWork, type Resume } from './taskRun';
 import { validateTask } from './validate';
 
 /** Ends agents and validations that a killed controller left behind. Returns their labels. */
@@ -174,6 +174,15 @@ export async function recoverInProgress(
           recovery('resumed agent', `interrupted without a verdict: ${left}`, kept);
           const outputTail = folder && readTail(folder.transcript, RESUME_TAIL_CHARS);
           return { worktree, base: base!, interruptedAttempt, commits, uncommitted, snapshotRef: kept, outputTail };
+        }
+        case 'await-answer': {
+          // Stopped between the agent's question and the task's record of it: recorded now.
+          if (where === 'branch')
+            await s.git.addWorktreeForBranch(worktree, branch, { whileLocked: () => markWorktreeOwner(worktree, fence) });
+          const v = recorded!.verdict as Extract<AttemptVerdict, { kind: 'question' }>;
+          recovery('recorded question', 'the agent asked a question; the controller stopped before recording it');
+          const attempt = recorded!.attempt.number || task.attempts;
+          return awaitAnswer(s, task, worktree, s.terminals.open(task, worktree), attempt, base!, v.text);
         }
       }
     };
@@ -357,7 +366,10 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
   const { file } = s.store.load();
   const status = new Map(file.tasks.map((t) => [t.id, t.status]));
   const attempts = new Map(file.tasks.map((t) => [t.id, t.attempts]));
-  const orphan = (id: string | undefined): id is string => id !== undefined && status.has(id) && status.get(id) !== 'in_progress';
+  // A task awaiting an answer, or answered and not yet resumed, keeps its worktree for the attempt after the answer.
+  const keeps = new Set(file.tasks.filter((t) => t.status === 'awaiting_answer' || awaitsResume(t)).map((t) => t.id));
+  const orphan = (id: string | undefined): id is string =>
+    id !== undefined && status.has(id) && status.get(id) !== 'in_progress' && !keeps.has(id);
   const removed = new Set<string>();
 
   for (const w of await s.git.listWorktrees()) {

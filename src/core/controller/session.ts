@@ -21,7 +21,7 @@ import type { RunEventWriter } from '../runEvents/writer';
 import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
-import { completeTask, failTask, mustFind, restartTask, undoDispatch } from '../tasks/transitions';
+import { askQuestion, completeTask, failTask, mustFind, restartTask, undoDispatch } from '../tasks/transitions';
 import { WorktreePool } from '../worktrees/pool';
 import { PortBlocks } from '../worktrees/ports';
 import { RunSpending } from './budget';
@@ -359,6 +359,21 @@ export class Session implements SessionContext {
     this.log(...extra, ...merged, { type: 'Completed', taskId: task.id, message: mergeCommit ? `(commit ${mergeCommit})` : '' });
     this.taskEvents.fire({ taskId: task.id, kind: 'completed', ...(pass ? { next: pass.next } : {}) });
     this.removeWorktreeSoon(task.id, fence);
+  }
+
+  /**
+   * The agent asked a question (transitions.askQuestion): the task awaits a person's answer, the
+   * attempt given back, its worktree and branch left as they are for the attempt after the answer.
+   * `kept`: the ref its commits are kept at. Then the QUESTION line and the event.
+   */
+  async awaitAnswer(before: Task, text: string, kept: string | undefined): Promise<void> {
+    await this.transact((file) => {
+      this.assertOurs(file, before.id);
+      askQuestion(file, before.id, before, text);
+    });
+    this.release(before.id);
+    this.log({ type: 'QUESTION', taskId: before.id, message: `"${text}"${kept ? ` kept=${kept}` : ''}` });
+    this.taskEvents.fire({ taskId: before.id, kind: 'question', question: text });
   }
 
   /**

@@ -1,18 +1,22 @@
 // One task from dispatch to its end: claim it, give it a worktree on harness-<id> from the base
 // branch's head, run the agent with the prompt, record its verdict, validate in the worktree, and
 // merge (through the merge queue) or discard. A resumed attempt (recovery.ts decides) skips the
-// worktree: the agent continues in the one the interrupted attempt left.
+// worktree: the agent continues in the one the interrupted attempt left; so does the attempt
+// after a person answered an agent's question, in the worktree the asking attempt left. An agent
+// that asks a question leaves its task awaiting an answer, its work kept, the attempt given back.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import { assertFence, type AttemptFence, markWorktreeOwner } from '../attempt/lifecycle';
+import { escapeControlChars } from '../controlChars';
 import { branchFor } from '../ids';
 import type { Category } from '../log/logLine';
 import type { ProcessResult } from '../process/runProcess';
 import { isOwnPath } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
-import { type ClaimToken, dispatchTask, resumeTask } from '../tasks/transitions';
+import { taskWithId } from '../tasks/taskIndex';
+import { awaitsResume, type ClaimToken, dispatchTask, resumeTask } from '../tasks/transitions';
 import { type AgentVerdict, noVerdictReason } from './agentOutput';
 import { runAgent } from './agentRun';
 import { chargedOverloadMessage, limitThatEnded, stopForLimit } from './budget';
@@ -53,7 +57,9 @@ export interface ClaimedTask {
 /** Dispatches the task inside the caller's transaction: the run loop claims a batch with its pool. */
 export function claimTask(s: Session, file: TaskFile, taskId: string): ClaimedTask {
   const agentId = newAgentId();
-  const base = s.state.head;
+  const t = taskWithId(file.tasks, taskId);
+  // The attempt after an answer continues the asking attempt's branch: its base stays.
+  const base = t && awaitsResume(t) && t.started_at_commit ? t.started_at_commit : s.state.head;
   const claim = dispatchTask(file, taskId, { agentId, branch: branchFor(taskId), baseCommit: base, worker: s.worker });
   return { agentId, base, ...claim };
 }
@@ -87,7 +93,7 @@ export async function runTask(s: Session, task: Task, merges: MergeQueue, resume
 
 async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: Resume, claimed?: ClaimedTask): Promise<TaskEnd> {
   const branch = branchFor(task.id);
-  const worktree = resume?.worktree ?? s.worktreePath(task.id);
+  let worktree = resume?.worktree ?? s.worktreePath(task.id);
   const { agentId, base, before, attempt, token } =
     claimed ??
     (await s.transact((file) => (resume ? resumeClaim(file, task.id, resume, s.fenceOf(task.id)) : claimTask(s, file, task.id))));
@@ -95,7 +101,13 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   // Every effect of this attempt from here on is checked against its fence.
   const fence: AttemptFence = { taskId: task.id, agentId, generation: (token ?? s.worker?.tokenOf(task.id))?.generation };
   s.drive(fence);
-  const resumed = resume ? ` resuming=attempt-${resume.interruptedAttempt}` : '';
+  // A person answered its question: the agent continues in the asking attempt's worktree.
+  const answered = !resume && awaitsResume(before);
+  const resumed = resume
+    ? ` resuming=attempt-${resume.interruptedAttempt}`
+    : answered
+      ? ` answered=attempt-${before.question!.attempt}`
+      : '';
   s.log({
     type: 'DISPATCH',
     taskId: task.id,
@@ -116,8 +128,12 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const setUp = await (async () => {
     let from: WorktreeOrigin;
     try {
+      if (answered) {
+        resume = await answeredResume(s, before, worktree, base, fence);
+        worktree = resume?.worktree ?? worktree;
+      }
       // A resumed attempt continues in the worktree it left, set up already.
-      from = resume ? { kind: 'resumed' } : await createWorktree(s, task.id, worktree, branch, base, fence);
+      from = resume ? { kind: 'resumed', answered: resume.answered } : await createWorktree(s, task.id, worktree, branch, base, fence);
       markWorktreeOwner(worktree, fence);
     } catch (err) {
       return {
@@ -193,10 +209,12 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   }
 
   // The verdict is recorded before anything else: a recovery merges only what it says succeeded.
-  files.recordVerdict(agentId, end.kind === 'success' ? end : { kind: 'fail', category: end.category, reason: end.reason });
-  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${end.kind === 'success' ? 'success' : 'error'}` });
+  files.recordVerdict(agentId, end.kind === 'fail' ? { kind: 'fail', category: end.category, reason: end.reason } : end);
+  const result = end.kind === 'fail' ? 'error' : end.kind;
+  s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${result}` });
   s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
   if (end.kind === 'fail') return fail(end.category, end.reason, end.discardReason, end.tail);
+  if (end.kind === 'question') return awaitAnswer(s, before, worktree, terminal, attempt, base, end.text);
 
   const problem = await inspectWork(s, before, worktree, base, { commitLeftovers: true, warnIfEmpty: true });
   if (problem) return fail('AGENT_FAIL', problem, 'agent reported failure');
@@ -218,7 +236,10 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   return merges.enqueue(task.id, () => mergeTask(s, before, worktree, terminal, files));
 }
 
-type AgentEnd = { kind: 'success' } | { kind: 'fail'; category: Category; reason: string; discardReason: string; tail?: string };
+type AgentEnd =
+  | { kind: 'success' }
+  | { kind: 'question'; text: string }
+  | { kind: 'fail'; category: Category; reason: string; discardReason: string; tail?: string };
 
 /** How the agent ended: its RESULT line, unless it timed out or never started. */
 function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number): AgentEnd {
@@ -242,6 +263,7 @@ function agentEnd(verdict: AgentVerdict, agent: ProcessResult, timeoutMs: number
     };
   if (verdict.kind === 'fail')
     return { kind: 'fail', category: 'AGENT_FAIL', reason: verdict.reason, discardReason: 'agent reported failure', tail: agent.tail };
+  if (verdict.kind === 'question') return verdict;
   if (verdict.kind === 'none') {
     return {
       kind: 'fail',
@@ -267,6 +289,60 @@ function interrupted(terminal: TaskTerminal): TaskEnd {
   terminal.write('\r\n[launchpad] stopped: the task stays in progress for the next run to recover\r\n');
   terminal.close('interrupted');
   return 'interrupted';
+}
+
+/**
+ * The agent asked a question: what it left uncommitted is committed (as after a success) and its
+ * commits kept under refs/launchpad/attempts/, then the task awaits an answer, the attempt given
+ * back (Session.awaitAnswer). The worktree and branch stay for the attempt after the answer.
+ * Work that touches the controller's state files fails the attempt, as after a success.
+ */
+export async function awaitAnswer(
+  s: Session,
+  task: Task,
+  worktree: string,
+  terminal: TaskTerminal,
+  attempt: number,
+  base: string,
+  text: string,
+): Promise<TaskEnd> {
+  const problem = await inspectWork(s, task, worktree, base, { commitLeftovers: true, warnIfEmpty: false });
+  if (problem)
+    return discardAttempt(s, task, worktree, terminal, {
+      category: 'AGENT_FAIL',
+      reason: problem,
+      discardReason: 'agent reported failure',
+    });
+  const kept = await s.keepAttempt(task.id, attempt);
+  await s.awaitAnswer(task, text, kept);
+  terminal.write(
+    `\r\n[launchpad] ${task.id} asks: ${escapeControlChars(text)}\r\n[launchpad] its worktree is kept; answer with: launchpad answer ${task.id} "…"\r\n`,
+  );
+  terminal.close('interrupted');
+  return 'awaiting-answer';
+}
+
+/**
+ * Where the attempt after an answer continues: the asking attempt's worktree, or one made again
+ * from its branch when only the branch is left. Undefined when neither is (a new worktree then;
+ * the question and the answer are still in its prompt).
+ */
+async function answeredResume(s: Session, task: Task, worktree: string, base: string, fence: AttemptFence): Promise<Resume | undefined> {
+  const branch = branchFor(task.id);
+  const listed = (await s.git.listWorktrees()).find((w) => w.branch === `refs/heads/${branch}`);
+  if (!listed) {
+    if (!(await s.git.branchExists(branch))) return undefined;
+    await s.git.addWorktreeForBranch(worktree, branch, { whileLocked: () => markWorktreeOwner(worktree, fence) });
+  }
+  const path = listed?.path ?? worktree;
+  return {
+    answered: true,
+    worktree: path,
+    base,
+    interruptedAttempt: task.question?.attempt ?? task.attempts,
+    commits: await s.git.commitSubjects(`${base}..refs/heads/${branch}`),
+    uncommitted: await s.git.anyChanges(path),
+  };
 }
 
 /**

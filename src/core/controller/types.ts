@@ -16,15 +16,17 @@ export type StopReason =
   | 'environment'
   | 'controller-error'
   | 'budget'
-  | 'usage-limit';
+  | 'usage-limit'
+  /** Nothing left can run, and tasks await a person's answer to their agent's question. */
+  | 'awaiting-answers';
 
 export interface RunOutcome {
   /**
    * Exit codes: 0 every task completed, 1 stopped with work left, 2 configuration, bad input or
    * the machine's failure (environment), 6 session_config.budget_usd reached, 7 an agent's usage
-   * or rate limit (without run --wait-on-limit).
+   * or rate limit (without run --wait-on-limit), 8 the work left waits for answers to agents' questions.
    */
-  exitCode: 0 | 1 | 2 | 6 | 7;
+  exitCode: 0 | 1 | 2 | 6 | 7 | 8;
   reason: StopReason;
   /** One line for a person. */
   message: string;
@@ -51,7 +53,7 @@ export interface TerminalFactory {
 
 export interface TaskEvent {
   taskId: string;
-  kind: 'dispatched' | 'agent-done' | 'validated' | 'completed' | 'failed' | 'interrupted' | 'checkpoint';
+  kind: 'dispatched' | 'agent-done' | 'validated' | 'completed' | 'failed' | 'interrupted' | 'checkpoint' | 'question';
   /**
    * A completion whose transaction ran the pool pass: the task that pass found next, first in
    * the pool's order among those it did not start (null: none). Absent when no pass ran with it.
@@ -59,4 +61,6 @@ export interface TaskEvent {
   next?: string | null;
   /** A checkpoint's step, as the agent reported it. */
   checkpoint?: { step: number; total: number; description: string };
+  /** The question its agent asked: the task awaits an answer. */
+  question?: string;
 }

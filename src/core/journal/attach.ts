@@ -6,6 +6,7 @@
 //   dispatched                  → (spec subtask) status in_progress, attempts + 1
 //   completed                   → task_completed, duration measured from dispatch; (spec) box ticked
 //   failed for good / blocked   → task_blocked, issue = the task's last error_log entry
+//   question                    → task_blocked, issue = the agent's question, resolution = the answer command
 //   the outcome                 → session_ended: summary from the stats, next steps = next eligible tasks
 //
 // A journal that cannot be written never stops a run: the problem goes to the logger.
@@ -122,6 +123,22 @@ export function attachJournal(
           next_task: next ? (specTaskRef(next)?.id ?? next.id) : undefined,
         });
       });
+    } else if (e.kind === 'question') {
+      enqueue(`the question of ${e.taskId}`, async () => {
+        const { task, file } = readTask(e.taskId);
+        if (!task) return;
+        const ref = specTaskRef(task);
+        await append({
+          type: 'task_blocked',
+          spec: ref?.spec ?? 'harness',
+          task_id: ref?.id ?? task.id,
+          task_description: task.title,
+          issue: `its agent asks: ${e.question ?? task.question?.text ?? ''}`,
+          resolution: `answer it (launchpad answer ${task.id} "…"); the next run resumes its worktree first`,
+          attempts: task.attempts,
+          session: file?.session_count,
+        });
+      });
     } else if (e.kind === 'failed') {
       enqueue(`the failure of ${e.taskId}`, async () => {
         const { task, file } = readTask(e.taskId);
@@ -214,7 +231,8 @@ export function nextSteps(file: TaskFile, max = 5): string[] {
   const steps: string[] = [];
   for (const t of file.tasks) {
     if (steps.length >= max) break;
-    if (isPermanentlyFailed(t) && !isDependencyFailure(t))
+    if (t.status === 'awaiting_answer') steps.push(`answer ${t.id}'s question (launchpad answer ${t.id} "…"): ${t.question?.text ?? ''}`);
+    else if (isPermanentlyFailed(t) && !isDependencyFailure(t))
       steps.push(`fix and retry ${t.id} (launchpad retry ${t.id}): ${t.error_log.at(-1) ?? 'failed'}`);
     else if (t.status === 'pending' && !t.validation?.command?.trim()) steps.push(`give ${t.id} a validation command`);
   }

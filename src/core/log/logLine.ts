@@ -19,6 +19,7 @@ export const LOG_TYPES = [
   'WARN',
   'Starting',
   'CHECKPOINT',
+  'QUESTION',
 ] as const;
 export type LogType = (typeof LOG_TYPES)[number];
 

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { findPreset, toolVariables } from '../agents/presets';
-import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason } from '../controller/agentOutput';
+import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason, questionNotHeld } from '../controller/agentOutput';
 import { guardProtectedPaths } from '../controller/protectedPaths';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
@@ -177,14 +177,16 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     await pushing;
     if (agent.aborted) throw new Error(`${job.taskId}: the worker was stopped while the agent ran`);
 
-    const verdict: AttemptResult['verdict'] = agent.timedOut ? 'timeout' : v.kind;
+    const verdict: AttemptResult['verdict'] = agent.timedOut ? 'timeout' : v.kind === 'question' ? 'fail' : v.kind;
     const reason = agent.timedOut
       ? `Agent timed out after ${job.agentTimeoutMs / 1000}s`
       : v.kind === 'fail'
         ? v.reason
-        : v.kind === 'none'
-          ? noVerdictReason(agent, agent.tail)
-          : undefined;
+        : v.kind === 'question'
+          ? questionNotHeld(v.text, 'on a queue worker')
+          : v.kind === 'none'
+            ? noVerdictReason(agent, agent.tail)
+            : undefined;
     if (verdict === 'success' && (await git.anyChanges(worktree)).length)
       await git.commitAll(worktree, `[${job.taskId}] ${job.title} (changes left uncommitted by the agent)`);
 

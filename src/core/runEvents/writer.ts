@@ -54,6 +54,7 @@ export type RunEvent =
       step?: number;
       total?: number;
       description?: string;
+      question?: string;
     }
   | { type: 'stop'; scope: 'run'; now: boolean }
   | { type: 'stop'; scope: 'task'; task: string; agent: string; taken: boolean }
@@ -149,8 +150,15 @@ export class RunEventWriter {
   }
 
   task(e: TaskEvent): void {
-    const { taskId, kind, next, checkpoint } = e;
-    this.write({ type: 'task', task: taskId, event: kind, ...(next !== undefined ? { next } : {}), ...(checkpoint ?? {}) });
+    const { taskId, kind, next, checkpoint, question } = e;
+    this.write({
+      type: 'task',
+      task: taskId,
+      event: kind,
+      ...(next !== undefined ? { next } : {}),
+      ...(checkpoint ?? {}),
+      ...(question !== undefined ? { question } : {}),
+    });
   }
 
   end(result: { outcome: RunOutcome } | { error: unknown }): void {

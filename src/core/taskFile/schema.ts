@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import { TASK_ID_PATTERN } from '../ids';
 import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
-export const STATUSES = ['pending', 'in_progress', 'completed', 'failed'] as const;
+export const STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'awaiting_answer'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2'] as const;
 
 /** A title goes into the agent's environment (LAUNCHPAD_TASK_TITLE) and the merge commit's subject. */
@@ -17,6 +17,8 @@ export const MAX_TITLE_CHARS = 500;
 export const MAX_CONTEXT_CHARS = 100_000;
 /** A command line is one argument of `sh -c`: the system refuses (E2BIG) one of 128 KiB. */
 export const MAX_COMMAND_CHARS = 16_384;
+/** An agent's question or a person's answer: prompt text, a paragraph or two. */
+export const MAX_QUESTION_CHARS = 10_000;
 /** One files_hint entry: a path. */
 export const MAX_PATH_CHARS = 4096;
 /** A budget or cost limit in US dollars: a larger figure is a typo, not a plan. */
@@ -76,6 +78,15 @@ export const checkpointSchema = z.looseObject({
   agent_id: doc(nullableText(), 'The agent of that attempt (older files have none).'),
 });
 
+export const questionSchema = z.looseObject({
+  text: doc(z.string().check(z.maxLength(MAX_QUESTION_CHARS)), "The agent's question, from its `QUESTION:` line."),
+  asked_at: doc(text(), 'When Launchpad read it.'),
+  attempt: doc(count(0), 'The attempt that asked it (given back: the attempt after the answer counts instead).'),
+  agent_id: doc(nullableText(), 'The agent that asked it.'),
+  answer: doc(boundedText(MAX_QUESTION_CHARS), "A person's answer (`launchpad answer`); absent while the task awaits one."),
+  answered_at: doc(nullableText(), 'When it was answered.'),
+});
+
 export const taskSchema = z.looseObject({
   id: doc(taskId, `The task's id, and its branch harness-<id>: ${ID_RULE}.`),
   title: doc(
@@ -84,7 +95,7 @@ export const taskSchema = z.looseObject({
   ),
   status: doc(
     z.enum(STATUSES),
-    'pending: waiting; in_progress: an attempt holds it; completed: merged; failed: its last attempt failed (retried while attempts < max_attempts). Launchpad writes it.',
+    'pending: waiting; in_progress: an attempt holds it; completed: merged; failed: its last attempt failed (retried while attempts < max_attempts); awaiting_answer: its agent asked a question (`launchpad answer`). Launchpad writes it.',
   ),
   priority: doc(withDefault(z.enum(PRIORITIES), 'P1'), 'Among the tasks ready to run, P0 goes first and P2 last.'),
   depends_on: doc(emptyList(), 'Ids of the tasks that must be merged before this one starts.'),
@@ -136,6 +147,10 @@ export const taskSchema = z.looseObject({
   error_tail: doc(nullableText(), "The end of the last failure's output, for a hover or `status`. Launchpad writes it."),
   failed_at: doc(nullableText(), 'When the task last failed: the oldest failure is retried first. Launchpad writes it.'),
   checkpoints: doc(z.optional(z.array(checkpointSchema)), 'The progress its agents reported with CHECKPOINT lines. Launchpad writes it.'),
+  question: doc(
+    z.optional(z.nullable(questionSchema)),
+    "Its agent's question and, once given, a person's answer: the next attempt resumes the asking one's worktree with both in its prompt. Launchpad writes it.",
+  ),
   agent_id: doc(nullableText(), "The agent id of its last attempt, which fences that attempt's effects. Launchpad writes it."),
   worktree_branch: doc(nullableText(), 'The branch of its last attempt, harness-<id>. Launchpad writes it.'),
   started_at_commit: doc(nullableText(), 'The base commit its last attempt started from. Launchpad writes it.'),
@@ -288,3 +303,4 @@ export type TaskStatus = Task['status'];
 export type Priority = Task['priority'];
 export type SessionConfig = TaskFile['session_config'];
 export type Checkpoint = z.infer<typeof checkpointSchema>;
+export type Question = z.infer<typeof questionSchema>;

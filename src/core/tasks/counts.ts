@@ -13,6 +13,8 @@ export interface TaskCounts {
   running: number;
   /** In progress with no run holding it: the next run resumes it. */
   interrupted: number;
+  /** Its agent asked a question: waits for a person's `launchpad answer` (its dependents wait too). */
+  awaiting_answer: number;
   /** Can start now. */
   ready: number;
   /** Waiting on dependencies that have not completed yet. */
@@ -31,6 +33,7 @@ const FIELD: Record<TaskState, Exclude<keyof TaskCounts, 'tasks_total'>> = {
   completed: 'completed',
   running: 'running',
   interrupted: 'interrupted',
+  awaiting_answer: 'awaiting_answer',
   ready: 'ready',
   waiting: 'waiting',
   needs_validation: 'needs_validation',
@@ -64,6 +67,7 @@ export function countStates(states: Iterable<TaskState>): TaskCounts {
     completed: 0,
     running: 0,
     interrupted: 0,
+    awaiting_answer: 0,
     ready: 0,
     waiting: 0,
     needs_validation: 0,
@@ -84,7 +88,7 @@ export function countTasks(tasks: readonly Task[], presence: RunPresence): TaskC
 }
 
 /**
- * `3/7 completed · 1 running · 1 to retry · 1 failed · 1 blocked`: completed out of all, then
+ * `3/7 completed · 1 running · 1 awaiting an answer · 1 to retry · 1 failed · 1 blocked`: completed out of all, then
  * what moves or needs a person; the states with none are left out. `all` adds the tasks that
  * wait their turn (`2 ready · 1 waiting`), as `status` shows them; `paint` colours each part.
  */
@@ -98,6 +102,7 @@ export function formatCounts(
     c[field] && parts.push(paint(field, `${c[field]} ${words}`));
   add('running', 'running');
   add('interrupted', 'interrupted');
+  add('awaiting_answer', 'awaiting an answer');
   add('retrying', 'to retry');
   add('failed', 'failed');
   add('blocked', 'blocked');

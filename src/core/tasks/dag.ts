@@ -10,10 +10,20 @@ import { positions, reverseEdges, taskById } from './taskIndex';
 /**
  * What a person sees for a task; `status` plus what the dependency rules say about it. An
  * in_progress task is `running` while a run holds it, `interrupted` when none does (the next run
- * resumes it).
+ * resumes it). A task `awaiting_answer` is neither eligible nor failed: it and its dependents wait
+ * for a person's `launchpad answer`.
  */
 export type TaskState =
-  'running' | 'interrupted' | 'ready' | 'waiting' | 'needs_validation' | 'retryable' | 'failed' | 'blocked' | 'completed';
+  | 'running'
+  | 'interrupted'
+  | 'awaiting_answer'
+  | 'ready'
+  | 'waiting'
+  | 'needs_validation'
+  | 'retryable'
+  | 'failed'
+  | 'blocked'
+  | 'completed';
 
 /** A failure the dependency rules put on a task: `entry` goes to its error_log. */
 export interface DependencyFailure {
@@ -106,7 +116,7 @@ function dependencyFailures(tasks: readonly Task[]): DependencyFailure[] {
     const failedId = queue[i]!;
     for (const j of dependents.get(failedId) ?? []) {
       const dep = tasks[j]!;
-      if (seen.has(dep.id) || dep.status === 'completed' || dep.status === 'in_progress') continue;
+      if (seen.has(dep.id) || dep.status === 'completed' || dep.status === 'in_progress' || dep.status === 'awaiting_answer') continue;
       seen.add(dep.id);
       queue.push(dep.id);
       if (!marked.has(dep.id) && !isPermanentlyFailed(dep)) mark(dep, `${BLOCKED_BY}${failedId}`, failedId);
@@ -171,6 +181,8 @@ function stillSettled(tasks: readonly Task[]): boolean {
     }
     if (t.status === 'completed') continue;
     if (t.status === 'in_progress' && (was === 'pending' || (was === 'failed' && !s.dependencyFailure[i]))) continue;
+    // A question and its answer: the task had started, and goes on from where it was.
+    if ((t.status === 'awaiting_answer' && was === 'in_progress') || (t.status === 'pending' && was === 'awaiting_answer')) continue;
     return false;
   }
   return true;
@@ -433,7 +445,8 @@ export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints:
 }
 
 /**
- * The order of the eligible pool: priority first (a P0 retry before P1 work); within a
+ * The order of the eligible pool: a task whose question was answered first (a person waits on
+ * it, and its worktree is kept); then priority (a P0 retry before P1 work); within a
  * priority, first attempts before retries; then the task that holds the most work up — the
  * longest chain of estimated durations from it through the tasks that wait on it, its own
  * included (longestChains); then, for retries, the oldest failure; then the id.
@@ -442,8 +455,10 @@ export function poolOrder(tasks: readonly Task[], pool: readonly Task[], hints: 
   const chain =
     pool.length > 1 ? (chainsOf(tasks, pool, hints.durations) ?? longestChains(tasks, hints.durations)) : new Map<string, number>();
   const retried = (t: Task) => (t.status === 'failed' ? 1 : 0);
+  const answered = (t: Task) => (t.status === 'pending' && typeof t.question?.answer === 'string' ? 0 : 1);
   return [...pool].sort(
     (a, b) =>
+      answered(a) - answered(b) ||
       PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] ||
       retried(a) - retried(b) ||
       (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0) ||
@@ -674,6 +689,15 @@ export interface DependencyAnalysis {
 }
 
 /**
+ * Whether only a person's answers can move the work on: some task awaits an answer, and every
+ * other task not completed awaits one too or waits on dependencies.
+ */
+export function waitsOnAnswers(tasks: readonly Task[]): boolean {
+  const states = [...analyzeTasks(tasks).states.values()].filter((s) => s !== 'completed');
+  return states.includes('awaiting_answer') && states.every((s) => s === 'awaiting_answer' || s === 'waiting');
+}
+
+/**
  * The state of every task as `status` shows it. Read-only: nothing is marked. `held` says
  * whether a run holds an in_progress task; without it every in_progress task is running (the
  * run's own view of its tasks).
@@ -689,6 +713,7 @@ export function analyzeTasks(tasks: readonly Task[], held: (task: Task) => boole
     let state: TaskState;
     if (t.status === 'completed') state = 'completed';
     else if (t.status === 'in_progress') state = held(t) ? 'running' : 'interrupted';
+    else if (t.status === 'awaiting_answer') state = 'awaiting_answer';
     else if (blockedReasons.has(t.id)) state = 'blocked';
     else if (t.status === 'failed' && isPermanentlyFailed(t)) state = 'failed';
     else if (!allDepsCompleted(t, tasks, pos)) state = 'waiting';

@@ -8,7 +8,7 @@ import type { StateStore } from '../taskFile/store';
 import { type ConfigKey, setConfigValue, unsetConfigValue } from './configOps';
 import { blockedDependents } from './dag';
 import { addTask, editTask, type FieldChange, type NewTask, removeTask, type TaskChanges } from './taskOps';
-import { retryTasks } from './transitions';
+import { answerQuestion, retryTasks } from './transitions';
 
 /**
  * A person's edits change a task or two: the unchanged tasks are shared with the store's parse
@@ -125,6 +125,23 @@ export async function retryTasksLogged(
     ),
   );
   return { reset, unblockedBy };
+}
+
+/**
+ * A person's answer to a task's question (transitions.answerQuestion): the task is pending again,
+ * its next attempt resumes the asking one's worktree. Logged as a RECOVERY line. Returns the task.
+ */
+export async function answerQuestionLogged(store: StateStore, id: string, answer: string): Promise<Task> {
+  const { task, session } = await store.transact(
+    (file) => ({ task: answerQuestion(file, id, answer), session: file.session_count }),
+    SHARED,
+  );
+  log(store, session, {
+    type: 'RECOVERY',
+    taskId: id,
+    message: `action="answered" reason="answered by user" answer=${JSON.stringify(answer)}`,
+  });
+  return task;
 }
 
 /** `launchpad config KEY VALUE`: returns the value before. */

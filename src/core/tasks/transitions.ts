@@ -1,5 +1,5 @@
 // Every change of a task's state, as functions over the loaded task file (run inside a
-// StateStore transaction): dispatch, resume, restart, checkpoint, complete, fail,
+// StateStore transaction): dispatch, resume, restart, checkpoint, complete, fail, a question and its answer,
 // dependency failure, retry, and a concurrent worker's claims (lease renewal, take-over of a
 // lapsed claim, the fencing check).
 // Nothing else writes `status` or the fields that go with it; every timestamp they write is
@@ -10,7 +10,7 @@ import { compareIds } from '../ids';
 import { InputError } from '../inputError';
 import { type Category, logTimestamp } from '../log/logLine';
 import { writableTask } from '../taskFile/draft';
-import type { Checkpoint, Task, TaskFile } from '../taskFile/schema';
+import type { Checkpoint, Question, Task, TaskFile } from '../taskFile/schema';
 import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures } from './dag';
 import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
 import { taskWithId } from './taskIndex';
@@ -287,6 +287,50 @@ export function completeTask(file: TaskFile, id: string, now = logTimestamp()): 
   t.completed_at = now;
   releaseClaim(t);
   t.error_tail = null;
+  delete t.question;
+  return t;
+}
+
+/**
+ * The agent ended its turn with a question for a person: the task awaits an answer, its
+ * worktree and branch kept (worktree_branch and started_at_commit stay: the answered attempt
+ * resumes there). The asking attempt is given back, as undoDispatch gives one back: attempts
+ * as `before` its dispatch (`before`: the task as the attempt's dispatch or resumption found
+ * it), so only the attempt after the answer counts. Returns the question.
+ */
+export function askQuestion(file: TaskFile, id: string, before: Task, text: string, now = logTimestamp()): Question {
+  const t = mustFind(file, id);
+  const question: Question = { text, asked_at: now, attempt: t.attempts, agent_id: t.agent_id ?? null };
+  t.status = 'awaiting_answer';
+  // A resumed attempt (in progress before) was counted at its first dispatch.
+  t.attempts = before.status === 'in_progress' ? Math.max(0, before.attempts - 1) : before.attempts;
+  t.question = question;
+  if (t.claimed_by !== undefined) t.claimed_by = null;
+  if (t.lease_expires_at !== undefined) t.lease_expires_at = null;
+  return question;
+}
+
+/** Whether the task's question was answered and the attempt that resumes its worktree has not started yet. */
+export function awaitsResume(task: Task): boolean {
+  return task.status === 'pending' && typeof task.question?.answer === 'string';
+}
+
+/**
+ * A person's answer to the task's question: pending again, the answer on the question, so the
+ * pool picks it first and its next attempt resumes the asking one's worktree with both in its
+ * prompt. Throws InputError (changing nothing) for an unknown task or one not awaiting an answer.
+ */
+export function answerQuestion(file: TaskFile, id: string, answer: string, now = logTimestamp()): Task {
+  const found = taskWithId(file.tasks, id);
+  if (!found) throw new InputError(`no task "${id}" in harness-tasks.json`);
+  if (found.status !== 'awaiting_answer' || !found.question) {
+    throw new InputError(
+      `task "${id}" is ${found.status.replace('_', ' ')}, not awaiting an answer: only a task whose agent asked a question can be answered`,
+    );
+  }
+  const t = writableTask(file, found);
+  t.status = 'pending';
+  t.question = { ...t.question!, answer, answered_at: now };
   return t;
 }
 
@@ -346,6 +390,8 @@ export function failTask(file: TaskFile, id: string, failure: Failure, now = log
   t.failed_at = now;
   if (failure.final) t.attempts = Math.max(t.attempts, t.max_attempts);
   releaseClaim(t);
+  // Its worktree is discarded: a later attempt starts afresh, not from the question's work.
+  delete t.question;
   return entry;
 }
 

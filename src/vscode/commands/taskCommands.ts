@@ -1,5 +1,6 @@
-// Commands on one task: open it (a click on its row), retry (menu, palette), reveal it in the
-// Tasks view, show its latest transcript, reveal its last line in the progress log.
+// Commands on one task: open it (a click on its row), retry (menu, palette), answer its agent's
+// question (menu, palette, the notification), reveal it in the Tasks view, show its latest
+// transcript, reveal its last line in the progress log.
 import { existsSync } from 'node:fs';
 
 import * as vscode from 'vscode';
@@ -17,6 +18,7 @@ import { showTask } from './statusDocument';
 
 type TaskCommand =
   | typeof COMMANDS.retryTask
+  | typeof COMMANDS.answerQuestion
   | typeof COMMANDS.taskClicked
   | typeof COMMANDS.revealTask
   | typeof COMMANDS.showTranscript
@@ -25,6 +27,7 @@ type TaskCommand =
 export function taskCommands(deps: CommandDeps): Handlers<TaskCommand> {
   return {
     [COMMANDS.retryTask]: (arg) => retryFromMenu(deps, arg),
+    [COMMANDS.answerQuestion]: (arg) => answerQuestion(deps, arg),
     [COMMANDS.taskClicked]: (arg) => taskClicked(deps, taskIdOf(arg)),
     [COMMANDS.revealTask]: async (arg) => {
       const id = taskIdOf(arg);
@@ -83,6 +86,57 @@ async function retry({ model, logger }: CommandDeps, id: string): Promise<void> 
     );
   } catch (err) {
     reportEditError('retry', err, logger);
+  } finally {
+    void model.refresh();
+  }
+}
+
+/**
+ * Answer Question…: the task of the menu item, notification or id given, else a pick of the tasks
+ * awaiting an answer; the answer from an input box showing the question (or `answer` in the
+ * argument, `{ taskId, answer }`, for a script); `launchpad answer` through the bundled CLI
+ * records it, and the next run resumes the task first.
+ */
+async function answerQuestion({ model, logger }: CommandDeps, arg: unknown): Promise<void> {
+  if (!requireTrust('Answer Question')) return;
+  const s = await model.refresh();
+  const waiting = s.tasks.filter((t) => t.state === 'awaiting_answer' && t.question);
+  let id = taskIdOf(arg);
+  if (!id) {
+    if (!waiting.length) {
+      void vscode.window.showInformationMessage(s.error ? `Launchpad: ${s.error.message}` : 'Launchpad: no task awaits an answer.');
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(
+      waiting.map((t) => ({ label: t.id, description: t.title, detail: t.question!.text, id: t.id })),
+      { title: 'Answer Question', placeHolder: 'A task whose agent asked a question', matchOnDescription: true, matchOnDetail: true },
+    );
+    id = picked?.id;
+  }
+  const entry = id ? s.byId.get(id) : undefined;
+  if (!id || !entry) return;
+  if (entry.state !== 'awaiting_answer' || !entry.question) {
+    void vscode.window.showInformationMessage(`Launchpad: ${id} does not await an answer.`);
+    return;
+  }
+  const given = arg && typeof arg === 'object' && 'answer' in arg && typeof arg.answer === 'string' ? arg.answer : undefined;
+  const answer =
+    given ??
+    (await vscode.window.showInputBox({
+      title: `${id} asks: ${entry.question.text}`,
+      prompt: entry.question.text,
+      placeHolder: 'Your answer: the agent continues its work with it',
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : 'An answer is needed'),
+    }));
+  if (answer === undefined) return;
+  const paths = model.stateRoot();
+  if (!paths) return;
+  try {
+    await cliJson(['answer', id, answer, '--json', '--dir', paths.root], { cwd: paths.root });
+    void vscode.window.showInformationMessage(`Launchpad: ${id} is answered; the next run resumes it first.`);
+  } catch (err) {
+    reportEditError('answer', err, logger);
   } finally {
     void model.refresh();
   }

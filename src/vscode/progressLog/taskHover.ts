@@ -14,6 +14,7 @@ const STATE_ICONS: Record<TaskState, string> = {
   completed: 'pass',
   running: 'sync',
   interrupted: 'debug-pause',
+  awaiting_answer: 'question',
   ready: 'circle-outline',
   waiting: 'clock',
   needs_validation: 'warning',

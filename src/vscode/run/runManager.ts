@@ -46,14 +46,16 @@ export type RunEvent =
   | { kind: 'started'; run: ActiveRun }
   | { kind: 'ended'; run: ActiveRun; outcome?: RunOutcome; error?: unknown }
   /** A task of the run has used all its attempts; `summary` says which, and its last error. */
-  | { kind: 'attempts-exhausted'; run: ActiveRun; task: ExhaustedTask; summary: string };
+  | { kind: 'attempts-exhausted'; run: ActiveRun; task: ExhaustedTask; summary: string }
+  /** A task's agent asked a question: the task awaits an answer. */
+  | { kind: 'question'; run: ActiveRun; taskId: string; question: string };
 
 /** How often the followed streams are read while a run is live (they are also read on every change). */
 const FOLLOW_MS = 500;
 /** How often the window looks for a run it does not follow yet (besides the lock's and the log's changes). */
 const LOOK_MS = 2000;
 
-const ATTEMPT_EXIT: Record<string, number> = { completed: 0, failed: 1, interrupted: 130 };
+const ATTEMPT_EXIT: Record<string, number> = { completed: 0, failed: 1, interrupted: 130, question: 0 };
 
 /** One run the window follows: its stream read on as it grows, and what it says so far. */
 class FollowedRun implements ActiveRun {
@@ -260,6 +262,8 @@ export class RunManager implements vscode.Disposable {
           this.endAttempt(run, attempt, code, `${r.task} ${r.event}`);
         }
         if (r.event === 'failed' && !catchingUp) void this.checkExhausted(run, r.task);
+        // Also when catching up (a quick run's first records, a reload): a question still unanswered is news.
+        if (r.event === 'question') void this.checkQuestion(run, r.task);
       }
     }
     // Caught up: a terminal for each attempt still running, its transcript from the first byte.
@@ -320,6 +324,17 @@ export class RunManager implements vscode.Disposable {
       if (task) this.events.fire({ kind: 'attempts-exhausted', run, task, summary: describeExhausted(task) });
     } catch (err) {
       this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Tells a task's question while the task still awaits its answer (read from the task file as written). */
+  private async checkQuestion(run: FollowedRun, taskId: string): Promise<void> {
+    try {
+      const { readTaskFile, askingTask } = await loadCore();
+      const task = askingTask(readTaskFile(run.paths).file, taskId);
+      if (task) this.events.fire({ kind: 'question', run, taskId, question: task.question });
+    } catch (err) {
+      this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} asked a question: ${(err as Error).message}`);
     }
   }
 

@@ -1,7 +1,7 @@
 // What a person sees of a run: a progress notification with the task counts while it runs, a
 // status-bar item with the same counts (both from the model's snapshot, core/tasks/counts.ts) that stays for the run and shows its outcome afterwards,
-// one message with the outcome and its counts (or why the run could not start), and one for each
-// task that uses all its attempts. Messages are never modal: each button runs a command.
+// one message with the outcome and its counts (or why the run could not start), one for each
+// task that uses all its attempts, and one for each question an agent asks. Messages are never modal: each button runs a command.
 import * as vscode from 'vscode';
 
 import type { RunOutcome } from '../../core/controller/types';
@@ -66,6 +66,10 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
       }
       if (e.kind === 'attempts-exhausted') {
         announceExhausted(e.task.id, e.summary);
+        return;
+      }
+      if (e.kind === 'question') {
+        announceQuestion(e.taskId, e.question);
         return;
       }
       lastOutcome = e.outcome;
@@ -133,6 +137,8 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
   const actions: Record<string, () => unknown> = {};
   if (st.failed || st.blocked)
     actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
+  // The work left waits for answers (exit 8): answering is what moves it on.
+  if (outcome.exitCode === 8) actions['Answer Question…'] = () => vscode.commands.executeCommand(COMMANDS.answerQuestion);
   actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
   // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an
   // error. Notes (files an in-place attempt moved away) make a success a warning too.
@@ -140,11 +146,18 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
   const level =
     outcome.exitCode === 0 && !notes.length
       ? 'info'
-      : outcome.exitCode <= 1 || outcome.exitCode === 6 || outcome.exitCode === 7
+      : outcome.exitCode <= 1 || outcome.exitCode === 6 || outcome.exitCode === 7 || outcome.exitCode === 8
         ? 'warning'
         : 'error';
   for (const n of notes) logger.warn(n);
   offer(level, [`Launchpad: ${outcome.message}`, ...notes].join(' · '), actions);
+}
+
+/** A task's agent asked a question: answer it (the task waits, the run goes on). */
+function announceQuestion(taskId: string, question: string): void {
+  offer('warning', `Launchpad: ${taskId} asks: ${question}`, {
+    Answer: () => vscode.commands.executeCommand(COMMANDS.answerQuestion, taskId),
+  });
 }
 
 /** A task has used all its attempts: retry it, or see its error where the log records it. */

@@ -12,6 +12,7 @@ import type { TaskEntry } from '../model/stateModel';
 export const STATE_LABELS: Record<TaskState, string> = {
   running: 'Running',
   interrupted: 'Interrupted, to resume',
+  awaiting_answer: 'Awaiting an answer',
   ready: 'Ready',
   retryable: 'Failed, will be retried',
   needs_validation: 'Needs a validation command',
@@ -24,6 +25,7 @@ export const STATE_LABELS: Record<TaskState, string> = {
 const ICONS: Record<TaskState, [icon: string, color: string | undefined]> = {
   running: ['sync~spin', 'charts.blue'],
   interrupted: ['debug-pause', 'list.warningForeground'],
+  awaiting_answer: ['question', 'list.warningForeground'],
   ready: ['circle-large-outline', 'charts.green'],
   retryable: ['error', 'list.warningForeground'],
   needs_validation: ['warning', 'list.warningForeground'],
@@ -48,6 +50,7 @@ export function stateIcon(state: TaskState, spin = true): vscode.ThemeIcon {
 export const STATE_WORDS: Record<TaskState, string> = {
   running: 'running',
   interrupted: 'interrupted',
+  awaiting_answer: 'asks a question',
   ready: 'ready',
   retryable: 'will retry',
   needs_validation: 'no validation',
@@ -154,6 +157,11 @@ export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor' | 're
   if (describeCost(t.cost)) line('Cost reported', describeCost(t.cost));
   if (t.out_of_scope.length) line('Merged outside files_hint', t.out_of_scope.join(', '));
   if (t.blocked_reason) line('Blocked', t.blocked_reason);
+  if (t.question) {
+    line(t.state === 'awaiting_answer' ? 'Asks' : 'Asked', t.question.text);
+    if (typeof t.question.answer === 'string') line('Answer', t.question.answer);
+    else line('To answer', `Answer Question… on its row, or launchpad answer ${t.id} "…"`);
+  }
   // Reverted by the integration gate: its merge, the revert, and the tasks it broke the base together with.
   const r = ctx.reverted;
   if (r && t.status !== 'completed') {

@@ -11,6 +11,7 @@ export const PAGE_SIZE = 200;
 export const STATE_ORDER: readonly TaskState[] = [
   'running',
   'interrupted',
+  'awaiting_answer',
   'ready',
   'retryable',
   'failed',

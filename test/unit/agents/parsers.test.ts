@@ -33,6 +33,27 @@ function parseInChunks(preset: string, output: string, size: number) {
 }
 
 describe('agent output parsers', () => {
+  describe('QUESTION, beside RESULT', () => {
+    it('a QUESTION wins over no verdict; the last of the RESULT and QUESTION lines is the verdict', () => {
+      assert.deepEqual(scanAgentOutput('working\nQUESTION: Which port?\n').verdict, { kind: 'question', text: 'Which port?' });
+      assert.deepEqual(scanAgentOutput('QUESTION: Which port?\nRESULT:SUCCESS\n').verdict, { kind: 'success' });
+      assert.deepEqual(scanAgentOutput('RESULT:FAIL stuck\nQUESTION: Which port?').verdict, { kind: 'question', text: 'Which port?' });
+      assert.deepEqual(scanAgentOutput('QUESTION:\nQUESTION Which port?\n').verdict, { kind: 'none' }, 'an empty question, or no colon');
+    });
+
+    it("read from the agent's own message through the preset's parser, never from a tool result", () => {
+      const message = (text: string) =>
+        `{"type":"assistant","message":{"content":[{"type":"text","text":${JSON.stringify(text)}}]},"parent_tool_use_id":null}`;
+      const toolResult =
+        '{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":"QUESTION: Which port?"}]},"parent_tool_use_id":null}';
+      assert.deepEqual(parse('claude', [toolResult, message('done')].join('\n')).verdict, { kind: 'none' });
+      assert.deepEqual(parse('claude', [toolResult, message('I need to know.\nQUESTION: Which port?')].join('\n')).verdict, {
+        kind: 'question',
+        text: 'Which port?',
+      });
+    });
+  });
+
   describe('claude (stream-json)', () => {
     it('reads the verdict from the final message, the checkpoint once, the cost and tokens', () => {
       const r = parse('claude', T.CLAUDE_SUCCESS);

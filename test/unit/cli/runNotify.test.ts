@@ -1,7 +1,8 @@
 // `launchpad run --notify CMD` and the terminal bell, end to end: the command runs when a task has
-// used all its attempts and when the run ends, with the facts in its environment; its failure is
-// a warning; its time limit ends it. The bell rings on a terminal (a real pseudo-terminal, through
-// util-linux `script`) unless --no-bell or session_config.bell is false, never into a pipe.
+// used all its attempts, when an agent asks a question and when the run ends, with the facts in
+// its environment; its failure is a warning; its time limit ends it. The bell rings on a terminal
+// (a real pseudo-terminal, through util-linux `script`) at the end and at a question, unless
+// --no-bell or session_config.bell is false, never into a pipe.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -46,6 +47,29 @@ describe('launchpad run --notify and the bell', function () {
     assert.equal(lines[1], 'run-ended|||1|1|2|1|stopped: nothing left that can run (1/2 completed · 1 failed)');
     // Nothing on stderr but the first run's notes of the files it created.
     assert.equal(r.stderr.replace(/^note: created .*\n/gm, ''), '');
+  });
+
+  it("an agent's question: the command runs with LAUNCHPAD_EVENT=question, and on a terminal the bell rings as it is asked", () => {
+    const out = join(tempDir('launchpad-notify-'), 'events');
+    const notify = `printf '%s|%s|%s|%s\\n' "$LAUNCHPAD_EVENT" "$LAUNCHPAD_TASK_ID" "$LAUNCHPAD_QUESTION" "$LAUNCHPAD_SUMMARY" >> ${shq(out)}`;
+    const root = harness({ tasks: [{ id: 'task-001', title: 'Serve it' }] });
+    const cmd = [process.execPath, CLI, 'run', '--agent', agentCmd('asks-question.sh'), '--notify', notify].map(shq).join(' ');
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 50_000,
+    });
+    assert.equal(r.status, 8, r.stdout + r.stderr);
+    // The QUESTION line, the command that answers it, then the bell, before the run's end (and its own bell).
+    const asked = r.stdout.indexOf('answer task-001 "…"');
+    const bell = r.stdout.indexOf('\x07', asked);
+    assert.ok(asked > 0 && bell > asked && bell < r.stdout.indexOf('STATS'), JSON.stringify(r.stdout));
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    assert.deepEqual(lines, [
+      'question|task-001|Which port?|task-001 asks: Which port? ("Serve it")',
+      `run-ended|||waiting for answers: task-001 asked a question (0/1 completed · 1 awaiting an answer); answer with launchpad answer ID "…", then run again`,
+    ]);
   });
 
   it('a failing command is a warning: the run and its exit code are not affected', async () => {

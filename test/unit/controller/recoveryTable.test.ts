@@ -3,7 +3,7 @@
 // and a run in place go through the same rows (in place has no merge of its own, and the base it
 // rolls back to can be gone). Each case leaves an in-progress attempt on disk as a dead controller
 // or worker would have, then a run decides: the row's RECOVERY line, the task's end, and what
-// its count became (no row counts another attempt; only a start afresh gives it back).
+// its count became (no row counts another attempt; a start afresh and a question give it back).
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +20,7 @@ interface Row {
   leave: (root: string) => void;
   /** The RECOVERY line the row writes (its action and reason). */
   line: RegExp;
-  status: 'completed' | 'failed';
+  status: 'completed' | 'failed' | 'awaiting_answer';
   attempts: number;
   /** The agent a run gets: the row must not need it, unless it resumes or starts afresh. */
   agent: string;
@@ -99,6 +99,17 @@ const ROWS: Row[] = [
     agent: DOES_IT,
   },
   {
+    action: 'await-answer',
+    leave: (root) => {
+      commit(worktreeOf(root), 'part1.txt');
+      verdict(root, 'question Which port?');
+    },
+    line: /^action="recorded question" reason="the agent asked a question; the controller stopped before recording it"$/,
+    status: 'awaiting_answer',
+    attempts: 0,
+    agent: FAILS,
+  },
+  {
     action: 'resume',
     leave: (root) => commit(worktreeOf(root), 'part1.txt'),
     line: /^action="resumed agent" reason="interrupted without a verdict: 1 commit\(s\)/,
@@ -132,7 +143,7 @@ describe('controller: the recovery table, row by row, in each executor', functio
         });
         row.leave(root);
         const r = await run(root, row.agent, [], concurrent ? { HARNESS_WORKER_ID: 'w2' } : {});
-        assert.equal(r.code, row.status === 'completed' ? 0 : 1, show(r, root));
+        assert.equal(r.code, { completed: 0, failed: 1, awaiting_answer: 8 }[row.status], show(r, root));
         const lines = linesOf(root, 'RECOVERY', 'a').map((l) => l.message);
         if (concurrent)
           assert.match(
@@ -144,6 +155,10 @@ describe('controller: the recovery table, row by row, in each executor', functio
         const t = taskById(root, 'a');
         assert.deepEqual([t.status, t.attempts], [row.status, row.attempts]);
         assert.equal(t.error_log.length, row.status === 'failed' ? 1 : 0, "only the agent's own failure is recorded");
+        if (row.status === 'awaiting_answer') {
+          assert.equal(t.question?.text, 'Which port?');
+          assert.equal(git(root, 'log', '-1', '--format=%s', 'harness-a'), '[a] part1.txt', 'its worktree and branch are kept');
+        }
       });
     }
   }

@@ -38,6 +38,7 @@ describe('attempt/lifecycle', () => {
       ['merged already', { merged: true }, 'complete', 'kept'],
       ['neither worktree nor branch', { where: 'none', verdict: 'success' }, 'start-afresh', 'given back'],
       ['its base is gone', { baseExists: false, verdict: 'success' }, 'stop-base-gone', 'given back'],
+      ['its agent asked a question', { verdict: 'question', progress: false }, 'await-answer', 'given back'],
       ['a verdict of success', { verdict: 'success', progress: false }, 'validate-and-merge', 'kept'],
       ['work committed without a verdict file', { workCommitted: true, where: 'branch' }, 'validate-and-merge', 'kept'],
       ['interrupted before any progress', { progress: false }, 'start-afresh', 'given back'],

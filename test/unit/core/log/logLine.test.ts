@@ -34,6 +34,7 @@ describe('core/logLine', () => {
       'INIT',
       'LOCK',
       'MERGE',
+      'QUESTION',
       'RECOVERY',
       'ROLLBACK',
       'STATS',
@@ -185,7 +186,7 @@ describe('core/logLine', () => {
         }
       }
     }
-    assert.equal(count, 16 * 11 * 3 * 4);
+    assert.equal(count, 17 * 11 * 3 * 4);
   });
 
   it('escapes newlines so a message never spans lines', () => {

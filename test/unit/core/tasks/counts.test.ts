@@ -24,6 +24,7 @@ const counts = (c: Partial<TaskCounts>): TaskCounts => ({
   completed: 1,
   running: 0,
   interrupted: 0,
+  awaiting_answer: 0,
   ready: 1,
   waiting: 1,
   needs_validation: 1,

@@ -29,17 +29,19 @@ describe('an agent asks a question', function () {
   this.timeout(120_000);
   let api: LaunchpadApi;
   let savedTasks: string;
-  let savedLog: string;
+  // The log may not exist yet: the suite's files run in no fixed order, and only a run creates it.
+  let savedLog: string | undefined;
 
   before(async () => {
     api = await launchpad();
     await api.model.whenLoaded();
     savedTasks = fs.readFileSync(tasksFile(), 'utf8');
-    savedLog = fs.readFileSync(progressFile(), 'utf8');
+    savedLog = fs.existsSync(progressFile()) ? fs.readFileSync(progressFile(), 'utf8') : undefined;
   });
   after(async () => {
     fs.writeFileSync(tasksFile(), savedTasks);
-    fs.writeFileSync(progressFile(), savedLog);
+    if (savedLog === undefined) fs.rmSync(progressFile(), { force: true });
+    else fs.writeFileSync(progressFile(), savedLog);
     await api.model.refresh();
   });
 

@@ -135,9 +135,12 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
         .readFileSync(progressFile(), 'utf8')
         .split('\n')
         .filter((l) => / DISPATCH \[cw-/.test(l) && pattern.test(l));
-    await eventually('a task dispatched by the VS Code worker', () => dispatchedBy(/worker=(?!cli-worker )/).length > 0).catch((err) => {
-      throw new Error(`${err.message}\n${fs.readFileSync(progressFile(), 'utf8').split('\n').slice(-15).join('\n')}`);
-    });
+    // A hang detector, not a budget: a loaded machine takes a while to start a run and dispatch.
+    await eventually('a task dispatched by the VS Code worker', () => dispatchedBy(/worker=(?!cli-worker )/).length > 0, 120_000).catch(
+      (err) => {
+        throw new Error(`${err.message}\n${fs.readFileSync(progressFile(), 'utf8').split('\n').slice(-15).join('\n')}`);
+      },
+    );
     assert.equal(readTaskFile().tasks.find((t) => t.id === held.id)?.claimed_by, 'cli-worker', `${held.id} still held by its worker`);
     fs.writeFileSync(release, '');
     const outcome = await run.done;

@@ -57,7 +57,7 @@ export async function requestScreen(name: string, timeoutMs?: number): Promise<{
 /** The folder the extension under test must load from: the dev folder, or the .vsix install dir. */
 export const expectedExtensionRoot = (): string | undefined => process.env.HOST_TEST_EXTENSION_ROOT;
 
-export async function waitFor(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
+export async function waitFor(what: string, check: () => boolean, timeoutMs = 90_000): Promise<void> {
   for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(100)) if (check()) return;
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }

@@ -91,7 +91,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
+  timeoutMs = 90_000,
 ): Promise<T> {
   let last: unknown;
   for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(150)) {

@@ -68,7 +68,7 @@ for (const o of outcomes) {
 for (const o of outcomes)
   for (const t of o.tests ?? [])
     if (t.state === 'failed')
-      console.log(`  FAIL ${o.label}: ${t.title}\n       ${(t.error?.message ?? '').split('\n').slice(0, 4).join('\n       ')}`);
+      console.log(`  FAIL ${o.label}: ${t.title}\n       ${(t.error?.message ?? '').split('\n').slice(0, 12).join('\n       ')}`);
 const sum = (k) => outcomes.reduce((n, o) => n + o[k], 0);
 console.log(`${sum('passed')} passed, ${sum('failed')} failed`);
 process.exit(outcomes.length > 0 && outcomes.every((o) => o.ok) ? 0 : 1);

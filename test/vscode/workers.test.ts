@@ -126,10 +126,12 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     assert.match(String(shown.item.description), /cli-worker until \d\d:\d\d:\d\d/);
     assert.match(tooltipText(shown.item), new RegExp(`Claimed by:\\W+cli-worker, lease until ${lease.slice(0, 11)}`));
 
-    // VS Code joins: it must leave the CLI worker's live claim alone and take the rest.
+    // The window follows the CLI worker's run; Run still starts one of its own, which joins as
+    // a worker: it must leave the CLI worker's live claim alone and take the rest.
+    await eventually("the CLI worker's run followed", () => api.runs.all.some((r) => r.pid === worker!.pid && !r.startedHere));
     await vscode.commands.executeCommand(COMMANDS.run);
-    const run = api.runs.active;
-    assert.ok(run, 'launchpad.run started a run');
+    const run = api.runs.own;
+    assert.ok(run, 'launchpad.run started a run of its own beside the followed one');
     const dispatchedBy = (pattern: RegExp) =>
       fs
         .readFileSync(progressFile(), 'utf8')
@@ -193,15 +195,15 @@ describe('concurrent workers and in-place runs in the tasks view', function () {
     fs.writeFileSync(notes, 'mine\n');
     const before = git('rev-parse', 'HEAD').trim();
     await vscode.commands.executeCommand(COMMANDS.run);
-    assert.ok(api.runs.active, 'launchpad.run started a run');
-    await assert.rejects(api.runs.active.done, /no untracked files but Launchpad's own: person-notes\.txt;/);
+    assert.ok(api.runs.own, 'launchpad.run started a run');
+    await assert.rejects(api.runs.own.done, /no untracked files but Launchpad's own: person-notes\.txt;/);
     assert.equal(fs.readFileSync(notes, 'utf8'), 'mine\n');
     assert.equal(git('rev-parse', 'HEAD').trim(), before, 'nothing committed');
     ignore();
     assert.equal(changes(), '', 'the workspace is clean before an in-place run');
     const base = git('rev-parse', 'HEAD').trim();
     await vscode.commands.executeCommand(COMMANDS.run);
-    const run = api.runs.active;
+    const run = api.runs.own;
     assert.ok(run, 'launchpad.run started a run');
     await run.done;
 

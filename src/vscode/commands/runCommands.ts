@@ -30,9 +30,12 @@ export function runCommands(
 /** Starts a run; returns it, or undefined (after saying why) when none started. */
 async function run({ model, runs }: CommandDeps): Promise<ActiveRun | undefined> {
   if (!requireTrust('Run Tasks')) return;
-  if (runs.active) {
+  // Only this window's own run refuses a second: a run followed from elsewhere either holds the
+  // lock (said below) or is a concurrent worker, which this run joins.
+  const own = runs.own;
+  if (own) {
     void vscode.window.showInformationMessage(
-      `Launchpad: a run is going already (pid ${runs.active.pid ?? '?'}); "Launchpad: Stop Run" stops it.`,
+      `Launchpad: a run started in this window is going (pid ${own.pid ?? '?'}); "Launchpad: Stop Run" stops it.`,
     );
     return;
   }

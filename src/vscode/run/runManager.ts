@@ -128,6 +128,11 @@ export class RunManager implements vscode.Disposable {
     return live.find((r) => r.startedHere) ?? live[0];
   }
 
+  /** The live run this window started, if any. */
+  get own(): ActiveRun | undefined {
+    return this.all.find((r) => r.startedHere);
+  }
+
   /** Every live run followed (more than one only with concurrent workers). */
   get all(): readonly ActiveRun[] {
     return [...this.runs.values()].filter((r) => !r.finished);

@@ -18,6 +18,7 @@ import { pruneAttemptsCommand } from './commands/pruneAttempts';
 import { removeCommand } from './commands/remove';
 import { restoreBackupCommand } from './commands/restoreBackup';
 import { retryCommand } from './commands/retry';
+import { approveCommand, requestChangesCommand, reviewCommand } from './commands/review';
 import { runCommand } from './commands/run';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
@@ -40,6 +41,9 @@ export const COMMANDS: Command[] = [
   poolCommand,
   retryCommand,
   answerCommand,
+  reviewCommand,
+  approveCommand,
+  requestChangesCommand,
   configCommand,
   restoreBackupCommand,
   logCommand,
@@ -77,7 +81,7 @@ function mainHelp(): string {
     '',
     'exit codes: 0 done, 1 run stopped with tasks failed/blocked/not runnable, 2 usage, bad input or the machine (a lock file, a full disk, a missing program), 3 lock held by another session;',
     '            run also: 6 session_config.budget_usd reached, 7 an agent hit a usage or rate limit (run --wait-on-limit waits),',
-    "            8 the work left waits for answers to agents' questions (launchpad answer);",
+    "            8 the work left waits on people: answers to agents' questions (launchpad answer) or reviews (launchpad review);",
     "            milestones run also: 4 waiting for a person's approval, 5 an agent hit a usage or rate limit; 130 a question answered with Ctrl-C (nothing changed)",
     '',
   ].join('\n');

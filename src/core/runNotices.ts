@@ -58,10 +58,31 @@ export function describeQuestion(t: AskingTask): string {
   return humanFirst(`${t.id} asks: ${t.question}`, `("${t.title}")`, EXHAUSTED_LINE_CHARS);
 }
 
+/** A task whose validation passed under review "manual": it awaits a person's review. */
+export interface ReviewTask {
+  id: string;
+  title: string;
+  round: number;
+  commit: string;
+}
+
+/** The task `id` when it awaits review; undefined otherwise. */
+export function reviewTask(file: TaskFile, id: string): ReviewTask | undefined {
+  const t = file.tasks.find((x) => x.id === id);
+  if (!t || t.status !== 'awaiting_review' || !t.review_round) return undefined;
+  return { id: t.id, title: t.title, round: t.review_round.number, commit: t.review_round.commit };
+}
+
+/** `task-003 awaits review (round 1, abc1234)`: what a notification says first. */
+export function describeReview(t: ReviewTask): string {
+  return humanFirst(`${t.id} awaits review (round ${t.round}, ${t.commit.slice(0, 7)})`, `("${t.title}")`, EXHAUSTED_LINE_CHARS);
+}
+
 export type RunNotice =
   | { event: 'run-ended'; outcome: RunOutcome }
   | { event: 'attempts-exhausted'; task: ExhaustedTask; file: TaskFile }
-  | { event: 'question'; task: AskingTask; file: TaskFile };
+  | { event: 'question'; task: AskingTask; file: TaskFile }
+  | { event: 'review'; task: ReviewTask; file: TaskFile };
 
 /** One line, for a notification or LAUNCHPAD_SUMMARY. */
 export function summarize(notice: RunNotice): string {
@@ -70,16 +91,18 @@ export function summarize(notice: RunNotice): string {
       ? notice.outcome.message
       : notice.event === 'question'
         ? describeQuestion(notice.task)
-        : describeExhausted(notice.task);
+        : notice.event === 'review'
+          ? describeReview(notice.task)
+          : describeExhausted(notice.task);
   return line.replace(/\s*\n\s*/g, ' ');
 }
 
 /**
  * The environment of a --notify command: LAUNCHPAD_EVENT (run-ended, attempts-exhausted,
- * question), LAUNCHPAD_SUMMARY, the counts (LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED,
+ * question, review), LAUNCHPAD_SUMMARY, the counts (LAUNCHPAD_TOTAL, _COMPLETED, _FAILED, _BLOCKED,
  * _PENDING), and LAUNCHPAD_EXIT_CODE and LAUNCHPAD_SESSION at the end, or LAUNCHPAD_TASK_ID,
- * LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR (attempts-exhausted) or LAUNCHPAD_QUESTION (question)
- * for a task.
+ * LAUNCHPAD_TASK_TITLE and LAUNCHPAD_ERROR (attempts-exhausted), LAUNCHPAD_QUESTION (question) or
+ * LAUNCHPAD_REVIEW_COMMIT (review) for a task.
  */
 export function noticeEnvironment(notice: RunNotice): Record<string, string> {
   const st: Stats = notice.event === 'run-ended' ? notice.outcome.stats : computeStats(notice.file.tasks);
@@ -99,6 +122,7 @@ export function noticeEnvironment(notice: RunNotice): Record<string, string> {
     env.LAUNCHPAD_TASK_ID = notice.task.id;
     env.LAUNCHPAD_TASK_TITLE = notice.task.title;
     if (notice.event === 'question') env.LAUNCHPAD_QUESTION = notice.task.question;
+    else if (notice.event === 'review') env.LAUNCHPAD_REVIEW_COMMIT = notice.task.commit;
     else env.LAUNCHPAD_ERROR = notice.task.lastError ?? '';
   }
   return env;

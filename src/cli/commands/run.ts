@@ -12,7 +12,7 @@ import { InputError } from '../../core/inputError';
 import { attachJournal } from '../../core/journal/attach';
 import { AGENT_OS_DIR, JournalPaths } from '../../core/journal/journalPaths';
 import { killAllProcessGroupsNow } from '../../core/process/runProcess';
-import { askingTask, exhaustedTask, type RunNotice, runNotifyCommand } from '../../core/runNotices';
+import { askingTask, exhaustedTask, reviewTask, type RunNotice, runNotifyCommand } from '../../core/runNotices';
 import type { StatePaths } from '../../core/statePaths';
 import { buildStatus } from '../../core/statusReport';
 import { type TaskFile, taskFileSchema } from '../../core/taskFile/schema';
@@ -177,6 +177,7 @@ export const runCommand: Command = {
     const notices = notifier(values.notify as string | undefined, paths, io);
     controller.onDidChangeTask((e) => e.kind === 'failed' && notices.taskFailed(e.taskId));
     controller.onDidChangeTask((e) => e.kind === 'question' && notices.taskAsked(e.taskId));
+    controller.onDidChangeTask((e) => e.kind === 'review' && notices.taskInReview(e.taskId));
     const started = Date.now();
     let interrupts = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -377,26 +378,32 @@ function notifier(command: string | undefined, paths: StatePaths, io: Io) {
     pending.add(p);
     void p.finally(() => pending.delete(p));
   };
+  const read = (then: (file: TaskFile) => void) => {
+    if (!command) return;
+    try {
+      then(new StateStore(paths).load().file);
+    } catch (err) {
+      io.err(`warning: --notify: could not read ${paths.tasks}: ${(err as Error).message}\n`);
+    }
+  };
   return {
     taskFailed(taskId: string): void {
-      if (!command) return;
-      try {
-        const { file } = new StateStore(paths).load();
+      read((file) => {
         const task = exhaustedTask(file, taskId);
         if (task) send({ event: 'attempts-exhausted', task, file });
-      } catch (err) {
-        io.err(`warning: --notify: could not read ${paths.tasks}: ${(err as Error).message}\n`);
-      }
+      });
     },
     taskAsked(taskId: string): void {
-      if (!command) return;
-      try {
-        const { file } = new StateStore(paths).load();
+      read((file) => {
         const task = askingTask(file, taskId);
         if (task) send({ event: 'question', task, file });
-      } catch (err) {
-        io.err(`warning: --notify: could not read ${paths.tasks}: ${(err as Error).message}\n`);
-      }
+      });
+    },
+    taskInReview(taskId: string): void {
+      read((file) => {
+        const task = reviewTask(file, taskId);
+        if (task) send({ event: 'review', task, file });
+      });
     },
     async ended(outcome: RunOutcome): Promise<void> {
       await Promise.all(pending);

@@ -44,6 +44,15 @@ export interface AskedQuestion {
   answer: string;
 }
 
+export interface AwaitingReview {
+  id: string;
+  title: string;
+  round: number;
+  commit: string;
+  /** The command that shows the change and the two that decide it. */
+  review: string;
+}
+
 export interface RunSummary {
   /** The task file's counts as the run leaves it (core/tasks/counts.ts: the names `status` and the editor use). */
   counts: TaskCounts;
@@ -51,6 +60,8 @@ export interface RunSummary {
   blocked: Blocked[];
   /** Tasks awaiting an answer to their agent's question. */
   questions: AskedQuestion[];
+  /** Tasks whose validation passed, awaiting a person's review before they merge. */
+  reviews: AwaitingReview[];
   /** What to type next, each a complete command line with a few words before it. */
   next: string[];
 }
@@ -74,12 +85,20 @@ export function summarizeRun(file: TaskFile, outcome: RunOutcome, ctx: SummaryCo
   // The run has ended: its own tasks in progress are interrupted, another worker's leased ones run.
   const { states, blockedReasons } = analyzeTasks(file.tasks, heldBy({ live: false, now: ctx.now }));
   const pos = positions(file.tasks);
-  const summary: RunSummary = { counts: countStates(states.values()), failed: [], blocked: [], questions: [], next: [] };
+  const summary: RunSummary = { counts: countStates(states.values()), failed: [], blocked: [], questions: [], reviews: [], next: [] };
   const missingValidation: Task[] = [];
   for (const t of file.tasks) {
     const state = states.get(t.id);
     if (state === 'awaiting_answer' && t.question)
       summary.questions.push({ id: t.id, title: t.title, question: t.question.text, answer: `${ctx.launchpad} answer ${t.id} "…"` });
+    else if (state === 'awaiting_review' && t.review_round)
+      summary.reviews.push({
+        id: t.id,
+        title: t.title,
+        round: t.review_round.number,
+        commit: t.review_round.commit.slice(0, 7),
+        review: `${ctx.launchpad} review ${t.id}`,
+      });
     else if (state === 'blocked') {
       const first = blockedByOf(t) ?? blockedByFailed(blockedReasons.get(t.id));
       const by = first === undefined ? undefined : rootBlocker(file.tasks, pos, first);
@@ -149,7 +168,8 @@ function nextSteps(file: TaskFile, outcome: RunOutcome, s: RunSummary, missing: 
       );
       break;
     case 'awaiting-answers':
-      next.push(`answer each question above, then run again: ${ctx.rerun()} (answered tasks go first)`);
+    case 'awaiting-review':
+      next.push(`answer each question and review each change above, then run again: ${ctx.rerun()} (those go first)`);
       break;
     case 'stopped':
       if (s.counts.interrupted) next.push(`the next run resumes the ${s.counts.interrupted} interrupted task(s): ${ctx.rerun()}`);
@@ -166,7 +186,7 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
       ? c.green(text)
       : field === 'failed'
         ? c.red(text)
-        : field === 'blocked' || field === 'retrying' || field === 'awaiting_answer'
+        : field === 'blocked' || field === 'retrying' || field === 'awaiting_answer' || field === 'awaiting_review'
           ? c.yellow(text)
           : text;
   const counts = formatCounts(s.counts, { all: true, paint });
@@ -187,6 +207,10 @@ export function formatSummary(s: RunSummary, outcome: RunOutcome, c: Colours, el
     // The agent's words: they never drive the terminal.
     lines.push(`           ${escapeControlChars(q.question)}`);
     lines.push(`           answer: ${q.answer}`);
+  }
+  for (const r of s.reviews) {
+    lines.push(`  ${c.yellow('review')}   ${r.id}  ${r.title}  ${c.dim(`(round ${r.round}, ${r.commit})`)}`);
+    lines.push(`           review: ${r.review}, then approve or request-changes`);
   }
   for (const n of outcome.notes ?? []) lines.push(`${c.yellow('note:')} ${n}`);
   lines.push(outcome.exitCode === 0 ? c.green(outcome.message) : outcome.message);

@@ -24,7 +24,7 @@ import { TaskFileError } from '../taskFile/parse';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { RUN_TRANSACTION_WAIT_MS, StateStore } from '../taskFile/store';
 import { countTasks } from '../tasks/counts';
-import { isPermanentlyFailed, waitsOnAnswers } from '../tasks/dag';
+import { isPermanentlyFailed, waitsOnPeople } from '../tasks/dag';
 import { computeStats, formatStats, type Stats } from '../tasks/stats';
 import { ClaimLostError, ClaimRefusedError, TaskVanishedError, undoDispatch } from '../tasks/transitions';
 import { holdMessage, resumedMessage, waitingMessage } from './budget';
@@ -149,6 +149,11 @@ export class Controller {
     if (concurrent && inPlace) {
       throw new RunConfigError(
         'harness-tasks.json: in-place runs one task at a time in the main working tree, so it cannot be combined with session_config.concurrency_mode "concurrent" (concurrent workers need worktrees)',
+      );
+    }
+    if (inPlace && mode.manualReview) {
+      throw new RunConfigError(
+        `harness-tasks.json: ${mode.manualReview} is "manual", but an in-place run commits each task on the checked-out branch, with nothing left to review before it lands: run in worktrees (no --in-place), or set review "auto"`,
       );
     }
     if (this.opts.executor && this.opts.executor !== localExecutor && (concurrent || inPlace)) {
@@ -695,8 +700,9 @@ export class Controller {
 
     const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
     const counts = countTasks(file.tasks, { live: false, now: Date.now() });
-    const awaitingAnswers = waitsOnAnswers(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_answer').map((t) => t.id) : [];
-    const end = outcomeOf({ reason, cause, counts, costUsd: stats.cost_usd, unrecorded, hold, awaitingAnswers });
+    const awaitingAnswers = waitsOnPeople(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_answer').map((t) => t.id) : [];
+    const awaitingReviews = waitsOnPeople(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_review').map((t) => t.id) : [];
+    const end = outcomeOf({ reason, cause, counts, costUsd: stats.cost_usd, unrecorded, hold, awaitingAnswers, awaitingReviews });
     return { ...end, session: s.number, stats, ...(s.state.notes.length ? { notes: [...s.state.notes] } : {}) };
   }
 
@@ -745,12 +751,16 @@ function peekMode(store: StateStore): {
   concurrency?: string | undefined;
   isolation?: string | null | undefined;
   inPlaceInProgress?: boolean;
+  /** Where review "manual" is set: session_config, or the first task that sets it. */
+  manualReview?: string | undefined;
 } {
   try {
     if (!store.exists()) return {};
     const { file } = store.load();
     const cfg = file.session_config;
-    return { concurrency: cfg.concurrency_mode, isolation: cfg.isolation, inPlaceInProgress: file.tasks.some(runsInPlace) };
+    const reviewed = file.tasks.find((t) => t.review === 'manual' && t.status !== 'completed');
+    const manualReview = cfg.review === 'manual' ? 'session_config.review' : reviewed ? `task ${reviewed.id}'s review` : undefined;
+    return { concurrency: cfg.concurrency_mode, isolation: cfg.isolation, inPlaceInProgress: file.tasks.some(runsInPlace), manualReview };
   } catch {
     return {};
   }

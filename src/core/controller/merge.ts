@@ -20,8 +20,11 @@ import type { Session } from './session';
 import type { TaskTerminal } from './types';
 import { validateTask, type ValidationResult } from './validate';
 
-/** How an attempt ended; `awaiting-answer`: its agent asked a question, its worktree kept. */
-export type TaskEnd = 'completed' | 'failed' | 'interrupted' | 'awaiting-answer';
+/**
+ * How an attempt ended; `awaiting-answer`: its agent asked a question, `awaiting-review`: it
+ * passed under review "manual"; both keep its worktree.
+ */
+export type TaskEnd = 'completed' | 'failed' | 'interrupted' | 'awaiting-answer' | 'awaiting-review';
 
 export async function mergeTask(s: Session, task: Task, worktree: string, terminal: TaskTerminal, attempt: AttemptPaths): Promise<TaskEnd> {
   const branch = branchFor(task.id);
@@ -34,6 +37,9 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
   if (refusal) return stopForEnvironment(s, task, refusal, terminal);
   const reverted = dependenciesNotCompleted(s, task);
   if (reverted.length) return giveBackForDependencies(s, task, terminal, reverted);
+  // Every way to a merge comes here: a change under review waits for a person's approval first.
+  const held = await reviewHold(s, task, terminal);
+  if (held) return held;
 
   const indexLock = await indexLockPath(s);
   if (existsSync(indexLock)) return stopForEnvironment(s, task, lockFileFailure(indexLock), terminal);
@@ -123,6 +129,35 @@ export async function mergeTask(s: Session, task: Task, worktree: string, termin
   // Still the merge queue's job: no other merge lands while the base is checked.
   await s.gate?.afterMerge(s);
   return 'completed';
+}
+
+/**
+ * Under review "manual" a task merges only the commit a person approved; anything else (its
+ * first pass, a round after requested changes, a branch that moved since the approval) is held
+ * for review, its commits kept and its worktree left. Undefined when it may merge.
+ */
+async function reviewHold(s: Session, task: Task, terminal: TaskTerminal): Promise<TaskEnd | undefined> {
+  if ((task.review ?? s.config.review) !== 'manual') return undefined;
+  const branch = branchFor(task.id);
+  const commit = await s.git.resolve(`refs/heads/${branch}`);
+  if (!commit) throw new Error(`${task.id}: its branch ${branch} is gone before its review`);
+  const round = task.review_round;
+  if (round?.verdict === 'approved') {
+    if (round.commit === commit) return undefined;
+    s.log({
+      type: 'WARN',
+      taskId: task.id,
+      message: `${branch} moved since its approval (${round.commit.slice(0, 7)} → ${commit.slice(0, 7)}): reviewed again`,
+    });
+  }
+  const base = task.started_at_commit ?? (await s.git.run(['merge-base', commit, `refs/heads/${s.baseBranch}`])).stdout.trim();
+  const kept = await s.keepAttempt(task.id);
+  await s.awaitReview(task, { commit, base }, kept);
+  terminal.write(
+    `\r\n[launchpad] ${task.id} passed its validation and awaits review (${commit.slice(0, 7)})\r\n[launchpad] launchpad review ${task.id}, then approve or request-changes\r\n`,
+  );
+  terminal.close('interrupted');
+  return 'awaiting-review';
 }
 
 /**

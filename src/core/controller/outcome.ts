@@ -26,8 +26,10 @@ export interface SessionEnd {
   unrecorded: readonly string[];
   /** The words for a budget or a usage limit that held the run (budget.ts's holdMessage). */
   hold?: string | undefined;
-  /** The work left waits only for answers to these tasks' questions (dag.waitsOnAnswers). */
+  /** The work left waits only on people (dag.waitsOnPeople): answers to these tasks' questions… */
   awaitingAnswers?: readonly string[] | undefined;
+  /** …and reviews of these tasks. */
+  awaitingReviews?: readonly string[] | undefined;
 }
 
 /** The run's outcome from the session's end (its number and notes are added by the caller). */
@@ -42,12 +44,17 @@ export function outcomeOf(end: SessionEnd): Pick<RunOutcome, 'exitCode' | 'reaso
     return { exitCode: 2, reason: 'config-error', message: describe('config-error', end.counts.tasks_total, left) };
   if (end.counts.completed === end.counts.tasks_total)
     return { exitCode: 0, reason: 'all-completed', message: describe('all-completed', end.counts.tasks_total, left) };
-  if (end.reason === 'nothing-runnable' && end.awaitingAnswers?.length) {
-    const ids = end.awaitingAnswers;
+  const answers = end.awaitingAnswers ?? [];
+  const reviews = end.awaitingReviews ?? [];
+  if (end.reason === 'nothing-runnable' && (answers.length || reviews.length)) {
+    const waits = [
+      ...(answers.length ? [`${answers.join(', ')} asked a question (launchpad answer ID "…")`] : []),
+      ...(reviews.length ? [`${reviews.join(', ')} awaits review (launchpad review ID, then approve or request-changes)`] : []),
+    ];
     return {
       exitCode: 8,
-      reason: 'awaiting-answers',
-      message: `waiting for answers: ${ids.join(', ')} asked a question (${left}); answer with launchpad answer ID "…", then run again`,
+      reason: answers.length ? 'awaiting-answers' : 'awaiting-review',
+      message: `waiting for people: ${waits.join('; ')} (${left}); then run again`,
     };
   }
   if (end.reason === 'budget' || end.reason === 'usage-limit')

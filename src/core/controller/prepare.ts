@@ -11,7 +11,7 @@ import type { TaskTerminal } from './types';
 import { runWorktreeSetup, type SetupFailure } from './worktreeSetup';
 
 /** Where the task's worktree came from: a new checkout, the pool (prepared at `preparedAt`), or an interrupted (or answered) attempt. */
-export type WorktreeOrigin = { kind: 'new' } | { kind: 'pool'; preparedAt: number } | { kind: 'resumed'; answered?: boolean };
+export type WorktreeOrigin = { kind: 'new' } | { kind: 'pool'; preparedAt: number } | { kind: 'resumed'; after?: 'answer' | 'review' };
 
 export type Prepared =
   | { kind: 'ready'; /** For the agent's environment: LAUNCHPAD_PORT_BASE, LAUNCHPAD_PORT_COUNT. */ env: Record<string, string> }
@@ -83,7 +83,7 @@ export async function prepareWorktree(
 export function describePreparation(from: WorktreeOrigin, copied: CopyReport | undefined): string {
   const parts = [
     from.kind === 'resumed'
-      ? `worktree of the ${from.answered ? 'attempt that asked the question' : 'interrupted attempt'}`
+      ? `worktree of the ${from.after === 'answer' ? 'attempt that asked the question' : from.after === 'review' ? 'attempt under review' : 'interrupted attempt'}`
       : from.kind === 'pool'
         ? `worktree from the pool, prepared at ${new Date(from.preparedAt).toISOString().slice(11, 19)} (its included files as the main checkout had them then)`
         : 'new worktree',

@@ -16,8 +16,8 @@ export interface PromptContext {
 
 /** What an interrupted attempt left in its worktree, for the agent that resumes it. */
 export interface ResumeContext {
-  /** The attempt stopped to ask a question, which a person has answered (not an interruption). */
-  answered?: boolean;
+  /** Not an interruption: the attempt stopped to ask a question a person has answered, or a person reviewed it and asked for changes. */
+  after?: 'answer' | 'review';
   /** The number of the interrupted attempt. */
   interruptedAttempt: number;
   /** Its commits beyond the base, oldest first (`abc1234 subject`). */
@@ -116,16 +116,35 @@ export function buildPrompt(task: Task, ctx: PromptContext, resume?: ResumeConte
       'Go on with the task using this answer; do not ask the same question again.',
     );
   }
+  const review = task.review_round;
+  if (review?.verdict === 'changes_requested' && review.comments?.length) {
+    lines.push(
+      '',
+      `## Requested Changes (review round ${review.number})`,
+      `A person reviewed your change (commit ${review.commit.slice(0, 7)}) and asks for these changes, each on a line of that commit:`,
+      ...review.comments.flatMap((c) => [
+        `- \`${c.file}\` line ${c.line}: \`${c.text.trim()}\``,
+        ...quoted(c.comment).map((l) => `  ${l}`),
+      ]),
+      'Address every comment in this worktree, then validate, commit and report as above. Your change is reviewed again before it merges.',
+    );
+  }
   if (resume) lines.push('', ...resumeSection(task, ctx, resume));
   return lines.join('\n') + '\n';
 }
 
 function resumeSection(task: Task, ctx: PromptContext, r: ResumeContext): string[] {
   const lines = [
-    r.answered ? '## Continuing After the Answer' : '## Resuming an Interrupted Attempt',
-    r.answered
+    r.after === 'answer'
+      ? '## Continuing After the Answer'
+      : r.after === 'review'
+        ? '## Continuing After the Review'
+        : '## Resuming an Interrupted Attempt',
+    r.after === 'answer'
       ? `Attempt ${r.interruptedAttempt} of this task stopped to ask the question above.`
-      : `Attempt ${r.interruptedAttempt} of this task was interrupted before it reported a result (the controller stopped: a crash, a reboot or a person's stop).`,
+      : r.after === 'review'
+        ? `Attempt ${r.interruptedAttempt} of this task passed its validation; the review above asks for changes.`
+        : `Attempt ${r.interruptedAttempt} of this task was interrupted before it reported a result (the controller stopped: a crash, a reboot or a person's stop).`,
     `This worktree holds its partial work: you continue it, you do not start over. Check what is already done, finish the rest, then validate, commit and report as above.`,
   ];
   if (r.commits.length) {

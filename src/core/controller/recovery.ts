@@ -13,7 +13,8 @@ import { type LogType, parseLogLine } from '../log/logLine';
 import { readLogLines } from '../log/logReader';
 import type { AttemptPaths, AttemptVerdict } from '../statePaths';
 import type { Task } from '../taskFile/schema';
-import { awaitsResume, ERROR_TAIL_CHARS } from '../tasks/transitions';
+import { awaitsPerson } from '../tasks/dag';
+import { awaitsResume, ERROR_TAIL_CHARS, reviewDecision } from '../tasks/transitions';
 import { discardAttempt } from './discard';
 import { baseGone } from './envFailure';
 import { endUncharged, refuseStale, stopForEnvironment } from './envStop';
@@ -366,8 +367,9 @@ export async function removeOrphanedWorktrees(s: Session): Promise<void> {
   const { file } = s.store.load();
   const status = new Map(file.tasks.map((t) => [t.id, t.status]));
   const attempts = new Map(file.tasks.map((t) => [t.id, t.attempts]));
-  // A task awaiting an answer, or answered and not yet resumed, keeps its worktree for the attempt after the answer.
-  const keeps = new Set(file.tasks.filter((t) => t.status === 'awaiting_answer' || awaitsResume(t)).map((t) => t.id));
+  // A task awaiting a person (an answer, a review), or answered or reviewed and not yet resumed,
+  // keeps its worktree for the attempt after.
+  const keeps = new Set(file.tasks.filter((t) => awaitsPerson(t) || awaitsResume(t) || reviewDecision(t)).map((t) => t.id));
   const orphan = (id: string | undefined): id is string =>
     id !== undefined && status.has(id) && status.get(id) !== 'in_progress' && !keeps.has(id);
   const removed = new Set<string>();

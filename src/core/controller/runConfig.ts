@@ -64,6 +64,8 @@ export interface RunConfig {
   scope: 'warn' | 'reject';
   /** session_config.protected_paths: every task's, beside its own (protectedPaths.ts). */
   protectedPaths: string[];
+  /** session_config.review: whether a validated task waits for a person's review (a task's own review overrides it). */
+  review: 'manual' | 'auto';
   /** session_config.budget_usd: dollars this run's agents may report before no new one starts. */
   budgetUsd: number | undefined;
   /** session_config.max_cost_usd: dollars one task's agents may report over all its attempts. */
@@ -106,6 +108,7 @@ export function resolveRunConfig(settings: RunSettings, file: TaskFile, paths: S
     retryBackoffSeconds: retryBackoffFromEnv(env) ?? cfg.retry_backoff_seconds ?? DEFAULT_RETRY_BACKOFF_S,
     scope: cfg.scope ?? 'warn',
     protectedPaths: cfg.protected_paths ?? [],
+    review: cfg.review ?? 'auto',
     budgetUsd: cfg.budget_usd ?? undefined,
     maxCostUsd: cfg.max_cost_usd ?? undefined,
     waitOnLimit: settings.waitOnLimit ?? false,

@@ -21,7 +21,7 @@ import type { RunEventWriter } from '../runEvents/writer';
 import type { AttemptPaths, AttemptVerdict, StatePaths } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import type { StateStore } from '../taskFile/store';
-import { askQuestion, completeTask, failTask, mustFind, restartTask, undoDispatch } from '../tasks/transitions';
+import { askQuestion, awaitReview, completeTask, failTask, mustFind, restartTask, undoDispatch } from '../tasks/transitions';
 import { WorktreePool } from '../worktrees/pool';
 import { PortBlocks } from '../worktrees/ports';
 import { RunSpending } from './budget';
@@ -374,6 +374,25 @@ export class Session implements SessionContext {
     this.release(before.id);
     this.log({ type: 'QUESTION', taskId: before.id, message: `"${text}"${kept ? ` kept=${kept}` : ''}` });
     this.taskEvents.fire({ taskId: before.id, kind: 'question', question: text });
+  }
+
+  /**
+   * Its validation passed under review "manual" (transitions.awaitReview): the task awaits a
+   * person's review of `change.commit`, its worktree and branch left for the merge or the next
+   * round. `kept`: the ref its commits are kept at. Then the REVIEW line and the event.
+   */
+  async awaitReview(before: Task, change: { commit: string; base: string }, kept: string | undefined): Promise<void> {
+    const round = await this.transact((file) => {
+      this.assertOurs(file, before.id);
+      return awaitReview(file, before.id, change);
+    });
+    this.release(before.id);
+    this.log({
+      type: 'REVIEW',
+      taskId: before.id,
+      message: `awaiting review round=${round.number} commit=${change.commit.slice(0, 7)}${kept ? ` kept=${kept}` : ''}`,
+    });
+    this.taskEvents.fire({ taskId: before.id, kind: 'review' });
   }
 
   /**

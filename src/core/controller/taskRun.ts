@@ -16,7 +16,7 @@ import type { ProcessResult } from '../process/runProcess';
 import { isOwnPath } from '../statePaths';
 import type { Task, TaskFile } from '../taskFile/schema';
 import { taskWithId } from '../tasks/taskIndex';
-import { awaitsResume, type ClaimToken, dispatchTask, resumeTask } from '../tasks/transitions';
+import { awaitsResume, type ClaimToken, dispatchTask, resumeTask, reviewDecision } from '../tasks/transitions';
 import { type AgentVerdict, noVerdictReason } from './agentOutput';
 import { runAgent } from './agentRun';
 import { chargedOverloadMessage, limitThatEnded, stopForLimit } from './budget';
@@ -58,8 +58,8 @@ export interface ClaimedTask {
 export function claimTask(s: Session, file: TaskFile, taskId: string): ClaimedTask {
   const agentId = newAgentId();
   const t = taskWithId(file.tasks, taskId);
-  // The attempt after an answer continues the asking attempt's branch: its base stays.
-  const base = t && awaitsResume(t) && t.started_at_commit ? t.started_at_commit : s.state.head;
+  // The attempt after an answer or a review continues the same branch: its base stays.
+  const base = t && (awaitsResume(t) || reviewDecision(t)) && t.started_at_commit ? t.started_at_commit : s.state.head;
   const claim = dispatchTask(file, taskId, { agentId, branch: branchFor(taskId), baseCommit: base, worker: s.worker });
   return { agentId, base, ...claim };
 }
@@ -101,13 +101,18 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   // Every effect of this attempt from here on is checked against its fence.
   const fence: AttemptFence = { taskId: task.id, agentId, generation: (token ?? s.worker?.tokenOf(task.id))?.generation };
   s.drive(fence);
-  // A person answered its question: the agent continues in the asking attempt's worktree.
-  const answered = !resume && awaitsResume(before);
+  // A person answered its question, or reviewed its change: it goes on in the same worktree.
+  const decision = resume ? undefined : reviewDecision(before);
+  const after = resume ? undefined : awaitsResume(before) ? 'answer' : decision ? 'review' : undefined;
   const resumed = resume
     ? ` resuming=attempt-${resume.interruptedAttempt}`
-    : answered
+    : after === 'answer'
       ? ` answered=attempt-${before.question!.attempt}`
-      : '';
+      : decision === 'approved'
+        ? ` approved=round-${before.review_round!.number}`
+        : decision
+          ? ` review=round-${before.review_round!.number}`
+          : '';
   s.log({
     type: 'DISPATCH',
     taskId: task.id,
@@ -118,6 +123,7 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const terminal = s.terminals.open(task, worktree);
   const fail = (category: Category, reason: string, discardReason: string, tail?: string) =>
     discardAttempt(s, before, worktree, terminal, { category, reason, tail, discardReason });
+  if (decision === 'approved') return mergeApproved(s, before, merges, { worktree, terminal, attempt, agentId, base, fence });
   // A person's stop before the agent gave its verdict: the task stays in progress, and the next
   // run continues the same attempt (or gives it back, when it left nothing).
   const stopped = () => interrupted(terminal);
@@ -128,12 +134,12 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   const setUp = await (async () => {
     let from: WorktreeOrigin;
     try {
-      if (answered) {
-        resume = await answeredResume(s, before, worktree, base, fence);
+      if (after) {
+        resume = await continuedResume(s, before, worktree, base, fence, after);
         worktree = resume?.worktree ?? worktree;
       }
       // A resumed attempt continues in the worktree it left, set up already.
-      from = resume ? { kind: 'resumed', answered: resume.answered } : await createWorktree(s, task.id, worktree, branch, base, fence);
+      from = resume ? { kind: 'resumed', after: resume.after } : await createWorktree(s, task.id, worktree, branch, base, fence);
       markWorktreeOwner(worktree, fence);
     } catch (err) {
       return {
@@ -323,26 +329,97 @@ export async function awaitAnswer(
 }
 
 /**
- * Where the attempt after an answer continues: the asking attempt's worktree, or one made again
- * from its branch when only the branch is left. Undefined when neither is (a new worktree then;
- * the question and the answer are still in its prompt).
+ * Where the attempt after an answer or a review continues: the earlier attempt's worktree, or one
+ * made again from its branch when only the branch is left. Undefined when neither is (a new
+ * worktree then; the question and the answer, or the review's comments, are still in its prompt).
  */
-async function answeredResume(s: Session, task: Task, worktree: string, base: string, fence: AttemptFence): Promise<Resume | undefined> {
-  const branch = branchFor(task.id);
-  const listed = (await s.git.listWorktrees()).find((w) => w.branch === `refs/heads/${branch}`);
-  if (!listed) {
-    if (!(await s.git.branchExists(branch))) return undefined;
-    await s.git.addWorktreeForBranch(worktree, branch, { whileLocked: () => markWorktreeOwner(worktree, fence) });
-  }
-  const path = listed?.path ?? worktree;
+async function continuedResume(
+  s: Session,
+  task: Task,
+  worktree: string,
+  base: string,
+  fence: AttemptFence,
+  after: 'answer' | 'review',
+): Promise<Resume | undefined> {
+  const path = await reviewedWorktree(s, task, worktree, fence);
+  if (!path) return undefined;
   return {
-    answered: true,
+    after,
     worktree: path,
     base,
-    interruptedAttempt: task.question?.attempt ?? task.attempts,
-    commits: await s.git.commitSubjects(`${base}..refs/heads/${branch}`),
+    interruptedAttempt: after === 'answer' ? (task.question?.attempt ?? task.attempts) : task.attempts + 1,
+    commits: await s.git.commitSubjects(`${base}..refs/heads/${branchFor(task.id)}`),
     uncommitted: await s.git.anyChanges(path),
   };
+}
+
+/** The worktree of the task's branch: where it is, or made again at `worktree` from the branch; undefined without a branch. */
+async function reviewedWorktree(s: Session, task: Task, worktree: string, fence: AttemptFence): Promise<string | undefined> {
+  const branch = branchFor(task.id);
+  const listed = (await s.git.listWorktrees()).find((w) => w.branch === `refs/heads/${branch}`);
+  if (listed) return listed.path;
+  if (!(await s.git.branchExists(branch))) return undefined;
+  await s.git.addWorktreeForBranch(worktree, branch, { whileLocked: () => markWorktreeOwner(worktree, fence) });
+  return worktree;
+}
+
+/**
+ * A person approved the change under review: no agent runs. What it left uncommitted is not
+ * part of what was reviewed and is kept aside; the validation runs again on the branch (the base
+ * moved meanwhile), and the merge queue merges it. A branch that moved since the review is
+ * reviewed again instead (merge.ts): only the reviewed commit merges.
+ */
+async function mergeApproved(
+  s: Session,
+  before: Task,
+  merges: MergeQueue,
+  a: { worktree: string; terminal: TaskTerminal; attempt: number; agentId: string; base: string; fence: AttemptFence },
+): Promise<TaskEnd> {
+  const { terminal, fence } = a;
+  let worktree: string | undefined;
+  try {
+    worktree = await reviewedWorktree(s, before, a.worktree, fence);
+  } catch (err) {
+    return stopForEnvironment(s, before, worktreeFailure(a.worktree, err, diskSpaceNote(s.config.worktreeRoot)), terminal, {
+      agentRan: false,
+    });
+  }
+  if (!worktree)
+    return discardAttempt(s, before, a.worktree, terminal, {
+      category: 'AGENT_FAIL',
+      reason: `its approved branch ${branchFor(before.id)} is gone; the next attempt starts afresh`,
+      discardReason: 'approved branch gone',
+    });
+  markWorktreeOwner(worktree, fence);
+  const files = s.createAttempt(before.id, a.attempt, a.agentId);
+  // What was approved stands as this attempt's verdict: a recovery validates and merges it, never runs an agent.
+  files.recordVerdict(a.agentId, { kind: 'success' });
+  files.markWorkCommitted(a.agentId);
+  terminal.write(`[launchpad] ${before.id}: approved in review round ${before.review_round!.number}; validating and merging\r\n`);
+  const left = await s.git.anyChanges(worktree);
+  if (left.length) {
+    const snapshot = await s.git.snapshotChanges(worktree, `[${before.id}] changes made after its review (not merged)`);
+    const kept = snapshot ? await s.keepAttempt(before.id, a.attempt, snapshot) : undefined;
+    await s.git.run(['reset', '--hard', '-q'], { cwd: worktree });
+    await s.git.run(['clean', '-fdq'], { cwd: worktree });
+    s.log({
+      type: 'WARN',
+      taskId: before.id,
+      message: `${left.length} uncommitted change(s) in its worktree are not part of the reviewed commit and are not merged${kept ? `; kept=${kept}` : ''}`,
+    });
+  }
+  let validation;
+  try {
+    validation = await validateTask(s, before, worktree, terminal, files, a.base);
+  } catch (err) {
+    const end = endUncharged(s, before, err, terminal);
+    if (end) return end;
+    throw err;
+  }
+  if (validation.kind === 'interrupted') return interrupted(terminal);
+  if (validation.kind === 'fail')
+    return discardAttempt(s, before, worktree, terminal, { ...validation, discardReason: 'validation failed' });
+  return merges.enqueue(before.id, () => mergeTask(s, before, worktree, terminal, files));
 }
 
 /**

@@ -18,7 +18,9 @@ export type StopReason =
   | 'budget'
   | 'usage-limit'
   /** Nothing left can run, and tasks await a person's answer to their agent's question. */
-  | 'awaiting-answers';
+  | 'awaiting-answers'
+  /** Nothing left can run, and tasks await a person's review (none a question). */
+  | 'awaiting-review';
 
 export interface RunOutcome {
   /**
@@ -53,7 +55,7 @@ export interface TerminalFactory {
 
 export interface TaskEvent {
   taskId: string;
-  kind: 'dispatched' | 'agent-done' | 'validated' | 'completed' | 'failed' | 'interrupted' | 'checkpoint' | 'question';
+  kind: 'dispatched' | 'agent-done' | 'validated' | 'completed' | 'failed' | 'interrupted' | 'checkpoint' | 'question' | 'review';
   /**
    * A completion whose transaction ran the pool pass: the task that pass found next, first in
    * the pool's order among those it did not start (null: none). Absent when no pass ran with it.

@@ -20,6 +20,7 @@ export const LOG_TYPES = [
   'Starting',
   'CHECKPOINT',
   'QUESTION',
+  'REVIEW',
 ] as const;
 export type LogType = (typeof LOG_TYPES)[number];
 

@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import { TASK_ID_PATTERN } from '../ids';
 import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
-export const STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'awaiting_answer'] as const;
+export const STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'awaiting_answer', 'awaiting_review'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2'] as const;
 
 /** A title goes into the agent's environment (LAUNCHPAD_TASK_TITLE) and the merge commit's subject. */
@@ -35,6 +35,7 @@ export const DEFAULT_RETRY_BACKOFF_S = 30;
 export const DEFAULT_WORKTREE_SETUP_TIMEOUT_S = 600;
 /** session_config.integration_check.timeout_seconds when absent. */
 export const DEFAULT_INTEGRATION_TIMEOUT_S = 1800;
+export const DEFAULT_REVIEW_ROUNDS = 3;
 /** Prepared worktrees kept for reuse: each is a full checkout plus its ignored files on disk. */
 export const MAX_WORKTREE_POOL = 16;
 /** Ports per running task; the blocks come out of 12,000 ports. */
@@ -87,6 +88,27 @@ export const questionSchema = z.looseObject({
   answered_at: doc(nullableText(), 'When it was answered.'),
 });
 
+/** A person's comment on a line of a change under review, with the line as it was. */
+export const reviewCommentSchema = z.looseObject({
+  file: doc(z.string().check(z.minLength(1), z.maxLength(MAX_PATH_CHARS)), 'The file, relative to the repository top.'),
+  line: doc(count(1), 'The line, counted from 1, in the commit under review.'),
+  text: doc(z.string().check(z.maxLength(MAX_QUESTION_CHARS)), "That line's text."),
+  comment: doc(z.string().check(z.minLength(1), z.maxLength(MAX_QUESTION_CHARS)), 'What the person asks for.'),
+});
+
+export const reviewRoundSchema = z.looseObject({
+  number: doc(count(1), 'The round: 1 for the first review, one more after each request for changes.'),
+  commit: doc(text(), "The commit under review: the head of the task's branch when its validation passed."),
+  base: doc(text(), 'The commit its branch started from: the review shows the changes since.'),
+  requested_at: doc(text(), 'When the task began to await this review.'),
+  verdict: doc(
+    z.optional(z.nullable(z.enum(['approved', 'changes_requested']))),
+    'approved: the next run merges it; changes_requested: the next run resumes its agent with the comments. Absent while it awaits review.',
+  ),
+  decided_at: doc(nullableText(), 'When the person decided.'),
+  comments: doc(z.optional(z.array(reviewCommentSchema)), 'The comments sent with a request for changes.'),
+});
+
 export const taskSchema = z.looseObject({
   id: doc(taskId, `The task's id, and its branch harness-<id>: ${ID_RULE}.`),
   title: doc(
@@ -95,7 +117,7 @@ export const taskSchema = z.looseObject({
   ),
   status: doc(
     z.enum(STATUSES),
-    'pending: waiting; in_progress: an attempt holds it; completed: merged; failed: its last attempt failed (retried while attempts < max_attempts); awaiting_answer: its agent asked a question (`launchpad answer`). Launchpad writes it.',
+    'pending: waiting; in_progress: an attempt holds it; completed: merged; failed: its last attempt failed (retried while attempts < max_attempts); awaiting_answer: its agent asked a question (`launchpad answer`); awaiting_review: validated, waiting for a person (`launchpad review`). Launchpad writes it.',
   ),
   priority: doc(withDefault(z.enum(PRIORITIES), 'P1'), 'Among the tasks ready to run, P0 goes first and P2 last.'),
   depends_on: doc(emptyList(), 'Ids of the tasks that must be merged before this one starts.'),
@@ -112,6 +134,10 @@ export const taskSchema = z.looseObject({
   protected_paths: doc(
     z.optional(z.array(relativePath())),
     `Files or folders its agents may not change, typically the tests its validation runs (beside session_config.protected_paths): ${PROTECTED}`,
+  ),
+  review: doc(
+    z.optional(z.enum(['manual', 'auto'])),
+    'manual: after its validation passes it waits for a person to approve it or request changes before it merges (session_config.review when absent).',
   ),
   validation: doc(
     z.optional(
@@ -150,6 +176,10 @@ export const taskSchema = z.looseObject({
   question: doc(
     z.optional(z.nullable(questionSchema)),
     "Its agent's question and, once given, a person's answer: the next attempt resumes the asking one's worktree with both in its prompt. Launchpad writes it.",
+  ),
+  review_round: doc(
+    z.optional(z.nullable(reviewRoundSchema)),
+    'Its review before merge (review "manual"): the commit a person reviews, then the verdict and comments. Launchpad writes it.',
   ),
   agent_id: doc(nullableText(), "The agent id of its last attempt, which fences that attempt's effects. Launchpad writes it."),
   worktree_branch: doc(nullableText(), 'The branch of its last attempt, harness-<id>. Launchpad writes it.'),
@@ -228,6 +258,14 @@ export const sessionConfigSchema = z.looseObject({
     z.optional(z.array(relativePath())),
     `Files or folders no task's agent may change, beside each task's own protected_paths: ${PROTECTED}`,
   ),
+  review: doc(
+    z.optional(z.enum(['manual', 'auto'])),
+    "auto (absent): a task merges once its validation passes; manual: it waits for a person's review first (`launchpad review`, `approve`, `request-changes`). A task's own review overrides it.",
+  ),
+  max_review_rounds: doc(
+    z.optional(count(1)),
+    `How many times a person may request changes to one task before only approving (or a retry) is left (${DEFAULT_REVIEW_ROUNDS} when absent).`,
+  ),
   budget_usd: doc(usdLimit(), "US dollars one run's agents may report; once reached no new agent starts (exit 6)."),
   max_cost_usd: doc(usdLimit(), "US dollars one task's agents may report over all its attempts; once reached it is not dispatched again."),
   worktree_setup: doc(
@@ -304,3 +342,5 @@ export type Priority = Task['priority'];
 export type SessionConfig = TaskFile['session_config'];
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 export type Question = z.infer<typeof questionSchema>;
+export type ReviewRound = z.infer<typeof reviewRoundSchema>;
+export type ReviewComment = z.infer<typeof reviewCommentSchema>;

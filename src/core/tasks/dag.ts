@@ -10,13 +10,14 @@ import { positions, reverseEdges, taskById } from './taskIndex';
 /**
  * What a person sees for a task; `status` plus what the dependency rules say about it. An
  * in_progress task is `running` while a run holds it, `interrupted` when none does (the next run
- * resumes it). A task `awaiting_answer` is neither eligible nor failed: it and its dependents wait
- * for a person's `launchpad answer`.
+ * resumes it). A task `awaiting_answer` or `awaiting_review` is neither eligible nor failed: it and
+ * its dependents wait for a person (`launchpad answer`; `launchpad approve` or `request-changes`).
  */
 export type TaskState =
   | 'running'
   | 'interrupted'
   | 'awaiting_answer'
+  | 'awaiting_review'
   | 'ready'
   | 'waiting'
   | 'needs_validation'
@@ -116,7 +117,7 @@ function dependencyFailures(tasks: readonly Task[]): DependencyFailure[] {
     const failedId = queue[i]!;
     for (const j of dependents.get(failedId) ?? []) {
       const dep = tasks[j]!;
-      if (seen.has(dep.id) || dep.status === 'completed' || dep.status === 'in_progress' || dep.status === 'awaiting_answer') continue;
+      if (seen.has(dep.id) || dep.status === 'completed' || dep.status === 'in_progress' || awaitsPerson(dep)) continue;
       seen.add(dep.id);
       queue.push(dep.id);
       if (!marked.has(dep.id) && !isPermanentlyFailed(dep)) mark(dep, `${BLOCKED_BY}${failedId}`, failedId);
@@ -181,8 +182,9 @@ function stillSettled(tasks: readonly Task[]): boolean {
     }
     if (t.status === 'completed') continue;
     if (t.status === 'in_progress' && (was === 'pending' || (was === 'failed' && !s.dependencyFailure[i]))) continue;
-    // A question and its answer: the task had started, and goes on from where it was.
-    if ((t.status === 'awaiting_answer' && was === 'in_progress') || (t.status === 'pending' && was === 'awaiting_answer')) continue;
+    // A question and its answer, a review and its verdict: the task had started, and goes on from where it was.
+    if ((awaitsPerson(t) && was === 'in_progress') || (t.status === 'pending' && (was === 'awaiting_answer' || was === 'awaiting_review')))
+      continue;
     return false;
   }
   return true;
@@ -445,8 +447,8 @@ export function eligibleTasks(tasks: readonly Task[], clock?: RetryClock, hints:
 }
 
 /**
- * The order of the eligible pool: a task whose question was answered first (a person waits on
- * it, and its worktree is kept); then priority (a P0 retry before P1 work); within a
+ * The order of the eligible pool: a task whose question was answered or whose review was decided
+ * first (a person waits on it, and its worktree is kept); then priority (a P0 retry before P1 work); within a
  * priority, first attempts before retries; then the task that holds the most work up — the
  * longest chain of estimated durations from it through the tasks that wait on it, its own
  * included (longestChains); then, for retries, the oldest failure; then the id.
@@ -455,7 +457,7 @@ export function poolOrder(tasks: readonly Task[], pool: readonly Task[], hints: 
   const chain =
     pool.length > 1 ? (chainsOf(tasks, pool, hints.durations) ?? longestChains(tasks, hints.durations)) : new Map<string, number>();
   const retried = (t: Task) => (t.status === 'failed' ? 1 : 0);
-  const answered = (t: Task) => (t.status === 'pending' && typeof t.question?.answer === 'string' ? 0 : 1);
+  const answered = (t: Task) => (t.status === 'pending' && (typeof t.question?.answer === 'string' || t.review_round?.verdict) ? 0 : 1);
   return [...pool].sort(
     (a, b) =>
       answered(a) - answered(b) ||
@@ -688,13 +690,19 @@ export interface DependencyAnalysis {
   blockedReasons: Map<string, string>;
 }
 
+/** Whether the task waits for a person: an answer to its agent's question, or a review. */
+export function awaitsPerson(t: Task): boolean {
+  return t.status === 'awaiting_answer' || t.status === 'awaiting_review';
+}
+
 /**
- * Whether only a person's answers can move the work on: some task awaits an answer, and every
+ * Whether only people can move the work on: some task awaits an answer or a review, and every
  * other task not completed awaits one too or waits on dependencies.
  */
-export function waitsOnAnswers(tasks: readonly Task[]): boolean {
+export function waitsOnPeople(tasks: readonly Task[]): boolean {
   const states = [...analyzeTasks(tasks).states.values()].filter((s) => s !== 'completed');
-  return states.includes('awaiting_answer') && states.every((s) => s === 'awaiting_answer' || s === 'waiting');
+  const person = (s: TaskState) => s === 'awaiting_answer' || s === 'awaiting_review';
+  return states.some(person) && states.every((s) => person(s) || s === 'waiting');
 }
 
 /**
@@ -713,7 +721,7 @@ export function analyzeTasks(tasks: readonly Task[], held: (task: Task) => boole
     let state: TaskState;
     if (t.status === 'completed') state = 'completed';
     else if (t.status === 'in_progress') state = held(t) ? 'running' : 'interrupted';
-    else if (t.status === 'awaiting_answer') state = 'awaiting_answer';
+    else if (awaitsPerson(t)) state = t.status as 'awaiting_answer' | 'awaiting_review';
     else if (blockedReasons.has(t.id)) state = 'blocked';
     else if (t.status === 'failed' && isPermanentlyFailed(t)) state = 'failed';
     else if (!allDepsCompleted(t, tasks, pos)) state = 'waiting';

@@ -14,7 +14,7 @@ import { answerQuestion, retryTasks } from './transitions';
  * A person's edits change a task or two: the unchanged tasks are shared with the store's parse
  * (draft.ts), and taskOps and transitions copy each task they change.
  */
-const SHARED = { sharedTasks: true } as const;
+export const SHARED = { sharedTasks: true } as const;
 
 export async function addTaskLogged(store: StateStore, input: NewTask): Promise<Task> {
   const { task, session } = await store.transact(

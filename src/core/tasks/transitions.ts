@@ -1,5 +1,5 @@
 // Every change of a task's state, as functions over the loaded task file (run inside a
-// StateStore transaction): dispatch, resume, restart, checkpoint, complete, fail, a question and its answer,
+// StateStore transaction): dispatch, resume, restart, checkpoint, complete, fail, a question and its answer, review,
 // dependency failure, retry, and a concurrent worker's claims (lease renewal, take-over of a
 // lapsed claim, the fencing check).
 // Nothing else writes `status` or the fields that go with it; every timestamp they write is
@@ -10,7 +10,7 @@ import { compareIds } from '../ids';
 import { InputError } from '../inputError';
 import { type Category, logTimestamp } from '../log/logLine';
 import { writableTask } from '../taskFile/draft';
-import type { Checkpoint, Question, Task, TaskFile } from '../taskFile/schema';
+import type { Checkpoint, Question, ReviewComment, ReviewRound, Task, TaskFile } from '../taskFile/schema';
 import { blockedDependents, type DependencyFailure, eligibleTasks, findDependencyFailures } from './dag';
 import { type ErrorEntry, formatErrorEntry, oneLineReason } from './errorEntry';
 import { taskWithId } from './taskIndex';
@@ -335,6 +335,78 @@ export function answerQuestion(file: TaskFile, id: string, answer: string, now =
 }
 
 /**
+ * Its validation passed under manual review: the task awaits a person's review of `commit`, its
+ * worktree and branch kept (worktree_branch and started_at_commit stay) and the claim released.
+ * The attempt stays counted: it succeeded. After a request for changes this is the next round.
+ */
+export function awaitReview(file: TaskFile, id: string, change: { commit: string; base: string }, now = logTimestamp()): ReviewRound {
+  const t = mustFind(file, id);
+  const last = t.review_round;
+  const number = last?.verdict === 'changes_requested' ? last.number + 1 : (last?.number ?? 1);
+  const round: ReviewRound = { number, commit: change.commit, base: change.base, requested_at: now };
+  t.status = 'awaiting_review';
+  t.review_round = round;
+  if (t.claimed_by !== undefined) t.claimed_by = null;
+  if (t.lease_expires_at !== undefined) t.lease_expires_at = null;
+  return round;
+}
+
+/** What a person decided on the task's review that no attempt has acted on yet. */
+export function reviewDecision(task: Task): 'approved' | 'changes_requested' | undefined {
+  return task.status === 'pending' ? (task.review_round?.verdict ?? undefined) : undefined;
+}
+
+function awaitingReview(file: TaskFile, id: string, verb: string): Task {
+  const found = taskWithId(file.tasks, id);
+  if (!found) throw new InputError(`no task "${id}" in harness-tasks.json`);
+  if (found.status !== 'awaiting_review' || !found.review_round) {
+    throw new InputError(
+      `task "${id}" is ${found.status.replace('_', ' ')}, not awaiting review: only a task whose validation passed under review "manual" can be ${verb}`,
+    );
+  }
+  return writableTask(file, found);
+}
+
+/**
+ * A person approves the change under review: pending again with the verdict, so the pool takes
+ * it first and its next dispatch merges the reviewed branch without an agent. That dispatch
+ * counts the approved attempt again, so it is given back here.
+ */
+export function approveReview(file: TaskFile, id: string, now = logTimestamp()): Task {
+  const t = awaitingReview(file, id, 'approved');
+  t.status = 'pending';
+  t.attempts = Math.max(0, t.attempts - 1);
+  t.review_round = { ...t.review_round!, verdict: 'approved', decided_at: now };
+  return t;
+}
+
+/**
+ * A person asks for changes: pending again with the comments, so the next dispatch resumes the
+ * same worktree with them in its prompt. A review round is not a failed attempt: the attempt is
+ * given back (the next dispatch counts it again). Refused after `maxRounds` requests.
+ */
+export function requestChanges(
+  file: TaskFile,
+  id: string,
+  comments: readonly ReviewComment[],
+  maxRounds: number,
+  now = logTimestamp(),
+): Task {
+  const t = awaitingReview(file, id, 'sent back');
+  if (!comments.length) throw new InputError(`request-changes ${id}: at least one comment is needed`);
+  const round = t.review_round!;
+  if (round.number > maxRounds) {
+    throw new InputError(
+      `task "${id}" has had changes requested ${round.number - 1} times, the most session_config.max_review_rounds (${maxRounds}) allows: approve it, or \`launchpad retry ${id}\` starts it afresh`,
+    );
+  }
+  t.status = 'pending';
+  t.attempts = Math.max(0, t.attempts - 1);
+  t.review_round = { ...round, verdict: 'changes_requested', decided_at: now, comments: [...comments] };
+  return t;
+}
+
+/**
  * A completed task whose merge was reverted because the base branch failed its integration
  * check after it (or an attempt that may not merge because a dependency of it was). Charged
  * (the task broke the base): `[INTEGRATION] reason` appended to error_log, `tail` kept from its
@@ -390,8 +462,9 @@ export function failTask(file: TaskFile, id: string, failure: Failure, now = log
   t.failed_at = now;
   if (failure.final) t.attempts = Math.max(t.attempts, t.max_attempts);
   releaseClaim(t);
-  // Its worktree is discarded: a later attempt starts afresh, not from the question's work.
+  // Its worktree is discarded: a later attempt starts afresh, not from the question's or the review's work.
   delete t.question;
+  delete t.review_round;
   return entry;
 }
 
@@ -414,9 +487,12 @@ export function markDependencyFailures(file: TaskFile, now = logTimestamp()): De
   return failures;
 }
 
-/** Whether `retry` accepts the task: every failed one, whatever its attempts or its reason. */
+/**
+ * Whether `retry` accepts the task: every failed one, whatever its attempts or its reason, and
+ * one awaiting review (its reviewed commits are kept under refs/launchpad/attempts/).
+ */
 export function canRetry(task: Task): boolean {
-  return task.status === 'failed';
+  return task.status === 'failed' || task.status === 'awaiting_review';
 }
 
 /**
@@ -438,7 +514,9 @@ export function retryTasks(file: TaskFile, ids: readonly string[]): Task[] {
     const task = taskWithId(file.tasks, id);
     if (!task) throw new InputError(`no task "${id}" in harness-tasks.json`);
     if (!canRetry(task)) {
-      throw new InputError(`task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task can be retried`);
+      throw new InputError(
+        `task "${id}" is ${task.status.replace('_', ' ')}, not failed: only a failed task (or one awaiting review) can be retried`,
+      );
     }
     return task;
   });
@@ -446,6 +524,11 @@ export function retryTasks(file: TaskFile, ids: readonly string[]): Task[] {
   for (const shared of tasks) {
     const task = writableTask(file, reset.get(shared.id) ?? shared);
     task.attempts = 0;
+    // A change under review is given up: the next attempt starts afresh.
+    if (task.status === 'awaiting_review') {
+      delete task.review_round;
+      task.worktree_branch = null;
+    }
     for (const t of [task, ...unblockDependents(file, task.id)]) {
       t.status = 'pending';
       t.failed_at = null;

@@ -100,7 +100,7 @@ describe('launchpad retry', () => {
   });
 
   const refused: Array<[string, string, RegExp]> = [
-    ['a pending task', 'waiting', /task "waiting" is pending, not failed: only a failed task can be retried/],
+    ['a pending task', 'waiting', /task "waiting" is pending, not failed: only a failed task \(or one awaiting review\) can be retried/],
     ['a running task', 'running', /task "running" is in progress, not failed/],
     ['a completed task', 'base', /task "base" is completed, not failed/],
     ['an unknown id', 'task-404', /no task "task-404" in harness-tasks\.json/],

@@ -68,7 +68,7 @@ describe('launchpad run --notify and the bell', function () {
     const lines = readFileSync(out, 'utf8').trim().split('\n');
     assert.deepEqual(lines, [
       'question|task-001|Which port?|task-001 asks: Which port? ("Serve it")',
-      `run-ended|||waiting for answers: task-001 asked a question (0/1 completed · 1 awaiting an answer); answer with launchpad answer ID "…", then run again`,
+      `run-ended|||waiting for people: task-001 asked a question (launchpad answer ID "…") (0/1 completed · 1 awaiting an answer); then run again`,
     ]);
   });
 

@@ -82,7 +82,7 @@ describe('controller: an agent asks a question, a person answers', function () {
 
     // The summary lists it with the command that answers it.
     assert.match(r.stdout, /^ {2}asks {5}task-001 {2}Task task-001\n {11}Which port\?\n {11}answer: .* answer task-001 "…"$/m);
-    assert.match(r.stdout, /^waiting for answers: task-001 asked a question/m);
+    assert.match(r.stdout, /^waiting for people: task-001 asked a question/m);
 
     // status and its --json; the run's event stream.
     const status = await launchpad(root, ['status', '--json']);

@@ -21,7 +21,7 @@ describe('tasks view shape', () => {
     const groups = groupByState([t('task-10', 'ready'), t('task-9', 'ready'), t('a', 'completed'), t('b', 'running')]);
     assert.deepEqual([...groups.keys()], ['running', 'ready', 'completed']);
     assert.deepEqual(groups.get('ready'), ['task-9', 'task-10']);
-    assert.equal(new Set(STATE_ORDER).size, 10);
+    assert.equal(new Set(STATE_ORDER).size, 11);
   });
 
   it('puts each task under every task it depends on; roots have no known dependency', () => {

@@ -36,6 +36,7 @@ describe('core/logLine', () => {
       'MERGE',
       'QUESTION',
       'RECOVERY',
+      'REVIEW',
       'ROLLBACK',
       'STATS',
       'Starting',
@@ -186,7 +187,7 @@ describe('core/logLine', () => {
         }
       }
     }
-    assert.equal(count, 17 * 11 * 3 * 4);
+    assert.equal(count, 18 * 11 * 3 * 4);
   });
 
   it('escapes newlines so a message never spans lines', () => {

@@ -267,7 +267,7 @@ describe('core/taskFile parseTaskFile', () => {
         'an unknown status',
         { tasks: [{ ...minimalTask, status: 'done' }] },
         'tasks[0].status',
-        /expected one of "pending", "in_progress", "completed", "failed", "awaiting_answer", got "done"/,
+        /expected one of "pending", "in_progress", "completed", "failed", "awaiting_answer", "awaiting_review", got "done"/,
       ],
       ['a missing status', { tasks: [{ id: 't1', title: 'x' }] }, 'tasks[0].status', /required field is missing/],
       ['a missing title', { tasks: [{ id: 't1', status: 'pending' }] }, 'tasks[0].title', /required field is missing \(expected string\)/],

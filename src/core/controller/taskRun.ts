@@ -103,16 +103,14 @@ async function runAttempt(s: Session, task: Task, merges: MergeQueue, resume?: R
   s.drive(fence);
   // A person answered its question, or reviewed its change: it goes on in the same worktree.
   const decision = resume ? undefined : reviewDecision(before);
-  const after = resume ? undefined : awaitsResume(before) ? 'answer' : decision ? 'review' : undefined;
+  const after = resume ? undefined : continuesAfter(before);
   const resumed = resume
     ? ` resuming=attempt-${resume.interruptedAttempt}`
-    : after === 'answer'
-      ? ` answered=attempt-${before.question!.attempt}`
-      : decision === 'approved'
-        ? ` approved=round-${before.review_round!.number}`
-        : decision
-          ? ` review=round-${before.review_round!.number}`
-          : '';
+    : decision === 'approved'
+      ? ` approved=round-${before.review_round!.number}`
+      : after
+        ? ` ${continuationText(before, after)}`
+        : '';
   s.log({
     type: 'DISPATCH',
     taskId: task.id,
@@ -328,12 +326,22 @@ export async function awaitAnswer(
   return 'awaiting-answer';
 }
 
+/** Whether the task's next attempt continues after a person's answer or requested changes (an approval is not a turn). */
+export function continuesAfter(task: Task): 'answer' | 'review' | undefined {
+  return awaitsResume(task) ? 'answer' : reviewDecision(task) === 'changes_requested' ? 'review' : undefined;
+}
+
+/** `answered=attempt-1` or `review=round-1`, as the DISPATCH line shows such a turn. */
+export function continuationText(task: Task, after: 'answer' | 'review'): string {
+  return after === 'answer' ? `answered=attempt-${task.question!.attempt}` : `review=round-${task.review_round!.number}`;
+}
+
 /**
  * Where the attempt after an answer or a review continues: the earlier attempt's worktree, or one
  * made again from its branch when only the branch is left. Undefined when neither is (a new
  * worktree then; the question and the answer, or the review's comments, are still in its prompt).
  */
-async function continuedResume(
+export async function continuedResume(
   s: Session,
   task: Task,
   worktree: string,

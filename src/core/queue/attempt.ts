@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { findPreset, toolVariables } from '../agents/presets';
-import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason, questionNotHeld } from '../controller/agentOutput';
+import { AgentOutputScanner, lastMeaningfulLine, noVerdictReason } from '../controller/agentOutput';
 import { guardProtectedPaths } from '../controller/protectedPaths';
 import { Git } from '../git/git';
 import { branchFor } from '../ids';
@@ -177,17 +177,16 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
     await pushing;
     if (agent.aborted) throw new Error(`${job.taskId}: the worker was stopped while the agent ran`);
 
-    const verdict: AttemptResult['verdict'] = agent.timedOut ? 'timeout' : v.kind === 'question' ? 'fail' : v.kind;
+    const verdict: AttemptResult['verdict'] = agent.timedOut ? 'timeout' : v.kind;
     const reason = agent.timedOut
       ? `Agent timed out after ${job.agentTimeoutMs / 1000}s`
       : v.kind === 'fail'
         ? v.reason
-        : v.kind === 'question'
-          ? questionNotHeld(v.text, 'on a queue worker')
-          : v.kind === 'none'
-            ? noVerdictReason(agent, agent.tail)
-            : undefined;
-    if (verdict === 'success' && (await git.anyChanges(worktree)).length)
+        : v.kind === 'none'
+          ? noVerdictReason(agent, agent.tail)
+          : undefined;
+    // A question travels back with the work so far, as a success does: the controller keeps both.
+    if ((verdict === 'success' || verdict === 'question') && (await git.anyChanges(worktree)).length)
       await git.commitAll(worktree, `[${job.taskId}] ${job.title} (changes left uncommitted by the agent)`);
 
     let validation: AttemptResult['validation'] = { result: 'skipped' };
@@ -240,6 +239,7 @@ export async function runAttemptJob(job: AttemptJob, ctx: AttemptContext): Promi
       workerId: ctx.workerId,
       verdict,
       ...(reason ? { reason: redact(reason) } : {}),
+      ...(v.kind === 'question' && !agent.timedOut ? { question: redact(v.text) } : {}),
       validation,
       ref,
       commit,

@@ -27,14 +27,24 @@ import { prepareWorktree } from '../controller/prepare';
 import { buildPrompt } from '../controller/prompt';
 import { protectedPathsOf } from '../controller/protectedPaths';
 import type { Session } from '../controller/session';
-import { type ClaimedTask, inspectWork, type Resume } from '../controller/taskRun';
+import {
+  awaitAnswer,
+  claimTask,
+  type ClaimedTask,
+  continuationText,
+  continuedResume,
+  continuesAfter,
+  inspectWork,
+  type Resume,
+  runTask,
+} from '../controller/taskRun';
 import type { TaskTerminal } from '../controller/types';
 import { validateTask } from '../controller/validate';
 import { type AttemptExecutor, QUEUE_RUNNER, type RunningAttempt, runsOnQueue } from '../executor/types';
 import { branchFor } from '../ids';
 import type { AttemptPaths } from '../statePaths';
 import { DEFAULT_VALIDATION_TIMEOUT_S, type Task } from '../taskFile/schema';
-import { dispatchTask, recordCost, recordQueueRunner, resumeTask, undoDispatch } from '../tasks/transitions';
+import { recordCost, recordQueueRunner, resumeTask, reviewDecision, undoDispatch } from '../tasks/transitions';
 import { connectionFor, type LeaseTimes, loadBullmq, pollMs, raceStop, withinMs } from './bull';
 import {
   type AttemptJob,
@@ -150,19 +160,25 @@ export class QueueExecutor implements AttemptExecutor {
     const dispatched =
       claimed ??
       (await s.transact((file) => {
+        if (!resume) return claimTask(s, file, task.id);
         const agentId = `agent_${randomBytes(4).toString('hex')}`;
-        const base = resume?.base ?? s.state.head;
-        const d = resume ? resumeTask(file, task.id, agentId) : dispatchTask(file, task.id, { agentId, branch, baseCommit: base });
-        return { agentId, base, ...d };
+        return { agentId, base: resume.base, ...resumeTask(file, task.id, agentId) };
       }));
     const { agentId, before, attempt } = dispatched;
+    // An approved change needs no agent: this controller validates and merges it (taskRun.ts).
+    if (!resume && reviewDecision(before) === 'approved') return runTask(s, task, merges, undefined, dispatched);
     // Every effect of this attempt from here on is fenced by its agent id (its job's too).
-    s.drive({ taskId: task.id, agentId });
+    const fence = { taskId: task.id, agentId };
+    s.drive(fence);
     const jobId = jobIdFor(task.id, agentId);
+    // After an answer or a requested change the worker continues the kept work, pushed below.
+    const after = resume ? undefined : continuesAfter(before);
+    if (after) resume = await continuedResume(s, before, s.worktreePath(task.id), dispatched.base, fence, after);
+    const turn = resume && !after ? ` resuming=attempt-${resume.interruptedAttempt}` : after ? ` ${continuationText(before, after)}` : '';
     s.log({
       type: 'DISPATCH',
       taskId: task.id,
-      message: `agent=${agentId} worktree=${branch} executor=queue job=${jobId}${resume ? ` resuming=attempt-${resume.interruptedAttempt}` : ''}`,
+      message: `agent=${agentId} worktree=${branch} executor=queue job=${jobId}${turn}`,
     });
     s.taskEvents.fire({ taskId: task.id, kind: 'dispatched' });
     const terminal = s.terminals.open(task, s.worktreePath(task.id));
@@ -538,19 +554,25 @@ export class QueueExecutor implements AttemptExecutor {
     if (r.costUsd !== undefined) await s.transact((file) => void recordCost(file, task.id, { costUsd: r.costUsd })).catch(() => undefined);
 
     const ok = r.verdict === 'success';
+    const question = r.verdict === 'question' ? (r.question ?? '') : undefined;
     files.recordVerdict(
       agentId,
       ok
         ? { kind: 'success' }
-        : { kind: 'fail', category: r.verdict === 'timeout' ? 'TIMEOUT' : 'AGENT_FAIL', reason: r.reason ?? r.verdict },
+        : question !== undefined
+          ? { kind: 'question', text: question }
+          : { kind: 'fail', category: r.verdict === 'timeout' ? 'TIMEOUT' : 'AGENT_FAIL', reason: r.reason ?? r.verdict },
     );
     const resumed = r.resumedFrom ? ` resumed_from=${r.resumedFrom.slice(0, 7)}` : '';
+    const result = ok ? 'success' : question !== undefined ? 'question' : 'error';
     s.log({
       type: 'AGENT_DONE',
       taskId: task.id,
-      message: `agent=${agentId} result=${ok ? 'success' : 'error'} worker=${r.workerId}${resumed} agent_ms=${r.timings.agentMs}`,
+      message: `agent=${agentId} result=${result} worker=${r.workerId}${resumed} agent_ms=${r.timings.agentMs}`,
     });
     s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
+    // The question came back with the work so far, fetched above: the task awaits an answer here.
+    if (question !== undefined) return ended(awaitAnswer(s, task, worktree, terminal, files.number, a.base, question));
     // The tool's usage or rate limit on the worker: as on this machine, the attempt is given
     // back and dispatching pauses (its work, fetched above, stays for the next run).
     const preset = s.config.agent?.preset?.name ?? 'agent';

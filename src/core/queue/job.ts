@@ -44,9 +44,11 @@ export const attemptResultSchema = z.object({
   taskId: id,
   agentId: id,
   workerId: z.string().check(z.minLength(1)),
-  /** The agent's verdict; 'none' when it printed no RESULT line. */
-  verdict: z.enum(['success', 'fail', 'none', 'timeout']),
+  /** The agent's verdict; 'none' when it printed no RESULT line, 'question' when it asked a person. */
+  verdict: z.enum(['success', 'fail', 'none', 'timeout', 'question']),
   reason: z.optional(z.string()),
+  /** The agent's question (verdict 'question'): its work so far is in `commit`. */
+  question: z.optional(z.string()),
   validation: z.object({
     result: z.enum(['pass', 'fail', 'timeout', 'skipped']),
     reason: z.optional(z.string()),

@@ -239,6 +239,35 @@ describe('controller: review before merge', function () {
     assert.deepEqual(unreachableAgentCommits(root), []);
   });
 
+  it('concurrent workers: each review waits once, one worker takes each turn, and the approved changes merge once', async () => {
+    const root = harness({
+      tasks: [REVIEWED, { ...REVIEWED, id: 'task-002', validate: 'test -f src/task-002/a.txt' }],
+      sessionConfig: { concurrency_mode: 'concurrent', lease_seconds: 5, max_parallel_agents: 1 },
+    });
+    const agent = agentCmd('addresses-review.sh');
+    const workers = async () => {
+      const runs = ['w1', 'w2'].map((id) => startRun(root, agent, [], { HARNESS_WORKER_ID: id }));
+      return Promise.all(runs.map((r) => r.done));
+    };
+    for (const r of await workers()) assert.ok(r.code === 8 || r.code === 1, show(r, root));
+    assert.deepEqual(
+      ['task-001', 'task-002'].map((id) => taskById(root, id).status),
+      ['awaiting_review', 'awaiting_review'],
+    );
+    assert.equal((await launchpad(root, ['request-changes', 'task-001', '--comment', 'src/task-001/a.txt:3 not gamma'])).code, 0);
+    assert.equal((await launchpad(root, ['approve', 'task-002'])).code, 0);
+    for (const r of await workers()) assert.ok(r.code === 8 || r.code === 1, show(r, root));
+    assert.equal(linesOf(root, 'DISPATCH', 'task-001').filter((l) => / review=round-1 /.test(l.message + ' ')).length, 1);
+    assert.deepEqual([taskById(root, 'task-001').status, taskById(root, 'task-002').status], ['awaiting_review', 'completed']);
+    assert.equal((await launchpad(root, ['approve', 'task-001'])).code, 0);
+    for (const r of await workers()) assert.ok(r.code === 0 || r.code === 1, show(r, root));
+    for (const id of ['task-001', 'task-002']) {
+      assert.equal(taskById(root, id).status, 'completed');
+      assert.equal(merges(root).filter((m) => m.subject.startsWith(`Merge [${id}]`)).length, 1, `${id} merged once`);
+    }
+    assert.deepEqual(unreachableAgentCommits(root), []);
+  });
+
   it('in place, where nothing waits before it lands, review "manual" refuses to start', async () => {
     const root = harness({ tasks: [REVIEWED] });
     const r = await run(root, agentCmd('addresses-review.sh'), ['--in-place']);

@@ -29,8 +29,8 @@ import { protectedPathsOf } from '../controller/protectedPaths';
 import type { Session } from '../controller/session';
 import {
   awaitAnswer,
-  claimTask,
   type ClaimedTask,
+  claimTask,
   continuationText,
   continuedResume,
   continuesAfter,

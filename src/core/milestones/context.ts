@@ -68,6 +68,8 @@ export type PhaseEnd =
   | { kind: 'failed' }
   | { kind: 'stopped'; cause: StopCause }
   | { kind: 'rate-limited'; who: string }
+  /** Its tasks wait on people (answers, reviews): the run stops with exit 4, the milestone goes on after. */
+  | { kind: 'awaiting-people'; message: string }
   | { kind: 'error'; message: string };
 
 export const advanced: PhaseEnd = { kind: 'advanced' };

@@ -28,6 +28,9 @@ export async function executeMilestone(ctx: LongRunContext, id: string): Promise
       return { kind: 'rate-limited', who: `the worker of ${end.task}` };
     case 'stopped':
       return { kind: 'stopped', cause: end.cause };
+    case 'awaiting-people':
+      store.log(`run-plan waits on people: ${end.message}`, id);
+      return end;
     case 'error':
       return { kind: 'error', message: end.message };
   }

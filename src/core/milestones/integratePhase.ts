@@ -224,6 +224,7 @@ async function runFix(ctx: LongRunContext, id: string): Promise<PhaseEnd> {
   const end = await runMilestoneTasks(ctx, id, undefined);
   if (end.kind === 'stopped') return { kind: 'stopped', cause: end.cause };
   if (end.kind === 'error') return { kind: 'error', message: end.message };
+  if (end.kind === 'awaiting-people') return end;
   if (end.kind === 'rate-limited') {
     ctx.store.log(`rate limit: the integration fix's worker stopped on a usage limit; state saved, its attempt given back`, id);
     return { kind: 'rate-limited', who: `the integration fix of ${id}` };

@@ -89,6 +89,8 @@ export type ControllerEnd =
   | { kind: 'failed'; reason: string }
   | { kind: 'stopped'; cause: StopCause }
   | { kind: 'rate-limited'; task: string }
+  /** Its tasks wait only on people: answers to agents' questions, or reviews. */
+  | { kind: 'awaiting-people'; message: string }
   | { kind: 'error'; message: string };
 
 /**
@@ -132,6 +134,8 @@ export async function runMilestoneTasks(ctx: LongRunContext, id: string, planFil
     if (outcome.exitCode === 0) return { kind: 'completed' };
     if (outcome.reason === 'max-tasks-per-session' && session < 100) continue;
     if (outcome.exitCode === 2) return { kind: 'error', message: outcome.message };
+    if (outcome.exitCode === 8)
+      return { kind: 'awaiting-people', message: `${outcome.message.split('\n')[0]} (its tasks: launchpad --dir ${store.paths.root} …)` };
     return { kind: 'failed', reason: describeFailedTasks(store.load().file) || outcome.message };
   }
 }

@@ -327,6 +327,8 @@ export class LongRunner {
       case 'error':
         ctx.store.log(`stopped: ${end.message}`, id);
         return this.outcome(1, 'error', end.message, ctx.store.load());
+      case 'awaiting-people':
+        return this.outcome(4, 'awaiting', `waiting for a person:\n- ${id}: ${end.message}`, ctx.store.load());
       case 'stopped':
         if (end.cause === 'duration') {
           this.durationGate(ctx, id);

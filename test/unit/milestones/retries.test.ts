@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { launchpad } from '../controller/support';
 import { assertExit, git, logOf, longRun, planOf, prompts } from './support';
 
 describe('milestones: retries and gates', function () {
@@ -119,5 +120,27 @@ describe('milestones: retries and gates', function () {
     assert.equal(prompts(f.ctl, 'worker-M1-T1-').length, 3);
     assert.equal(f.milestone('M2').status, 'pending');
     assert.deepEqual(prompts(f.ctl, 'planner-M2-'), []);
+  });
+
+  it("a task's question stops the run with exit 4 and the command that answers it; after the answer the milestone goes on", async () => {
+    const f = await longRun({ milestones: { M1: {} } });
+    // The worker asks until its prompt holds a person's answer.
+    f.control('worker-M1-T1.sh', 'grep -q "^A person answered:" "$LAUNCHPAD_PROMPT_FILE" || { echo "QUESTION: Which port?"; exit 0; }\n');
+    assertExit(await f.ms('run'), 4);
+    assertExit(await f.ms('approve', 'M1'), 0);
+    const asked = await f.ms('run');
+    assertExit(asked, 4, f.root);
+    assert.match(asked.stdout, /waiting for a person:\n- M1: waiting for people: M1-T1 asked a question/);
+    assert.equal(f.milestone('M1').status, 'executing');
+    const dir = /launchpad --dir (\S+) …/.exec(asked.stdout)?.[1];
+    assert.ok(dir, asked.stdout);
+    assertExit(await launchpad(f.root, ['answer', 'M1-T1', '8080', '--dir', dir]), 0);
+    const done = await f.ms('run');
+    assertExit(done, 0, f.root);
+    assert.equal(f.milestone('M1').status, 'completed');
+    assert.equal(git(f.root, 'show', 'main:src/m1/t1.txt'), 'M1-T1 attempt 1');
+    const workers = prompts(f.ctl, 'worker-M1-T1-');
+    assert.equal(workers.length, 2);
+    assert.match(workers[1]!, /A person answered:\n> 8080/);
   });
 });

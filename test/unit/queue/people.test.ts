@@ -6,11 +6,14 @@
 import * as assert from 'node:assert/strict';
 
 import { agentCmd, byTask, launchpad, show } from '../controller/support';
+import type { CliResult } from '../helpers/cli';
 import { startCli } from '../helpers/cli';
 import { git } from '../helpers/gitRepo';
 import { readLog, readTasks } from '../helpers/harness';
 import { useQueueRig } from './queueRig';
 
+/** What a run printed, for a failed assertion. */
+const said = (r: CliResult) => `${r.stdout}\n${r.stderr}`;
 const task = (root: string, id: string) => readTasks(root).tasks.find((t) => t.id === id)!;
 
 describe('queue executor: questions and reviews', function () {
@@ -33,7 +36,7 @@ describe('queue executor: questions and reviews', function () {
     const agent = byTask({ 'task-001': agentCmd('asks-question.sh') }, agentCmd('writes-done.sh'));
 
     const first = await queueRun(root, agent, env);
-    assert.equal(first.code, 8, show(first, root));
+    assert.equal(first.code, 8, said(first));
     const asked = task(root, 'task-001');
     assert.deepEqual([asked.status, asked.attempts, asked.question?.text], ['awaiting_answer', 0, 'Which port?']);
     assert.equal(task(root, 'task-002').status, 'completed');
@@ -44,7 +47,7 @@ describe('queue executor: questions and reviews', function () {
 
     assert.equal((await launchpad(root, ['answer', 'task-001', '8080'])).code, 0);
     const second = await queueRun(root, agent, env);
-    assert.equal(second.code, 0, show(second, root));
+    assert.equal(second.code, 0, said(second));
     assert.ok(readLog(root).some((l) => /DISPATCH \[task-001\] .*executor=queue job=\S+ answered=attempt-1$/.test(l)));
     assert.equal(git(root, 'show', 'main:src/task-001/port.txt').trim(), '8080');
     assert.deepEqual([task(root, 'task-001').status, task(root, 'task-001').attempts], ['completed', 1]);
@@ -70,7 +73,7 @@ describe('queue executor: questions and reviews', function () {
     assert.equal(changes.code, 0, show(changes, root));
 
     const second = await queueRun(root, agent, env);
-    assert.equal(second.code, 8, show(second, root));
+    assert.equal(second.code, 8, said(second));
     assert.ok(readLog(root).some((l) => /DISPATCH \[task-001\] .*executor=queue job=\S+ review=round-1$/.test(l)));
     const t = task(root, 'task-001');
     assert.deepEqual([t.status, t.attempts, t.review_round?.number], ['awaiting_review', 1, 2]);
@@ -81,7 +84,7 @@ describe('queue executor: questions and reviews', function () {
     worker.child.kill('SIGTERM');
     await worker.done;
     const third = await queueRun(root, agent, env);
-    assert.equal(third.code, 0, show(third, root));
+    assert.equal(third.code, 0, said(third));
     assert.ok(readLog(root).some((l) => /DISPATCH \[task-001\] agent=\S+ worktree=harness-task-001 approved=round-2$/.test(l)));
     assert.equal(git(root, 'show', 'main:src/task-001/a.txt'), 'alpha\nbeta\ngamma\naddressed round 1');
     assert.equal(git(root, 'log', '--merges', '--format=%s', 'main').match(/^Merge \[task-001\]/gm)?.length, 1);

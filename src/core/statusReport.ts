@@ -45,9 +45,12 @@ export interface TaskSummary {
   cost: TaskCost | null;
   /** Its agent's question (state awaiting_answer), with a person's answer once given; null when none. */
   question: TaskQuestion | null;
+  /** Its review before merge (review "manual"): the round, the commit, the verdict and comments; null when none. */
+  review: TaskReview | null;
 }
 
 export type TaskQuestion = NonNullable<Task['question']>;
+export type TaskReview = NonNullable<Task['review_round']>;
 
 export type TaskCost = NonNullable<Task['cost']>;
 
@@ -118,6 +121,7 @@ export function summarizeTasks(
     out_of_scope: t.out_of_scope ?? [],
     cost: t.cost ?? null,
     question: t.question ?? null,
+    review: t.review_round ?? null,
   }));
 }
 

@@ -18,6 +18,11 @@ export const TASK_FIELD_OPTIONS = {
     value: 'PATHS',
     help: 'comma-separated files/directories its agent may not change, e.g. its tests (protected_paths)',
   },
+  review: {
+    type: 'string',
+    value: 'manual|auto',
+    help: 'manual: once validated it waits for a person (launchpad review, approve, request-changes) before it merges',
+  },
   validate: { type: 'string', value: 'CMD', help: 'shell command that exits 0 when the task is done' },
   timeout: { type: 'string', value: 'S', help: `validation timeout in seconds (default ${DEFAULT_VALIDATION_TIMEOUT_S})` },
   'max-attempts': { type: 'string', value: 'N', help: 'attempts before the task counts as failed for good (default 3)' },
@@ -26,7 +31,7 @@ export const TASK_FIELD_OPTIONS = {
 export const addCommand: Command = {
   name: 'add',
   usage:
-    'launchpad add TITLE [--context T] [--priority P0|P1|P2] [--depends-on a,b] [--files a,b] [--protect a,b] [--validate CMD] [--timeout S] [--max-attempts N]',
+    'launchpad add TITLE [--context T] [--priority P0|P1|P2] [--depends-on a,b] [--files a,b] [--protect a,b] [--review manual] [--validate CMD] [--timeout S] [--max-attempts N]',
   summary: 'Append a pending task with the next task-NNN id and print the id.',
   details: [
     'A task needs --validate before a run will start it: the validation command is the only proof a task is done.',
@@ -55,6 +60,7 @@ export const addCommand: Command = {
           dependsOn: splitList(values['depends-on']),
           files: splitList(values.files),
           protect: splitList(values.protect),
+          review: values.review as string | undefined,
           validate: values.validate as string | undefined,
           timeoutSeconds: numberOption('timeout', values.timeout, { min: 0, above: true }),
           maxAttempts: numberOption('max-attempts', values['max-attempts'], { integer: true, min: 1 }),

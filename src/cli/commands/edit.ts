@@ -15,11 +15,11 @@ const EDIT_OPTIONS = {
 export const editCommand: Command = {
   name: 'edit',
   usage:
-    'launchpad edit ID [--title T] [--context T] [--priority P] [--depends-on a,b] [--files a,b] [--protect a,b] [--validate CMD] [--timeout S] [--max-attempts N]',
+    'launchpad edit ID [--title T] [--context T] [--priority P] [--depends-on a,b] [--files a,b] [--protect a,b] [--review manual|auto] [--validate CMD] [--timeout S] [--max-attempts N]',
   summary: 'Change fields of a task that is not running; prints each change.',
   details: [
     'The options are those of add. An empty value clears a field: --context "" (the prompt then uses the title),',
-    '--depends-on "", --files "" and --protect "" (none), --validate "" (no run starts the task), --timeout "" (the default, 600 s).',
+    '--depends-on "", --files "" and --protect "" (none), --review "" (session_config.review decides), --validate "" (no run starts the task), --timeout "" (the default, 600 s).',
     'A task in progress is refused: its agent works from the task as it was given. A failed task stays failed: retry it to run it again.',
     'Safe while a run is going (the next batch sees the change).',
   ].join('\n'),
@@ -44,6 +44,7 @@ export const editCommand: Command = {
       dependsOn: splitList(values['depends-on']),
       files: splitList(values.files),
       protect: splitList(values.protect),
+      review: cleared('review'),
       validate: cleared('validate'),
       timeoutSeconds: text('timeout') === '' ? null : numberOption('timeout', values.timeout, { min: 0, above: true }),
       maxAttempts: numberOption('max-attempts', values['max-attempts'], { integer: true, min: 1 }),

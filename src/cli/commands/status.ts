@@ -88,6 +88,17 @@ export function formatStatus(r: StatusReport, c: Colours = colours(false)): stri
     } else if (t.question?.answer !== undefined && t.question.answer !== null) {
       lines.push(`    asked: ${e(t.question.text)}  answered: ${e(t.question.answer)}`);
     }
+    if (t.state === 'awaiting_review' && t.review) {
+      lines.push(
+        `    review round ${t.review.number}: ${t.review.commit.slice(0, 7)} (launchpad review ${t.id}, then approve or request-changes)`,
+      );
+    } else if (t.status === 'pending' && t.review?.verdict) {
+      const how =
+        t.review.verdict === 'approved'
+          ? 'approved: the next run merges it'
+          : `changes requested (${t.review.comments?.length ?? 0} comment(s)): the next run resumes it`;
+      lines.push(`    review round ${t.review.number} ${how}`);
+    }
     if (t.kept_attempts.length) lines.push(`    kept attempts: ${t.kept_attempts.join(', ')}`);
     if (describeCost(t.cost)) lines.push(`    cost reported: ${describeCost(t.cost)}`);
     if (t.out_of_scope.length) lines.push(`    merged outside files_hint: ${e(t.out_of_scope.join(', '))}`);

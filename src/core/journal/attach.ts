@@ -232,6 +232,8 @@ export function nextSteps(file: TaskFile, max = 5): string[] {
   for (const t of file.tasks) {
     if (steps.length >= max) break;
     if (t.status === 'awaiting_answer') steps.push(`answer ${t.id}'s question (launchpad answer ${t.id} "…"): ${t.question?.text ?? ''}`);
+    else if (t.status === 'awaiting_review')
+      steps.push(`review ${t.id}'s change (launchpad review ${t.id}), then approve or request-changes`);
     else if (isPermanentlyFailed(t) && !isDependencyFailure(t))
       steps.push(`fix and retry ${t.id} (launchpad retry ${t.id}): ${t.error_log.at(-1) ?? 'failed'}`);
     else if (t.status === 'pending' && !t.validation?.command?.trim()) steps.push(`give ${t.id} a validation command`);

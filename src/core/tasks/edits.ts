@@ -29,6 +29,7 @@ export async function addTaskLogged(store: StateStore, input: NewTask): Promise<
     `depends_on=[${task.depends_on.join(', ')}]`,
     `files_hint=[${task.files_hint.join(', ')}]`,
     ...(task.protected_paths?.length ? [`protected_paths=[${task.protected_paths.join(', ')}]`] : []),
+    ...(task.review ? [`review=${task.review}`] : []),
     task.validation?.command ? `validation="${task.validation.command}"` : 'validation=none',
   ];
   log(store, session, { type: 'INIT', taskId: task.id, message: `task added: "${task.title}" ${details.join(' ')}` });

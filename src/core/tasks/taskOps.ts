@@ -17,6 +17,8 @@ export interface NewTask {
   files?: string[] | undefined;
   /** protected_paths (none when empty). */
   protect?: string[] | undefined;
+  /** review: "manual" waits for a person's review before it merges. */
+  review?: string | undefined;
   validate?: string | undefined;
   timeoutSeconds?: number | undefined;
   maxAttempts?: number | undefined;
@@ -31,6 +33,8 @@ export interface TaskChanges {
   files?: string[] | undefined;
   /** protected_paths; empty removes them. */
   protect?: string[] | undefined;
+  /** review; null removes it (session_config.review decides). */
+  review?: string | null | undefined;
   validate?: string | null | undefined;
   timeoutSeconds?: number | null | undefined;
   maxAttempts?: number | undefined;
@@ -45,6 +49,7 @@ export interface FieldChange {
     | 'depends_on'
     | 'files_hint'
     | 'protected_paths'
+    | 'review'
     | 'validation.command'
     | 'validation.timeout_seconds'
     | 'max_attempts';
@@ -86,6 +91,7 @@ export function addTask(file: TaskFile, input: NewTask, issued = 0): Task {
   const dependsOn = checkDependsOn(file, input.dependsOn ?? [], undefined);
   checkTimeout(input.timeoutSeconds);
   checkMaxAttempts(input.maxAttempts);
+  const review = input.review === undefined ? undefined : checkReview(input.review);
 
   const number = nextTaskNumber(file, issued);
   const task: Task = {
@@ -99,6 +105,7 @@ export function addTask(file: TaskFile, input: NewTask, issued = 0): Task {
     context: input.context ?? null,
     files_hint: input.files ?? [],
     ...(input.protect?.length ? { protected_paths: input.protect } : {}),
+    ...(review ? { review } : {}),
     validation: { command: input.validate ?? null, timeout_seconds: input.timeoutSeconds ?? null },
     on_failure: { cleanup: null },
     error_log: [],
@@ -140,6 +147,7 @@ export function editTask(file: TaskFile, id: string, changes: TaskChanges): { ta
   const dependsOn = changes.dependsOn === undefined ? undefined : checkDependsOn(file, changes.dependsOn, id);
   if (changes.timeoutSeconds !== null) checkTimeout(changes.timeoutSeconds);
   checkMaxAttempts(changes.maxAttempts);
+  const review = changes.review === undefined || changes.review === null ? changes.review : checkReview(changes.review);
 
   const changed: FieldChange[] = [];
   const set = <K extends FieldChange['field']>(field: K, before: unknown, after: unknown, apply: () => void) => {
@@ -155,6 +163,10 @@ export function editTask(file: TaskFile, id: string, changes: TaskChanges): { ta
   set('protected_paths', task.protected_paths ?? [], changes.protect, () => {
     if (changes.protect!.length) task.protected_paths = changes.protect!;
     else delete task.protected_paths;
+  });
+  set('review', task.review, review, () => {
+    if (review) task.review = review;
+    else delete task.review;
   });
   set(
     'validation.command',
@@ -217,6 +229,12 @@ export function checkPriority(value: string): Priority {
   if (!PRIORITIES.includes(value as Priority))
     throw new InputError(`--priority: expected P0, P1 or P2, got "${value}"`, { field: '--priority' });
   return value as Priority;
+}
+
+export function checkReview(value: string): 'manual' | 'auto' {
+  if (value !== 'manual' && value !== 'auto')
+    throw new InputError(`--review: expected manual or auto, got "${value}"`, { field: '--review' });
+  return value;
 }
 
 /** The dependencies, deduplicated: known ids, not the task itself, no cycle through `self`. */

@@ -77,7 +77,13 @@ describe('controller: review before merge', function () {
 
     const status = JSON.parse((await launchpad(root, ['status', '--json'])).stdout);
     assert.equal(status.awaiting_review, 1);
-    assert.equal(status.tasks.find((x: { id: string }) => x.id === 'task-001').state, 'awaiting_review');
+    const row = status.tasks.find((x: { id: string }) => x.id === 'task-001');
+    assert.deepEqual([row.state, row.review.number, row.review.commit], ['awaiting_review', 1, commit]);
+    const text = (await launchpad(root, ['status'])).stdout;
+    assert.match(
+      text,
+      new RegExp(`^ {4}review round 1: ${commit.slice(0, 7)} \\(launchpad review task-001, then approve or request-changes\\)$`, 'm'),
+    );
     const events = readdirSync(join(root, '.launchpad/events')).flatMap((f) =>
       readFileSync(join(root, '.launchpad/events', f), 'utf8')
         .trim()
@@ -148,6 +154,7 @@ describe('controller: review before merge', function () {
     const approved = await launchpad(root, ['approve', 'task-001']);
     assert.equal(approved.code, 0, show(approved, root));
     assert.match(approved.stdout, /^task-001: approved \([0-9a-f]{7}\); the next run merges it first$/m);
+    assert.match((await launchpad(root, ['status'])).stdout, /^ {4}review round 2 approved: the next run merges it$/m);
     const done = await run(root, AGENT, [], { PROMPT_COPY: prompt });
     assert.equal(done.code, 0, show(done, root));
     assert.equal(prompts(copies).length, 2, 'no agent ran for the approved change');
@@ -176,6 +183,20 @@ describe('controller: review before merge', function () {
     const done = await run(root, agentCmd('writes-done.sh'));
     assert.equal(done.code, 0, show(done, root));
     assert.equal(merges(root).length, 2);
+  });
+
+  it('add and edit set a task\'s review: --review manual, --review "" back to the session\'s, anything else refused', async () => {
+    const root = harness({ tasks: [] });
+    const added = await launchpad(root, ['add', 'Reviewed', '--review', 'manual', '--validate', 'true']);
+    assert.equal(added.code, 0, show(added));
+    assert.equal(taskById(root, 'task-001').review, 'manual');
+    assert.match(linesOf(root, 'INIT', 'task-001')[0]!.message, / review=manual /);
+    const bad = await launchpad(root, ['edit', 'task-001', '--review', 'later']);
+    assert.equal(bad.code, 2, show(bad));
+    assert.match(bad.stderr, /--review: expected manual or auto, got "later"/);
+    const cleared = await launchpad(root, ['edit', 'task-001', '--review', '']);
+    assert.equal(cleared.code, 0, show(cleared));
+    assert.equal(taskById(root, 'task-001').review, undefined);
   });
 
   it('refuses with exit 2 and changes nothing: a task not awaiting review, a line not in the commit, a round past the cap', async () => {

@@ -22,7 +22,7 @@ export interface RunViewOptions {
   columns(): number | undefined;
   /** Show each process's output (-v). */
   verbose: boolean;
-  /** Ring the terminal bell when an agent asks a question: a person may be elsewhere. */
+  /** Ring the terminal bell when an agent asks a question or a change awaits review: a person may be elsewhere. */
   bell?: boolean;
   /** How to call launchpad here, for the command that answers a question. */
   launchpad?: string;
@@ -73,6 +73,9 @@ export class RunView {
     this.screen.print([paintLogLine(line, this.opts.colour, { entry, attempt })]);
     if (entry.type === 'QUESTION' && entry.taskId) {
       this.screen.print([`  ${this.opts.colour.yellow('answer:')} ${this.opts.launchpad ?? 'launchpad'} answer ${entry.taskId} "…"`]);
+      if (this.opts.bell) this.opts.write('\x07');
+    } else if (entry.type === 'REVIEW' && entry.taskId && entry.message.startsWith('awaiting review')) {
+      this.screen.print([`  ${this.opts.colour.yellow('review:')} ${this.opts.launchpad ?? 'launchpad'} review ${entry.taskId}`]);
       if (this.opts.bell) this.opts.write('\x07');
     }
     this.screen.redraw();

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runNotifyCommand } from '../../../src/core/runNotices';
-import { agentCmd, alive, harness, run, show, shq, taskById, tempDir, waitFor } from '../controller/support';
+import { agentCmd, alive, git, harness, run, show, shq, taskById, tempDir, waitFor } from '../controller/support';
 import { CLI } from '../helpers/cli';
 
 const OUTCOME = {
@@ -70,6 +70,27 @@ describe('launchpad run --notify and the bell', function () {
       'question|task-001|Which port?|task-001 asks: Which port? ("Serve it")',
       `run-ended|||waiting for people: task-001 asked a question (launchpad answer ID "…") (0/1 completed · 1 awaiting an answer); then run again`,
     ]);
+  });
+
+  it('a change awaiting review: the command runs with LAUNCHPAD_EVENT=review and the commit, and the bell rings', () => {
+    const out = join(tempDir('launchpad-notify-'), 'events');
+    const notify = `printf '%s|%s|%s|%s\\n' "$LAUNCHPAD_EVENT" "$LAUNCHPAD_TASK_ID" "$LAUNCHPAD_REVIEW_COMMIT" "$LAUNCHPAD_SUMMARY" >> ${shq(out)}`;
+    const root = harness({ tasks: [{ id: 'task-001', title: 'Serve it', review: 'manual' }] });
+    const cmd = [process.execPath, CLI, 'run', '--agent', agentCmd('writes-done.sh'), '--notify', notify].map(shq).join(' ');
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 50_000,
+    });
+    assert.equal(r.status, 8, r.stdout + r.stderr);
+    const said = r.stdout.indexOf('review task-001');
+    const bell = r.stdout.indexOf('\x07', said);
+    assert.ok(said > 0 && bell > said && bell < r.stdout.indexOf('STATS'), JSON.stringify(r.stdout));
+    const commit = git(root, 'rev-parse', 'harness-task-001');
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    assert.equal(lines[0], `review|task-001|${commit}|task-001 awaits review (round 1, ${commit.slice(0, 7)}) ("Serve it")`);
+    assert.match(lines[1]!, /^run-ended\|\|\|waiting for people: task-001 awaits review/);
   });
 
   it('a failing command is a warning: the run and its exit code are not affected', async () => {

@@ -138,14 +138,6 @@ function isJsonObject(line: string): boolean {
   }
 }
 
-/**
- * Why a question ends an attempt as a failure where no worktree can wait for the answer (in
- * place, where the main working tree cannot be held; on a queue worker, whose clone is not kept).
- */
-export function questionNotHeld(text: string, where: 'in place' | 'on a queue worker'): string {
-  return `the agent asked "${text}", but an attempt ${where} cannot wait for an answer: give the answer in the task's context (launchpad edit ID --context "…") and retry it`;
-}
-
 /** One line that says why some output failed, for an error_log entry (see reasonLine.ts). */
 export function lastMeaningfulLine(output: string): string | undefined {
   return reasonLine(output);

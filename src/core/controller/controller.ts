@@ -33,7 +33,7 @@ import { classifyError, type EnvFailure, EnvFailureError } from './envFailure';
 import { endUncharged, giveBackLostWorktree, refuseStale, releaseInterrupted, worktreeLost } from './envStop';
 import { headlessTerminals } from './headlessTerminals';
 import { runHealthCheck } from './healthCheck';
-import { recoverInPlace, runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
+import { holdsTreeForAnswer, recoverInPlace, runInPlace, runsInPlace, untrackedOutsideOurs } from './inPlaceRun';
 import { LoopInbox } from './loopEvents';
 import type { TaskEnd } from './merge';
 import { MergeQueue } from './mergeQueue';
@@ -700,8 +700,11 @@ export class Controller {
 
     const hold = reason === 'budget' || reason === 'usage-limit' ? holdMessage(s, reason) : undefined;
     const counts = countTasks(file.tasks, { live: false, now: Date.now() });
-    const awaitingAnswers = waitsOnPeople(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_answer').map((t) => t.id) : [];
-    const awaitingReviews = waitsOnPeople(file.tasks) ? file.tasks.filter((t) => t.status === 'awaiting_review').map((t) => t.id) : [];
+    // In place, a question holds the tree: the rest waits on its answer too.
+    const people =
+      waitsOnPeople(file.tasks) || (s.inPlace && file.tasks.some((t) => t.status === 'awaiting_answer' && holdsTreeForAnswer(t)));
+    const awaitingAnswers = people ? file.tasks.filter((t) => t.status === 'awaiting_answer').map((t) => t.id) : [];
+    const awaitingReviews = people ? file.tasks.filter((t) => t.status === 'awaiting_review').map((t) => t.id) : [];
     const end = outcomeOf({ reason, cause, counts, costUsd: stats.cost_usd, unrecorded, hold, awaitingAnswers, awaitingReviews });
     return { ...end, session: s.number, stats, ...(s.state.notes.length ? { notes: [...s.state.notes] } : {}) };
   }

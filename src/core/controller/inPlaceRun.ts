@@ -23,8 +23,8 @@ import type { AttemptVerdict } from '../statePaths';
 import { OWN_PATHS, ownPathsAt } from '../statePaths';
 import type { Task } from '../taskFile/schema';
 import { formatErrorEntry } from '../tasks/errorEntry';
-import { completeTask, dispatchTask, failTask, forgetVanishedBase, resumeTask } from '../tasks/transitions';
-import { type AgentVerdict, noVerdictReason, questionNotHeld } from './agentOutput';
+import { awaitsResume, completeTask, dispatchTask, failTask, forgetVanishedBase, resumeTask } from '../tasks/transitions';
+import { type AgentVerdict, noVerdictReason } from './agentOutput';
 import { runAgent } from './agentRun';
 import { chargedOverloadMessage, limitThatEnded, stopForLimit } from './budget';
 import { runCleanup } from './discard';
@@ -41,6 +41,15 @@ import { validateTask } from './validate';
 /** An in-progress task that was running in place (no branch of its own, a recorded base). */
 export function runsInPlace(task: Task): boolean {
   return task.status === 'in_progress' && !task.worktree_branch && !!task.started_at_commit;
+}
+
+/**
+ * A task whose agent asked a question in place, awaiting its answer or answered and not resumed:
+ * its work is on the checked-out branch, so it goes before any other task and nothing else starts
+ * in place until it has gone on.
+ */
+export function holdsTreeForAnswer(task: Task): boolean {
+  return (task.status === 'awaiting_answer' || awaitsResume(task)) && !task.worktree_branch && !!task.started_at_commit;
 }
 
 /**
@@ -81,6 +90,12 @@ export async function recoverInPlace(s: Session, task: Task): Promise<TaskEnd> {
       recovery('started afresh', 'interrupted before any progress');
       await s.restartTask(task.id);
       return 'interrupted';
+    case 'await-answer': {
+      // Stopped between the agent's question and the task's record of it: recorded now.
+      recovery('recorded question', 'the agent asked a question; the controller stopped before recording it');
+      const v = recorded!.verdict as Extract<AttemptVerdict, { kind: 'question' }>;
+      return holdForAnswer(s, task, base, task.attempts, s.terminals.open(task, s.toplevel), v.text);
+    }
     case 'validate-and-merge':
       recovery('validated in place', 'the agent reported success; the controller stopped before the validation ended');
       return runInPlace(s, task, { mode: 'validate' });
@@ -113,7 +128,8 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
       await s.transactFenced(task.id, (file) => void resumeTask(file, task.id, agentId));
     } else agentId = task.agent_id!;
   } else {
-    base = (await s.git.head())!;
+    // After an answer the agent goes on from the work its question left: the base stays the one it started from.
+    base = awaitsResume(task) && task.started_at_commit ? task.started_at_commit : (await s.git.head())!;
     ({ before, attempt } = await s.transact((file) => dispatchTask(file, task.id, { agentId, branch: null, baseCommit: base })));
     s.log({ type: 'Starting', taskId: task.id, message: `${task.title.replace(/\s*\n\s*/g, ' ')} (base=${base.slice(0, 7)})` });
   }
@@ -163,16 +179,22 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
     if (limit) s.log({ type: 'WARN', taskId: task.id, message: chargedOverloadMessage(report!.preset, limit) });
     else s.spending.noLimit(task.id);
 
-    const success = verdict.kind === 'success' && !agent.timedOut && !agent.spawnError && !agent.aborted;
+    const clean = !agent.timedOut && !agent.spawnError && !agent.aborted;
+    const success = verdict.kind === 'success' && clean;
+    const question = verdict.kind === 'question' && clean ? verdict.text : undefined;
     // The verdict is recorded before anything else: a recovery validates only what it says succeeded.
     files.recordVerdict(
       agentId,
       success
         ? { kind: 'success' }
-        : { kind: 'fail', category: agent.timedOut ? 'TIMEOUT' : 'AGENT_FAIL', reason: verdictReason(s, agent, verdict) },
+        : question !== undefined
+          ? { kind: 'question', text: question }
+          : { kind: 'fail', category: agent.timedOut ? 'TIMEOUT' : 'AGENT_FAIL', reason: verdictReason(s, agent, verdict) },
     );
-    s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${success ? 'success' : 'error'}` });
+    const result = success ? 'success' : question !== undefined ? 'question' : 'error';
+    s.log({ type: 'AGENT_DONE', taskId: task.id, message: `agent=${agentId} result=${result}` });
     s.taskEvents.fire({ taskId: task.id, kind: 'agent-done' });
+    if (question !== undefined) return holdForAnswer(s, before, base, attempt, terminal, question);
     if (!success) return fail(agent.timedOut ? 'TIMEOUT' : 'AGENT_FAIL', verdictReason(s, agent, verdict), agent.tail || undefined);
   }
 
@@ -205,6 +227,34 @@ export async function runInPlace(s: Session, task: Task, opts: { mode?: 'dispatc
   return 'completed';
 }
 
+/**
+ * The agent asked a question in place: what it left is committed on the branch, its commits kept
+ * under a ref of ours, and the task awaits an answer with the attempt given back
+ * (Session.awaitAnswer). Its work stays in the tree, so nothing else starts in place until the
+ * answered task has gone on (holdsTreeForAnswer).
+ */
+async function holdForAnswer(
+  s: Session,
+  task: Task,
+  base: string,
+  attempt: number,
+  terminal: TaskTerminal,
+  text: string,
+): Promise<TaskEnd> {
+  if (!(await commitExists(s.git, base))) return stopForVanishedBase(s, task, base, 'during the attempt', terminal);
+  if (await changesOutsideOurs(s)) await commitOutsideOurs(s, `[${task.id}] ${task.title} (changes left uncommitted by the agent)`);
+  const problem = await inspectWork(s, task, s.toplevel, base, { commitLeftovers: false, warnIfEmpty: false });
+  if (problem) return rollBack(s, task, base, attempt, terminal, { category: 'AGENT_FAIL', reason: problem }, undefined);
+  const head = (await s.git.head())!;
+  const kept = head === base ? undefined : await keptAttempt(s.git, task.id, attempt, head, base);
+  await s.awaitAnswer(task, text, kept);
+  terminal.write(
+    `\r\n[launchpad] ${task.id} asks: ${text}\r\n[launchpad] its work stays in the tree and nothing else starts in place; answer with: launchpad answer ${task.id} "…"\r\n`,
+  );
+  terminal.close('interrupted');
+  return 'awaiting-answer';
+}
+
 /** Why the agent's attempt failed, in words: its time limit, its start, its own reason, or no verdict. */
 function verdictReason(s: Session, agent: ProcessResult, verdict: AgentVerdict): string {
   // Aborted while the session goes on: a person stopped this agent.
@@ -212,7 +262,6 @@ function verdictReason(s: Session, agent: ProcessResult, verdict: AgentVerdict):
   if (agent.timedOut) return `Agent timed out after ${s.config.agentTimeoutMs / 1000}s`;
   if (agent.spawnError) return `could not start the agent: ${agent.spawnError}`;
   if (verdict.kind === 'fail') return verdict.reason;
-  if (verdict.kind === 'question') return questionNotHeld(verdict.text, 'in place');
   return noVerdictReason(agent, agent.tail);
 }
 

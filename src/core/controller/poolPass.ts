@@ -8,6 +8,7 @@ import type { Task, TaskFile } from '../taskFile/schema';
 import { type DependencyFailure, heldBack, type RetryClock, scanPool, selectBatch } from '../tasks/dag';
 import { markDependencyFailures } from '../tasks/transitions';
 import { failOverCost } from './budget';
+import { holdsTreeForAnswer } from './inPlaceRun';
 import type { Session } from './session';
 import { type ClaimedTask, claimTask } from './taskRun';
 
@@ -52,7 +53,9 @@ export function poolPass(s: Session, file: TaskFile, input: PassInput): PoolPass
   const overCost = failOverCost(file, s.config.maxCostUsd);
   const failures = markDependencyFailures(file);
   const scan = scanPool(file.tasks, clock, { durations: input.durations }, running);
-  const eligible = scan.eligible.filter((t) => !running.has(t.id));
+  // In place, a question's work holds the tree: only its task, once answered, may start.
+  const holding = s.inPlace ? file.tasks.find(holdsTreeForAnswer) : undefined;
+  const eligible = scan.eligible.filter((t) => !running.has(t.id) && (!holding || t.id === holding.id));
   // Concurrent mode: tasks other workers hold (they constrain the batch, take none of its slots).
   const elsewhere = s.worker ? file.tasks.filter((t) => t.status === 'in_progress' && !running.has(t.id)) : [];
   const maxParallel = s.inPlace ? 1 : s.config.maxParallel;

@@ -199,14 +199,33 @@ describe('controller: an agent asks a question, a person answers', function () {
     assert.deepEqual(unreachableAgentCommits(root), []);
   });
 
-  it('in place, where no worktree can wait for the answer, a question fails the attempt with the question in its reason', async () => {
-    const root = harness({ tasks: [{ ...ASKS, maxAttempts: 1 }] });
-    const r = await run(root, agentCmd('asks-question.sh'), ['--in-place']);
-    assert.equal(r.code, 1, show(r, root));
+  it('in place: the work stays on the branch uncharged, nothing else starts until the answer, then it goes on first', async () => {
+    const root = harness({ tasks: [ASKS, OTHER] });
+    const r = await run(root, AGENT, ['--in-place']);
+    assert.equal(r.code, 8, show(r, root));
     const t = taskById(root, 'task-001');
-    assert.equal(t.status, 'failed');
-    assert.match(t.error_log.at(-1)!, /^\[AGENT_FAIL\] the agent asked "Which port\?", but an attempt in place cannot wait for an answer/);
-    assert.equal(t.question, undefined);
+    assert.deepEqual([t.status, t.attempts, t.question?.text], ['awaiting_answer', 0, 'Which port?']);
+    assert.equal(taskById(root, 'task-002').status, 'pending', 'nothing else started on top of the question');
+    // Its work, leftovers included, is committed where it was made, and kept under a ref of ours.
+    assert.equal(git(root, 'status', '--porcelain', '--', 'src'), '');
+    assert.ok(existsSync(join(root, 'src/task-001/draft.txt')));
+    assert.match(linesOf(root, 'QUESTION', 'task-001')[0]!.message, /^"Which port\?" kept=refs\/launchpad\/attempts\/task-001\/1$/);
+
+    // Without an answer a run starts nothing and says why.
+    const again = await run(root, AGENT, ['--in-place']);
+    assert.equal(again.code, 8, show(again, root));
+    assert.equal(linesOf(root, 'Starting').length, 1, 'only the first run started something');
+
+    assert.equal((await launchpad(root, ['answer', 'task-001', '8080'])).code, 0);
+    const done = await run(root, AGENT, ['--in-place']);
+    assert.equal(done.code, 0, show(done, root));
+    assert.deepEqual(
+      linesOf(root, 'Starting').map((l) => l.task),
+      ['task-001', 'task-001', 'task-002'],
+    );
+    assert.deepEqual([taskById(root, 'task-001').status, taskById(root, 'task-001').attempts], ['completed', 1]);
+    assert.equal(read(join(root, 'src/task-001/port.txt')).trim(), '8080');
+    assert.equal(taskById(root, 'task-002').status, 'completed');
   });
 
   it("a QUESTION line in a validation's output is not a question: the agent's words are", async () => {

@@ -6,7 +6,6 @@
 import * as z from 'zod/mini';
 
 import { TASK_ID_PATTERN } from '../ids';
-import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
 export const STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'awaiting_answer', 'awaiting_review'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2'] as const;
@@ -55,271 +54,168 @@ const relativePath = () =>
     z.maxLength(MAX_PATH_CHARS),
     z.refine((p) => !p.startsWith('/') && !p.split(/[\\/]/).includes('..'), 'a path relative to the state root, without ".."'),
   );
-/** What a protected path does, said once for both fields. */
-const PROTECTED =
-  "an attempt whose commits change one fails (TEST_FAIL), and the validation runs on the base's copies of them. Relative to the state root; a folder covers what is in it; no globs.";
 const emptyList = (max?: number) => z._default(z.array(max ? z.string().check(z.maxLength(max)) : z.string()), () => []);
 
-const ID_RULE =
+export const ID_RULE =
   'use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit, with no "..", no trailing "." and no ".lock" ending';
 const taskId = z.string().check(z.regex(TASK_ID_PATTERN, { error: `invalid task id: ${ID_RULE}` }));
 
-/** A field's description: the editor shows it from the JSON Schema, `launchpad config` and docs/configuration.md print it. */
-const doc = <T extends z.ZodMiniType>(schema: T, description: string): T => {
-  z.globalRegistry.add(schema, { description });
+/**
+ * Each documented field's schema with the key of its description. The descriptions live in
+ * schemaDocs.ts, which the editor's JSON Schema, `launchpad config` and docs/configuration.md
+ * load; the extension never reads them, so they stay out of its bundle.
+ */
+export const DOCUMENTED: Array<[schema: z.ZodMiniType, key: string]> = [];
+const doc = <T extends z.ZodMiniType>(schema: T, key: string): T => {
+  DOCUMENTED.push([schema, key]);
   return schema;
 };
 
 export const checkpointSchema = z.looseObject({
-  step: doc(count(0), 'The step the agent reached.'),
-  total: doc(count(0), 'The steps it expected in all.'),
-  description: doc(text(), 'What it had done.'),
-  timestamp: doc(text(), 'When Launchpad read the line.'),
-  attempt: doc(z.optional(count(0)), 'The attempt that reported it (older files have none).'),
-  agent_id: doc(nullableText(), 'The agent of that attempt (older files have none).'),
+  step: doc(count(0), 'checkpoint.step'),
+  total: doc(count(0), 'checkpoint.total'),
+  description: doc(text(), 'checkpoint.description'),
+  timestamp: doc(text(), 'checkpoint.timestamp'),
+  attempt: doc(z.optional(count(0)), 'checkpoint.attempt'),
+  agent_id: doc(nullableText(), 'checkpoint.agent_id'),
 });
 
 export const questionSchema = z.looseObject({
-  text: doc(z.string().check(z.maxLength(MAX_QUESTION_CHARS)), "The agent's question, from its `QUESTION:` line."),
-  asked_at: doc(text(), 'When Launchpad read it.'),
-  attempt: doc(count(0), 'The attempt that asked it (given back: the attempt after the answer counts instead).'),
-  agent_id: doc(nullableText(), 'The agent that asked it.'),
-  answer: doc(boundedText(MAX_QUESTION_CHARS), "A person's answer (`launchpad answer`); absent while the task awaits one."),
-  answered_at: doc(nullableText(), 'When it was answered.'),
+  text: doc(z.string().check(z.maxLength(MAX_QUESTION_CHARS)), 'question.text'),
+  asked_at: doc(text(), 'question.asked_at'),
+  attempt: doc(count(0), 'question.attempt'),
+  agent_id: doc(nullableText(), 'question.agent_id'),
+  answer: doc(boundedText(MAX_QUESTION_CHARS), 'question.answer'),
+  answered_at: doc(nullableText(), 'question.answered_at'),
 });
 
 /** A person's comment on a line of a change under review, with the line as it was. */
 export const reviewCommentSchema = z.looseObject({
-  file: doc(z.string().check(z.minLength(1), z.maxLength(MAX_PATH_CHARS)), 'The file, relative to the repository top.'),
-  line: doc(count(1), 'The line, counted from 1, in the commit under review.'),
-  text: doc(z.string().check(z.maxLength(MAX_QUESTION_CHARS)), "That line's text."),
-  comment: doc(z.string().check(z.minLength(1), z.maxLength(MAX_QUESTION_CHARS)), 'What the person asks for.'),
+  file: doc(z.string().check(z.minLength(1), z.maxLength(MAX_PATH_CHARS)), 'reviewComment.file'),
+  line: doc(count(1), 'reviewComment.line'),
+  text: doc(z.string().check(z.maxLength(MAX_QUESTION_CHARS)), 'reviewComment.text'),
+  comment: doc(z.string().check(z.minLength(1), z.maxLength(MAX_QUESTION_CHARS)), 'reviewComment.comment'),
 });
 
 export const reviewRoundSchema = z.looseObject({
-  number: doc(count(1), 'The round: 1 for the first review, one more after each request for changes.'),
-  commit: doc(text(), "The commit under review: the head of the task's branch when its validation passed."),
-  base: doc(text(), 'The commit its branch started from: the review shows the changes since.'),
-  requested_at: doc(text(), 'When the task began to await this review.'),
-  verdict: doc(
-    z.optional(z.nullable(z.enum(['approved', 'changes_requested']))),
-    'approved: the next run merges it; changes_requested: the next run resumes its agent with the comments. Absent while it awaits review.',
-  ),
-  decided_at: doc(nullableText(), 'When the person decided.'),
-  comments: doc(z.optional(z.array(reviewCommentSchema)), 'The comments sent with a request for changes.'),
+  number: doc(count(1), 'reviewRound.number'),
+  commit: doc(text(), 'reviewRound.commit'),
+  base: doc(text(), 'reviewRound.base'),
+  requested_at: doc(text(), 'reviewRound.requested_at'),
+  verdict: doc(z.optional(z.nullable(z.enum(['approved', 'changes_requested']))), 'reviewRound.verdict'),
+  decided_at: doc(nullableText(), 'reviewRound.decided_at'),
+  comments: doc(z.optional(z.array(reviewCommentSchema)), 'reviewRound.comments'),
 });
 
 export const taskSchema = z.looseObject({
-  id: doc(taskId, `The task's id, and its branch harness-<id>: ${ID_RULE}.`),
-  title: doc(
-    z.string().check(z.minLength(1), z.maxLength(MAX_TITLE_CHARS)),
-    "One line saying what to do: the agent's LAUNCHPAD_TASK_TITLE and the merge commit's subject.",
-  ),
-  status: doc(
-    z.enum(STATUSES),
-    'pending: waiting; in_progress: an attempt holds it; completed: merged; failed: its last attempt failed (retried while attempts < max_attempts); awaiting_answer: its agent asked a question (`launchpad answer`); awaiting_review: validated, waiting for a person (`launchpad review`). Launchpad writes it.',
-  ),
-  priority: doc(withDefault(z.enum(PRIORITIES), 'P1'), 'Among the tasks ready to run, P0 goes first and P2 last.'),
-  depends_on: doc(emptyList(), 'Ids of the tasks that must be merged before this one starts.'),
-  attempts: doc(
-    withDefault(count(0), 0),
-    "Attempts charged to the task so far. Launchpad writes it; an attempt ended by the machine's fault is not counted.",
-  ),
-  max_attempts: doc(withDefault(count(1), 3), 'Attempts the task may take; after the last one fails it stays failed.'),
-  context: doc(boundedText(MAX_CONTEXT_CHARS), 'What the agent needs to know beyond the title: it goes into the prompt.'),
-  files_hint: doc(
-    emptyList(MAX_PATH_CHARS),
-    'Paths the task should change, given to the agent as its scope. Tasks whose hints overlap never run at once; an empty list runs alone.',
-  ),
-  protected_paths: doc(
-    z.optional(z.array(relativePath())),
-    `Files or folders its agents may not change, typically the tests its validation runs (beside session_config.protected_paths): ${PROTECTED}`,
-  ),
-  review: doc(
-    z.optional(z.enum(['manual', 'auto'])),
-    'manual: after its validation passes it waits for a person to approve it or request changes before it merges (session_config.review when absent).',
-  ),
+  id: doc(taskId, 'task.id'),
+  title: doc(z.string().check(z.minLength(1), z.maxLength(MAX_TITLE_CHARS)), 'task.title'),
+  status: doc(z.enum(STATUSES), 'task.status'),
+  priority: doc(withDefault(z.enum(PRIORITIES), 'P1'), 'task.priority'),
+  depends_on: doc(emptyList(), 'task.depends_on'),
+  attempts: doc(withDefault(count(0), 0), 'task.attempts'),
+  max_attempts: doc(withDefault(count(1), 3), 'task.max_attempts'),
+  context: doc(boundedText(MAX_CONTEXT_CHARS), 'task.context'),
+  files_hint: doc(emptyList(MAX_PATH_CHARS), 'task.files_hint'),
+  protected_paths: doc(z.optional(z.array(relativePath())), 'task.protected_paths'),
+  review: doc(z.optional(z.enum(['manual', 'auto'])), 'task.review'),
   validation: doc(
     z.optional(
       z.nullable(
         z.looseObject({
-          command: doc(
-            boundedText(MAX_COMMAND_CHARS),
-            "Run with sh -c in the task's worktree after its agent reports success; only exit 0 is merged. A task without one is not run.",
-          ),
-          timeout_seconds: doc(
-            z.optional(z.nullable(seconds())),
-            `The validation's time limit (${DEFAULT_VALIDATION_TIMEOUT_S} when absent).`,
-          ),
+          command: doc(boundedText(MAX_COMMAND_CHARS), 'task.validation.command'),
+          timeout_seconds: doc(z.optional(z.nullable(seconds())), 'task.validation.timeout_seconds'),
         }),
       ),
     ),
-    'How a result is checked before it is merged.',
+    'task.validation',
   ),
   on_failure: doc(
     z.optional(
       z.nullable(
         z.looseObject({
-          cleanup: doc(
-            boundedText(MAX_COMMAND_CHARS),
-            'Run in the worktree after a failed attempt, before it is discarded (time limit: session_config.cleanup_timeout_seconds).',
-          ),
+          cleanup: doc(boundedText(MAX_COMMAND_CHARS), 'task.on_failure.cleanup'),
         }),
       ),
     ),
-    'What runs after a failed attempt.',
+    'task.on_failure',
   ),
-  error_log: doc(emptyList(), 'One "[CATEGORY] reason" line per failed attempt, shown to the next attempt. Launchpad writes it.'),
-  error_tail: doc(nullableText(), "The end of the last failure's output, for a hover or `status`. Launchpad writes it."),
-  failed_at: doc(nullableText(), 'When the task last failed: the oldest failure is retried first. Launchpad writes it.'),
-  checkpoints: doc(z.optional(z.array(checkpointSchema)), 'The progress its agents reported with CHECKPOINT lines. Launchpad writes it.'),
-  question: doc(
-    z.optional(z.nullable(questionSchema)),
-    "Its agent's question and, once given, a person's answer: the next attempt resumes the asking one's worktree with both in its prompt. Launchpad writes it.",
-  ),
-  review_round: doc(
-    z.optional(z.nullable(reviewRoundSchema)),
-    'Its review before merge (review "manual"): the commit a person reviews, then the verdict and comments. Launchpad writes it.',
-  ),
-  agent_id: doc(nullableText(), "The agent id of its last attempt, which fences that attempt's effects. Launchpad writes it."),
-  worktree_branch: doc(nullableText(), 'The branch of its last attempt, harness-<id>. Launchpad writes it.'),
-  started_at_commit: doc(nullableText(), 'The base commit its last attempt started from. Launchpad writes it.'),
-  completed_at: doc(nullableText(), 'When the task was merged. Launchpad writes it.'),
-  out_of_scope: doc(
-    z.optional(z.array(z.string())),
-    'Files its merged attempt changed outside files_hint (session_config.scope "warn"). Launchpad writes it.',
-  ),
+  error_log: doc(emptyList(), 'task.error_log'),
+  error_tail: doc(nullableText(), 'task.error_tail'),
+  failed_at: doc(nullableText(), 'task.failed_at'),
+  checkpoints: doc(z.optional(z.array(checkpointSchema)), 'task.checkpoints'),
+  question: doc(z.optional(z.nullable(questionSchema)), 'task.question'),
+  review_round: doc(z.optional(z.nullable(reviewRoundSchema)), 'task.review_round'),
+  agent_id: doc(nullableText(), 'task.agent_id'),
+  worktree_branch: doc(nullableText(), 'task.worktree_branch'),
+  started_at_commit: doc(nullableText(), 'task.started_at_commit'),
+  completed_at: doc(nullableText(), 'task.completed_at'),
+  out_of_scope: doc(z.optional(z.array(z.string())), 'task.out_of_scope'),
   cost: doc(
     z.optional(
       z.looseObject({
-        usd: doc(z.optional(z.number().check(z.gte(0))), 'US dollars its agents reported.'),
-        input_tokens: doc(z.optional(count(0)), 'Input tokens its agents reported.'),
-        output_tokens: doc(z.optional(count(0)), 'Output tokens its agents reported.'),
-        attempts_reported: doc(withDefault(count(0), 0), 'Attempts whose agent reported a cost or tokens.'),
+        usd: doc(z.optional(z.number().check(z.gte(0))), 'task.cost.usd'),
+        input_tokens: doc(z.optional(count(0)), 'task.cost.input_tokens'),
+        output_tokens: doc(z.optional(count(0)), 'task.cost.output_tokens'),
+        attempts_reported: doc(withDefault(count(0), 0), 'task.cost.attempts_reported'),
       }),
     ),
-    'What its agents reported they spent, summed over its attempts (absent: none reported). Launchpad writes it.',
+    'task.cost',
   ),
-  claimed_by: doc(nullableText(), 'The worker whose claim holds the task (concurrent mode, queue runs). Launchpad writes it.'),
-  lease_expires_at: doc(nullableText(), 'Concurrent mode: when the claim lapses unless its worker renews it. Launchpad writes it.'),
-  claim_generation: doc(
-    z.optional(count(0)),
-    "Counts the task's claims; a worker's claim is its own only while this is unchanged (a fencing token). Launchpad writes it.",
-  ),
+  claimed_by: doc(nullableText(), 'task.claimed_by'),
+  lease_expires_at: doc(nullableText(), 'task.lease_expires_at'),
+  claim_generation: doc(z.optional(count(0)), 'task.claim_generation'),
 });
 
 export const sessionConfigSchema = z.looseObject({
-  max_tasks_per_session: doc(
-    withDefault(count(1), 20),
-    'Dispatches one run makes before it stops (retries count). `run --max-tasks` overrides it once.',
-  ),
-  max_sessions: doc(
-    withDefault(count(1), 50),
-    "Runs that dispatched something, over the task file's life; a run refuses to start past it. `run --max-sessions` overrides it once.",
-  ),
-  max_parallel_agents: doc(withDefault(count(1), 3), 'Agents at once. `run --max-parallel` overrides it once.'),
-  concurrency_mode: doc(
-    z.optional(z.enum(['exclusive', 'concurrent'])),
-    'exclusive (absent): one run at a time; concurrent: several runs share the tasks through claims with leases.',
-  ),
-  lease_seconds: doc(
-    z.optional(z.nullable(seconds())),
-    `Concurrent mode: how long a worker's claim lasts without a renewal before another worker may take the task over (${DEFAULT_LEASE_SECONDS} when absent).`,
-  ),
-  isolation: doc(
-    z.optional(z.nullable(z.enum(['worktree', 'in-place']))),
-    'worktree (absent): each task in its own worktree; in-place: one task at a time in the main working tree. `run --in-place` overrides it once.',
-  ),
-  agent_command: doc(boundedText(MAX_COMMAND_CHARS), 'The older name of agent (set one of the two).'),
-  agent: doc(
-    boundedText(MAX_COMMAND_CHARS),
-    'The agent: a preset name (`launchpad agents` lists them) or a command line. `run --agent` overrides it once.',
-  ),
-  agent_args: doc(
-    z.optional(z.nullable(z.record(z.string(), z.array(z.string())))),
-    'Extra arguments per agent preset: {"claude": ["--model", "sonnet"]}.',
-  ),
-  agent_timeout_seconds: doc(withDefault(seconds(), 3600), "An agent's time limit. `run --agent-timeout` overrides it once."),
-  cleanup_timeout_seconds: doc(withDefault(seconds(), 300), "on_failure.cleanup's time limit."),
-  health_check_timeout_seconds: doc(withDefault(seconds(), 600), "harness-init.sh's time limit."),
-  worktree_dir: doc(
-    nullableText(),
-    'Where task worktrees go, relative to the state root (absent: <repository>.launchpad-worktrees beside the repository).',
-  ),
-  retry_backoff_seconds: doc(
-    z.optional(z.number().check(z.gte(0))),
-    `How long a failed task waits before a retry on an unchanged base, doubling per attempt up to 10 minutes (${DEFAULT_RETRY_BACKOFF_S} when absent; 0: at once).`,
-  ),
-  scope: doc(
-    z.optional(z.enum(['warn', 'reject'])),
-    'Files changed outside files_hint: warn (absent) merges and reports them, reject fails the attempt.',
-  ),
-  protected_paths: doc(
-    z.optional(z.array(relativePath())),
-    `Files or folders no task's agent may change, beside each task's own protected_paths: ${PROTECTED}`,
-  ),
-  review: doc(
-    z.optional(z.enum(['manual', 'auto'])),
-    "auto (absent): a task merges once its validation passes; manual: it waits for a person's review first (`launchpad review`, `approve`, `request-changes`). A task's own review overrides it.",
-  ),
-  max_review_rounds: doc(
-    z.optional(count(1)),
-    `How many times a person may request changes to one task before only approving (or a retry) is left (${DEFAULT_REVIEW_ROUNDS} when absent).`,
-  ),
-  budget_usd: doc(usdLimit(), "US dollars one run's agents may report; once reached no new agent starts (exit 6)."),
-  max_cost_usd: doc(usdLimit(), "US dollars one task's agents may report over all its attempts; once reached it is not dispatched again."),
-  worktree_setup: doc(
-    boundedText(MAX_COMMAND_CHARS),
-    'Run in each new task worktree before its agent ("npm ci"); its failure is the machine\'s (ENV_SETUP), not the task\'s.',
-  ),
-  worktree_setup_timeout_seconds: doc(
-    z.optional(seconds()),
-    `worktree_setup's time limit (${DEFAULT_WORKTREE_SETUP_TIMEOUT_S} when absent).`,
-  ),
-  worktree_pool: doc(
-    z.optional(z.int().check(z.gte(0), z.lte(MAX_WORKTREE_POOL))),
-    'Prepared worktrees kept between tasks and reused (0 or absent: a new worktree per task).',
-  ),
-  port_block_size: doc(
-    z.optional(z.int().check(z.gte(1), z.lte(MAX_PORT_BLOCK_SIZE))),
-    `Ports each running task gets, the first in LAUNCHPAD_PORT_BASE (${DEFAULT_PORT_BLOCK_SIZE} when absent).`,
-  ),
-  bell: doc(z.optional(z.boolean()), '`launchpad run` rings the terminal bell when it ends (true when absent).'),
+  max_tasks_per_session: doc(withDefault(count(1), 20), 'sessionConfig.max_tasks_per_session'),
+  max_sessions: doc(withDefault(count(1), 50), 'sessionConfig.max_sessions'),
+  max_parallel_agents: doc(withDefault(count(1), 3), 'sessionConfig.max_parallel_agents'),
+  concurrency_mode: doc(z.optional(z.enum(['exclusive', 'concurrent'])), 'sessionConfig.concurrency_mode'),
+  lease_seconds: doc(z.optional(z.nullable(seconds())), 'sessionConfig.lease_seconds'),
+  isolation: doc(z.optional(z.nullable(z.enum(['worktree', 'in-place']))), 'sessionConfig.isolation'),
+  agent_command: doc(boundedText(MAX_COMMAND_CHARS), 'sessionConfig.agent_command'),
+  agent: doc(boundedText(MAX_COMMAND_CHARS), 'sessionConfig.agent'),
+  agent_args: doc(z.optional(z.nullable(z.record(z.string(), z.array(z.string())))), 'sessionConfig.agent_args'),
+  agent_timeout_seconds: doc(withDefault(seconds(), 3600), 'sessionConfig.agent_timeout_seconds'),
+  cleanup_timeout_seconds: doc(withDefault(seconds(), 300), 'sessionConfig.cleanup_timeout_seconds'),
+  health_check_timeout_seconds: doc(withDefault(seconds(), 600), 'sessionConfig.health_check_timeout_seconds'),
+  worktree_dir: doc(nullableText(), 'sessionConfig.worktree_dir'),
+  retry_backoff_seconds: doc(z.optional(z.number().check(z.gte(0))), 'sessionConfig.retry_backoff_seconds'),
+  scope: doc(z.optional(z.enum(['warn', 'reject'])), 'sessionConfig.scope'),
+  protected_paths: doc(z.optional(z.array(relativePath())), 'sessionConfig.protected_paths'),
+  review: doc(z.optional(z.enum(['manual', 'auto'])), 'sessionConfig.review'),
+  max_review_rounds: doc(z.optional(count(1)), 'sessionConfig.max_review_rounds'),
+  budget_usd: doc(usdLimit(), 'sessionConfig.budget_usd'),
+  max_cost_usd: doc(usdLimit(), 'sessionConfig.max_cost_usd'),
+  worktree_setup: doc(boundedText(MAX_COMMAND_CHARS), 'sessionConfig.worktree_setup'),
+  worktree_setup_timeout_seconds: doc(z.optional(seconds()), 'sessionConfig.worktree_setup_timeout_seconds'),
+  worktree_pool: doc(z.optional(z.int().check(z.gte(0), z.lte(MAX_WORKTREE_POOL))), 'sessionConfig.worktree_pool'),
+  port_block_size: doc(z.optional(z.int().check(z.gte(1), z.lte(MAX_PORT_BLOCK_SIZE))), 'sessionConfig.port_block_size'),
+  bell: doc(z.optional(z.boolean()), 'sessionConfig.bell'),
   integration_check: doc(
     z.optional(
       z.nullable(
         z.looseObject({
-          command: doc(
-            z.string().check(z.minLength(1), z.maxLength(MAX_COMMAND_CHARS)),
-            "Run with sh -c in a worktree of Launchpad's own at the base branch's head after merges; a failure twice is bisected and the merge that broke the base reverted and retried.",
-          ),
-          timeout_seconds: doc(z.optional(seconds()), `The check's time limit (${DEFAULT_INTEGRATION_TIMEOUT_S} when absent).`),
-          every: doc(
-            z.optional(z.int().check(z.gte(1))),
-            'Check after this many merges, and whenever the run would go idle with merges not checked yet (1 when absent: after each merge).',
-          ),
+          command: doc(z.string().check(z.minLength(1), z.maxLength(MAX_COMMAND_CHARS)), 'sessionConfig.integration_check.command'),
+          timeout_seconds: doc(z.optional(seconds()), 'sessionConfig.integration_check.timeout_seconds'),
+          every: doc(z.optional(z.int().check(z.gte(1))), 'sessionConfig.integration_check.every'),
         }),
       ),
     ),
-    'A check of the base branch after merges: tasks that pass their own validation may still break it together (docs/lifecycle.md).',
+    'sessionConfig.integration_check',
   ),
 });
 
 export const taskFileSchema = z
   .looseObject({
-    version: doc(
-      withDefault(z.union([z.literal(2), z.literal(3)]), 3),
-      '3, or 2 for the older harness format; both are read and kept as they are.',
-    ),
-    created: doc(z.optional(text()), 'When `launchpad init` made the file.'),
-    session_config: doc(z.prefault(sessionConfigSchema, {}), 'Settings of every run on this file (`launchpad config` sets them).'),
-    tasks: doc(z.array(taskSchema), 'The tasks, in any order: depends_on makes the graph.'),
-    session_count: doc(withDefault(count(0), 0), 'Runs that dispatched something so far (max_sessions limits it). Launchpad writes it.'),
-    last_session: doc(nullableText(), 'When the last such run ended. Launchpad writes it.'),
-    last_task_number: doc(
-      z.optional(count(0)),
-      'The highest task-NNN number `add` has handed out, so an id is never handed out twice. Launchpad writes it.',
-    ),
+    version: doc(withDefault(z.union([z.literal(2), z.literal(3)]), 3), 'taskFile.version'),
+    created: doc(z.optional(text()), 'taskFile.created'),
+    session_config: doc(z.prefault(sessionConfigSchema, {}), 'taskFile.session_config'),
+    tasks: doc(z.array(taskSchema), 'taskFile.tasks'),
+    session_count: doc(withDefault(count(0), 0), 'taskFile.session_count'),
+    last_session: doc(nullableText(), 'taskFile.last_session'),
+    last_task_number: doc(z.optional(count(0)), 'taskFile.last_task_number'),
   })
   .check(
     z.superRefine((file, ctx) => {

@@ -7,6 +7,7 @@ import { resolveAgentSetting } from '../controller/runConfig';
 import { InputError } from '../inputError';
 import { parseTaskFile } from '../taskFile/parse';
 import { type SessionConfig, sessionConfigSchema, type TaskFile } from '../taskFile/schema';
+import { registerSchemaDocs } from '../taskFile/schemaDocs';
 
 type Kind = 'integer' | 'number' | 'enum' | 'string' | 'json';
 
@@ -23,6 +24,9 @@ export interface ConfigKey {
 }
 
 /** Every key of session_config, in the schema's order. */
+// Each key's description, for `launchpad config`.
+registerSchemaDocs();
+
 export const CONFIG_KEYS: readonly ConfigKey[] = Object.entries(sessionConfigSchema._zod.def.shape).map(([key, schema]) =>
   describeKey(key, schema),
 );

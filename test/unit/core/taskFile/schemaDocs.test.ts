@@ -23,6 +23,9 @@ describe('core/taskFile schemaDocs', () => {
 
   it("puts them in the editor's JSON Schema", () => {
     const schema = taskFileJsonSchema() as { properties: { session_config: { properties: Record<string, { description?: string }> } } };
-    assert.match(schema.properties.session_config.properties.review!.description!, /^auto \(absent\): a task merges once its validation passes/);
+    assert.match(
+      schema.properties.session_config.properties.review!.description!,
+      /^auto \(absent\): a task merges once its validation passes/,
+    );
   });
 });

@@ -43,6 +43,7 @@ const STATE_HINT: Record<TaskSummary['state'], string> = {
   running: 'running',
   interrupted: INTERRUPTED_HINT,
   awaiting_answer: 'awaiting an answer',
+  awaiting_review: 'awaiting review',
   ready: 'ready',
   waiting: 'waiting on dependencies',
   needs_validation: 'needs a validation command',

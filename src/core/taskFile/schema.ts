@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import { TASK_ID_PATTERN } from '../ids';
 import { DEFAULT_PORT_BLOCK_SIZE } from '../worktrees/ports';
 
-export const STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'awaiting_answer'] as const;
+export const STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'awaiting_answer', 'awaiting_review'] as const;
 export const PRIORITIES = ['P0', 'P1', 'P2'] as const;
 
 /** A title goes into the agent's environment (LAUNCHPAD_TASK_TITLE) and the merge commit's subject. */

@@ -15,6 +15,7 @@ export interface TaskCounts {
   interrupted: number;
   /** Its agent asked a question: waits for a person's `launchpad answer` (its dependents wait too). */
   awaiting_answer: number;
+  awaiting_review: number;
   /** Can start now. */
   ready: number;
   /** Waiting on dependencies that have not completed yet. */
@@ -34,6 +35,7 @@ const FIELD: Record<TaskState, Exclude<keyof TaskCounts, 'tasks_total'>> = {
   running: 'running',
   interrupted: 'interrupted',
   awaiting_answer: 'awaiting_answer',
+  awaiting_review: 'awaiting_review',
   ready: 'ready',
   waiting: 'waiting',
   needs_validation: 'needs_validation',
@@ -68,6 +70,7 @@ export function countStates(states: Iterable<TaskState>): TaskCounts {
     running: 0,
     interrupted: 0,
     awaiting_answer: 0,
+    awaiting_review: 0,
     ready: 0,
     waiting: 0,
     needs_validation: 0,
@@ -103,6 +106,7 @@ export function formatCounts(
   add('running', 'running');
   add('interrupted', 'interrupted');
   add('awaiting_answer', 'awaiting an answer');
+  add('awaiting_review', 'awaiting review');
   add('retrying', 'to retry');
   add('failed', 'failed');
   add('blocked', 'blocked');

@@ -17,6 +17,7 @@ export type TaskState =
   | 'running'
   | 'interrupted'
   | 'awaiting_answer'
+  | 'awaiting_review'
   | 'ready'
   | 'waiting'
   | 'needs_validation'
@@ -714,6 +715,7 @@ export function analyzeTasks(tasks: readonly Task[], held: (task: Task) => boole
     if (t.status === 'completed') state = 'completed';
     else if (t.status === 'in_progress') state = held(t) ? 'running' : 'interrupted';
     else if (t.status === 'awaiting_answer') state = 'awaiting_answer';
+    else if (t.status === 'awaiting_review') state = 'awaiting_review';
     else if (blockedReasons.has(t.id)) state = 'blocked';
     else if (t.status === 'failed' && isPermanentlyFailed(t)) state = 'failed';
     else if (!allDepsCompleted(t, tasks, pos)) state = 'waiting';

@@ -25,6 +25,7 @@ const counts = (c: Partial<TaskCounts>): TaskCounts => ({
   running: 0,
   interrupted: 0,
   awaiting_answer: 0,
+  awaiting_review: 0,
   ready: 1,
   waiting: 1,
   needs_validation: 1,

@@ -53,7 +53,7 @@ export interface TerminalFactory {
 
 export interface TaskEvent {
   taskId: string;
-  kind: 'dispatched' | 'agent-done' | 'validated' | 'completed' | 'failed' | 'interrupted' | 'checkpoint' | 'question';
+  kind: 'dispatched' | 'agent-done' | 'validated' | 'completed' | 'failed' | 'interrupted' | 'checkpoint' | 'question' | 'review';
   /**
    * A completion whose transaction ran the pool pass: the task that pass found next, first in
    * the pool's order among those it did not start (null: none). Absent when no pass ran with it.

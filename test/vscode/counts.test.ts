@@ -41,6 +41,7 @@ function byLabel(s: TaskCounts): Map<string, number> {
     running: 'running',
     interrupted: 'interrupted',
     awaiting_answer: 'awaiting_answer',
+    awaiting_review: 'awaiting_review',
     ready: 'ready',
     retryable: 'retrying',
     failed: 'failed',

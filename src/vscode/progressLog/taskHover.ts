@@ -15,6 +15,7 @@ const STATE_ICONS: Record<TaskState, string> = {
   running: 'sync',
   interrupted: 'debug-pause',
   awaiting_answer: 'question',
+  awaiting_review: 'git-pull-request',
   ready: 'circle-outline',
   waiting: 'clock',
   needs_validation: 'warning',

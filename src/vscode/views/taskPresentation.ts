@@ -8,11 +8,13 @@ import type { TaskState } from '../../core/tasks/dag';
 import { describeCost } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
 import type { TaskEntry } from '../model/stateModel';
+import { reviewRound } from '../review/round';
 
 export const STATE_LABELS: Record<TaskState, string> = {
   running: 'Running',
   interrupted: 'Interrupted, to resume',
   awaiting_answer: 'Awaiting an answer',
+  awaiting_review: 'Awaiting review',
   ready: 'Ready',
   retryable: 'Failed, will be retried',
   needs_validation: 'Needs a validation command',
@@ -26,6 +28,7 @@ const ICONS: Record<TaskState, [icon: string, color: string | undefined]> = {
   running: ['sync~spin', 'charts.blue'],
   interrupted: ['debug-pause', 'list.warningForeground'],
   awaiting_answer: ['question', 'list.warningForeground'],
+  awaiting_review: ['git-pull-request', 'list.warningForeground'],
   ready: ['circle-large-outline', 'charts.green'],
   retryable: ['error', 'list.warningForeground'],
   needs_validation: ['warning', 'list.warningForeground'],
@@ -51,6 +54,7 @@ export const STATE_WORDS: Record<TaskState, string> = {
   running: 'running',
   interrupted: 'interrupted',
   awaiting_answer: 'asks a question',
+  awaiting_review: 'awaits review',
   ready: 'ready',
   retryable: 'will retry',
   needs_validation: 'no validation',
@@ -161,6 +165,19 @@ export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor' | 're
     line(t.state === 'awaiting_answer' ? 'Asks' : 'Asked', t.question.text);
     if (typeof t.question.answer === 'string') line('Answer', t.question.answer);
     else line('To answer', `Answer Question… on its row, or launchpad answer ${t.id} "…"`);
+  }
+  const round = reviewRound(t.task);
+  if (round && t.state === 'awaiting_review') {
+    line('Review', `round ${round.number}, commit ${round.commit.slice(0, 7)} (from ${round.base.slice(0, 7)})`);
+    line('To review', `Review Changes… on its row, or launchpad review ${t.id}`);
+  } else if (round?.verdict) {
+    const n = round.comments?.length ?? 0;
+    line(
+      'Review',
+      round.verdict === 'approved'
+        ? `round ${round.number} approved: the next run merges it`
+        : `round ${round.number}: changes requested (${n} comment${n === 1 ? '' : 's'})`,
+    );
   }
   // Reverted by the integration gate: its merge, the revert, and the tasks it broke the base together with.
   const r = ctx.reverted;

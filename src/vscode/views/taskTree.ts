@@ -12,6 +12,7 @@ export const STATE_ORDER: readonly TaskState[] = [
   'running',
   'interrupted',
   'awaiting_answer',
+  'awaiting_review',
   'ready',
   'retryable',
   'failed',

@@ -21,7 +21,12 @@ describe('tasks view shape', () => {
     const groups = groupByState([t('task-10', 'ready'), t('task-9', 'ready'), t('a', 'completed'), t('b', 'running')]);
     assert.deepEqual([...groups.keys()], ['running', 'ready', 'completed']);
     assert.deepEqual(groups.get('ready'), ['task-9', 'task-10']);
-    assert.equal(new Set(STATE_ORDER).size, 10);
+    assert.equal(new Set(STATE_ORDER).size, 11);
+  });
+
+  it('shows the tasks that need a person (an answer, a review) after what moves, before what waits its turn', () => {
+    const groups = groupByState([t('r', 'ready'), t('v', 'awaiting_review'), t('q', 'awaiting_answer'), t('b', 'running')]);
+    assert.deepEqual([...groups.keys()], ['running', 'awaiting_answer', 'awaiting_review', 'ready']);
   });
 
   it('puts each task under every task it depends on; roots have no known dependency', () => {

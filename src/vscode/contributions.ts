@@ -12,6 +12,14 @@ export const COMMANDS = {
   retryTask: 'launchpad.retryTask',
   /** Answers the question a task's agent asked (as `launchpad answer ID`), from an input box. */
   answerQuestion: 'launchpad.answerQuestion',
+  /** Opens a task awaiting review in the multi-file diff, its changed files open to comments (as `launchpad review ID`). */
+  reviewTask: 'launchpad.reviewTask',
+  /** The next run merges a task awaiting review (as `launchpad approve ID`). */
+  approveTask: 'launchpad.approveTask',
+  /** Sends a task's draft comments; the next run resumes its agent with them (as `launchpad request-changes ID`). */
+  requestChanges: 'launchpad.requestChanges',
+  /** A review thread's reply button: the text becomes a draft comment. */
+  addReviewComment: 'launchpad.addReviewComment',
   filterLog: 'launchpad.filterLog',
   /** Session start-up: the summary, the scope gate, the focus question (the journal's session_started). */
   startSession: 'launchpad.startSession',

@@ -11,6 +11,7 @@ import { type MilestonesApi, registerMilestones } from './milestones';
 import { StateModel } from './model/stateModel';
 import { recentNotices, type ShownNotice } from './notify';
 import { registerProgressLog } from './progressLog';
+import { ReviewComments } from './review/reviewComments';
 import { registerBaseStatus, type ShownBase, shownBase } from './run/baseStatus';
 import { RunManager } from './run/runManager';
 import { registerRunProgress, type ShownRun, shownRun } from './run/runProgress';
@@ -27,6 +28,8 @@ export interface LaunchpadApi {
   milestones: MilestonesApi;
   /** The Task Graph panel (tests read what its webview drew). */
   graph: TaskGraphApi;
+  /** The review comments in the editor (tests add comments as a person's clicks do). */
+  review: ReviewComments;
   /** The last messages shown with their buttons, oldest first (tests read what a person was told). */
   notices(): readonly ShownNotice[];
   /** The status bar's text and the progress notification's message of the runs, as shown now. */
@@ -43,7 +46,9 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   context.subscriptions.push(channel, model, runs);
 
   const views = registerViews(context, model);
-  registerCommands(context, { model, runs, views, channel, logger });
+  const review = new ReviewComments();
+  context.subscriptions.push(review);
+  registerCommands(context, { model, runs, views, channel, logger, review });
   registerRunProgress(context, runs, model, logger);
   registerBaseStatus(context, model);
   registerProgressLog(context, model);
@@ -57,7 +62,7 @@ export function activate(context: vscode.ExtensionContext): LaunchpadApi {
   );
 
   model.scheduleRefresh(0);
-  return { model, runs, views, milestones, graph, notices: recentNotices, shownRun, shownBase };
+  return { model, runs, views, milestones, graph, review, notices: recentNotices, shownRun, shownBase };
 }
 
 export function deactivate(): void {

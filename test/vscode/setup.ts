@@ -9,7 +9,9 @@ import * as path from 'node:path';
 /**
  * The agent: fails tasks whose title has "[fail]", waits two minutes first for "[slow]" (to be
  * stopped or closed), asks which port for "[ask]" (after committing part1.txt) until its prompt
- * holds the answer, otherwise writes src/<id>/done.txt, commits and succeeds.
+ * holds the answer, writes a.txt and b.txt for "[review]" (and, when its prompt holds requested
+ * changes, keeps that prompt as prompt-seen.txt and changes both), otherwise (and after those)
+ * writes src/<id>/done.txt, commits and succeeds.
  */
 const AGENT = `#!/bin/sh
 set -e
@@ -34,6 +36,16 @@ case "$LAUNCHPAD_TASK_TITLE" in
     fi
     test -f "src/$LAUNCHPAD_TASK_ID/part1.txt"
     sed -n '/^A person answered:/{n;s/^> //;p;q;}' "$LAUNCHPAD_PROMPT_FILE" > "src/$LAUNCHPAD_TASK_ID/port.txt" ;;
+  *"[review]"*)
+    mkdir -p "src/$LAUNCHPAD_TASK_ID"
+    if grep -q '^## Requested Changes' "$LAUNCHPAD_PROMPT_FILE"; then
+      cp "$LAUNCHPAD_PROMPT_FILE" "src/$LAUNCHPAD_TASK_ID/prompt-seen.txt"
+      echo "changed as asked" >> "src/$LAUNCHPAD_TASK_ID/a.txt"
+      echo "changed as asked" >> "src/$LAUNCHPAD_TASK_ID/b.txt"
+    else
+      printf 'alpha one\nalpha two\nalpha three\n' > "src/$LAUNCHPAD_TASK_ID/a.txt"
+      printf 'beta one\nbeta two\n' > "src/$LAUNCHPAD_TASK_ID/b.txt"
+    fi ;;
   *"[lose worktree]"*)
     # The first time, its worktree is removed from under it (as a clean-up job would).
     if [ ! -e "$LAUNCHPAD_WORKTREE.lost" ]; then

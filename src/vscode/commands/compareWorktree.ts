@@ -13,7 +13,7 @@ import type { Worktree } from './args';
 
 export const BASE_SCHEME = 'launchpad-base';
 
-interface BaseRef {
+export interface BaseRef {
   repo: string;
   commit: string;
   path: string;
@@ -31,7 +31,8 @@ export function registerBaseContent(): vscode.Disposable {
   });
 }
 
-function baseUri(ref: BaseRef): vscode.Uri {
+/** A file's content at a commit, read-only. */
+export function baseUri(ref: BaseRef): vscode.Uri {
   return vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${ref.path}`, query: JSON.stringify(ref) });
 }
 

@@ -4,6 +4,7 @@ import type * as vscode from 'vscode';
 import type { Logger } from '../../core/logger';
 import type { CommandId, COMMANDS } from '../contributions';
 import type { StateModel } from '../model/stateModel';
+import type { ReviewComments } from '../review/reviewComments';
 import type { RunManager } from '../run/runManager';
 import type { Views } from '../views';
 
@@ -13,6 +14,8 @@ export interface CommandDeps {
   views: Views;
   channel: vscode.LogOutputChannel;
   logger: Logger;
+  /** The draft comments of the reviews open in the editor. */
+  review: ReviewComments;
 }
 
 /** The Milestones view's commands, registered by milestones/. */

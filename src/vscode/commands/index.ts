@@ -3,6 +3,7 @@
 // filterLog is registered by progressLog/.
 import * as vscode from 'vscode';
 
+import { reviewCommands } from '../review/reviewCommands';
 import { addTaskCommands } from './addTask';
 import { agentHookCommands } from './agentHooks';
 import { registerBaseContent } from './compareWorktree';
@@ -27,6 +28,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     ...poolCommands(deps),
     ...agentHookCommands(deps),
     ...startSessionCommands(deps),
+    ...reviewCommands(deps, deps.review),
   };
   for (const [id, handler] of Object.entries(handlers)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));

@@ -61,7 +61,8 @@ async function retryFromMenu(deps: CommandDeps, arg: unknown): Promise<void> {
 }
 
 /**
- * Open Task, what a click on a row runs: a task a run works on shows its terminal; any other opens its
+ * Open Task, what a click on a row runs: a task a run works on shows its terminal, a task awaiting
+ * review its changes (Review Changes…); any other opens its
  * details (state, what it waits for, its error log and last output). A click changes nothing:
  * Retry Task is the row's button.
  */
@@ -70,6 +71,10 @@ async function taskClicked(deps: CommandDeps, id: string | undefined): Promise<v
   if (!entry) return;
   if (entry.state === 'running') {
     deps.runs.revealTerminal(entry.id);
+    return;
+  }
+  if (entry.state === 'awaiting_review') {
+    await vscode.commands.executeCommand(COMMANDS.reviewTask, entry.id);
     return;
   }
   await showTask(entry.id);

@@ -28,6 +28,7 @@ import type { StatePaths } from '../../core/statePaths';
 import { CONTEXT_KEYS } from '../contributions';
 import { loadCore } from '../coreLoader';
 import type { StateModel } from '../model/stateModel';
+import { reviewRound } from '../review/round';
 import { startCli } from './cli';
 import { TaskTerminals } from './taskTerminals';
 
@@ -48,14 +49,16 @@ export type RunEvent =
   /** A task of the run has used all its attempts; `summary` says which, and its last error. */
   | { kind: 'attempts-exhausted'; run: ActiveRun; task: ExhaustedTask; summary: string }
   /** A task's agent asked a question: the task awaits an answer. */
-  | { kind: 'question'; run: ActiveRun; taskId: string; question: string };
+  | { kind: 'question'; run: ActiveRun; taskId: string; question: string }
+  /** A task passed its validation and awaits a person's review. */
+  | { kind: 'review'; run: ActiveRun; taskId: string; round: number };
 
 /** How often the followed streams are read while a run is live (they are also read on every change). */
 const FOLLOW_MS = 500;
 /** How often the window looks for a run it does not follow yet (besides the lock's and the log's changes). */
 const LOOK_MS = 2000;
 
-const ATTEMPT_EXIT: Record<string, number> = { completed: 0, failed: 1, interrupted: 130, question: 0 };
+const ATTEMPT_EXIT: Record<string, number> = { completed: 0, failed: 1, interrupted: 130, question: 0, review: 0 };
 
 /** One run the window follows: its stream read on as it grows, and what it says so far. */
 class FollowedRun implements ActiveRun {
@@ -269,6 +272,7 @@ export class RunManager implements vscode.Disposable {
         if (r.event === 'failed' && !catchingUp) void this.checkExhausted(run, r.task);
         // Also when catching up (a quick run's first records, a reload): a question still unanswered is news.
         if (r.event === 'question') void this.checkQuestion(run, r.task);
+        if (r.event === 'review') void this.checkReview(run, r.task);
       }
     }
     // Caught up: a terminal for each attempt still running, its transcript from the first byte.
@@ -340,6 +344,18 @@ export class RunManager implements vscode.Disposable {
       if (task) this.events.fire({ kind: 'question', run, taskId, question: task.question });
     } catch (err) {
       this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} asked a question: ${(err as Error).message}`);
+    }
+  }
+
+  /** Tells a task's review while the task still awaits it (read from the task file as written). */
+  private async checkReview(run: FollowedRun, taskId: string): Promise<void> {
+    try {
+      const { readTaskFile } = await loadCore();
+      const task = readTaskFile(run.paths).file.tasks.find((t) => t.id === taskId);
+      const round = task?.status === 'awaiting_review' ? reviewRound(task) : undefined;
+      if (round) this.events.fire({ kind: 'review', run, taskId, round: round.number });
+    } catch (err) {
+      this.logger.warn(`could not read ${run.paths.tasks} after ${taskId} entered review: ${(err as Error).message}`);
     }
   }
 

@@ -1,7 +1,7 @@
 // What a person sees of a run: a progress notification with the task counts while it runs, a
 // status-bar item with the same counts (both from the model's snapshot, core/tasks/counts.ts) that stays for the run and shows its outcome afterwards,
 // one message with the outcome and its counts (or why the run could not start), one for each
-// task that uses all its attempts, and one for each question an agent asks. Messages are never modal: each button runs a command.
+// task that uses all its attempts, one for each question an agent asks and one for each task that awaits review. Messages are never modal: each button runs a command.
 import * as vscode from 'vscode';
 
 import type { RunOutcome } from '../../core/controller/types';
@@ -72,13 +72,17 @@ export function registerRunProgress(context: vscode.ExtensionContext, runs: RunM
         announceQuestion(e.taskId, e.question);
         return;
       }
+      if (e.kind === 'review') {
+        announceReview(e.taskId, e.round);
+        return;
+      }
       lastOutcome = e.outcome;
       if (e.outcome) render(model.snapshot);
       else {
         statusItem().hide();
         shown.statusBar = undefined;
       }
-      announce(e.outcome, e.error, logger);
+      announce(e.outcome, e.error, logger, model.snapshot);
     }),
     model.onDidChange((s) => {
       if (item) render(s);
@@ -122,7 +126,7 @@ async function notify(run: ActiveRun, reporters: Set<(message: string) => void>)
   });
 }
 
-function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logger): void {
+function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logger, s: StateSnapshot | undefined): void {
   if (!outcome) {
     const known = isExpectedError(error);
     const message = error instanceof Error ? error.message : String(error);
@@ -137,8 +141,12 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
   const actions: Record<string, () => unknown> = {};
   if (st.failed || st.blocked)
     actions['Show Failures'] = () => vscode.commands.executeCommand(COMMANDS.filterLog, { type: 'ERROR', session: outcome.session });
-  // The work left waits for answers (exit 8): answering is what moves it on.
-  if (outcome.exitCode === 8) actions['Answer Question…'] = () => vscode.commands.executeCommand(COMMANDS.answerQuestion);
+  // The work left waits for people (exit 8): answers and reviews are what move it on.
+  if (outcome.exitCode === 8) {
+    if (s?.counts.awaiting_answer || !s?.counts.awaiting_review)
+      actions['Answer Question…'] = () => vscode.commands.executeCommand(COMMANDS.answerQuestion);
+    if (s?.counts.awaiting_review) actions['Review Changes…'] = () => vscode.commands.executeCommand(COMMANDS.reviewTask);
+  }
   actions['Open Log'] = () => vscode.commands.executeCommand(COMMANDS.revealInLog);
   // A budget (6) or a usage limit (7) stopped the run: a warning saying when to go on, not an
   // error. Notes (files an in-place attempt moved away) make a success a warning too.
@@ -157,6 +165,13 @@ function announce(outcome: RunOutcome | undefined, error: unknown, logger: Logge
 function announceQuestion(taskId: string, question: string): void {
   offer('warning', `Launchpad: ${taskId} asks: ${question}`, {
     Answer: () => vscode.commands.executeCommand(COMMANDS.answerQuestion, taskId),
+  });
+}
+
+/** A task awaits a person's review (the run goes on with the others). */
+function announceReview(taskId: string, round: number): void {
+  offer('warning', `Launchpad: ${taskId} awaits your review (round ${round})`, {
+    Review: () => vscode.commands.executeCommand(COMMANDS.reviewTask, taskId),
   });
 }
 

@@ -8,6 +8,7 @@ import type { TaskState } from '../../core/tasks/dag';
 import { describeCost } from '../../core/tasks/stats';
 import { escapeMarkdown, fencedBlock } from '../markdown';
 import type { TaskEntry } from '../model/stateModel';
+import { reviewRound } from '../review/round';
 
 export const STATE_LABELS: Record<TaskState, string> = {
   running: 'Running',
@@ -164,6 +165,19 @@ export function taskDetails(t: TaskEntry, ctx: Pick<RowContext, 'waitsFor' | 're
     line(t.state === 'awaiting_answer' ? 'Asks' : 'Asked', t.question.text);
     if (typeof t.question.answer === 'string') line('Answer', t.question.answer);
     else line('To answer', `Answer Question… on its row, or launchpad answer ${t.id} "…"`);
+  }
+  const round = reviewRound(t.task);
+  if (round && t.state === 'awaiting_review') {
+    line('Review', `round ${round.number}, commit ${round.commit.slice(0, 7)} (from ${round.base.slice(0, 7)})`);
+    line('To review', `Review Changes… on its row, or launchpad review ${t.id}`);
+  } else if (round?.verdict) {
+    const n = round.comments?.length ?? 0;
+    line(
+      'Review',
+      round.verdict === 'approved'
+        ? `round ${round.number} approved: the next run merges it`
+        : `round ${round.number}: changes requested (${n} comment${n === 1 ? '' : 's'})`,
+    );
   }
   // Reverted by the integration gate: its merge, the revert, and the tasks it broke the base together with.
   const r = ctx.reverted;

@@ -24,6 +24,11 @@ describe('tasks view shape', () => {
     assert.equal(new Set(STATE_ORDER).size, 11);
   });
 
+  it('shows the tasks that need a person (an answer, a review) after what moves, before what waits its turn', () => {
+    const groups = groupByState([t('r', 'ready'), t('v', 'awaiting_review'), t('q', 'awaiting_answer'), t('b', 'running')]);
+    assert.deepEqual([...groups.keys()], ['running', 'awaiting_answer', 'awaiting_review', 'ready']);
+  });
+
   it('puts each task under every task it depends on; roots have no known dependency', () => {
     const idx = dependencyIndex([t('a', 'completed'), t('b', 'ready', ['a']), t('c', 'ready', ['a', 'b']), t('d', 'ready', ['gone'])]);
     assert.deepEqual(idx.roots, ['a', 'd']);

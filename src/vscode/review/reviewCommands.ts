@@ -6,6 +6,8 @@ import { join } from 'node:path';
 
 import * as vscode from 'vscode';
 
+import type { ReviewView } from '../../core/review/review';
+import type { ReviewComment } from '../../core/taskFile/schema';
 import { taskIdOf } from '../commands/args';
 import { baseUri } from '../commands/compareWorktree';
 import type { CommandDeps, Handlers } from '../commands/deps';
@@ -14,23 +16,9 @@ import { COMMANDS } from '../contributions';
 import { cliJson } from '../run/cli';
 import { requireTrust } from '../trust';
 import type { DraftComment, ReviewComments } from './reviewComments';
-import type { ReviewComment } from './round';
 
-/** What `launchpad review ID --json` prints. */
-export interface ReviewInfo {
-  id: string;
-  title: string;
-  status: string;
-  round: number;
-  max_rounds: number;
-  branch: string;
-  base: string;
-  commit: string;
-  /** Absolute; null when only the branch is left. */
-  worktree: string | null;
-  files: Array<{ path: string; status: string }>;
-  comments: ReviewComment[];
-}
+/** What `launchpad review ID --json` prints: the core's view of a change under review. */
+type ReviewInfo = ReviewView;
 
 type ReviewCommand =
   typeof COMMANDS.reviewTask | typeof COMMANDS.approveTask | typeof COMMANDS.requestChanges | typeof COMMANDS.addReviewComment;
